@@ -1,0 +1,40 @@
+# Everything a fresh machine needs: `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DB ?= demo.db
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install run test bench stress demo clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# The CPU wheel of torch lies on disk; install it first so nothing pulls a CUDA build.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+$(DEMO_DB): | $(STAMP)
+	$(BIN)/memconsole --db $(DEMO_DB) demo
+
+run: $(STAMP) $(DEMO_DB)
+	$(BIN)/memconsole --db $(DEMO_DB)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+bench: $(STAMP)
+	$(BIN)/python bench/search_latency.py
+	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/locomo.py
+
+stress: $(STAMP)
+	$(BIN)/python -m pytest -q tests/stress -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm

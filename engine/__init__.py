@@ -1,0 +1,15 @@
+"""memconsole's memory engine: the only code that touches the database. No UI imports here."""
+from .clock import FixedClock, SystemClock, iso, parse_time
+from .embed import Embedder, HashEmbedder
+from .engine import MemoryEngine, open_engine
+from .errors import (EmbedderUnavailable, EngineError, ImportFailed, InvalidInput, NotFound,
+                     StoreBusy)
+from .types import (AddResult, Breakdown, Explanation, Hit, Memory, Message, SearchResult, Session,
+                    SessionDetail, to_json)
+
+__all__ = [
+    "open_engine", "MemoryEngine", "Embedder", "HashEmbedder", "FixedClock", "SystemClock", "iso",
+    "parse_time", "EngineError", "InvalidInput", "NotFound", "StoreBusy", "EmbedderUnavailable",
+    "ImportFailed", "AddResult", "Breakdown", "Explanation", "Hit", "Memory", "Message",
+    "SearchResult", "Session", "SessionDetail", "to_json",
+]

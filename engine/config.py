@@ -1,0 +1,93 @@
+"""One typed settings object: every tunable the engine documents, with its default.
+
+Values can be overridden from a TOML file (`<config dir>/memconsole/config.toml`, or the file named
+by MEMCONSOLE_CONFIG) with sections matching the dataclasses below, e.g.
+
+    [decay]
+    half_life_days = { episodic = 7, semantic = 30, procedural = 90 }
+    [search]
+    vector_weight = 0.8
+"""
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class DecaySettings:
+    # Half-lives in days: episodic fades fastest, procedural slowest.
+    half_life_days: dict = field(default_factory=lambda: {
+        "episodic": 7.0, "semantic": 30.0, "procedural": 90.0})
+    archive_threshold: float = 0.3
+    reinforce_boost: float = 0.2          # strength added by a reinforcement (capped at 1)
+    rule_grace_days: float = 7.0          # a rule unreinforced this long starts to lose score
+    rule_daily_loss: float = 0.5
+
+    def rate(self, kind: str) -> float:
+        """Per-second decay rate λ for a kind: strength(t) = s0 · exp(-λ · t)."""
+        hl = float(self.half_life_days.get(kind, self.half_life_days.get("semantic", 30.0)))
+        return math.log(2) / (hl * 86400.0)
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    candidates: int = 50                  # per retriever, before fusion
+    rrf_k: float = 60.0
+    keyword_weight: float = 1.0
+    vector_weight: float = 1.0
+    # final = fused · (1 - w_s - w_i - w_r + w_s·strength + w_i·importance + w_r·recency)
+    strength_weight: float = 0.1
+    importance_weight: float = 0.1
+    recency_weight: float = 0.05
+    recency_half_life_days: float = 30.0
+    dedup_threshold: float = 0.95
+    thin_results: int = 3                 # fewer hits than this: say where else the query matches
+
+
+@dataclass(frozen=True)
+class Settings:
+    decay: DecaySettings = field(default_factory=DecaySettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    model_path: str | None = None
+
+
+def _apply(obj, data: dict):
+    known = {f.name: f for f in fields(obj)}
+    changes = {}
+    for k, v in data.items():
+        if k not in known:
+            raise ValueError(f"unknown setting {k!r}")
+        cur = getattr(obj, k)
+        if hasattr(cur, "__dataclass_fields__") and isinstance(v, dict):
+            changes[k] = _apply(cur, v)
+        elif isinstance(cur, dict) and isinstance(v, dict):
+            changes[k] = {**cur, **v}
+        else:
+            changes[k] = v
+    return replace(obj, **changes)
+
+
+def load_settings(path: str | os.PathLike | None = None) -> Settings:
+    """Defaults, overlaid with the TOML file if there is one. A bad file is a clear error."""
+    from .errors import InvalidInput
+
+    if path is None:
+        env = os.environ.get("MEMCONSOLE_CONFIG")
+        if env:
+            path = env
+        else:
+            from .paths import config_file
+
+            path = config_file()
+    p = Path(path)
+    if not p.exists():
+        return Settings()
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        return _apply(Settings(), data)
+    except (tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
+        raise InvalidInput(f"{p}: bad configuration ({exc})") from exc

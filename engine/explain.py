@@ -1,0 +1,131 @@
+"""`explain(query, memory_id)`: why a memory did or did not make the top k, in numbers and words."""
+from __future__ import annotations
+
+from .errors import NotFound
+from .filters import Filters
+from .query import clean, plan, quote
+from .types import Explanation
+
+
+class ExplainMixin:
+    def explain(self, query: str, memory_id: int, k: int = 10, tier=None, kind: str | None = None,
+                category: str | None = None, agent: str | None = None, user: str | None = None,
+                mode: str | None = None) -> Explanation:
+        filters = Filters.make(tier, kind, category, agent, user)
+        q = clean(query)
+        try:
+            mem = self.get_memory(memory_id)
+        except NotFound:
+            return Explanation(query, int(memory_id) if str(memory_id).isdigit() else -1, False,
+                               False, k, "none", [], None, 0, None, None, [], [], None, None,
+                               f"There is no memory with id {memory_id}: it was never written, "
+                               f"or it has been forgotten.")
+        result = self.search(q, k=k, tier=filters.tiers, kind=kind, category=category,
+                             agent=agent, user=user, mode=mode, record_access=False)
+        excluded = filters.excludes(mem)
+        if mem.absorbed_into:
+            excluded.append(f"it was merged into memory {mem.absorbed_into}")
+        everything = Filters(("core", "active", "archived"))
+        p = plan(q)
+        # Full keyword rank, among memories passing the filters (or all, if the filters exclude it).
+        scope = everything if excluded else filters
+        bm25_rank, matches = self._full_keyword_rank(p, mem.id, scope)
+        matched, unmatched = self._term_matches(p, mem.id)
+        vrank = vsim = None
+        if self.embedder.ready and q.strip():
+            if not mem.embedded:
+                excluded.append("it has no vector yet (written while no model was loaded)")
+            else:
+                vrank, vsim = self.vectors.rank_of(self.embed_query(q), mem.id, scope)
+        hit = next((h for h in result.hits if h.id == mem.id), None)
+        kth = result.hits[-1].score if len(result.hits) >= k else None
+        final = hit.score if hit else self._would_score(result, mem, bm25_rank, vrank)
+        summary = _summarize(mem, hit is not None, k, result.mode, excluded, bm25_rank, matches,
+                             matched, unmatched, vrank, vsim, final, kth, p.index)
+        return Explanation(query=query, memory_id=mem.id, found=True, in_top_k=hit is not None, k=k,
+                           mode=result.mode, excluded_by=excluded, bm25_rank=bm25_rank,
+                           bm25_matches=matches, vector_rank=vrank,
+                           vector_similarity=None if vsim is None else round(vsim, 6),
+                           matched_terms=matched, unmatched_terms=unmatched,
+                           final=None if final is None else round(final, 6),
+                           kth_final=kth, summary=summary)
+
+    def _full_keyword_rank(self, p, memory_id: int, filters: Filters) -> tuple[int | None, int]:
+        if p.index in ("none", "like"):
+            return None, 0
+        fts = "memories_fts" if p.index == "words" else "memories_tri"
+        where, params = filters.sql("m.")
+        base = f"FROM {fts} JOIN memories m ON m.id = {fts}.rowid WHERE {fts} MATCH ? AND {where}"
+        try:
+            total = self.store.read_one(f"SELECT count(*) {base}", [p.match, *params])[0]
+            mine = self.store.read_one(f"SELECT bm25({fts}) {base} AND m.id = ?",
+                                       [p.match, *params, memory_id])
+            if mine is None:
+                return None, int(total)
+            better = self.store.read_one(f"SELECT count(*) {base} AND bm25({fts}) < ?",
+                                         [p.match, *params, mine[0]])[0]
+        except Exception:
+            return None, 0
+        return int(better) + 1, int(total)
+
+    def _term_matches(self, p, memory_id: int) -> tuple[list[str], list[str]]:
+        """Which query terms the memory's indexed tokens contain (asked of the index itself)."""
+        matched, unmatched = [], []
+        fts = "memories_tri" if p.index in ("trigram", "like") else "memories_fts"
+        for t in p.terms[:32]:
+            try:
+                if p.index == "like" or (fts == "memories_tri" and len(t) < 3):
+                    ok = self.store.read_one("SELECT 1 FROM memories WHERE id = ? AND instr(content, ?) > 0",
+                                             (memory_id, t))
+                else:
+                    ok = self.store.read_one(f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?",
+                                             (quote(t), memory_id))
+            except Exception:
+                ok = None
+            (matched if ok else unmatched).append(t)
+        return matched, unmatched
+
+    def _would_score(self, result, mem, bm25_rank, vrank) -> float | None:
+        """The final score the memory would get from its full ranks, to compare with the k-th hit."""
+        if bm25_rank is None and vrank is None:
+            return None
+        from . import fusion
+        s = self.settings.search
+        kw = {mem.id: bm25_rank} if bm25_rank and result.mode != "vector" else {}
+        vec = {mem.id: vrank} if vrank and result.mode != "keyword" else {}
+        fused = fusion.rrf(kw, vec, s).get(mem.id)
+        if fused is None:
+            return None
+        now = self.clock.now()
+        r = self.store.read_one("SELECT * FROM memories WHERE id = ?", (mem.id,))
+        rec = fusion.recency(now, max(mem.created_at or 0, mem.last_accessed_at or 0), s)
+        return fusion.weight(fused, self.current_strength(r, now), mem.importance, rec, s)
+
+
+def _summarize(mem, in_top, k, mode, excluded, bm25_rank, matches, matched, unmatched, vrank,
+               vsim, final, kth, index) -> str:
+    parts: list[str] = []
+    if in_top:
+        parts.append(f"Memory {mem.id} is in the top {k} ({mode} search).")
+    else:
+        parts.append(f"Memory {mem.id} is not in the top {k} ({mode} search).")
+    if excluded:
+        parts.append("It is outside the searched set: " + "; ".join(excluded) + ".")
+    if index == "none":
+        parts.append("The query has no searchable words, so keyword search could not rank anything.")
+    elif bm25_rank is not None:
+        parts.append(f"Keyword search ranks it {bm25_rank} of {matches} matches"
+                     + (f" (matched: {', '.join(matched)})" if matched else "") + ".")
+    else:
+        why = (f"none of the query's words ({', '.join(unmatched[:8])}) occur in its text"
+               if unmatched and not matched else "it does not match the keyword query")
+        parts.append(f"Keyword search does not find it: {why}.")
+    if unmatched and matched:
+        parts.append(f"Words it lacks: {', '.join(unmatched[:8])}.")
+    if vrank is not None:
+        parts.append(f"By meaning it ranks {vrank} (cosine similarity {vsim:.3f}).")
+    elif mode == "keyword":
+        parts.append("Vector search did not run (keyword-only mode).")
+    if not in_top and final is not None and kth is not None:
+        parts.append(f"Its final score would be {final:.4f}; the {k}th hit scored {kth:.4f}.")
+    return " ".join(parts)

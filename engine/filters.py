@@ -1,0 +1,64 @@
+"""Search filters, applied inside each retriever (never after the limit)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import InvalidInput
+from .types import CATEGORIES, KINDS, TIERS
+
+DEFAULT_TIERS = ("core", "active")
+
+
+@dataclass(frozen=True)
+class Filters:
+    tiers: tuple[str, ...] = DEFAULT_TIERS
+    kind: str | None = None
+    category: str | None = None
+    agent: str | None = None
+    user: str | None = None
+
+    @classmethod
+    def make(cls, tier=None, kind=None, category=None, agent=None, user=None) -> "Filters":
+        if tier is None or tier == "":
+            tiers = DEFAULT_TIERS
+        elif tier == "all":
+            tiers = TIERS
+        elif isinstance(tier, str):
+            tiers = tuple(t.strip() for t in tier.split(",") if t.strip())
+        else:
+            tiers = tuple(tier)
+        bad = [t for t in tiers if t not in TIERS]
+        if bad or not tiers:
+            raise InvalidInput(f"unknown tier {bad[0] if bad else tier!r}; use one of {', '.join(TIERS)} or all")
+        if kind is not None and kind not in KINDS:
+            raise InvalidInput(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+        if category is not None and not str(category).strip():
+            category = None
+        return cls(tiers, kind or None, category, agent or None, user or None)
+
+    def sql(self, prefix: str = "") -> tuple[str, list]:
+        """A WHERE fragment over memory columns (`prefix` like 'm.'), and its parameters.
+        Column names are fixed here; values always go in as parameters."""
+        parts = [f"{prefix}tier IN ({','.join('?' * len(self.tiers))})"]
+        params: list = list(self.tiers)
+        for col in ("kind", "category", "agent", "user"):
+            val = getattr(self, col)
+            if val is not None:
+                parts.append(f"{prefix}{col} = ?")
+                params.append(val)
+        return " AND ".join(parts), params
+
+    def excludes(self, mem) -> list[str]:
+        """Plain reasons these filters keep memory `mem` out of the searched set."""
+        why = []
+        if mem.tier not in self.tiers:
+            why.append(f"its tier is {mem.tier} and the search covers {', '.join(self.tiers)}")
+        for col in ("kind", "category", "agent", "user"):
+            want = getattr(self, col)
+            have = getattr(mem, col)
+            if want is not None and have != want:
+                why.append(f"its {col} is {have or '(none)'!r}, the filter asks for {want!r}")
+        return why
+
+
+KNOWN_CATEGORIES = CATEGORIES

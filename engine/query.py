@@ -1,0 +1,91 @@
+"""Turning operator or agent text into safe FTS5 queries.
+
+User text never reaches MATCH raw: it is split into word tokens, each quoted the way datasette's
+escape_fts() does, and OR-ed so a natural-language question need not match every word (BM25 still
+ranks memories matching more, and rarer, terms first). Stop words are dropped unless nothing else
+is left. Text with CJK goes to the trigram index; CJK shorter than 3 characters to a LIKE scan.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_TERMS = 32          # a 100 kB query must not become a 100 kB MATCH
+MAX_TERM_LEN = 64
+
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are aren't as at be because been before being
+below between both but by can could did do does doing don't down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself just
+me more most my myself no nor not now of off on once only or other our ours ourselves out over own
+same she should so some such than that that's the their theirs them themselves then there these they
+this those through to too under until up very was we were what when where which while who whom why
+will with would you your yours yourself yourselves s t d ll m o re ve y did does ever also
+""".split())
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f\uff00-\uffef]")
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+
+
+def clean(text: str) -> str:
+    """Search text that is safe to bind: lone surrogates and NULs replaced, never an error."""
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", " ")
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+def terms(text: str) -> list[str]:
+    """Distinct lower-cased word tokens in order, possessives folded ("who's" -> "who")."""
+    seen: dict[str, None] = {}
+    for m in _WORD.finditer(clean(text)):
+        w = m.group(0).lower().replace("’", "'")
+        w = w.split("'")[0] if w.endswith(("'s", "'re", "'ve", "'ll", "'d", "'t")) else w
+        if w and len(w) <= MAX_TERM_LEN:
+            seen.setdefault(w, None)
+    return list(seen)
+
+
+def content_terms(text: str) -> list[str]:
+    ts = terms(text)
+    kept = [t for t in ts if t not in STOP_WORDS]
+    return (kept or ts)[:MAX_TERMS]
+
+
+def quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True)
+class FtsPlan:
+    """How one query will run: an FTS5 MATCH on `index` ('words' or 'trigram'), or LIKE patterns."""
+    index: str                 # "words" | "trigram" | "like" | "none"
+    match: str | None
+    like: tuple[str, ...]
+    terms: tuple[str, ...]
+
+
+def plan(text: str) -> FtsPlan:
+    t = clean(text).strip()
+    if not t:
+        return FtsPlan("none", None, (), ())
+    if has_cjk(t):
+        runs = _CJK_RUN.findall(t)
+        words = [w for w in terms(_CJK_RUN.sub(" ", t)) if w not in STOP_WORDS]
+        long_runs = [r for r in runs if len(r) >= 3]
+        if long_runs:
+            parts = [quote(r) for r in long_runs[:MAX_TERMS]] + \
+                    [quote(w) for w in words if len(w) >= 3][:MAX_TERMS]
+            return FtsPlan("trigram", " OR ".join(parts), (), tuple(long_runs + words))
+        pats = tuple(f"%{_like_escape(r)}%" for r in runs[:8])
+        return FtsPlan("like", None, pats, tuple(runs))
+    ts = content_terms(t)
+    if not ts:
+        return FtsPlan("none", None, (), ())
+    return FtsPlan("words", " OR ".join(quote(x) for x in ts), (), tuple(ts))
+
+
+def _like_escape(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

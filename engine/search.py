@@ -1,0 +1,151 @@
+"""Hybrid search: BM25 over FTS5 and KNN over vec0 with the same filters inside each, fused, then
+weighted by strength, importance and recency. Every hit carries its whole score breakdown."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import fusion
+from .errors import EngineError, InvalidInput
+from .filters import Filters
+from .memories import row_to_memory
+from .query import FtsPlan, clean, plan
+from .types import SEARCH_MODES, Breakdown, Hit, SearchResult, load_json
+
+MAX_K = 1000
+
+
+class SearchMixin:
+    def search(self, query: str, k: int = 10, tier=None, kind: str | None = None,
+               category: str | None = None, agent: str | None = None, user: str | None = None,
+               mode: str | None = None, record_access: bool = True) -> SearchResult:
+        """Never raises for odd query text: a query that cannot be searched returns no hits and a
+        message. Bad filters or k are the caller's error (InvalidInput)."""
+        if not isinstance(query, str):
+            raise InvalidInput("the query must be text")
+        if mode is not None and mode not in SEARCH_MODES:
+            raise InvalidInput(f"unknown mode {mode!r}; use one of {', '.join(SEARCH_MODES)}")
+        try:
+            k = int(k)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"k must be a whole number, not {k!r}") from None
+        if not 1 <= k <= MAX_K:
+            raise InvalidInput(f"k must be between 1 and {MAX_K}")
+        filters = Filters.make(tier, kind, category, agent, user)
+        q = clean(query)
+        message = None
+        ran = mode or ("hybrid" if self.embedder.ready else "keyword")
+        if mode is None and not self.embedder.ready:
+            message = "keyword-only: the embedding model is " + (
+                "loading" if self.embedder.state == "loading" else "not available")
+        if ran in ("hybrid", "vector") and not self.embedder.ready:
+            if mode is not None:
+                self.embedder.wait()
+            if not self.embedder.ready:
+                ran = "keyword"
+                message = "keyword-only: no embedding model is available" + (
+                    f" ({self.embedder.error})" if self.embedder.error else "")
+        n = max(self.settings.search.candidates, k)
+        p = plan(q)
+        kw = self._keyword_ranks(p, filters, n) if ran in ("hybrid", "keyword") else {}
+        vec: dict[int, tuple[int, float]] = {}
+        qvec = None
+        if ran in ("hybrid", "vector") and q.strip():
+            qvec = self.embed_query(q)
+            vec = {mid: (i + 1, sim) for i, (mid, sim) in enumerate(self.vectors.knn(qvec, n, filters))}
+        if not q.strip():
+            message = "nothing to search for: the query is empty"
+        elif p.index == "none" and ran == "keyword":
+            message = "nothing to search for: the query has no words"
+        hits = self._fuse(kw, vec, k)
+        if record_access and hits:
+            now = self.clock.now()
+            ids = [h.id for h in hits]
+            self.store.write(lambda c: self._reinforce(c, ids, now, action="access",
+                                                       reason=f"returned by search ({ran})"))
+        result = SearchResult(query=query, mode=ran, hits=hits, message=message)
+        if len(hits) < min(k, self.settings.search.thin_results):
+            result.elsewhere = self.elsewhere(q, filters)
+        return result
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embedder.require().embed([text])[0]
+
+    # -- retrievers --------------------------------------------------------------------------------
+    def _keyword_ranks(self, p: FtsPlan, filters: Filters, n: int) -> dict[int, tuple[int, float]]:
+        """{memory_id: (rank, bm25)} — FTS5's bm25() is lower-is-better; we report its negation."""
+        where, params = filters.sql("m.")
+        if p.index == "none":
+            return {}
+        try:
+            if p.index == "like":
+                conds = " OR ".join("m.content LIKE ? ESCAPE '\\'" for _ in p.like)
+                rows = self.store.read(
+                    f"SELECT m.id, 0.0 FROM memories m WHERE ({conds}) AND {where} "
+                    f"ORDER BY m.id DESC LIMIT ?", [*p.like, *params, n])
+            else:
+                fts = "memories_fts" if p.index == "words" else "memories_tri"
+                rows = self.store.read(
+                    f"SELECT m.id, bm25({fts}) AS b FROM {fts} JOIN memories m ON m.id = {fts}.rowid "
+                    f"WHERE {fts} MATCH ? AND {where} ORDER BY b LIMIT ?", [p.match, *params, n])
+        except EngineError:
+            raise
+        except Exception as exc:  # a query FTS5 still refuses: report, don't raise
+            self._last_search_error = str(exc)
+            return {}
+        return {int(r[0]): (i + 1, -float(r[1])) for i, r in enumerate(rows)}
+
+    def _fuse(self, kw: dict[int, tuple[int, float]], vec: dict[int, tuple[int, float]],
+              k: int) -> list[Hit]:
+        s = self.settings.search
+        fused = fusion.rrf({m: r for m, (r, _) in kw.items()}, {m: r for m, (r, _) in vec.items()}, s)
+        if not fused:
+            return []
+        ids = list(fused)
+        rows = {int(r["id"]): r for r in self.store.read(
+            f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)}
+        now = self.clock.now()
+        scored = []
+        for mid in ids:
+            r = rows.get(mid)
+            if r is None:
+                continue
+            strength = self.current_strength(r, now)
+            last = max(float(r["created_at"] or 0), float(r["last_accessed_at"] or 0))
+            rec = fusion.recency(now, last, s)
+            final = fusion.weight(fused[mid], strength, float(r["importance"]), rec, s)
+            b = Breakdown(
+                bm25_rank=kw[mid][0] if mid in kw else None,
+                bm25_score=round(kw[mid][1], 6) if mid in kw else None,
+                vector_rank=vec[mid][0] if mid in vec else None,
+                vector_similarity=round(vec[mid][1], 6) if mid in vec else None,
+                rrf=round(fused[mid], 6), strength=round(strength, 4),
+                importance=round(float(r["importance"]), 4), recency=round(rec, 4),
+                final=round(final, 6))
+            scored.append(Hit(id=mid, content=r["content"], kind=r["kind"], category=r["category"],
+                              tier=r["tier"], agent=r["agent"], user=r["user"],
+                              metadata=load_json(r["metadata"]), score=b.final, breakdown=b))
+        scored.sort(key=lambda h: (-h.score, h.id))
+        return scored[:k]
+
+    # -- where else the query matches ----------------------------------------------------------------
+    def elsewhere(self, query: str, filters: Filters) -> dict:
+        """Matches outside the searched tiers and in session transcripts, so an empty result is
+        never read as proof that nothing is known."""
+        p = plan(query)
+        out: dict = {}
+        other = tuple(t for t in ("core", "active", "archived") if t not in filters.tiers)
+        if other and p.index != "none":
+            alt = Filters(other, filters.kind, filters.category, filters.agent, filters.user)
+            ranks = self._keyword_ranks(p, alt, 200)
+            if ranks:
+                out["other_tiers"] = {"tiers": list(other), "matches": len(ranks),
+                                      "ids": list(ranks)[:10]}
+        unfiltered = Filters(("core", "active", "archived"))
+        if filters != Filters(filters.tiers) and p.index != "none":
+            ranks = self._keyword_ranks(p, unfiltered, 200)
+            if ranks:
+                out["without_filters"] = {"matches": len(ranks), "ids": list(ranks)[:10]}
+        n, sessions = self.count_message_matches(query)
+        if n:
+            out["messages"] = {"matches": n, "sessions": sessions}
+        return out

@@ -1,0 +1,168 @@
+"""Typed records at the engine's surface. Screens, the CLI and tests see these, never rows."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+KINDS = ("episodic", "semantic", "procedural")
+TIERS = ("core", "active", "archived")
+CATEGORIES = ("decision", "task", "rejected", "discovery", "learning", "context",
+              "preference", "fact", "general")
+SEARCH_MODES = ("hybrid", "keyword", "vector")
+
+
+def to_json(obj: Any) -> Any:
+    """Dataclasses (nested) -> plain JSON-able values."""
+    if hasattr(obj, "__dataclass_fields__"):
+        return {k: to_json(v) for k, v in asdict(obj).items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    return obj
+
+
+def load_json(text: str | None, default: Any = None) -> Any:
+    if not text:
+        return {} if default is None else default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {} if default is None else default
+
+
+@dataclass
+class Memory:
+    id: int
+    content: str
+    kind: str
+    category: str
+    tier: str
+    agent: str
+    user: str
+    importance: float
+    strength: float
+    access_count: int
+    created_at: float
+    last_accessed_at: float | None
+    last_reinforced_at: float
+    pinned: bool
+    session_id: str | None
+    message_id: int | None
+    metadata: dict
+    absorbed_into: int | None
+    embedded: bool
+
+
+@dataclass
+class AddResult:
+    id: int
+    deduplicated: bool
+
+
+@dataclass
+class Breakdown:
+    bm25_rank: int | None
+    bm25_score: float | None
+    vector_rank: int | None
+    vector_similarity: float | None
+    rrf: float
+    strength: float
+    importance: float
+    recency: float
+    final: float
+
+
+@dataclass
+class Hit:
+    id: int
+    content: str
+    kind: str
+    category: str
+    tier: str
+    agent: str
+    user: str
+    metadata: dict
+    score: float
+    breakdown: Breakdown
+
+
+@dataclass
+class SearchResult:
+    query: str
+    mode: str                    # what actually ran: hybrid | keyword | vector
+    hits: list[Hit]
+    elsewhere: dict = field(default_factory=dict)
+    message: str | None = None   # why a query returned nothing, or that the model is loading
+
+
+@dataclass
+class Explanation:
+    query: str
+    memory_id: int
+    found: bool                  # the memory exists
+    in_top_k: bool
+    k: int
+    mode: str
+    excluded_by: list[str]       # filters, tier or state that keep it out of the searched set
+    bm25_rank: int | None        # full rank among all keyword matches (1-based), None if no match
+    bm25_matches: int            # how many memories the keyword query matched
+    vector_rank: int | None      # full rank by cosine among searchable memories
+    vector_similarity: float | None
+    matched_terms: list[str]
+    unmatched_terms: list[str]
+    final: float | None
+    kth_final: float | None      # the k-th hit's final score (the bar to clear)
+    summary: str                 # plain words
+
+
+@dataclass
+class Session:
+    id: str
+    agent: str | None
+    user: str | None
+    source: str | None
+    model: str | None
+    title: str | None
+    started_at: float | None
+    ended_at: float | None
+    parent_session_id: str | None
+    metadata: dict
+    message_count: int = 0
+
+
+@dataclass
+class Message:
+    id: int
+    session_id: str
+    role: str
+    content: str
+    tool_name: str | None
+    at: float | None
+    token_count: int | None
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class MessageHit:
+    message: Message
+    snippet: str
+    session_title: str | None
+
+
+@dataclass
+class SessionDetail:
+    session: Session
+    messages: list[Message]
+    parent: Session | None
+    children: list[Session]
+
+
+@dataclass
+class Counts:
+    memories_by_tier: dict[str, int]
+    rules: int
+    pending_proposals: int
+    open_forget_requests: int
+    sessions: int

@@ -12,6 +12,7 @@ from .clock import Clock, SystemClock
 from .config import Settings, load_settings
 from .embed import Embedder, EmbedderHandle
 from .explain import ExplainMixin
+from .ingest import IngestMixin
 from .memories import MemoriesMixin
 from .search import SearchMixin
 from .sessions import SessionsMixin
@@ -27,7 +28,7 @@ def default_actor() -> str:
         return os.environ.get("USER", "unknown")
 
 
-class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin):
+class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, IngestMixin):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
                  settings: Settings | None = None, load: str = "background",

@@ -1,0 +1,72 @@
+"""`memconsole`: the command line over the engine. With no verb it opens the console.
+
+Each group of verbs lives in its own module (console/cli_*.py) with a `register(group)` function;
+add new modules to VERB_MODULES.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from .cli_common import Ctx
+
+VERB_MODULES = [
+    "console.cli_core",
+]
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Memory database (default: $MEMCONSOLE_DB or the user data dir).")
+@click.option("--actor", default=None, help="Name recorded on every change (default: OS user).")
+@click.pass_context
+def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
+    """memconsole: operate AI agents' long-term memory."""
+    from engine.paths import default_db
+
+    ctx.obj = Ctx(db=db or default_db(), actor=actor)
+    if ctx.invoked_subcommand is None:
+        from .app import run_console
+
+        run_console(ctx.obj.db, actor=actor)
+
+
+for _name in VERB_MODULES:
+    importlib.import_module(_name).register(cli)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: engine errors and anything unexpected become one line on stderr."""
+    from engine.errors import EngineError
+
+    try:
+        rv = cli.main(args=argv, prog_name="memconsole", standalone_mode=False)
+        return rv if isinstance(rv, int) else 0
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        click.echo(f"memconsole: {exc.format_message()}", err=True)
+        return exc.exit_code
+    except EngineError as exc:
+        click.echo(f"memconsole: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: still one line for the operator; details on request
+        if os.environ.get("MEMCONSOLE_DEBUG"):
+            raise
+        click.echo(f"memconsole: internal error: {type(exc).__name__}: {exc} "
+                   f"(set MEMCONSOLE_DEBUG=1 for details)", err=True)
+        return 70
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""Foundation verbs: add, ingest, search, explain, sessions, session, messages, memory, demo."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from engine.clock import iso
+
+from .cli_common import emit, fail, json_option, pass_ctx, progress_bar, table
+
+TIER_CHOICE = click.Choice(["core", "active", "archived", "all"])
+KIND_CHOICE = click.Choice(["episodic", "semantic", "procedural"])
+
+
+def register(cli: click.Group) -> None:
+    for cmd in (add, ingest, search, explain, sessions, session, messages, memory, demo, backfill):
+        cli.add_command(cmd)
+
+
+@click.command()
+@click.argument("text")
+@click.option("--kind", type=KIND_CHOICE, default="semantic", show_default=True)
+@click.option("--category", default="general", show_default=True)
+@click.option("--tier", type=click.Choice(["core", "active", "archived"]), default="active", show_default=True)
+@click.option("--agent", default="")
+@click.option("--user", default="")
+@click.option("--importance", type=float, default=0.5, show_default=True)
+@click.option("--no-dedup", is_flag=True, help="Insert even if a near-duplicate exists.")
+@json_option
+@pass_ctx
+def add(ctx, text, kind, category, tier, agent, user, importance, no_dedup, as_json):
+    """Add a memory (a near-duplicate reinforces the existing one instead)."""
+    with ctx.engine() as eng:
+        r = eng.add_memory_ex(text, kind=kind, category=category, tier=tier, agent=agent, user=user,
+                              importance=importance, dedup=not no_dedup)
+    emit({"id": r.id, "deduplicated": r.deduplicated}, as_json,
+         lambda o: click.echo(f"{'reinforced existing' if o['deduplicated'] else 'added'} memory {o['id']}"))
+
+
+@click.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--no-dedup", is_flag=True)
+@json_option
+@pass_ctx
+def ingest(ctx, file, no_dedup, as_json):
+    """Ingest a JSONL file of sessions, messages and memories (format: README)."""
+    from engine.ingest import count_lines
+
+    total = count_lines(file)
+    advance, close = progress_bar(total, f"ingest {file.name}")
+    with ctx.engine() as eng:
+        try:
+            summary = eng.ingest_jsonl(file, dedup=not no_dedup, progress=advance)
+        finally:
+            close()
+    emit(summary, as_json, lambda s: click.echo(
+        "ingested " + ", ".join(f"{v} {k}" for k, v in s["added"].items())
+        + (f"; {s['deduplicated']} near-duplicates reinforced" if s.get("deduplicated") else "")))
+
+
+def _filters(f):
+    f = click.option("--tier", type=TIER_CHOICE, default=None, help="Default: core and active.")(f)
+    f = click.option("--kind", type=KIND_CHOICE, default=None)(f)
+    f = click.option("--category", default=None)(f)
+    f = click.option("--agent", default=None)(f)
+    f = click.option("--user", default=None)(f)
+    return f
+
+
+@click.command()
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@_filters
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default=None,
+              help="Default: hybrid when the model is available.")
+@click.option("--no-access", is_flag=True, help="Audit only: do not count the hits as accessed.")
+@json_option
+@pass_ctx
+def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as_json):
+    """Hybrid search with the score breakdown of every hit."""
+    with ctx.engine() as eng:
+        if mode != "keyword":
+            eng.wait_for_embedder()
+        r = eng.search(query, k=k, tier=tier, kind=kind, category=category, agent=agent, user=user,
+                       mode=mode, record_access=not no_access)
+    if as_json:
+        from engine.types import to_json
+        doc = to_json(r)
+        doc.pop("message", None) if doc.get("message") is None else None
+        emit(doc, True)
+        return
+
+    def human(r):
+        if r.message:
+            click.echo(f"({r.message})")
+        rows = [[i + 1, h.id, f"{h.score:.4f}", h.breakdown.bm25_rank or "-",
+                 h.breakdown.vector_rank or "-",
+                 "-" if h.breakdown.vector_similarity is None else f"{h.breakdown.vector_similarity:.3f}",
+                 h.tier, h.content[:70]] for i, h in enumerate(r.hits)]
+        table(rows, ["#", "id", "final", "bm25", "vec", "cos", "tier", "content"])
+        if r.elsewhere:
+            click.echo(f"elsewhere: {r.elsewhere}")
+    emit(r, False, human)
+
+
+@click.command()
+@click.argument("query")
+@click.argument("memory_id", type=int)
+@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@_filters
+@json_option
+@pass_ctx
+def explain(ctx, query, memory_id, k, tier, kind, category, agent, user, as_json):
+    """Why a memory did or did not make the top k for a query."""
+    with ctx.engine(load="lazy") as eng:
+        ex = eng.explain(query, memory_id, k=k, tier=tier, kind=kind, category=category,
+                         agent=agent, user=user)
+        if ex.found and not ex.in_top_k and ex.bm25_rank is None:
+            # The keyword side cannot explain it: bring in the model for the meaning side.
+            if eng.wait_for_embedder():
+                ex = eng.explain(query, memory_id, k=k, tier=tier, kind=kind, category=category,
+                                 agent=agent, user=user)
+    emit(ex, as_json, lambda e: click.echo(e.summary))
+
+
+@click.command()
+@click.option("--agent", default=None)
+@click.option("--user", default=None)
+@click.option("--source", default=None)
+@click.option("--text", default=None, help="Match title, id, agent or user.")
+@click.option("--limit", type=click.IntRange(1, 100000), default=200, show_default=True)
+@json_option
+@pass_ctx
+def sessions(ctx, agent, user, source, text, limit, as_json):
+    """List sessions, newest first."""
+    with ctx.engine(embedder=None) as eng:
+        rows = eng.list_sessions(agent=agent, user=user, source=source, text=text, limit=limit)
+    emit(rows, as_json, lambda rs: table(
+        [[s.id, iso(s.started_at), s.agent, s.user, s.source, s.message_count, s.title] for s in rs],
+        ["id", "started", "agent", "user", "source", "msgs", "title"]))
+
+
+@click.command()
+@click.argument("session_id")
+@json_option
+@pass_ctx
+def session(ctx, session_id, as_json):
+    """One session's transcript and lineage."""
+    with ctx.engine(embedder=None) as eng:
+        d = eng.get_session(session_id)
+
+    def human(d):
+        s = d.session
+        click.echo(f"{s.id}  {s.title or ''}\nagent={s.agent} user={s.user} source={s.source} "
+                   f"started={iso(s.started_at)} ended={iso(s.ended_at)}")
+        if d.parent:
+            click.echo(f"parent: {d.parent.id} {d.parent.title or ''}")
+        for c in d.children:
+            click.echo(f"child:  {c.id} {c.title or ''}")
+        for m in d.messages:
+            tool = f" [{m.tool_name}]" if m.tool_name else ""
+            click.echo(f"\n{iso(m.at)} {m.role}{tool} (#{m.id})\n{m.content}")
+    emit(d, as_json, human)
+
+
+@click.command()
+@click.argument("query")
+@click.option("--session", "session_id", default=None)
+@click.option("--agent", default=None)
+@click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True)
+@json_option
+@pass_ctx
+def messages(ctx, query, session_id, agent, limit, as_json):
+    """Full-text search of session transcripts (CJK works)."""
+    with ctx.engine(embedder=None) as eng:
+        hits = eng.search_messages(query, limit=limit, session_id=session_id, agent=agent)
+    emit(hits, as_json, lambda hs: table(
+        [[h.message.id, h.message.session_id, iso(h.message.at), h.message.role, h.snippet] for h in hs],
+        ["id", "session", "at", "role", "snippet"]))
+
+
+@click.group()
+def memory():
+    """Inspect or change one memory."""
+
+
+@memory.command("show")
+@click.argument("memory_id", type=int)
+@json_option
+@pass_ctx
+def memory_show(ctx, memory_id, as_json):
+    with ctx.engine(embedder=None) as eng:
+        m = eng.get_memory(memory_id)
+    emit(m, as_json, None)
+
+
+def _memory_op(name: str, method: str, takes_value: bool = False):
+    @click.argument("memory_id", type=int)
+    @click.option("--reason", default="")
+    @json_option
+    @pass_ctx
+    def op(ctx, memory_id, reason, as_json, value=None):
+        with ctx.engine(embedder=None) as eng:
+            fn = getattr(eng, method)
+            m = fn(memory_id, value, reason=reason) if takes_value else fn(memory_id, reason=reason)
+        emit(m, as_json, lambda m: click.echo(f"memory {m.id}: {name} done (tier={m.tier}, "
+                                              f"pinned={m.pinned}, importance={m.importance})"))
+    if takes_value:
+        op = click.argument("value", type=float)(op)
+    return memory.command(name)(op)
+
+
+_memory_op("pin", "pin_memory")
+_memory_op("unpin", "unpin_memory")
+_memory_op("archive", "archive_memory")
+_memory_op("reinforce", "reinforce_memory")
+_memory_op("importance", "set_importance", takes_value=True)
+
+
+@click.command()
+@click.option("--force", is_flag=True, help="Write even if the database already has data.")
+@json_option
+@pass_ctx
+def demo(ctx, force, as_json):
+    """Write a realistic demo database to --db."""
+    from engine.demo import write_demo
+
+    with ctx.engine(load="background") as eng:
+        if not force and eng.counts().sessions:
+            fail(f"{ctx.db} already holds data; use --force to add the demo anyway")
+        summary = write_demo(eng)
+    emit(summary, as_json, lambda s: click.echo(f"demo written to {ctx.db}: " +
+                                                ", ".join(f"{v} {k}" for k, v in s.items())))
+
+
+@click.command()
+@json_option
+@pass_ctx
+def backfill(ctx, as_json):
+    """Embed memories that were written while no model was loaded."""
+    with ctx.engine(load="now", auto_backfill=False) as eng:
+        total = eng.pending_vectors()
+        advance, close = progress_bar(total, "embedding")
+        try:
+            n = eng.backfill_vectors(progress=advance)
+        finally:
+            close()
+    emit({"embedded": n}, as_json, lambda o: click.echo(f"embedded {o['embedded']} memories"))

@@ -1,0 +1,119 @@
+"""Ingest a JSONL file of sessions, messages and memories (format in the README).
+
+One record a line, each with "type": "session" | "message" | "memory". Times are ISO-8601 or
+epoch seconds. The whole file is validated before anything is written, so a bad line names its
+file and line number and nothing is half-written.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import audit
+from .clock import parse_time
+from .errors import ImportFailed, InvalidInput
+from .memories import normalize_item
+
+_TIME_FIELDS = ("started_at", "ended_at", "at", "created_at")
+
+
+def count_lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def _time(v, where: str):
+    if v is None or isinstance(v, (int, float)):
+        return v
+    if isinstance(v, str):
+        try:
+            return parse_time(v)
+        except InvalidInput as exc:
+            raise ImportFailed(f"{where}: {exc}") from None
+    raise ImportFailed(f"{where}: a time must be ISO-8601 text or epoch seconds")
+
+
+def read_records(path: Path) -> list[tuple[int, dict]]:
+    out = []
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise ImportFailed(f"{path}: cannot read ({exc.strerror})") from None
+    with f:
+        try:
+            for no, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{no}"
+                try:
+                    rec = json.loads(line)
+                except ValueError as exc:
+                    raise ImportFailed(f"{where}: not valid JSON ({exc.msg})") from None
+                if not isinstance(rec, dict) or rec.get("type") not in ("session", "message", "memory"):
+                    raise ImportFailed(f"{where}: each line must be an object with \"type\" "
+                                       f"session, message or memory")
+                for k in _TIME_FIELDS:
+                    if k in rec:
+                        rec[k] = _time(rec[k], where)
+                out.append((no, rec))
+        except UnicodeDecodeError as exc:
+            raise ImportFailed(f"{path}: not UTF-8 text ({exc.reason})") from None
+    return out
+
+
+class IngestMixin:
+    def ingest_jsonl(self, path: str | Path, *, dedup: bool = True, progress=None) -> dict:
+        path = Path(path)
+        records = read_records(path)
+        sessions, messages, memories = [], [], []
+        for no, rec in records:
+            where = f"{path}:{no}"
+            t = rec.pop("type")
+            try:
+                if t == "session":
+                    if not rec.get("id"):
+                        raise InvalidInput("a session needs an \"id\"")
+                    sessions.append(rec)
+                elif t == "message":
+                    if not rec.get("session_id"):
+                        raise InvalidInput("a message needs a \"session_id\"")
+                    messages.append((where, rec))
+                else:
+                    normalize_item(rec)   # validate now; written below
+                    memories.append(rec)
+            except InvalidInput as exc:
+                raise ImportFailed(f"{where}: {exc}") from None
+        known = {s["id"] for s in sessions}
+        for where, m in messages:
+            if m["session_id"] not in known and not self.store.read_one(
+                    "SELECT 1 FROM sessions WHERE id = ?", (m["session_id"],)):
+                raise ImportFailed(f"{where}: message refers to unknown session {m['session_id']!r}")
+        added = {"sessions": 0, "messages": 0, "memories": 0}
+        skipped = 0
+        for s in sessions:
+            if self.store.read_one("SELECT 1 FROM sessions WHERE id = ?", (s["id"],)):
+                skipped += 1
+            else:
+                sid = s.pop("id")
+                self.add_session(sid, **{k: v for k, v in s.items() if k in (
+                    "agent", "user", "source", "model", "title", "started_at", "ended_at",
+                    "parent_session_id", "metadata")})
+                added["sessions"] += 1
+            if progress:
+                progress(1)
+        by_session: dict[str, list[dict]] = {}
+        for _, m in messages:
+            by_session.setdefault(m.pop("session_id"), []).append(m)
+        for sid, ms in by_session.items():
+            self.add_messages(sid, ms)
+            added["messages"] += len(ms)
+            if progress:
+                progress(len(ms))
+        results = self.add_memories_ex(memories, dedup=dedup, progress=progress) if memories else []
+        added["memories"] = sum(1 for r in results if not r.deduplicated)
+        dups = sum(1 for r in results if r.deduplicated)
+        self.store.write(lambda c: audit.append(
+            c, at=self.clock.now(), actor=self.actor, action="import", target_kind="file",
+            target_id=path.name, summary={"added": added, "deduplicated": dups, "skipped": skipped}))
+        return {"file": str(path), "added": added, "deduplicated": dups,
+                "skipped_existing_sessions": skipped}

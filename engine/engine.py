@@ -38,7 +38,7 @@ class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, Inge
         self.clock = clock or SystemClock()
         self.actor = actor or default_actor()
         self.store = Store(self.path)
-        self.reconciled = schema.reconcile(self.store.conn)
+        self.reconciled = self.store.retrying(lambda: schema.reconcile(self.store.conn))
         self.vectors = VectorIndex(self.store)
         self.embedder = EmbedderHandle(embedder, self.settings.model_path)
         self._closed = threading.Event()

@@ -304,6 +304,10 @@ def reconcile(conn) -> Reconciled:
         return out
     conn.execute("BEGIN IMMEDIATE")
     try:
+        # Another process may have reconciled while we waited for the lock: look again.
+        existing = {(r[0], r[1]): r[2] for r in conn.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+        names = {name for (_, name) in existing}
         for t in TABLES:
             if t.name not in names:
                 conn.execute(t.create_sql())

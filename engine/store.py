@@ -22,7 +22,9 @@ from .errors import EngineError, StoreBusy
 
 T = TypeVar("T")
 
-WRITE_RETRIES = 60          # × 20–150 ms ≈ 5 s of patience before StoreBusy
+WRITE_RETRIES = 60          # at least this many tries before StoreBusy ...
+WRITE_TIMEOUT_S = 30.0      # ... and at least this long (8 busy writers on 2 cores need > 5 s)
+READ_TIMEOUT_S = 10.0       # reads only wait out WAL recovery or a journal-mode change
 JITTER_MS = (20, 150)
 BUSY_TIMEOUT_MS = 50        # SQLite's own short wait, under our jittered retries
 
@@ -38,6 +40,29 @@ def _ensure_private_file(path: Path) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     os.close(fd)
+
+
+def _pause() -> None:
+    time.sleep(random.uniform(*JITTER_MS) / 1000)
+
+
+def retry_busy(fn: Callable[[], T], *, timeout: float = READ_TIMEOUT_S, what: str = "") -> T:
+    """Run `fn()` (no open transaction of ours inside), retrying SQLITE_BUSY with jitter.
+
+    Readers in WAL mode block only while another connection recovers the WAL after a crash or
+    switches the journal mode; both are short. After `timeout` seconds it is StoreBusy, never a
+    raw "database is locked"."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise StoreBusy(f"{what or 'the database'} stayed locked for {timeout:.0f} s "
+                                f"({exc})") from None
+            _pause()
 
 
 def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Connection:
@@ -58,11 +83,14 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        if not readonly:
-            conn.execute("PRAGMA journal_mode=WAL")
+        if not readonly:   # needs a lock: several processes may create the file at once
+            retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone(), what=str(p))
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA secure_delete=ON")
+    except StoreBusy:
+        conn.close()
+        raise
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise EngineError(f"{p}: not a usable SQLite database ({exc})") from exc
@@ -86,11 +114,22 @@ class Store:
 
     def read(self, sql: str, params: tuple | dict = ()) -> list:
         with self.lock:
-            return self.conn.execute(sql, params).fetchall()
+            return self._retry_read(lambda: self.conn.execute(sql, params).fetchall())
 
     def read_one(self, sql: str, params: tuple | dict = ()):
         with self.lock:
-            return self.conn.execute(sql, params).fetchone()
+            return self._retry_read(lambda: self.conn.execute(sql, params).fetchone())
+
+    def _retry_read(self, fn: Callable[[], T]) -> T:
+        # Inside a transaction the snapshot is already held, so BUSY cannot happen there.
+        if self.conn.in_transaction:
+            return fn()
+        return retry_busy(fn, what=str(self.path))
+
+    def retrying(self, fn: Callable[[], T], timeout: float = WRITE_TIMEOUT_S) -> T:
+        """Run `fn()` that opens its own transaction (schema reconcile), retrying BUSY."""
+        with self.lock:
+            return retry_busy(fn, timeout=timeout, what=str(self.path))
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -101,9 +140,24 @@ class Store:
                 return
             self.conn.execute("BEGIN")
             try:
+                # Take the snapshot now, with retries, so the caller's reads never see BUSY.
+                self._begin_snapshot()
                 yield self.conn
             finally:
                 self.conn.execute("COMMIT")
+
+    def _begin_snapshot(self) -> None:
+        deadline = time.monotonic() + READ_TIMEOUT_S
+        while True:
+            try:
+                self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise StoreBusy(f"{self.path}: stayed locked for reading ({exc})") from None
+                _pause()
 
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` in one BEGIN IMMEDIATE transaction, retrying lock contention with jitter.
@@ -115,14 +169,17 @@ class Store:
             if self._in_write:
                 return fn(self.conn)
             last: Exception | None = None
-            for _ in range(WRITE_RETRIES):
+            deadline = time.monotonic() + WRITE_TIMEOUT_S
+            tries = 0
+            while tries < WRITE_RETRIES or time.monotonic() < deadline:
+                tries += 1
                 try:
                     self.conn.execute("BEGIN IMMEDIATE")
                 except sqlite3.OperationalError as exc:
                     if not _is_busy(exc):
                         raise
                     last = exc
-                    time.sleep(random.uniform(*JITTER_MS) / 1000)
+                    _pause()
                     continue
                 self._in_write = True
                 try:
@@ -130,11 +187,12 @@ class Store:
                     self.conn.execute("COMMIT")
                     return result
                 except sqlite3.OperationalError as exc:
-                    self.conn.execute("ROLLBACK") if self.conn.in_transaction else None
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
                     if not _is_busy(exc):
                         raise
                     last = exc
-                    time.sleep(random.uniform(*JITTER_MS) / 1000)
+                    _pause()
                 except BaseException:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
@@ -143,7 +201,7 @@ class Store:
                     self._in_write = False
             raise StoreBusy(
                 f"{self.path}: the database stayed locked by other writers through "
-                f"{WRITE_RETRIES} retries ({last})"
+                f"{tries} tries in {WRITE_TIMEOUT_S:.0f} s ({last})"
             )
 
     def data_version(self) -> int:

@@ -15,6 +15,7 @@ import click
 from .cli_common import Ctx
 
 VERB_MODULES = [
+    "console.cli_doctor",
     "console.cli_core",
 ]
 

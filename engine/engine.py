@@ -10,6 +10,7 @@ from pathlib import Path
 from . import schema
 from .clock import Clock, SystemClock
 from .config import Settings, load_settings
+from .doctor import DoctorMixin
 from .embed import Embedder, EmbedderHandle
 from .explain import ExplainMixin
 from .ingest import IngestMixin
@@ -28,7 +29,8 @@ def default_actor() -> str:
         return os.environ.get("USER", "unknown")
 
 
-class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, IngestMixin):
+class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, IngestMixin,
+                   DoctorMixin):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
                  settings: Settings | None = None, load: str = "background",

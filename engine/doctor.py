@@ -1,0 +1,223 @@
+"""`doctor`: does the file agree with itself? SQLite's own integrity check, every full-text index
+against its table, vectors against memories, references that point nowhere, and the audit hash
+chain. `repair` rebuilds only what is derived (FTS indexes, vectors, vec0 metadata); it never
+touches records, and an audit break is evidence, so it is reported, never "fixed"."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import audit
+from .store import Error as SqlError
+
+SAMPLE = 20            # offending ids shown per check
+PENDING_SAMPLE = 100   # pending-vector ids listed in a report
+
+# (FTS table, its content table, the content table's id column): identifiers fixed here only.
+FTS_TABLES = (
+    ("memories_fts", "memories"), ("memories_tri", "memories"),
+    ("messages_fts", "messages"), ("messages_tri", "messages"),
+    ("rules_fts", "rules"),
+)
+VEC_META = ("tier", "kind", "category", "agent", "user")
+
+# (name, SQL selecting offending ids, what it means)
+ORPHANS = (
+    ("orphans:messages", "SELECT m.id FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
+     "WHERE s.id IS NULL", "messages whose session does not exist"),
+    ("orphans:absorbed_into", "SELECT m.id FROM memories m LEFT JOIN memories t ON t.id = "
+     "m.absorbed_into WHERE m.absorbed_into IS NOT NULL AND t.id IS NULL",
+     "memories absorbed into a memory that does not exist"),
+    ("orphans:rule_absorbed_into", "SELECT r.id FROM rules r LEFT JOIN rules t ON t.id = "
+     "r.absorbed_into WHERE r.absorbed_into IS NOT NULL AND t.id IS NULL",
+     "rules absorbed into a rule that does not exist"),
+    ("orphans:rule_history", "SELECT h.id FROM rule_history h LEFT JOIN rules r ON r.id = h.rule_id "
+     "WHERE r.id IS NULL", "rule history rows whose rule does not exist"),
+    ("orphans:flow_runs", "SELECT f.id FROM flow_runs f LEFT JOIN flows w ON w.id = f.flow_id "
+     "WHERE w.id IS NULL", "flow runs whose flow does not exist"),
+)
+
+
+@dataclass
+class DoctorCheck:
+    name: str
+    ok: bool
+    detail: str
+    count: int = 0                      # how many things are wrong
+    ids: list = field(default_factory=list)   # the first few offending ids
+
+
+@dataclass
+class ChainBreak:
+    audit_id: int
+    problem: str                        # "edited" | "relinked"
+
+
+@dataclass
+class ChainReport:
+    ok: bool
+    rows: int
+    breaks: list[ChainBreak]
+
+
+@dataclass
+class DoctorReport:
+    ok: bool
+    checks: list[DoctorCheck]
+    counts: dict
+    pending_vectors: list[int]          # memories waiting for a vector (first PENDING_SAMPLE)
+    repaired: list[str] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[DoctorCheck]:
+        return [c for c in self.checks if not c.ok]
+
+
+def verify_chain(conn) -> ChainReport:
+    """Recompute every audit row's hash and its link to the row before. An edited row shows as
+    'edited'; a deleted or inserted row breaks the link of the row after it ('relinked')."""
+    breaks: list[ChainBreak] = []
+    prev = audit.GENESIS
+    n = 0
+    for r in conn.execute("SELECT id, at, actor, action, target_kind, target_id, reason, summary, "
+                          "prev_hash, hash FROM audit ORDER BY id"):
+        n += 1
+        if r[8] != prev:
+            breaks.append(ChainBreak(int(r[0]), "relinked"))
+        expect = audit.row_hash(r[8], float(r[1]), r[2], r[3], r[4], r[5], r[6], r[7])
+        if r[9] != expect:
+            breaks.append(ChainBreak(int(r[0]), "edited"))
+        prev = r[9]
+    return ChainReport(not breaks, n, breaks)
+
+
+def _ids(conn, sql: str, params=()) -> tuple[int, list]:
+    rows = conn.execute(sql, params).fetchall()
+    return len(rows), [r[0] for r in rows[:SAMPLE]]
+
+
+class DoctorMixin:
+    def doctor(self, repair: bool = False) -> DoctorReport:
+        """Check the database; with `repair`, rebuild derived indexes first and report what
+        was done (then check again, so the report describes the file as it is now)."""
+        repaired = self._doctor_repair() if repair else []
+        report = self._doctor_check()
+        report.repaired = repaired
+        return report
+
+    # -- checks ----------------------------------------------------------------------------------
+    def _doctor_check(self) -> DoctorReport:
+        checks: list[DoctorCheck] = []
+        with self.store.reading() as c:
+            res = [r[0] for r in c.execute("PRAGMA integrity_check").fetchall()]
+            checks.append(DoctorCheck("sqlite-integrity", res == ["ok"],
+                                      "ok" if res == ["ok"] else "; ".join(res[:5]), len(res) - (res == ["ok"])))
+            counts = {t: c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                      for t in ("memories", "messages", "sessions", "rules", "audit")}
+            for fts, table in FTS_TABLES:
+                checks.append(self._fts_ids(c, fts, table, counts))
+            checks.extend(self._vector_checks(c, counts))
+            pending = [r[0] for r in c.execute(
+                "SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (PENDING_SAMPLE,))]
+            counts["pending_vectors"] = c.execute(
+                "SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0]
+            for name, sql, what in ORPHANS:
+                n, ids = _ids(c, sql)
+                checks.append(DoctorCheck(name, n == 0, f"{n} {what}" if n else "none", n, ids))
+            chain = verify_chain(c)
+            checks.append(DoctorCheck(
+                "audit-chain", chain.ok,
+                f"{chain.rows} rows, hash chain intact" if chain.ok else
+                f"{len(chain.breaks)} break(s) in {chain.rows} rows; first at audit row "
+                f"{chain.breaks[0].audit_id} ({chain.breaks[0].problem})",
+                len(chain.breaks), [b.audit_id for b in chain.breaks[:SAMPLE]]))
+        # FTS5's own check (the index against its content) is an INSERT statement, so it takes
+        # the write lock; it changes nothing, hence no audit row.
+        for fts, _ in FTS_TABLES:
+            checks.append(self._fts_integrity(fts))
+        return DoctorReport(all(ch.ok for ch in checks), checks, counts, pending)
+
+    def _fts_ids(self, c, fts: str, table: str, counts: dict) -> DoctorCheck:
+        # An external-content FTS5 table reads rows from its table; its docsize shadow table is
+        # what the index itself holds.
+        n_idx = c.execute(f"SELECT count(*) FROM {fts}_docsize").fetchone()[0]
+        counts[fts] = n_idx
+        missing, mids = _ids(c, f"SELECT id FROM {table} WHERE id NOT IN (SELECT id FROM {fts}_docsize)")
+        extra, eids = _ids(c, f"SELECT id FROM {fts}_docsize WHERE id NOT IN (SELECT id FROM {table})")
+        ok = missing == 0 and extra == 0
+        detail = (f"{n_idx} indexed = {counts[table]} rows" if ok else
+                  f"{missing} {table} not indexed, {extra} indexed rows with no {table} row")
+        return DoctorCheck(f"fts-ids:{fts}", ok, detail, missing + extra, mids + eids)
+
+    def _fts_integrity(self, fts: str) -> DoctorCheck:
+        sql = f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)"
+        try:
+            self.store.write(lambda c: c.execute(sql))
+            return DoctorCheck(f"fts-integrity:{fts}", True, "ok")
+        except SqlError as exc:
+            return DoctorCheck(f"fts-integrity:{fts}", False, f"index disagrees with its table ({exc})", 1)
+
+    def _vector_checks(self, c, counts: dict) -> list[DoctorCheck]:
+        counts["memories_vec"] = c.execute("SELECT count(*) FROM memories_vec").fetchone()[0]
+        out = []
+        n, ids = _ids(c, "SELECT id FROM memories WHERE embedded = 1 AND id NOT IN "
+                         "(SELECT memory_id FROM memories_vec)")
+        out.append(DoctorCheck("vectors:missing", n == 0, f"{n} memories marked embedded have no "
+                               "vector" if n else "every embedded memory has a vector", n, ids))
+        n, ids = _ids(c, "SELECT memory_id FROM memories_vec WHERE memory_id NOT IN "
+                         "(SELECT id FROM memories)")
+        out.append(DoctorCheck("vectors:orphans", n == 0, f"{n} vectors of memories that do not "
+                               "exist" if n else "none", n, ids))
+        differs = " OR ".join(f"v.{col} IS NOT m.{col}" for col in VEC_META)
+        n, ids = _ids(c, "SELECT m.id FROM memories m JOIN memories_vec v ON v.memory_id = m.id "
+                         f"WHERE m.embedded = 1 AND ({differs})")
+        out.append(DoctorCheck("vectors:metadata", n == 0, f"{n} vectors with stale filter "
+                               "fields (tier, kind, ...)" if n else "in step", n, ids))
+        return out
+
+    # -- repair ----------------------------------------------------------------------------------
+    def _doctor_repair(self) -> list[str]:
+        """Rebuild what is derived from the records; audited. Returns what was done."""
+        from .errors import EngineError
+
+        done: list[str] = []
+        now = self.clock.now()
+
+        def write(conn) -> list[str]:
+            acts = []
+            for fts, _ in FTS_TABLES:
+                conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
+            acts.append("rebuilt full-text indexes")
+            n = conn.execute("DELETE FROM memories_vec WHERE memory_id NOT IN "
+                             "(SELECT id FROM memories)").rowcount
+            if n:
+                acts.append(f"removed {n} orphan vectors")
+            n = conn.execute("UPDATE memories SET embedded = 0 WHERE embedded = 1 AND id NOT IN "
+                             "(SELECT memory_id FROM memories_vec)").rowcount
+            if n:
+                acts.append(f"{n} memories without a vector marked pending")
+            differs = " OR ".join(f"v.{col} IS NOT m.{col}" for col in VEC_META)
+            stale = conn.execute(
+                "SELECT m.id, m.tier, m.kind, m.category, m.agent, m.user FROM memories m JOIN "
+                f"memories_vec v ON v.memory_id = m.id WHERE m.embedded = 1 AND ({differs})").fetchall()
+            for r in stale:
+                conn.execute("UPDATE memories_vec SET tier = ?, kind = ?, category = ?, agent = ?, "
+                             "user = ? WHERE memory_id = ?",
+                             (r[1], r[2], r[3], r[4] or "", r[5] or "", r[0]))
+            if stale:
+                acts.append(f"resynced filter fields of {len(stale)} vectors")
+            audit.append(conn, at=now, actor=self.actor, action="doctor-repair",
+                         target_kind="database", target_id="", summary={"done": acts})
+            return acts
+
+        done.extend(self.store.write(write))
+        if self.pending_vectors():
+            if self.embedder.state == "none" or not self.embedder.wait():
+                done.append(f"{self.pending_vectors()} memories still wait for a vector "
+                            "(no embedding model available)")
+            else:
+                try:
+                    n = self.backfill_vectors()
+                    done.append(f"embedded {n} memories")
+                except EngineError as exc:
+                    done.append(f"backfill stopped: {exc}")
+        return done

@@ -1,0 +1,247 @@
+"""The memconsole Textual app: a status header, seven panes in tabs, global keys, live refresh.
+
+The App only composes panes and global behaviour; each pane lives in screens/<name>.py and is
+found through PANE_SPECS, so a pane that has not landed yet shows as a placeholder.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Input, TabbedContent, TabPane, TextArea
+from textual.worker import Worker, WorkerState
+
+from .commands import ConsoleCommands
+from .widgets.header import StatusHeader
+from .widgets.help import HelpScreen
+from .widgets.table import DataGrid
+
+HERE = Path(__file__).parent
+SCREENS = HERE.parent / "screens"
+
+
+@dataclass(frozen=True)
+class PaneSpec:
+    key: str
+    pane_id: str
+    title: str
+    target: str          # "module:Class"
+
+
+PANE_SPECS = [
+    PaneSpec("1", "sessions", "Sessions", "screens.sessions:SessionsPane"),
+    PaneSpec("2", "search", "Search", "screens.search:SearchPane"),
+    PaneSpec("3", "rules", "Rules", "screens.rules:RulesPane"),
+    PaneSpec("4", "flows", "Flows", "screens.flows:FlowsPane"),
+    PaneSpec("5", "curator", "Curator", "screens.curator:CuratorPane"),
+    PaneSpec("6", "decay", "Decay", "screens.decay:DecayPane"),
+    PaneSpec("7", "forget", "Forget & Audit", "screens.forget_audit:ForgetAuditPane"),
+]
+
+
+def load_pane(spec: PaneSpec):
+    """The pane class for `spec`, or a placeholder that says why it is missing."""
+    from screens.base import PlaceholderPane
+
+    module_name, cls_name = spec.target.split(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), cls_name)
+        return cls()
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            note = f"This pane failed to load: {exc}"
+        else:
+            note = "This pane has not landed yet."
+    except Exception as exc:   # a broken pane must not take the console down
+        note = f"This pane failed to load: {type(exc).__name__}: {exc}"
+    return PlaceholderPane(spec.pane_id, spec.title, note)
+
+
+class MemConsole(App):
+    TITLE = "memconsole"
+    CSS_PATH = [HERE / "app.tcss", *sorted(SCREENS.glob("*.tcss"))]
+    COMMANDS = App.COMMANDS | {ConsoleCommands}
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        *[Binding(s.key, f"switch_pane('{s.pane_id}')", s.title, show=False, id=f"pane.{s.pane_id}")
+          for s in PANE_SPECS],
+        Binding("slash", "focus_filter", "Search/filter", id="app.focus_filter"),
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("ctrl+r", "refresh", "Refresh", show=False, id="app.refresh"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(self, engine=None, *, db_path: str | None = None, actor: str | None = None,
+                 poll_interval: float | None = 1.0, start_embedder: bool = True) -> None:
+        super().__init__()
+        if engine is None:
+            from engine import open_engine   # "lazy": the model loads after the first frame
+            engine = open_engine(db_path, embedder="default", load="lazy", actor=actor)
+            self._owns_engine = True
+        else:
+            self._owns_engine = False
+        self.engine = engine
+        self.pane_specs = PANE_SPECS
+        self.poll_interval = poll_interval
+        self.start_embedder_on_mount = start_embedder
+        self.errors: list[str] = []           # every failure shown as a notice (tests read it)
+        self._panes: dict[str, Any] = {}
+        self._data_version: int | None = None
+        self._embedder_state: str | None = None
+
+    # -- layout ---------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield StatusHeader(str(self.engine.path), self.engine.actor, id="status")
+        with TabbedContent(id="tabs"):
+            for spec in PANE_SPECS:
+                pane = load_pane(spec)
+                self._panes[spec.pane_id] = pane
+                with TabPane(f"{spec.key} {spec.title}", id=spec.pane_id):
+                    yield pane
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(StatusHeader).set_embedder(self.engine.embedder.state)
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        if self.start_embedder_on_mount:
+            self.engine.start_embedder()
+        self.data_changed()
+        if self.poll_interval:
+            self.set_interval(self.poll_interval, self.poll_db)
+
+    def on_unmount(self) -> None:
+        if self._owns_engine:
+            self.engine.close()
+
+    # -- panes ------------------------------------------------------------------------------------
+    def pane(self, pane_id: str):
+        return self._panes[pane_id]
+
+    def current_pane(self):
+        try:
+            return self._panes.get(self.query_one("#tabs", TabbedContent).active)
+        except Exception:
+            return None
+
+    def switch_pane(self, pane_id: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = pane_id
+
+    def action_switch_pane(self, pane_id: str) -> None:
+        self.switch_pane(pane_id)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        pane = self._panes.get(event.pane.id or "")
+        if pane is not None:
+            pane.activated()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Single keys are text while an input has focus (escape leaves it).
+        if action in ("switch_pane", "focus_filter", "help", "quit") and \
+                isinstance(self.focused, (Input, TextArea)):
+            return False
+        return True
+
+    def action_focus_filter(self) -> None:
+        pane = self.current_pane()
+        if pane is not None:
+            pane.focus_filter()
+
+    def action_help(self) -> None:
+        palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", "Command palette "
+                          "(knows the current pane)", id="app.palette")
+        sections = [("Global", [*self.BINDINGS, palette]), ("Tables", list(DataGrid.BINDINGS))]
+        for spec in PANE_SPECS:
+            pane = self._panes[spec.pane_id]
+            own = [b for b in pane.BINDINGS if isinstance(b, Binding) and b.show]
+            if own:
+                sections.append((f"{spec.key} {spec.title}", own))
+        self.push_screen(HelpScreen(sections))
+
+    def action_refresh(self) -> None:
+        self.data_changed()
+
+    # -- cross-pane navigation (screens never import each other) ------------------------------------
+    def open_message(self, session_id: str, message_id: int | None = None) -> None:
+        """Show a session (and one of its messages) in pane 1."""
+        self.switch_pane("sessions")
+        self.pane("sessions").show_session(session_id, message_id)
+
+    def start_forget(self, **prefill: Any) -> None:
+        """Open pane 7 with a forget request pre-filled (e.g. memory_id=12)."""
+        self.switch_pane("forget")
+        pane = self.pane("forget")
+        if hasattr(pane, "prefill"):
+            pane.prefill(**prefill)
+        else:
+            self.notify("The Forget & Audit pane has not landed yet.", severity="warning")
+
+    # -- live refresh --------------------------------------------------------------------------------
+    def data_changed(self) -> None:
+        """The database changed: refresh the header, the visible pane now, the others when shown."""
+        self.refresh_counts()
+        current = self.current_pane()
+        for pane in self._panes.values():
+            pane.data_changed(visible=pane is current)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="app.counts")
+    def refresh_counts(self) -> None:
+        counts = self.engine.counts()
+        self.call_from_thread(self.query_one(StatusHeader).set_counts, counts)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="app.poll")
+    def poll_db(self) -> None:
+        """Another process committed (data_version moved), or the model finished loading."""
+        dv = self.engine.data_version()
+        state = self.engine.embedder.state
+        if state != self._embedder_state:
+            self.call_from_thread(self._embedder_changed, state)
+        if self._data_version is None:
+            self._data_version = dv
+        elif dv != self._data_version:
+            self._data_version = dv
+            self.call_from_thread(self.data_changed)
+
+    def _embedder_changed(self, state: str) -> None:
+        first = self._embedder_state is None
+        self._embedder_state = state
+        self.query_one(StatusHeader).set_embedder(state)
+        for pane in self._panes.values():
+            pane.embedder_changed(state)
+        if not first and state == "ready":
+            self.notify("Embedding model ready: search is hybrid now.", timeout=3)
+        elif state == "failed":
+            self.notify(f"Embedding model failed to load; search stays keyword-only. "
+                        f"{self.engine.embedder.error or ''}", severity="warning")
+
+    # -- failures: one place, readable, never a traceback -----------------------------------------
+    @on(Worker.StateChanged)
+    def _worker_state(self, event: Worker.StateChanged) -> None:
+        self.report_worker(event)
+
+    def report_worker(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        from engine.errors import EngineError
+
+        err = event.worker.error
+        first = (str(err).splitlines() or [""])[0]
+        if isinstance(err, EngineError):
+            msg, severity = first or type(err).__name__, "warning"
+        else:
+            msg, severity = f"internal error in {event.worker.group}: {type(err).__name__}: {first}", "error"
+        self.errors.append(msg)
+        self.notify(msg, severity=severity, timeout=8)
+
+
+def run_console(db_path, actor: str | None = None) -> None:
+    """`memconsole` with no verb: open the console on `db_path`."""
+    MemConsole(db_path=str(db_path), actor=actor).run()

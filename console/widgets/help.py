@@ -1,0 +1,41 @@
+"""`?`: every binding of the console, grouped by where it applies."""
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+def _key(b: Binding) -> str:
+    return ", ".join(k.strip() for k in b.key.split(","))
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss_help", "Close", id="help.close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 90; height: 90%; border: thick $accent; background: $surface; padding: 0 1;
+    }
+    """
+
+    def __init__(self, sections: list[tuple[str, list[Binding]]]) -> None:
+        super().__init__()
+        self.sections = sections
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            for title, bindings in self.sections:
+                t = Table(title=title, title_justify="left", show_header=False, box=None,
+                          expand=True, padding=(0, 1))
+                t.add_column("key", style="bold cyan", width=22)
+                t.add_column("what")
+                for b in bindings:
+                    t.add_row(_key(b), b.description or b.action)
+                yield Static(t, classes="help-section")
+
+    def action_dismiss_help(self) -> None:
+        self.dismiss(None)

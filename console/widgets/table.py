@@ -1,0 +1,88 @@
+"""DataGrid: the one table every pane uses — vim keys, `y` copies, and a refresh that keeps the
+operator's selection and scroll position when the data changes underneath."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+
+class DataGrid(DataTable):
+    """A row-cursor DataTable with j/k/g/G and y (cell) / Y (row) copy."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False, id="table.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="table.up"),
+        Binding("g", "scroll_top", "Top", show=False, id="table.top"),
+        Binding("G", "scroll_bottom", "Bottom", show=False, id="table.bottom"),
+        Binding("y", "copy_cell", "Copy cell", id="table.copy_cell"),
+        Binding("Y", "copy_row", "Copy row", show=False, id="table.copy_row"),
+    ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("cursor_type", "row")
+        kwargs.setdefault("zebra_stripes", True)
+        super().__init__(*args, **kwargs)
+        self.last_copied: str | None = None
+
+    # -- selection -------------------------------------------------------------------------------
+    @property
+    def selected_key(self) -> str | None:
+        """The key of the row under the cursor (None when the table is empty)."""
+        if not self.row_count:
+            return None
+        try:
+            return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except Exception:
+            return None
+
+    def select_key(self, key: str | int) -> bool:
+        """Move the cursor to the row with `key`; False if there is no such row."""
+        try:
+            idx = self.get_row_index(str(key))
+        except Exception:
+            return False
+        self.move_cursor(row=idx, animate=False)
+        return True
+
+    # -- data ------------------------------------------------------------------------------------
+    def set_rows(self, rows: Iterable[tuple[str | int, Sequence[Any]]]) -> None:
+        """Replace every row, keeping the cursor on the same key (or index) and the scroll."""
+        old_key, old_row = self.selected_key, self.cursor_row
+        sx, sy = self.scroll_x, self.scroll_y
+        self.clear()
+        keys: list[str] = []
+        for key, cells in rows:
+            k = str(key)
+            if k in keys:            # a duplicate key would raise; the first row wins
+                continue
+            keys.append(k)
+            self.add_row(*cells, key=k)
+        if not keys:
+            return
+        idx = keys.index(old_key) if old_key in keys else min(max(old_row, 0), len(keys) - 1)
+        self.move_cursor(row=idx, animate=False, scroll=False)
+        self.call_after_refresh(self.scroll_to, sx, sy, animate=False)
+
+    # -- copying -----------------------------------------------------------------------------------
+    def _copy(self, text: str, what: str) -> None:
+        self.last_copied = text
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} ({len(text)} chars)", timeout=2)
+
+    def action_copy_cell(self) -> None:
+        if not self.row_count:
+            return
+        self._copy(_plain(self.get_cell_at(self.cursor_coordinate)), "cell")
+
+    def action_copy_row(self) -> None:
+        if not self.row_count:
+            return
+        cells = self.get_row_at(self.cursor_row)
+        self._copy("\t".join(_plain(c) for c in cells), "row")
+
+
+def _plain(value: Any) -> str:
+    plain = getattr(value, "plain", None)
+    return plain if isinstance(plain, str) else ("" if value is None else str(value))

@@ -1,0 +1,132 @@
+"""Pane: the base class of every console pane (one per module in screens/).
+
+A pane gets the engine from the app (`self.engine`), loads data in thread workers, and implements
+`refresh_data()`; the app calls it when the database changes (another process wrote, or this
+console did) while the pane is visible, and marks hidden panes stale so they reload when shown.
+See console/README-panes.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+from textual import on
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Input
+from textual.worker import Worker, get_current_worker
+
+from console.widgets.confirm import ConfirmModal, PromptModal
+from console.widgets.table import DataGrid
+
+
+@dataclass
+class PaneCommand:
+    """An entry for the command palette while this pane is current."""
+    name: str
+    help: str
+    callback: Callable[[], Any]
+
+
+class Pane(Vertical):
+    PANE_ID: ClassVar[str] = ""          # also the TabPane id: "sessions", "search", ...
+    TITLE: ClassVar[str] = ""
+    FILTER_SELECTOR: ClassVar[str] = "#filter"   # what `/` focuses
+    MAIN_SELECTOR: ClassVar[str] = "DataGrid"    # what `escape` from an input returns to
+
+    BINDINGS = [Binding("escape", "leave_input", "Leave input", show=False, id="pane.leave_input")]
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("id", f"pane-{self.PANE_ID}")
+        super().__init__(**kwargs)
+        self.stale = True        # reload when next shown
+
+    # -- what the app gives every pane ----------------------------------------------------------
+    @property
+    def engine(self):
+        return self.app.engine   # type: ignore[attr-defined]
+
+    def refresh_data(self) -> None:
+        """Reload everything the pane shows (start workers here). Must keep selection/scroll:
+        use DataGrid.set_rows. Called when shown-while-stale and on every database change."""
+        self.stale = False
+
+    def activated(self) -> None:
+        """The pane became the visible one."""
+        if self.stale:
+            self.refresh_data()
+
+    def data_changed(self, visible: bool) -> None:
+        if visible:
+            self.refresh_data()
+        else:
+            self.stale = True
+
+    def embedder_changed(self, state: str) -> None:
+        """The embedding model's state moved (idle/loading/ready/failed/none)."""
+
+    def commands(self) -> list[PaneCommand]:
+        """Palette commands for this pane (the palette adds the global ones)."""
+        return []
+
+    def focus_filter(self) -> None:
+        found = self.query(self.FILTER_SELECTOR)
+        if found:
+            found.first().focus()
+
+    def action_leave_input(self) -> None:
+        if isinstance(self.app.focused, Input):
+            main = self.query(self.MAIN_SELECTOR)
+            if main:
+                main.first().focus()
+            else:
+                self.app.set_focus(None)
+
+    # -- helpers for workers and actions ---------------------------------------------------------------
+    def deliver(self, fn: Callable[..., Any], *args: Any) -> None:
+        """From a thread worker: run `fn(*args)` on the UI thread unless the worker was superseded."""
+        if get_current_worker().is_cancelled:
+            return
+        self.app.call_from_thread(fn, *args)
+
+    def wrote(self) -> None:
+        """After this console changed the database: refresh every pane and the header counts.
+        (PRAGMA data_version only moves for other connections' commits.)"""
+        self.app.call_from_thread(self.app.data_changed)   # type: ignore[attr-defined]
+
+    def confirm(self, title: str, body: str, on_yes: Callable[[], Any], *,
+                confirm_label: str = "Confirm", require_text: str | None = None,
+                danger: bool = False) -> None:
+        """Ask before a consequential action; `on_yes()` runs only when confirmed."""
+        def done(ok: bool | None) -> None:
+            if ok:
+                on_yes()
+        self.app.push_screen(ConfirmModal(title, body, confirm_label=confirm_label,
+                                          require_text=require_text, danger=danger), done)
+
+    def prompt(self, question: str, on_value: Callable[[str], Any], value: str = "") -> None:
+        def done(v: str | None) -> None:
+            if v is not None:
+                on_value(v)
+        self.app.push_screen(PromptModal(question, value), done)
+
+    def table(self, selector: str) -> DataGrid:
+        return self.query_one(selector, DataGrid)
+
+    @on(Worker.StateChanged)
+    def _worker_state(self, event: Worker.StateChanged) -> None:
+        self.app.report_worker(event)   # type: ignore[attr-defined]
+
+
+class PlaceholderPane(Pane):
+    """Stands in for a pane whose module has not landed yet (or failed to import)."""
+
+    def __init__(self, pane_id: str, title: str, note: str) -> None:
+        self.PANE_ID = pane_id
+        self.TITLE = title
+        super().__init__()
+        self.note = note
+
+    def compose(self):
+        from textual.widgets import Static
+        yield Static(f"{self.TITLE}\n\n{self.note}", classes="placeholder", markup=False)

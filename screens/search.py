@@ -1,0 +1,298 @@
+"""Pane 2 — Search: hybrid search with filters, the score breakdown of the selected hit as bars,
+"why not?" for any memory id, hints of where else a thin query matches, and actions on a hit.
+
+The console searches with record_access=False: auditing never changes what it audits."""
+from __future__ import annotations
+
+from time import perf_counter
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Select, Static
+
+from console.widgets.bars import breakdown_text
+from console.widgets.header import badge
+from console.widgets.table import DataGrid
+from engine.types import CATEGORIES, KINDS, SearchResult
+
+from .base import Pane, PaneCommand
+
+TIER_OPTIONS = [("core+active", "default"), ("all tiers", "all"), ("core", "core"),
+                ("active", "active"), ("archived", "archived")]
+COLUMNS = ("#", "content", "final", "bm25", "vec", "sim", "strength", "imp", "recency", "tier", "id")
+
+
+def _fmt(v, spec: str = ".3f") -> str:
+    return "–" if v is None else format(v, spec)
+
+
+class SearchPane(Pane):
+    PANE_ID = "search"
+    TITLE = "Search"
+    FILTER_SELECTOR = "#query"
+    MAIN_SELECTOR = "#results"
+    K = 25
+
+    BINDINGS = [
+        *Pane.BINDINGS,
+        Binding("p", "pin", "Pin/unpin", id="search.pin"),
+        Binding("i", "importance", "Importance", id="search.importance"),
+        Binding("a", "archive", "Archive", id="search.archive"),
+        Binding("f", "forget", "Forget…", id="search.forget"),
+        Binding("o", "source", "Source msg", id="search.source"),
+        Binding("w", "why_not", "Why not?", id="search.why_not"),
+    ]
+
+    class SearchSubmitted(Message):
+        def __init__(self, query: str) -> None:
+            self.query = query
+            super().__init__()
+
+    class SearchFinished(Message):
+        def __init__(self, result: SearchResult, ms: float) -> None:
+            self.result = result
+            self.ms = ms
+            super().__init__()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result: SearchResult | None = None
+        self.hits: dict[str, object] = {}
+        self.explanation = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="search-bar"):
+            yield Input(placeholder="search memories (enter)…  / focuses here", id="query")
+            yield Static(badge("idle"), id="mode-badge")
+        with Horizontal(id="search-filters"):
+            yield Select(TIER_OPTIONS, value="default", allow_blank=False, id="f-tier")
+            yield Select([(k, k) for k in KINDS], prompt="any kind", id="f-kind")
+            yield Select([(c, c) for c in CATEGORIES], prompt="any category", id="f-category")
+            yield Input(placeholder="agent", id="f-agent")
+            yield Input(placeholder="user", id="f-user")
+        yield Static("Type a query and press enter.", id="search-status", classes="hint")
+        with Horizontal(id="search-main"):
+            yield DataGrid(id="results")
+            with VerticalScroll(id="hit-detail", classes="panel"):
+                yield Static("", id="breakdown")
+                yield Static("", id="hit-text")
+        yield Static("", id="elsewhere", classes="hint")
+        with Horizontal(id="why-bar"):
+            yield Static("why not? memory #", classes="hint")
+            yield Input(placeholder="id", id="whynot", type="integer")
+        yield Static("", id="why-result")
+
+    def on_mount(self) -> None:
+        t = self.query_one("#results", DataGrid)
+        t.add_columns(*COLUMNS)
+        self.query_one("#hit-detail").border_title = "breakdown"
+        self.embedder_changed(self.engine.embedder.state)
+
+    # -- the workflow: SearchSubmitted -> (worker) -> SearchFinished -----------------------------
+    def filters(self) -> dict:
+        def val(sel: str):
+            w = self.query_one(sel, Select)
+            return None if w.is_blank() or w.value == "default" else w.value
+        return dict(tier=val("#f-tier"), kind=val("#f-kind"), category=val("#f-category"),
+                    agent=self.query_one("#f-agent", Input).value.strip() or None,
+                    user=self.query_one("#f-user", Input).value.strip() or None)
+
+    def search(self, query: str) -> None:
+        self.query_one("#query", Input).value = query
+        self.post_message(self.SearchSubmitted(query))
+
+    @on(Input.Submitted, "#query, #f-agent, #f-user")
+    def _submitted(self) -> None:
+        self.post_message(self.SearchSubmitted(self.query_one("#query", Input).value))
+
+    @on(Select.Changed)
+    def _filter_changed(self) -> None:
+        if self.query_one("#query", Input).value.strip():
+            self.post_message(self.SearchSubmitted(self.query_one("#query", Input).value))
+
+    @on(SearchSubmitted)
+    def _run(self, event: SearchSubmitted) -> None:
+        self.query_one("#search-status", Static).update("searching…")
+        self.run_search(event.query, self.filters())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.query")
+    def run_search(self, query: str, filters: dict) -> None:
+        t0 = perf_counter()
+        result = self.engine.search(query, k=self.K, record_access=False, **filters)
+        self.deliver(self.post_message, self.SearchFinished(result, (perf_counter() - t0) * 1000))
+
+    @on(SearchFinished)
+    def _show(self, event: SearchFinished) -> None:
+        res = event.result
+        self.result = res
+        self.hits = {str(h.id): h for h in res.hits}
+        rows = []
+        for i, h in enumerate(res.hits, 1):
+            b = h.breakdown
+            content = h.content.replace("\n", " ")
+            rows.append((h.id, [i, content[:60] + ("…" if len(content) > 60 else ""),
+                                f"{b.final:.4f}", _fmt(b.bm25_rank, "d"), _fmt(b.vector_rank, "d"),
+                                _fmt(b.vector_similarity), _fmt(b.strength), _fmt(b.importance, ".2f"),
+                                _fmt(b.recency), h.tier, h.id]))
+        table = self.query_one("#results", DataGrid)
+        table.set_rows(rows)
+        status = f"{len(res.hits)} hits · {res.mode} · {event.ms:.0f} ms"
+        if res.message:
+            status += f" · {res.message}"
+        self.query_one("#search-status", Static).update(status)
+        self.query_one("#elsewhere", Static).update(self._elsewhere_text(res))
+        self._show_detail(table.selected_key)
+
+    def _elsewhere_text(self, res: SearchResult) -> str:
+        e = res.elsewhere or {}
+        parts = []
+        if "other_tiers" in e:
+            o = e["other_tiers"]
+            parts.append(f"{o['matches']} match(es) in {', '.join(o['tiers'])} "
+                         f"(tier filter: all tiers) e.g. #{', #'.join(map(str, o['ids'][:3]))}")
+        if "without_filters" in e:
+            parts.append(f"{e['without_filters']['matches']} match(es) without the filters")
+        if "messages" in e:
+            m = e["messages"]
+            parts.append(f"{m['matches']} message(s) in sessions {', '.join(m['sessions'][:3])} (pane 1)")
+        return ("elsewhere: " + " │ ".join(parts)) if parts else ""
+
+    @on(DataGrid.RowHighlighted, "#results")
+    def _highlighted(self, event: DataGrid.RowHighlighted) -> None:
+        self._show_detail(event.row_key.value if event.row_key else None)
+
+    def _show_detail(self, key: str | None) -> None:
+        hit = self.hits.get(key or "")
+        if hit is None:
+            self.query_one("#breakdown", Static).update("")
+            self.query_one("#hit-text", Static).update("")
+            return
+        best = max((h.breakdown.rrf for h in self.hits.values()), default=None)
+        self.query_one("#breakdown", Static).update(breakdown_text(hit.breakdown, best))
+        t = Text()
+        t.append(f"\n#{hit.id} ", style="bold")
+        t.append(f"{hit.kind} · {hit.category} · {hit.tier} · agent {hit.agent or '–'} · "
+                 f"user {hit.user or '–'}\n", style="dim")
+        t.append(hit.content)
+        self.query_one("#hit-text", Static).update(t)
+        self.query_one("#hit-detail").border_title = f"breakdown #{hit.id}"
+
+    def refresh_data(self) -> None:
+        super().refresh_data()
+        if self.result is not None:        # re-run the same search; the table keeps its cursor
+            self.run_search(self.result.query, self.filters())
+
+    def embedder_changed(self, state: str) -> None:
+        self.query_one("#mode-badge", Static).update(badge(state))
+
+    # -- why not? ---------------------------------------------------------------------------------------
+    def action_why_not(self) -> None:
+        field = self.query_one("#whynot", Input)
+        if self.selected_id() is not None and not field.value:
+            field.value = str(self.selected_id())
+        field.focus()
+
+    @on(Input.Submitted, "#whynot")
+    def _why(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            return
+        self.query_one("#why-result", Static).update("explaining…")
+        self.explain(self.query_one("#query", Input).value, event.value.strip(), self.filters())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.explain")
+    def explain(self, query: str, memory_id: str, filters: dict) -> None:
+        ex = self.engine.explain(query, memory_id, k=self.K, **filters)
+        self.deliver(self._show_explanation, ex)
+
+    def _show_explanation(self, ex) -> None:
+        self.explanation = ex
+        self.query_one("#why-result", Static).update(Text(ex.summary))
+
+    # -- actions on the selected hit ----------------------------------------------------------------------
+    def selected_id(self) -> int | None:
+        key = self.query_one("#results", DataGrid).selected_key
+        return int(key) if key else None
+
+    def _need_hit(self) -> int | None:
+        mid = self.selected_id()
+        if mid is None:
+            self.notify("Select a hit first.", severity="warning", timeout=2)
+        return mid
+
+    def action_pin(self) -> None:
+        if (mid := self._need_hit()) is not None:
+            self.toggle_pin(mid)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
+    def toggle_pin(self, mid: int) -> None:
+        mem = self.engine.get_memory(mid)
+        if mem.pinned:
+            self.engine.unpin_memory(mid, reason="unpinned from the console")
+        else:
+            self.engine.pin_memory(mid, reason="pinned from the console")
+        self.app.call_from_thread(self.notify, f"Memory #{mid} {'unpinned' if mem.pinned else 'pinned'}.")
+        self.wrote()
+
+    def action_importance(self) -> None:
+        if (mid := self._need_hit()) is None:
+            return
+        hit = self.hits[str(mid)]
+        self.prompt(f"Importance of memory #{mid} (0–1), now {hit.breakdown.importance:.2f}:",
+                    lambda v: self.set_importance(mid, v), value=f"{hit.breakdown.importance:.2f}")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
+    def set_importance(self, mid: int, value: str) -> None:
+        mem = self.engine.set_importance(mid, value, reason="set from the console")
+        self.app.call_from_thread(self.notify, f"Memory #{mid} importance is {mem.importance:.2f}.")
+        self.wrote()
+
+    def action_archive(self) -> None:
+        if (mid := self._need_hit()) is None:
+            return
+        hit = self.hits[str(mid)]
+        if hit.tier == "archived":
+            self.notify(f"Memory #{mid} is already archived.", timeout=2)
+            return
+        body = (f"Memory #{mid}: tier {hit.tier} → archived.\n\n“{hit.content[:200]}”\n\n"
+                f"It leaves default searches (still found with the tier filter 'all tiers'); "
+                f"nothing is deleted and it can be restored.")
+        self.confirm(f"Archive memory #{mid}?", body, lambda: self.archive(mid),
+                     confirm_label="Archive")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
+    def archive(self, mid: int) -> None:
+        self.engine.archive_memory(mid, reason="archived from the console")
+        self.app.call_from_thread(self.notify, f"Memory #{mid} archived.")
+        self.wrote()
+
+    def action_forget(self) -> None:
+        if (mid := self._need_hit()) is not None:
+            self.app.start_forget(memory_id=mid)   # type: ignore[attr-defined]
+
+    def action_source(self) -> None:
+        if (mid := self._need_hit()) is not None:
+            self.open_source(mid)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.source")
+    def open_source(self, mid: int) -> None:
+        mem = self.engine.get_memory(mid)
+        if not mem.session_id:
+            self.app.call_from_thread(self.notify, f"Memory #{mid} has no source session.",
+                                      severity="warning")
+            return
+        self.deliver(self.app.open_message, mem.session_id, mem.message_id)  # type: ignore[attr-defined]
+
+    def commands(self) -> list[PaneCommand]:
+        return [
+            PaneCommand("Pin / unpin selected hit", "Toggle pinned on the selected memory", self.action_pin),
+            PaneCommand("Set importance of selected hit", "0–1", self.action_importance),
+            PaneCommand("Archive selected hit", "Move it to the archived tier (confirmed)", self.action_archive),
+            PaneCommand("Forget selected hit", "Open Forget & Audit pre-filled", self.action_forget),
+            PaneCommand("Open source message", "Jump to the message it came from", self.action_source),
+            PaneCommand("Why not? (explain a memory id)", "Why a memory is or is not in the results",
+                        self.action_why_not),
+        ]

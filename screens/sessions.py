@@ -1,0 +1,292 @@
+"""Pane 1 — Sessions: the episodic log. A filterable session list, the transcript (roles, tools,
+times), lineage (parent / children), full-text message search (CJK too), and the links between
+messages and the memories derived from them."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from console.widgets.table import DataGrid
+from engine.clock import parse_time
+from engine.types import SessionDetail
+
+from .base import Pane, PaneCommand
+
+FILTER_KEYS = ("agent", "user", "source", "since", "until")
+ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta",
+              "tool": "bold yellow"}
+
+
+def when(t: float | None) -> str:
+    if t is None:
+        return "–"
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def parse_filter(text: str) -> dict:
+    """'agent:atlas since:2026-01-01 deploy' -> list_sessions keyword arguments."""
+    out: dict = {}
+    words = []
+    for tok in text.split():
+        key, sep, val = tok.partition(":")
+        if sep and key in FILTER_KEYS and val:
+            out[key] = parse_time(val) if key in ("since", "until") else val
+        else:
+            words.append(tok)
+    if words:
+        out["text"] = " ".join(words)
+    return out
+
+
+def one_line(text: str, n: int) -> str:
+    s = " ".join(text.split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+class SessionsPane(Pane):
+    PANE_ID = "sessions"
+    TITLE = "Sessions"
+    FILTER_SELECTOR = "#filter"
+    MAIN_SELECTOR = "#session-list"
+
+    BINDINGS = [
+        *Pane.BINDINGS,
+        Binding("s", "focus_message_search", "Search messages", id="sessions.search_messages"),
+        Binding("m", "memories", "Derived memories", id="sessions.memories"),
+        Binding("P", "parent", "Parent session", id="sessions.parent"),
+        Binding("C", "child", "Child session", id="sessions.child"),
+        Binding("M", "memory_source", "Memory → source", id="sessions.memory_source"),
+    ]
+
+    class SessionOpened(Message):
+        def __init__(self, detail: SessionDetail, message_id: int | None) -> None:
+            self.detail = detail
+            self.message_id = message_id
+            super().__init__()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.detail: SessionDetail | None = None
+        self.messages: dict[str, object] = {}
+        self.derived: list = []
+        self._want_message: int | None = None
+        self._child_index = 0
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            with Vertical(id="sessions-left"):
+                yield Input(placeholder="filter: text agent:NAME user:NAME source:X since:DATE until:DATE",
+                            id="filter")
+                yield DataGrid(id="session-list")
+                yield Input(placeholder="search messages (any language, e.g. 部署)…", id="message-search")
+                yield DataGrid(id="message-hits")
+            with Vertical(id="sessions-right"):
+                yield Static("Select a session.", id="lineage")
+                yield DataGrid(id="transcript")
+                with VerticalScroll(id="message-detail", classes="panel"):
+                    yield Static("", id="message-text")
+                yield DataGrid(id="derived")
+                with Horizontal(id="jump-bar"):
+                    yield Static("memory # → source message:", classes="hint")
+                    yield Input(placeholder="id", id="memory-jump", type="integer")
+
+    def on_mount(self) -> None:
+        self.table("#session-list").add_columns("started", "agent", "user", "source", "title", "msgs")
+        self.table("#message-hits").add_columns("session", "role", "at", "snippet")
+        self.table("#transcript").add_columns("at", "role", "tool", "message", "id")
+        self.table("#derived").add_columns("memory", "tier", "category", "content")
+        self.query_one("#session-list").border_title = "sessions"
+        self.query_one("#message-hits").border_title = "message search"
+        self.query_one("#transcript").border_title = "transcript"
+        self.query_one("#derived").border_title = "memories derived from the message"
+        self.query_one("#message-detail").border_title = "message"
+
+    # -- session list -------------------------------------------------------------------------------
+    def refresh_data(self) -> None:
+        super().refresh_data()
+        self.load_sessions(self.query_one("#filter", Input).value)
+        if self.detail is not None:
+            self.open_session(self.detail.session.id, None)
+
+    @on(Input.Submitted, "#filter")
+    @on(Input.Changed, "#filter")
+    def _filter(self, event) -> None:
+        self.load_sessions(event.value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.list")
+    def load_sessions(self, text: str) -> None:
+        sessions = self.engine.list_sessions(**parse_filter(text))
+        self.deliver(self._show_sessions, sessions)
+
+    def _show_sessions(self, sessions) -> None:
+        t = self.table("#session-list")
+        t.set_rows((s.id, [when(s.started_at), s.agent or "–", s.user or "–", s.source or "–",
+                           one_line(s.title or s.id, 40), s.message_count]) for s in sessions)
+        t.border_title = f"sessions ({len(sessions)}{'+' if len(sessions) >= 500 else ''})"
+        if self.detail is None and sessions and t.selected_key:
+            self.open_session(t.selected_key, None)
+
+    @on(DataGrid.RowSelected, "#session-list")
+    @on(DataGrid.RowHighlighted, "#session-list")
+    def _session_chosen(self, event) -> None:
+        key = event.row_key.value if event.row_key else None
+        if key and (self.detail is None or self.detail.session.id != key):
+            self.open_session(key, None)
+
+    # -- a session: lineage + transcript -------------------------------------------------------------
+    def show_session(self, session_id: str, message_id: int | None = None) -> None:
+        """Open a session (from another pane too) and put the cursor on one of its messages."""
+        self.open_session(session_id, message_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.open")
+    def open_session(self, session_id: str, message_id: int | None) -> None:
+        detail = self.engine.get_session(session_id)
+        self.deliver(self.post_message, self.SessionOpened(detail, message_id))
+
+    @on(SessionOpened)
+    def _opened(self, event: SessionOpened) -> None:
+        d = event.detail
+        same = self.detail is not None and self.detail.session.id == d.session.id
+        self.detail = d
+        if not same:
+            self._child_index = 0
+        s = d.session
+        t = Text()
+        t.append(f"{s.title or s.id}\n", style="bold")
+        t.append(f"{s.id} · agent {s.agent or '–'} · user {s.user or '–'} · {s.source or '–'} · "
+                 f"{s.model or '–'} · {when(s.started_at)}\n", style="dim")
+        t.append("parent: ", style="bold")
+        t.append(f"{d.parent.id} ({one_line(d.parent.title or '', 30)})" if d.parent else "none")
+        t.append("   children: ", style="bold")
+        t.append(", ".join(c.id for c in d.children) if d.children else "none")
+        self.query_one("#lineage", Static).update(t)
+        self.messages = {str(m.id): m for m in d.messages}
+        tr = self.table("#transcript")
+        if not same:
+            tr.clear()
+        tr.set_rows((m.id, [when(m.at), Text(m.role, style=ROLE_STYLE.get(m.role, "")),
+                            m.tool_name or "", one_line(m.content, 90), m.id]) for m in d.messages)
+        tr.border_title = f"transcript ({len(d.messages)} messages)"
+        if event.message_id is not None:
+            tr.select_key(event.message_id)
+            tr.focus()
+        self.table("#session-list").select_key(s.id)
+        self._show_message(tr.selected_key)
+
+    @on(DataGrid.RowHighlighted, "#transcript")
+    def _message_highlighted(self, event: DataGrid.RowHighlighted) -> None:
+        self._show_message(event.row_key.value if event.row_key else None)
+
+    def _show_message(self, key: str | None) -> None:
+        m = self.messages.get(key or "")
+        box = self.query_one("#message-text", Static)
+        if m is None:
+            box.update("")
+            self.table("#derived").set_rows([])
+            return
+        t = Text()
+        t.append(f"#{m.id} ", style="bold")
+        t.append(m.role, style=ROLE_STYLE.get(m.role, ""))
+        if m.tool_name:
+            t.append(f" · tool {m.tool_name}", style="yellow")
+        t.append(f" · {when(m.at)} · {m.token_count or 0} tokens\n", style="dim")
+        t.append(m.content)
+        box.update(t)
+        self.load_derived(m.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.derived")
+    def load_derived(self, message_id: int) -> None:
+        mems = self.engine.memories_from_message(message_id)
+        self.deliver(self._show_derived, mems)
+
+    def _show_derived(self, mems) -> None:
+        self.derived = mems
+        t = self.table("#derived")
+        t.set_rows((m.id, [f"#{m.id}", m.tier, m.category, one_line(m.content, 80)]) for m in mems)
+        t.border_title = f"memories derived from the message ({len(mems)})"
+
+    # -- message search ---------------------------------------------------------------------------------
+    @on(Input.Submitted, "#message-search")
+    def _message_search(self, event: Input.Submitted) -> None:
+        self.search_messages(event.value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.msgsearch")
+    def search_messages(self, query: str) -> None:
+        hits = self.engine.search_messages(query, limit=200)
+        self.deliver(self._show_message_hits, hits)
+
+    def _show_message_hits(self, hits) -> None:
+        self.message_hits = {str(h.message.id): h for h in hits}
+        t = self.table("#message-hits")
+        t.set_rows((h.message.id, [h.message.session_id, h.message.role, when(h.message.at),
+                                   one_line(h.snippet, 80)]) for h in hits)
+        t.border_title = f"message search ({len(hits)} matches)"
+        if hits:
+            t.focus()
+
+    @on(DataGrid.RowSelected, "#message-hits")
+    def _hit_chosen(self, event: DataGrid.RowSelected) -> None:
+        h = self.message_hits.get(event.row_key.value or "")
+        if h is not None:
+            self.open_session(h.message.session_id, h.message.id)
+
+    # -- memory -> source message ----------------------------------------------------------------------
+    @on(Input.Submitted, "#memory-jump")
+    def _jump(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.memory_source(event.value.strip())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.jump")
+    def memory_source(self, memory_id: str) -> None:
+        mem = self.engine.get_memory(memory_id)
+        if not mem.session_id:
+            self.app.call_from_thread(self.notify, f"Memory #{mem.id} has no source session.",
+                                      severity="warning")
+            return
+        detail = self.engine.get_session(mem.session_id)
+        self.deliver(self.post_message, self.SessionOpened(detail, mem.message_id))
+
+    # -- actions -----------------------------------------------------------------------------------------
+    def action_focus_message_search(self) -> None:
+        self.query_one("#message-search", Input).focus()
+
+    def action_memories(self) -> None:
+        self.table("#derived").focus()
+
+    def action_memory_source(self) -> None:
+        t = self.table("#derived")
+        if self.app.focused is t and t.selected_key:
+            self.memory_source(t.selected_key)
+        else:
+            self.query_one("#memory-jump", Input).focus()
+
+    def action_parent(self) -> None:
+        if self.detail and self.detail.parent:
+            self.open_session(self.detail.parent.id, None)
+        else:
+            self.notify("This session has no parent.", timeout=2)
+
+    def action_child(self) -> None:
+        if self.detail and self.detail.children:
+            kids = self.detail.children
+            child = kids[self._child_index % len(kids)]
+            self._child_index += 1
+            self.open_session(child.id, None)
+        else:
+            self.notify("This session has no children.", timeout=2)
+
+    def commands(self) -> list[PaneCommand]:
+        return [
+            PaneCommand("Search messages", "Full-text search of transcripts", self.action_focus_message_search),
+            PaneCommand("Memories derived from the message", "Focus the derived memories", self.action_memories),
+            PaneCommand("Open parent session", "Lineage: go to the parent", self.action_parent),
+            PaneCommand("Open child session", "Lineage: go to a child (repeats cycle)", self.action_child),
+            PaneCommand("Memory → source message", "Jump from a memory id to its message", self.action_memory_source),
+        ]

@@ -274,9 +274,11 @@ class MemoriesMixin:
 
     def edit_memory(self, memory_id: int, content: str, reason: str = "") -> Memory:
         content = check_text(content, "content")
-        mem = self._update_memory(memory_id, "edit", {"content": content}, reason)
+        # Pending until the new vector is in: a crash before that must not leave the old
+        # text's vector marked current.
+        mem = self._update_memory(memory_id, "edit", {"content": content, "embedded": 0}, reason)
         self._embed_one(mem.id)
-        return mem
+        return self.get_memory(mem.id)
 
     # -- vectors ---------------------------------------------------------------------------------------
     def _embed_one(self, memory_id: int) -> None:

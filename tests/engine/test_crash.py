@@ -1,0 +1,46 @@
+"""Crash safety, small version (the full one, 50+ kills, is tests/stress/test_crash_stress.py).
+
+A writer process doing mixed writes is killed with SIGKILL at a random moment; the next open must
+find a sound file: integrity_check and FTS5 integrity-check pass, memories / FTS / vec0 agree on
+ids (and each vector matches its text), and every write acknowledged before the kill is there.
+Writers use HashEmbedder (see tests/stress/workers.py for why)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.stress.harness import Acks, check_database, kill_at_random
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kill_9_loses_no_acknowledged_write(tmp_path, seed):
+    db = tmp_path / "crash.db"
+    acks = Acks()
+    for trial in range(2):      # a second kill on the recovered file, too
+        got = kill_at_random(db, tmp_path / f"acks{trial}.txt", seed * 10 + trial)
+        assert got.ready and not got.errors, got.errors
+        acks.merge(got)
+        check_database(db, acks)
+    assert acks.memories or acks.messages, "the writer was killed before writing anything"
+
+
+def test_edit_cut_between_text_and_vector_leaves_it_pending(tmp_path, monkeypatch):
+    """edit_memory commits the new text, then the new vector: a crash between the two must not
+    leave the old text's vector marked current (it would be found by the old meaning forever)."""
+    from engine import HashEmbedder, open_engine
+    from tests.stress.workers import sha
+
+    db = tmp_path / "edit.db"
+    eng = open_engine(db, embedder=HashEmbedder(), actor="t")
+    mid = eng.add_memory("the deploy runs on fridays")
+
+    def crash(*a, **k):
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(eng, "_embed_one", crash)
+    with pytest.raises(KeyboardInterrupt):
+        eng.edit_memory(mid, "backups are verified nightly")
+    eng.store.conn.close()
+    acks = Acks(memories={mid: {sha("backups are verified nightly")}})
+    check_database(db, acks)
+    with open_engine(db, embedder=None) as e:
+        assert e.get_memory(mid).embedded is False and e.pending_vectors() == 1

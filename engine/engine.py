@@ -9,10 +9,13 @@ from pathlib import Path
 
 from . import schema
 from .clock import Clock, SystemClock
+from .audit import AuditMixin
 from .config import Settings, load_settings
+from .curator import CuratorMixin
 from .doctor import DoctorMixin
 from .embed import Embedder, EmbedderHandle
 from .explain import ExplainMixin
+from .importers.mixin import ImportMixin
 from .ingest import IngestMixin
 from .memories import MemoriesMixin
 from .search import SearchMixin
@@ -30,7 +33,7 @@ def default_actor() -> str:
 
 
 class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, IngestMixin,
-                   DoctorMixin):
+                   DoctorMixin, ImportMixin, AuditMixin, CuratorMixin):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
                  settings: Settings | None = None, load: str = "background",

@@ -1,0 +1,159 @@
+"""What every importer shares: the summary it returns, watermarks, and the small row writers
+(memories with their provenance, flows) that run inside the importer's one transaction."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .. import audit
+from ..memories import normalize_item
+
+# progress(advance, total): called with how many items were just done and how many there are.
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class ImportSummary:
+    source: str
+    format: str                                             # hermes | markdown | jsonl
+    added: dict[str, int] = field(default_factory=dict)     # record type -> rows added
+    updated: dict[str, int] = field(default_factory=dict)   # record type -> rows changed
+    skipped: dict[str, int] = field(default_factory=dict)   # reason -> count
+    warnings: list[str] = field(default_factory=list)
+    vectors: int = 0                                        # memories embedded during the import
+    dry_run: bool = False
+
+    def add(self, kind: str, n: int = 1) -> None:
+        if n:
+            self.added[kind] = self.added.get(kind, 0) + n
+
+    def update(self, kind: str, n: int = 1) -> None:
+        if n:
+            self.updated[kind] = self.updated.get(kind, 0) + n
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        if n:
+            self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+    @property
+    def total_added(self) -> int:
+        return sum(self.added.values())
+
+
+@dataclass
+class ExportSummary:
+    path: str
+    records: dict[str, int]                                 # record type -> rows written
+    vectors: int
+    bytes: int
+
+
+class DryRun(Exception):
+    """Raised at the end of a dry-run transaction so the store rolls everything back."""
+
+    def __init__(self, summary: ImportSummary) -> None:
+        super().__init__("dry run")
+        self.summary = summary
+
+
+def tick(progress: Progress | None, total: int) -> Callable[[int], None]:
+    if progress is None:
+        return lambda n=1: None
+    return lambda n=1: progress(n, total)
+
+
+# -- watermarks ----------------------------------------------------------------------------------
+def get_watermark(conn, source: str, default=None):
+    row = conn.execute("SELECT value FROM import_watermarks WHERE source = ?", (source,)).fetchone()
+    if row is None:
+        return default
+    try:
+        return json.loads(row[0])
+    except ValueError:
+        return default
+
+
+def set_watermark(conn, source: str, value, now: float) -> None:
+    conn.execute(
+        "INSERT INTO import_watermarks(source, value, updated_at) VALUES (?,?,?) "
+        "ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        (source, json.dumps(value, ensure_ascii=False, sort_keys=True), now))
+
+
+# -- memories ------------------------------------------------------------------------------------
+def memory_exists(conn, agent: str, content: str) -> bool:
+    return conn.execute("SELECT 1 FROM memories WHERE agent = ? AND content = ? LIMIT 1",
+                        (agent, content)).fetchone() is not None
+
+
+def insert_memory(eng, conn, item: dict, *, now: float, reason: str,
+                  last_active: float | None = None, access_count: int = 0) -> int:
+    """Insert one imported memory (validated like any other) and audit it. Its vector is added
+    by `embed_new` if a model is already loaded; otherwise backfill does it later."""
+    n = normalize_item(item)
+    created = float(n["created_at"]) if n["created_at"] is not None else now
+    anchor = float(last_active) if last_active is not None else created
+    cur = conn.execute(
+        "INSERT INTO memories(content, kind, category, tier, agent, user, importance, strength,"
+        " anchor_strength, access_count, created_at, last_accessed_at, last_reinforced_at, pinned,"
+        " session_id, message_id, metadata, updated_at)"
+        " VALUES (?,?,?,?,?,?,?,1.0,1.0,?,?,?,?,?,?,?,?,?)",
+        (n["content"], n["kind"], n["category"], n["tier"], n["agent"], n["user"], n["importance"],
+         int(access_count), created, last_active, anchor, n["pinned"], n["session_id"],
+         n["message_id"], n["metadata_json"], now))
+    mid = int(cur.lastrowid)
+    audit.append(conn, at=now, actor=eng.actor, action="import", target_kind="memory",
+                 target_id=mid, reason=reason,
+                 summary={"kind": n["kind"], "category": n["category"], "tier": n["tier"],
+                          "agent": n["agent"], "preview": audit.snippet(n["content"])})
+    return mid
+
+
+def embed_new(eng, conn, ids: list[int]) -> int:
+    """Vectors for just-inserted memories, only if a model is loaded now (never wait for one)."""
+    emb = eng.embedder.get()
+    if emb is None or not ids:
+        return 0
+    rows = [conn.execute("SELECT * FROM memories WHERE id = ?", (i,)).fetchone() for i in ids]
+    vecs = emb.embed([r["content"] for r in rows])
+    for r, v in zip(rows, vecs):
+        eng.vectors.put(conn, r["id"], v, r)
+    return len(rows)
+
+
+# -- flows ---------------------------------------------------------------------------------------
+def upsert_flow(eng, conn, *, name: str, agent: str, description: str, steps: list[str],
+                triggers: list[str], status: str, domain: str, metadata: dict, now: float,
+                created_at: float | None = None) -> tuple[int, str]:
+    """Write a flow row keyed by (name, agent); returns (id, "added" | "updated" | "same").
+
+    Flow names are unique across agents, so another agent's flow of the same name makes this
+    one `agent/name`."""
+    row = conn.execute("SELECT * FROM flows WHERE name = ?", (name,)).fetchone()
+    if row is not None and row["agent"] != agent:
+        name = f"{agent}/{name}"
+        row = conn.execute("SELECT * FROM flows WHERE name = ?", (name,)).fetchone()
+    steps_json = json.dumps(steps, ensure_ascii=False)
+    trig_json = json.dumps(triggers, ensure_ascii=False)
+    meta_json = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
+    if row is None:
+        cur = conn.execute(
+            "INSERT INTO flows(name, domain, agent, triggers, steps, status, description, created_at,"
+            " updated_at, metadata) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (name, domain, agent, trig_json, steps_json, status, description,
+             created_at if created_at is not None else now, now, meta_json))
+        fid = int(cur.lastrowid)
+        audit.append(conn, at=now, actor=eng.actor, action="import", target_kind="flow",
+                     target_id=fid, summary={"name": name, "steps": len(steps), "status": status})
+        return fid, "added"
+    same = (row["steps"], row["triggers"], row["status"], row["description"], row["metadata"]) == \
+        (steps_json, trig_json, status, description, meta_json)
+    if same:
+        return int(row["id"]), "same"
+    conn.execute("UPDATE flows SET steps = ?, triggers = ?, status = ?, description = ?, metadata = ?,"
+                 " updated_at = ? WHERE id = ?",
+                 (steps_json, trig_json, status, description, meta_json, now, row["id"]))
+    audit.append(conn, at=now, actor=eng.actor, action="import-update", target_kind="flow",
+                 target_id=row["id"], summary={"name": name, "steps": len(steps), "status": status})
+    return int(row["id"]), "updated"

@@ -1,0 +1,237 @@
+"""Read a Hermes agent's `state.db` (format notes: shared/formats/HERMES.md) without touching it.
+
+A live WAL database can fail short reads, and opening it would write its -shm: so the file is
+copied with its -wal and -shm into a temporary folder (index first, database last, retried until
+nothing changed during the copy) and only the copy is opened, read-only. Core columns are always
+read; later columns only when `PRAGMA table_info` shows them. Derived search tables are never read.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlean as sqlite3
+
+from ..errors import ImportFailed
+
+KNOWN_VERSION = 30
+CORE_SESSION = ("id", "source", "user_id", "model", "model_config", "system_prompt",
+                "parent_session_id", "started_at", "ended_at", "end_reason", "message_count",
+                "tool_call_count", "input_tokens", "output_tokens")
+OPT_SESSION = ("title", "display_name", "cwd", "git_branch", "estimated_cost_usd", "actual_cost_usd",
+               "archived", "pinned", "hidden", "last_activity_at", "system_prompt_hash")
+CORE_MESSAGE = ("id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
+                "timestamp", "token_count", "finish_reason")
+OPT_MESSAGE = ("active", "display_kind", "reasoning")
+# Only id/started_at and id/session_id/role/timestamp are needed to make sense of a row.
+REQUIRED_SESSION = ("id", "started_at")
+REQUIRED_MESSAGE = ("id", "session_id", "role", "timestamp")
+ROLES = ("user", "assistant", "system", "tool")
+
+
+@dataclass
+class HermesSession:
+    id: str
+    user: str
+    source: str
+    model: str
+    title: str
+    started_at: float
+    ended_at: float | None
+    parent_session_id: str | None
+    metadata: dict
+
+
+@dataclass
+class HermesMessage:
+    id: int
+    session_id: str
+    role: str
+    content: str
+    tool_name: str | None
+    at: float
+    token_count: int | None
+    metadata: dict
+
+
+@dataclass
+class StateData:
+    version: int | None
+    sessions: list[HermesSession] = field(default_factory=list)
+    messages: list[HermesMessage] = field(default_factory=list)   # only ids > the watermark
+    max_message_id: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    optional_columns: list[str] = field(default_factory=list)
+
+
+def _sig(path: Path) -> tuple:
+    out = []
+    for suffix in ("", "-wal", "-shm"):
+        p = path.with_name(path.name + suffix)
+        try:
+            st = p.stat()
+            out.append((suffix, st.st_size, st.st_mtime_ns))
+        except FileNotFoundError:
+            out.append((suffix, None, None))
+    return tuple(out)
+
+
+def snapshot(src: Path, dest_dir: Path, tries: int = 5) -> Path:
+    """Copy state.db (+ -wal, -shm) into dest_dir; only reads the source."""
+    dst = dest_dir / "state.db"
+    for _ in range(tries):
+        before = _sig(src)
+        # The index first and the database last: a copied index never promises WAL frames the
+        # copied WAL lacks, and a checkpoint during the copy shows up as a changed signature.
+        for suffix in ("-shm", "-wal", ""):
+            s = src.with_name(src.name + suffix)
+            d = dst.with_name(dst.name + suffix)
+            if d.exists():
+                d.unlink()
+            try:
+                shutil.copyfile(s, d)
+            except FileNotFoundError:
+                if suffix == "":
+                    raise ImportFailed(f"{src}: no such file") from None
+            except OSError as exc:
+                raise ImportFailed(f"{src}{suffix}: cannot read ({exc.strerror})") from None
+        if _sig(src) == before:
+            return dst
+    raise ImportFailed(f"{src}: kept changing while being copied; retry when the agent is idle")
+
+
+def _open_copy(path: Path, label: Path):
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn.text_factory = lambda b: b.decode("utf-8", "replace")   # never fail on odd bytes
+        conn.row_factory = sqlite3.Row
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise ImportFailed(f"{label}: not a readable SQLite database ({exc})") from None
+    return conn
+
+
+def _columns(conn, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def _json(text, default=None):
+    if text is None or text == "":
+        return default
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text     # keep what was there rather than lose it
+
+
+def read_state(copy: Path, label: Path, *, after_message_id: int = 0) -> StateData:
+    """Sessions (all of them: cheap, and ended_at/title may have changed) and messages newer
+    than `after_message_id`. `label` is the source path used in messages."""
+    conn = _open_copy(copy, label)
+    try:
+        return _read(conn, label, after_message_id)
+    except sqlite3.DatabaseError as exc:
+        raise ImportFailed(f"{label}: cannot read ({exc})") from None
+    finally:
+        conn.close()
+
+
+def _read(conn, label: Path, after: int) -> StateData:
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = [t for t in ("sessions", "messages") if t not in tables]
+    if missing:
+        raise ImportFailed(f"{label}: unknown schema: no {' or '.join(missing)} table "
+                           f"(is this a Hermes state.db?)")
+    version = None
+    if "schema_version" in tables:
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        version = int(row[0]) if row and row[0] is not None else None
+    if version is not None and version < 2:
+        raise ImportFailed(f"{label}: unknown schema: version {version} predates the supported "
+                           f"versions (2 to {KNOWN_VERSION})")
+    scols, mcols = _columns(conn, "sessions"), _columns(conn, "messages")
+    for table, have, need in (("sessions", scols, REQUIRED_SESSION), ("messages", mcols, REQUIRED_MESSAGE)):
+        lack = [c for c in need if c not in have]
+        if lack:
+            raise ImportFailed(f"{label}: unknown schema: {table} has no column(s) {', '.join(lack)}")
+    out = StateData(version=version)
+    if version is not None and version > KNOWN_VERSION:
+        out.warnings.append(f"schema version {version} is newer than {KNOWN_VERSION}: "
+                            f"read the known columns only")
+    s_sel = [c for c in CORE_SESSION + OPT_SESSION if c in scols]
+    m_sel = [c for c in CORE_MESSAGE + OPT_MESSAGE if c in mcols]
+    out.optional_columns = [f"sessions.{c}" for c in OPT_SESSION if c in scols] + \
+                           [f"messages.{c}" for c in OPT_MESSAGE if c in mcols]
+    prompts: dict[str, str] = {}
+    if "system_prompt_hash" in scols and "system_prompts" in tables:
+        pcols = _columns(conn, "system_prompts")
+        if "hash" in pcols and "prompt" in pcols:
+            prompts = {r[0]: r[1] for r in conn.execute("SELECT hash, prompt FROM system_prompts")}
+
+    for r in conn.execute(f"SELECT {', '.join(s_sel)} FROM sessions ORDER BY started_at, rowid"):
+        out.sessions.append(_session(dict(zip(s_sel, r)), prompts))
+    known = {s.id for s in out.sessions}
+
+    row = conn.execute("SELECT max(id) FROM messages").fetchone()
+    out.max_message_id = max(after, int(row[0] or 0))
+    if row[0] is not None and int(row[0]) < after:
+        out.warnings.append(f"message ids went back to {row[0]} (below the last import's {after}): "
+                            f"the database may have been replaced; no older messages re-imported")
+    for r in conn.execute(f"SELECT {', '.join(m_sel)} FROM messages WHERE id > ? ORDER BY id", (after,)):
+        d = dict(zip(m_sel, r))
+        reason = _skip_reason(d, known)
+        if reason:
+            out.skipped[reason] = out.skipped.get(reason, 0) + 1
+            continue
+        out.messages.append(_message(d))
+    return out
+
+
+def _skip_reason(d: dict, known: set[str]) -> str | None:
+    if "active" in d and d["active"] is not None and not d["active"]:
+        return "message superseded (active = 0)"
+    if d.get("display_kind") == "hidden":
+        return "message hidden (display_kind = hidden)"
+    if d["session_id"] not in known:
+        return "message of a session not in state.db"
+    return None
+
+
+def _session(d: dict, prompts: dict[str, str]) -> HermesSession:
+    meta: dict = {"hermes": {k: d[k] for k in ("end_reason", "message_count", "tool_call_count",
+                                               "input_tokens", "output_tokens", "cwd", "git_branch",
+                                               "estimated_cost_usd", "actual_cost_usd", "archived",
+                                               "pinned", "hidden", "last_activity_at", "display_name")
+                              if d.get(k) is not None}}
+    cfg = _json(d.get("model_config"))
+    if cfg is not None:
+        meta["hermes"]["model_config"] = cfg
+    prompt = prompts.get(d.get("system_prompt_hash") or "") or d.get("system_prompt")
+    if prompt:
+        meta["hermes"]["system_prompt"] = prompt
+    title = d.get("title") or d.get("display_name") or ""
+    return HermesSession(id=str(d["id"]), user=d.get("user_id") or "", source=d.get("source") or "",
+                         model=d.get("model") or "", title=title, started_at=float(d["started_at"]),
+                         ended_at=None if d.get("ended_at") is None else float(d["ended_at"]),
+                         parent_session_id=d.get("parent_session_id") or None, metadata=meta)
+
+
+def _message(d: dict) -> HermesMessage:
+    meta: dict = {"hermes_id": d["id"]}
+    role = d["role"] or "user"
+    if role not in ROLES:
+        meta["hermes_role"] = role
+        role = "system"
+    for k in ("tool_call_id", "finish_reason", "reasoning"):
+        if d.get(k):
+            meta[k] = d[k]
+    calls = _json(d.get("tool_calls"))
+    if calls:
+        meta["tool_calls"] = calls
+    content = (d.get("content") or "").replace("\x00", "")
+    return HermesMessage(id=int(d["id"]), session_id=str(d["session_id"]), role=role,
+                         content=content, tool_name=d.get("tool_name") or None,
+                         at=float(d["timestamp"]), token_count=d.get("token_count"), metadata=meta)

@@ -1,0 +1,252 @@
+"""Write what a Hermes home holds into the memory database, in one transaction.
+
+Sessions keep their Hermes ids (operators recognise them) and their lineage; messages come in
+above a per-home watermark (Hermes message ids only grow); memory entries and skills are matched
+on what is already stored, so importing the same home twice adds nothing and a home the agent
+has written more into brings in only what is new (and skills it changed)."""
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from .. import audit
+from ..errors import ImportFailed
+from .common import (DryRun, ImportSummary, Progress, embed_new, get_watermark, insert_memory,
+                     memory_exists, set_watermark, tick, upsert_flow)
+from .hermes import StateData, read_state, snapshot
+from .hermes_files import FilesData, Skill, read_files
+from .markdown import looks_like_preference
+
+CURATOR_ACTOR = "hermes-curator"
+
+
+def default_agent(home: Path) -> str:
+    """`~/.hermes/profiles/<name>` is agent <name>; the main home is agent "hermes"."""
+    return home.name if home.parent.name == "profiles" else "hermes"
+
+
+def import_home(eng, home: str | Path, *, agent: str | None = None, dry_run: bool = False,
+                include_bundled: bool = False, progress: Progress | None = None) -> ImportSummary:
+    home = Path(home).expanduser()
+    if not home.is_dir():
+        raise ImportFailed(f"{home}: not a folder")
+    db = home / "state.db"
+    if not db.exists() and not (home / "memories").is_dir() and not (home / "skills").is_dir():
+        raise ImportFailed(f"{home}: not a Hermes home (no state.db, memories/ or skills/)")
+    key = f"hermes:{home.resolve()}"
+    agent = agent or default_agent(home)
+    state = StateData(version=None)
+    if db.exists():
+        wm = eng.store.read_one("SELECT value FROM import_watermarks WHERE source = ?",
+                                (key + "#state.db",))
+        after = int(json.loads(wm[0]).get("message_id", 0)) if wm else 0
+        with tempfile.TemporaryDirectory(prefix="memconsole-hermes-") as tmp:   # 0700
+            state = read_state(snapshot(db, Path(tmp)), db, after_message_id=after)
+    files = read_files(home, include_bundled=include_bundled)
+    total = (len(state.sessions) + len(state.messages) + len(files.memory) + len(files.user)
+             + len(files.skills) + len(files.runs))
+    step = tick(progress, total)
+
+    def write(conn) -> ImportSummary:
+        s = ImportSummary(source=str(home), format="hermes", dry_run=dry_run)
+        for src in (state, files):
+            for reason, n in src.skipped.items():
+                s.skip(reason, n)
+            s.warnings.extend(src.warnings)
+        now = eng.clock.now()
+        new_ids: list[int] = []
+        wm = get_watermark(conn, key + "#state.db", {}) or {}
+        blocked = _sessions(eng, conn, s, state, agent, key, now, step)
+        _messages(eng, conn, s, state, int(wm.get("message_id", 0)), blocked, step)
+        new_ids += _memories(eng, conn, s, files, state, agent, key, now, step)
+        new_ids += _skills(eng, conn, s, files.skills, agent, key, now, step)
+        _curator(eng, conn, s, files, key, now, step)
+        if db.exists():
+            set_watermark(conn, key + "#state.db",
+                          {"message_id": state.max_message_id, "schema_version": state.version}, now)
+        s.vectors = embed_new(eng, conn, new_ids)
+        audit.append(conn, at=now, actor=eng.actor, action="import", target_kind="hermes-home",
+                     target_id=str(home), summary={"agent": agent, "added": s.added,
+                                                   "updated": s.updated, "skipped": s.skipped})
+        if dry_run:
+            raise DryRun(s)
+        return s
+
+    try:
+        return eng.store.write(write)
+    except DryRun as d:
+        return d.summary
+
+
+def _sessions(eng, conn, s: ImportSummary, state: StateData, agent: str, key: str, now: float,
+              step) -> set[str]:
+    """Add new sessions, refresh changed ones; returns ids held by another agent (skipped)."""
+    blocked: set[str] = set()
+    for hs in state.sessions:
+        step(1)
+        meta = {**hs.metadata, "imported_from": key}
+        row = conn.execute("SELECT agent, title, ended_at, metadata FROM sessions WHERE id = ?",
+                           (hs.id,)).fetchone()
+        if row is None:
+            eng.add_session(hs.id, agent=agent, user=hs.user, source=hs.source, model=hs.model,
+                            title=hs.title, started_at=hs.started_at, ended_at=hs.ended_at,
+                            parent_session_id=hs.parent_session_id, metadata=meta)
+            s.add("sessions")
+            continue
+        if row["agent"] != agent:
+            blocked.add(hs.id)
+            s.skip("session id already used by another agent")
+            continue
+        meta_json = json.dumps(meta, ensure_ascii=False)
+        if (row["title"], row["ended_at"], row["metadata"]) == (hs.title, hs.ended_at, meta_json):
+            s.skip("session already imported")
+            continue
+        conn.execute("UPDATE sessions SET title = ?, ended_at = ?, metadata = ? WHERE id = ?",
+                     (hs.title, hs.ended_at, meta_json, hs.id))
+        audit.append(conn, at=now, actor=eng.actor, action="import-update", target_kind="session",
+                     target_id=hs.id, summary={"title": hs.title, "ended_at": hs.ended_at})
+        s.update("sessions")
+    return blocked
+
+
+def _messages(eng, conn, s: ImportSummary, state: StateData, after: int, blocked: set[str],
+              step) -> None:
+    by_session: dict[str, list[dict]] = {}
+    for m in state.messages:
+        step(1)
+        if m.id <= after:           # another import got here first
+            s.skip("message already imported")
+            continue
+        if m.session_id in blocked:
+            s.skip("message of a session held by another agent")
+            continue
+        by_session.setdefault(m.session_id, []).append(dict(
+            role=m.role, content=m.content, tool_name=m.tool_name, at=m.at,
+            token_count=m.token_count, metadata=m.metadata))
+    for sid, ms in by_session.items():
+        eng.add_messages(sid, ms)
+        s.add("messages", len(ms))
+
+
+def _memories(eng, conn, s: ImportSummary, files: FilesData, state: StateData, agent: str,
+              key: str, now: float, step) -> list[int]:
+    users = {hs.user for hs in state.sessions if hs.user}
+    user = users.pop() if len(users) == 1 else ""     # USER.md is about the one user, if known
+    ids = []
+    for fname, entries in (("MEMORY.md", files.memory), ("USER.md", files.user)):
+        for text in entries:
+            step(1)
+            if memory_exists(conn, agent, text):
+                s.skip("memory entry already imported")
+                continue
+            about_user = fname == "USER.md"
+            category = ("preference" if looks_like_preference(text) else "fact") if about_user \
+                else "learning"
+            ids.append(insert_memory(eng, conn, dict(
+                content=text, kind="semantic", category=category, agent=agent,
+                user=user if about_user else "",
+                metadata={"source": "hermes", "file": f"memories/{fname}", "imported_from": key}),
+                now=now, reason=f"imported from Hermes memories/{fname}"))
+            s.add("memories")
+    return ids
+
+
+def _skill_content(k: Skill) -> str:
+    head = f"{k.name}: {k.description}" if k.description else k.name
+    return head + "".join(f"\n{i}. {st}" for i, st in enumerate(k.steps, 1))
+
+
+def _skills(eng, conn, s: ImportSummary, skills: list[Skill], agent: str, key: str, now: float,
+            step) -> list[int]:
+    live = {k.name for k in skills if not k.archived}
+    ids = []
+    for k in skills:
+        step(1)
+        if k.archived and k.name in live:
+            s.skip("archived copy of a live skill")
+            continue
+        tier = "archived" if k.state == "archived" else "active"
+        meta = {"source": "hermes", "hermes_skill": k.name, "skill_path": f"skills/{k.path}",
+                "skill_category": k.category, "state": k.state, "origin": k.origin,
+                "usage": k.usage, "sha256": k.sha256, "imported_from": key}
+        content = _skill_content(k)
+        row = conn.execute(
+            "SELECT id, content, tier, pinned, metadata FROM memories WHERE agent = ? AND"
+            " kind = 'procedural' AND json_extract(metadata, '$.hermes_skill') = ?",
+            (agent, k.name)).fetchone()
+        if row is None:
+            mid = insert_memory(eng, conn, dict(
+                content=content, kind="procedural", category="task", tier=tier, agent=agent,
+                pinned=k.pinned, metadata=meta, created_at=k.created_at or k.last_activity),
+                now=now, reason="imported from a Hermes skill", last_active=k.last_activity,
+                access_count=int(k.usage.get("use_count") or 0))
+            ids.append(mid)
+            s.add("skills")
+        else:
+            mid = int(row["id"])
+            meta_json = json.dumps(meta, ensure_ascii=False)
+            if (row["content"], row["tier"], bool(row["pinned"]), row["metadata"]) == \
+                    (content, tier, k.pinned, meta_json):
+                s.skip("skill unchanged")
+            else:
+                conn.execute("UPDATE memories SET content = ?, tier = ?, pinned = ?, metadata = ?,"
+                             " embedded = 0, last_reinforced_at = coalesce(?, last_reinforced_at),"
+                             " updated_at = ? WHERE id = ?",
+                             (content, tier, int(k.pinned), meta_json, k.last_activity, now, mid))
+                conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (mid,))
+                audit.append(conn, at=now, actor=eng.actor, action="import-update",
+                             target_kind="memory", target_id=mid, reason="Hermes skill changed",
+                             summary={"skill": k.name, "tier": tier, "pinned": k.pinned})
+                ids.append(mid)
+                s.update("skills")
+        _, how = upsert_flow(eng, conn, name=k.name, agent=agent, description=k.description,
+                             steps=k.steps, triggers=k.triggers or [k.name.replace("-", " ")],
+                             status="retired" if tier == "archived" else "active",
+                             domain=k.category,
+                             metadata={"source": "hermes", "memory_id": mid, "state": k.state,
+                                       "pinned": k.pinned, "skill_path": f"skills/{k.path}"},
+                             now=now, created_at=k.created_at)
+        if how == "added":
+            s.add("flows")
+        elif how == "updated":
+            s.update("flows")
+    return ids
+
+
+_ITEMS = (("archived", "curator-archive"), ("consolidated", "curator-consolidate"),
+          ("pruned", "curator-prune"), ("state_transitions", "curator-transition"))
+
+
+def _curator(eng, conn, s: ImportSummary, files: FilesData, key: str, now: float, step) -> None:
+    """Each report becomes one audit row for the run and one per change it made, by
+    `hermes-curator`, dated when the run started. A merge stays a merge, never a prune."""
+    done = set(get_watermark(conn, key + "#curator", []) or [])
+    for run in files.runs:
+        step(1)
+        if run.id in done:
+            s.skip("curator run already imported")
+            continue
+        d, at = run.data, run.started_at if run.started_at is not None else now
+        audit.append(conn, at=at, actor=CURATOR_ACTOR, action="curator-run",
+                     target_kind="hermes-curator-run", target_id=run.id,
+                     reason=audit.snippet(str(d.get("llm_summary") or ""), 200),
+                     summary={k: d.get(k) for k in ("duration_seconds", "model", "provider",
+                                                    "auto_transitions", "counts") if k in d})
+        rows = 1
+        for field_name, action in _ITEMS:
+            for item in d.get(field_name) or []:
+                if isinstance(item, str):
+                    item = {"name": item}
+                if not isinstance(item, dict):
+                    continue
+                extra = {k: v for k, v in item.items() if k not in ("name", "reason")}
+                audit.append(conn, at=at, actor=CURATOR_ACTOR, action=action, target_kind="skill",
+                             target_id=str(item.get("name") or ""), reason=str(item.get("reason") or ""),
+                             summary={"run": run.id, **extra})
+                rows += 1
+        done.add(run.id)
+        s.add("curator runs")
+        s.add("curator audit rows", rows)
+    if files.runs:
+        set_watermark(conn, key + "#curator", sorted(done), now)

@@ -1,0 +1,239 @@
+"""The full-fidelity JSONL format: every table of the schema, row for row, with vectors.
+
+Line 1 is a header (`{"type": "header", "format": "memconsole-jsonl", ...}`); every other line is
+`{"type": <record type>, "row": {column: value}}`, plus `"vector"` (base64 float32) on a memory
+whose vector was exported. Column lists come from the live tables (`PRAGMA table_info`), so the
+format follows the schema as it grows. Rows keep their ids, so links between them (messages to
+sessions, runs to flows, tombstones to requests, audit hashes) survive; importing a row whose id
+is already taken by an identical row skips it, by a different row fails. ``ingest`` is the simple
+hand-written format; this one is for moving a whole database.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+
+from .. import audit, schema
+from ..errors import ImportFailed
+from ..store import Error as DbError
+from .common import DryRun, ExportSummary, ImportSummary, Progress, tick
+
+FORMAT = "memconsole-jsonl"
+VERSION = 1
+# Record type for each table (a table added later is exported under its own name).
+TYPE_OF = {"meta": "meta", "sessions": "session", "messages": "message", "memories": "memory",
+           "rules": "rule", "rule_history": "rule_history", "flows": "flow", "flow_runs": "flow_run",
+           "proposals": "proposal", "curator_runs": "curator_run", "audit": "audit",
+           "forget_requests": "forget_request", "tombstones": "tombstone",
+           "import_watermarks": "import_watermark"}
+_BLOB = "$b64"
+# Engine bookkeeping: a live value that differs is kept, not a conflict.
+_KEEP_LIVE = ("meta",)
+
+
+def tables(conn) -> list[tuple[str, list[str], list[str]]]:
+    """(table, columns, primary-key columns) for every schema table present, parents first."""
+    out = []
+    have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    for t in schema.TABLES:
+        if t.name not in have:
+            continue
+        info = conn.execute(f"PRAGMA table_info({t.name})").fetchall()
+        cols = [r[1] for r in info]
+        pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
+        out.append((t.name, cols, pk or ["rowid"]))
+    return out
+
+
+def _enc(v):
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return {_BLOB: base64.b64encode(bytes(v)).decode("ascii")}
+    return v
+
+
+def _dec(v):
+    if isinstance(v, dict) and set(v) == {_BLOB}:
+        return base64.b64decode(v[_BLOB])
+    return v
+
+
+def _dumps(rec: dict) -> str:
+    return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+
+
+def export_records(eng, *, vectors: bool = True):
+    """Yield every record (the header first), all read from one snapshot of the file."""
+    with eng.store.reading() as conn:
+        tabs = tables(conn)
+        counts = {TYPE_OF.get(t, t): conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                  for t, _, _ in tabs}
+        yield {"type": "header", "format": FORMAT, "version": VERSION,
+               "generation": schema.GENERATION, "exported_at": eng.clock.now(), "records": counts,
+               "vectors": bool(vectors)}
+        for t, cols, _ in tabs:
+            rtype = TYPE_OF.get(t, t)
+            sql = f"SELECT {', '.join(cols)} FROM {t} ORDER BY rowid"
+            if t == "memories" and vectors:
+                sql = (f"SELECT {', '.join('m.' + c for c in cols)}, v.embedding FROM memories m "
+                       f"LEFT JOIN memories_vec v ON v.memory_id = m.id ORDER BY m.rowid")
+            for r in conn.execute(sql):
+                rec = {"type": rtype, "row": {c: _enc(r[i]) for i, c in enumerate(cols)}}
+                if t == "memories" and vectors and r[len(cols)] is not None:
+                    rec["vector"] = base64.b64encode(bytes(r[len(cols)])).decode("ascii")
+                yield rec
+
+
+def export_file(eng, path: str | Path, *, vectors: bool = True,
+                progress: Progress | None = None) -> ExportSummary:
+    """Write the export atomically (temp file, then rename), private to the owner (0600)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    counts: dict[str, int] = {}
+    nvec = 0
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as exc:
+        raise ImportFailed(f"{path}: cannot write ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            step = None
+            for rec in export_records(eng, vectors=vectors):
+                if rec["type"] == "header":
+                    step = tick(progress, sum(rec["records"].values()))
+                else:
+                    counts[rec["type"]] = counts.get(rec["type"], 0) + 1
+                    nvec += "vector" in rec
+                    step(1)
+                f.write(_dumps(rec) + "\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return ExportSummary(str(path), counts, nvec, path.stat().st_size)
+
+
+# -- import --------------------------------------------------------------------------------------
+def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]) -> list[tuple[int, str, dict, str | None]]:
+    """Validate the whole file before anything is written: (line, table, row, vector)."""
+    by_type = {TYPE_OF.get(t, t): t for t in live} | {t: t for t in live}
+    out = []
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise ImportFailed(f"{path}: cannot read ({exc.strerror})") from None
+    with f:
+        seen_header = False
+        try:
+            for no, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{no}"
+                try:
+                    rec = json.loads(line)
+                except ValueError as exc:
+                    raise ImportFailed(f"{where}: not valid JSON ({exc.msg})") from None
+                if not isinstance(rec, dict):
+                    raise ImportFailed(f"{where}: each line must be a JSON object")
+                if not seen_header:
+                    if rec.get("type") != "header" or rec.get("format") != FORMAT:
+                        raise ImportFailed(f"{where}: not a memconsole export (the first line must be "
+                                           f"its header); for hand-written files use `ingest`")
+                    if not isinstance(rec.get("version"), int) or rec["version"] > VERSION:
+                        raise ImportFailed(f"{where}: export format version {rec.get('version')!r} "
+                                           f"is newer than this memconsole reads ({VERSION})")
+                    seen_header = True
+                    continue
+                table = by_type.get(rec.get("type"))
+                if table is None:
+                    raise ImportFailed(f"{where}: unknown record type {rec.get('type')!r}")
+                row = rec.get("row")
+                if not isinstance(row, dict) or not row:
+                    raise ImportFailed(f"{where}: a {rec['type']} record needs a \"row\" object")
+                unknown = [c for c in row if c not in live[table][0]]
+                if unknown:
+                    raise ImportFailed(f"{where}: {table} has no column(s) {', '.join(unknown)} "
+                                       f"(exported by a newer memconsole?)")
+                vec = rec.get("vector")
+                if vec is not None:
+                    try:
+                        vec = base64.b64decode(vec, validate=True)
+                    except (ValueError, TypeError):
+                        raise ImportFailed(f"{where}: \"vector\" is not base64") from None
+                    if table != "memories" or len(vec) != 4 * schema.EMBED_DIM:
+                        raise ImportFailed(f"{where}: a vector must belong to a memory and hold "
+                                           f"{schema.EMBED_DIM} float32 values")
+                out.append((no, table, {c: _dec(v) for c, v in row.items()}, vec))
+        except UnicodeDecodeError as exc:
+            raise ImportFailed(f"{path}: not UTF-8 text ({exc.reason})") from None
+    if not seen_header:
+        raise ImportFailed(f"{path}: empty file (no memconsole export header)")
+    return out
+
+
+def import_file(eng, path: str | Path, *, dry_run: bool = False,
+                progress: Progress | None = None) -> ImportSummary:
+    path = Path(path)
+    with eng.store.reading() as conn:
+        live = {t: (cols, pk) for t, cols, pk in tables(conn)}
+    records = read_file(path, live)
+    step = tick(progress, len(records))
+
+    def write(conn) -> ImportSummary:
+        s = ImportSummary(source=str(path), format="jsonl", dry_run=dry_run)
+        conn.execute("PRAGMA defer_foreign_keys = ON")       # rows arrive parents first anyway
+        for no, table, row, vec in records:
+            step(1)
+            rtype = TYPE_OF.get(table, table)
+            _, pk = live[table]
+            try:
+                how = _restore(eng, conn, table, pk, row, vec)
+            except ImportFailed as exc:
+                raise ImportFailed(f"{path}:{no}: {exc}") from None
+            except DbError as exc:
+                raise ImportFailed(f"{path}:{no}: cannot restore this {rtype} ({exc})") from None
+            if how == "added":
+                s.add(rtype)
+            elif how == "kept":
+                s.skip(f"{rtype} differs from this database's; kept this database's")
+            else:
+                s.skip(f"{rtype} already present")
+        audit.append(conn, at=eng.clock.now(), actor=eng.actor, action="import",
+                     target_kind="jsonl", target_id=path.name,
+                     summary={"added": s.added, "skipped": s.skipped})
+        if dry_run:
+            raise DryRun(s)
+        return s
+
+    try:
+        return eng.store.write(write)
+    except DryRun as d:
+        return d.summary
+
+
+def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None) -> str:
+    if all(k in row for k in pk) and pk != ["rowid"]:
+        where = " AND ".join(f"{k} = ?" for k in pk)
+        have = conn.execute(f"SELECT * FROM {table} WHERE {where}", [row[k] for k in pk]).fetchone()
+        if have is not None:
+            # `embedded` only says whether a vector exists yet: not part of a row's identity.
+            if all(have[c] == v for c, v in row.items() if c != "embedded"):
+                return "same"
+            if table in _KEEP_LIVE:
+                return "kept"
+            ident = ", ".join(str(row[k]) for k in pk)
+            raise ImportFailed(f"{TYPE_OF.get(table, table)} {ident} already exists with different "
+                               f"content (import into an empty database)")
+    if table == "memories" and vec is None:
+        row = {**row, "embedded": 0}     # no vector in the file: backfill makes one
+    cols = list(row)
+    conn.execute(f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                 [row[c] for c in cols])
+    if vec is not None:
+        r = conn.execute("SELECT * FROM memories WHERE id = ?", (row["id"],)).fetchone()
+        conn.execute("INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
+                     " VALUES (?,?,?,?,?,?,?)", (r["id"], vec, r["tier"], r["kind"], r["category"],
+                                                 r["agent"] or "", r["user"] or ""))
+    return "added"

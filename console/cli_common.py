@@ -21,8 +21,13 @@ class Ctx:
     def engine(self, *, embedder: str | None = "default", load: str = "lazy", **kw):
         """Open the engine. `embedder=None` for verbs that never need a vector (so
         sentence-transformers is never imported); "lazy" loads the model only when a call needs it."""
+        import os
+
         from engine import open_engine
 
+        override = os.environ.get("MEMCONSOLE_EMBEDDER")   # "default" | "hash" | "none"
+        if embedder is not None and override:
+            embedder = None if override == "none" else override
         return open_engine(self.db, embedder=embedder, load=load, actor=self.actor, **kw)
 
 

@@ -196,19 +196,19 @@ def memory_show(ctx, memory_id, as_json):
 
 
 def _memory_op(name: str, method: str, takes_value: bool = False):
-    @click.argument("memory_id", type=int)
-    @click.option("--reason", default="")
-    @json_option
-    @pass_ctx
     def op(ctx, memory_id, reason, as_json, value=None):
         with ctx.engine(embedder=None) as eng:
             fn = getattr(eng, method)
             m = fn(memory_id, value, reason=reason) if takes_value else fn(memory_id, reason=reason)
         emit(m, as_json, lambda m: click.echo(f"memory {m.id}: {name} done (tier={m.tier}, "
                                               f"pinned={m.pinned}, importance={m.importance})"))
+    # click applies decorators bottom-up: the last applied argument comes first on the line.
+    op = json_option(op)
+    op = click.option("--reason", default="")(op)
     if takes_value:
         op = click.argument("value", type=float)(op)
-    return memory.command(name)(op)
+    op = click.argument("memory_id", type=int)(op)
+    return memory.command(name)(pass_ctx(op))
 
 
 _memory_op("pin", "pin_memory")

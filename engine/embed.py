@@ -101,6 +101,20 @@ class HashEmbedder:
         return np.stack([self._vec(t) for t in texts])
 
 
+_SHARED: dict[str, "MiniLMEmbedder"] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_minilm(model_path: str | None = None) -> "MiniLMEmbedder":
+    """One loaded model per process and path: engines opened and closed repeatedly (tests,
+    in-process CLI calls, the console reopening a file) never pay the load twice."""
+    key = model_path or default_model_path()
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = MiniLMEmbedder(key)
+        return _SHARED[key]
+
+
 class EmbedderHandle:
     """Owns the embedder's lifecycle: none -> loading -> ready | failed."""
 
@@ -158,7 +172,7 @@ class EmbedderHandle:
             if self._spec == "hash":
                 emb: Embedder = HashEmbedder()
             else:
-                emb = MiniLMEmbedder(self._model_path)
+                emb = shared_minilm(self._model_path)
             self._embedder = emb
             self.state = "ready"
         except Exception as exc:  # any failure to load leaves the engine keyword-only

@@ -16,9 +16,9 @@ T0 = "2026-01-01T00:00:00Z"
 @pytest.fixture(scope="session")
 def minilm():
     """The real all-MiniLM-L6-v2 embedder, loaded once for the whole run."""
-    from engine.embed import MiniLMEmbedder
+    from engine.embed import shared_minilm
 
-    return MiniLMEmbedder()
+    return shared_minilm()
 
 
 @pytest.fixture

@@ -49,9 +49,25 @@ class SearchSettings:
 
 
 @dataclass(frozen=True)
+class CuratorSettings:
+    merge_threshold: float = 0.90         # cosine at or above which two memories/rules are near-duplicates
+    rule_prefix_chars: int = 40           # rules sharing this many leading characters are near-duplicates
+    max_cluster: int = 25                 # members per merge proposal (larger clusters are split)
+    stale_days: float = 14.0              # no activity this long: reported as stale
+    archive_days: float = 30.0            # no activity this long: proposed for archiving
+    promote_categories: tuple = ("learning", "discovery")
+    promote_min_reinforcements: int = 3   # access/reinforcement count that earns a rule
+    promote_rule_score: float = 5.0
+    retire_days: float = 60.0             # a dormant rule unreinforced this long is proposed for retirement
+    merged_rule_bonus: float = 0.5        # a merged rule keeps the higher score plus this
+    auto_apply: tuple = ()                # kinds applied without approval (explicit policy; off by default)
+
+
+@dataclass(frozen=True)
 class Settings:
     decay: DecaySettings = field(default_factory=DecaySettings)
     search: SearchSettings = field(default_factory=SearchSettings)
+    curator: CuratorSettings = field(default_factory=CuratorSettings)
     model_path: str | None = None
 
 

@@ -12,6 +12,7 @@ from .clock import Clock, SystemClock
 from .audit import AuditMixin
 from .config import Settings, load_settings
 from .curator import CuratorMixin
+from .forget import ForgetMixin
 from .doctor import DoctorMixin
 from .embed import Embedder, EmbedderHandle
 from .explain import ExplainMixin
@@ -33,7 +34,7 @@ def default_actor() -> str:
 
 
 class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, IngestMixin,
-                   DoctorMixin, ImportMixin, AuditMixin, CuratorMixin):
+                   DoctorMixin, ImportMixin, AuditMixin, CuratorMixin, ForgetMixin):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
                  settings: Settings | None = None, load: str = "background",

@@ -1,0 +1,96 @@
+"""The curator's files: `run.json` (for machines) and `REPORT.md` (for people), written 0600 in a
+0700 folder `curator/<YYYYMMDD-HHMMSS>/` beside the database. Forget redacts them (forget_verify)."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .clock import iso
+from .paths import private_dir, private_write
+from .types import to_json
+
+PREVIEW = 160
+
+
+def curator_root(db_path: Path) -> Path:
+    return Path(db_path).resolve().parent / "curator"
+
+
+def report_dir_for(db_path: Path, started_at: float) -> Path:
+    """A fresh folder name for a run; a second run in the same second gets a suffix."""
+    root = curator_root(db_path)
+    stamp = datetime.fromtimestamp(started_at, tz=timezone.utc).strftime("%Y%m%d-%H%M%S")
+    d, n = root / stamp, 2
+    while d.exists():
+        d, n = root / f"{stamp}-{n}", n + 1
+    return d
+
+
+def write_report(folder: Path, run, members_text: dict) -> None:
+    """`run` is a CuratorRun; `members_text` maps (target_kind, id) -> text, for the people's report."""
+    private_dir(folder.parent)
+    private_dir(folder)
+    doc = {
+        "run_id": run.id, "started_at": iso(run.started_at), "finished_at": iso(run.finished_at),
+        "dry_run": run.dry_run, "counts": run.counts, "timings": run.timings,
+        "auto_applied": run.auto_applied, "proposals": to_json(run.proposals),
+    }
+    private_write(folder / "run.json", json.dumps(doc, ensure_ascii=False, indent=2))
+    private_write(folder / "REPORT.md", markdown(run, members_text))
+
+
+def markdown(run, members_text: dict) -> str:
+    c = run.counts
+    lines = [f"# Curator run {run.id} — {iso(run.started_at)}", "",
+             "Nothing below has changed any memory or rule: each proposal waits for an operator "
+             "(`memconsole proposal approve ID` / `proposal reject ID --reason R`).", "",
+             "| kind | proposed |", "|---|---|"]
+    for kind in ("merge", "archive", "promote", "retire"):
+        lines.append(f"| {kind} | {c.get('proposed', {}).get(kind, 0)} |")
+    lines += ["", f"- compared {c.get('compared', 0)} new or changed memories against "
+              f"{c.get('vectors', 0)} mergeable ones"
+              + (" (incremental)" if c.get("incremental") else " (full)"),
+              f"- stale (idle past the stale window, not yet archivable): {c.get('stale', 0)}",
+              f"- skipped as already proposed, rejected or undone: {c.get('skipped', 0)}",
+              f"- timings (s): " + ", ".join(f"{k} {v}" for k, v in run.timings.items()), ""]
+    for p in run.proposals:
+        lines.append(f"## Proposal {p.id}: {p.kind} {p.target_kind} {', '.join(map(str, p.members))}")
+        ev = p.evidence
+        if p.kind == "merge":
+            lines.append(f"Survivor text (from {p.target_kind} {ev.get('survivor_id')}):")
+            lines.append(f"> {_one_line(p.survivor_text or '')}")
+            lines.append("")
+            for m in p.members:
+                lines.append(f"- {p.target_kind} {m}: {_one_line(members_text.get((p.target_kind, m), ''))}")
+            if ev.get("similarities"):
+                lines.append(f"- lowest pairwise cosine: {ev.get('min_similarity', _min_sim(ev['similarities']))}")
+        elif p.kind == "archive":
+            lines.append(f"- idle {ev.get('idle_days')} days: "
+                         f"{_one_line(members_text.get(('memory', p.members[0]), ''))}")
+        elif p.kind == "promote":
+            lines.append(f"- reinforced {ev.get('reinforcements')} times; becomes a rule at score "
+                         f"{ev.get('rule_score')}: {_one_line(p.survivor_text or '')}")
+        elif p.kind == "retire":
+            lines.append(f"- dormant, unreinforced {ev.get('idle_days')} days (score {ev.get('score')}): "
+                         f"{_one_line(members_text.get(('rule', p.members[0]), ''))}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= PREVIEW else t[: PREVIEW - 1] + "…"
+
+
+def _min_sim(sims) -> float | None:
+    vals = [v for i, r in enumerate(sims) for j, v in enumerate(r) if i != j and v is not None]
+    return min(vals) if vals else None
+
+
+def report_files(db_path: Path) -> list[Path]:
+    """Every file the curator wrote beside this database (forget scans and redacts these)."""
+    root = curator_root(db_path)
+    if not root.exists():
+        return []
+    return sorted(p for p in root.rglob("*") if p.is_file())

@@ -1,0 +1,261 @@
+"""Forget requests: tracked cases that remove content everywhere it lives and prove it is gone.
+
+open -> previewed -> executed -> verified. Executing deletes, in one transaction, the selected
+memories (their FTS entries and vec0 rows go with them through triggers), the merged memories built
+from them (forgotten too; their other sources are restored to active, so only the forgotten part is
+lost), rules promoted from them, the messages and sessions in scope, the proposals that mention any
+of it (their snapshots hold copies), and the audit previews quoting it (the chain is re-hashed and
+the forget's own audit row names the rows). Then FTS indexes are optimized (old segments merged
+away; secure_delete zeroes the freed pages), the curator's report files are redacted, the WAL is
+checkpointed and truncated, and the bytes of the database, -wal, -shm and reports are scanned.
+Tombstones and audit rows keep a sha256, never the text.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from . import audit
+from .clock import DAY, parse_time
+from .curator_report import report_files
+from .curator_types import (FORGET_SCOPES, ForgetItem, ForgetPreview, ForgetRequest, ForgetResult,
+                            Verification)
+from .errors import InvalidInput, NotFound
+from .forget_select import Selection, close_over, resolve
+from .forget_verify import char_windows, db_files, redact, redact_files, scan_file, targets
+from .types import load_json
+
+FTS_TABLES = ("memories_fts", "memories_tri", "messages_fts", "messages_tri", "rules_fts")
+DEFAULT_DEADLINE_DAYS = 30.0
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def row_to_request(r) -> ForgetRequest:
+    return ForgetRequest(id=r["id"], scope_kind=r["scope_kind"], scope_value=r["scope_value"],
+                         reason=r["reason"], requested_by=r["requested_by"],
+                         requested_at=r["requested_at"], deadline=r["deadline"], status=r["status"],
+                         selected=load_json(r["selected"]), counts=load_json(r["counts"]),
+                         residue=r["residue"], executed_at=r["executed_at"], verified_at=r["verified_at"])
+
+
+class ForgetMixin:
+    # -- cases -------------------------------------------------------------------------------------
+    def create_forget_request(self, scope_kind: str, values, reason: str,
+                              deadline: float | str | None = None) -> ForgetRequest:
+        """Open a case. `values`: memory ids (scope memory), a session id, an agent, a user or a
+        query text. The deadline defaults to 30 days after the request."""
+        if scope_kind not in FORGET_SCOPES:
+            raise InvalidInput(f"unknown scope {scope_kind!r}; use one of {', '.join(FORGET_SCOPES)}")
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInput("a forget request needs a reason")
+        value = _scope_value(scope_kind, values)
+        now = self.clock.now()
+        dl = parse_time(deadline) if isinstance(deadline, str) else deadline
+        dl = now + DEFAULT_DEADLINE_DAYS * DAY if dl is None else float(dl)
+
+        def write(conn):
+            rid = int(conn.execute(
+                "INSERT INTO forget_requests(scope_kind, scope_value, reason, requested_by, requested_at,"
+                " deadline, status) VALUES (?,?,?,?,?,?,'open')",
+                (scope_kind, value, reason, self.actor, now, dl)).lastrowid)
+            # A query names the content itself: the audit keeps only its hash.
+            shown = f"sha256:{sha256(value)}" if scope_kind == "query" else value
+            audit.append(conn, at=now, actor=self.actor, action="forget-request", target_kind="forget_request",
+                         target_id=rid, reason=reason, summary={"scope": scope_kind, "value": shown})
+            return rid
+
+        return self.get_forget_request(self.store.write(write))
+
+    def get_forget_request(self, request_id: int) -> ForgetRequest:
+        r = self.store.read_one("SELECT * FROM forget_requests WHERE id = ?", (_as_int(request_id),))
+        if r is None:
+            raise NotFound(f"no forget request with id {request_id}")
+        return row_to_request(r)
+
+    def list_forget_requests(self, status: str | None = None, limit: int = 500) -> list[ForgetRequest]:
+        where, params = ("WHERE status = ?", [status]) if status else ("", [])
+        rows = self.store.read(f"SELECT * FROM forget_requests {where} ORDER BY id DESC LIMIT ?",
+                               [*params, int(limit)])
+        return [row_to_request(r) for r in rows]
+
+    # -- preview -------------------------------------------------------------------------------------
+    def preview_forget(self, request_id: int) -> ForgetPreview:
+        """What executing would remove (the matched items and the cascade), recorded as ids."""
+        req = self.get_forget_request(request_id)
+        if req.status not in ("open", "previewed"):
+            raise InvalidInput(f"forget request {req.id} is {req.status}; it can no longer be previewed")
+        now = self.clock.now()
+
+        def write(conn):
+            sel = resolve(conn, req.scope_kind, req.scope_value)
+            full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
+            items = _items(conn, full)
+            conn.execute("UPDATE forget_requests SET status = 'previewed', selected = ?, counts = ? WHERE id = ?",
+                         (json.dumps(sel.as_ids()), json.dumps(full.counts()), req.id))
+            audit.append(conn, at=now, actor=self.actor, action="forget-preview", target_kind="forget_request",
+                         target_id=req.id, summary=full.counts())
+            return items, full.counts()
+
+        items, counts = self.store.write(write)
+        return ForgetPreview(self.get_forget_request(req.id), items, counts)
+
+    # -- execute -------------------------------------------------------------------------------------
+    def execute_forget(self, request_id: int, memory_ids: list[int] | None = None,
+                       message_ids: list[int] | None = None, verify: bool = True) -> ForgetResult:
+        """Remove the previewed set (or the chosen part of it: `memory_ids` / `message_ids`), then
+        physically purge and, by default, verify."""
+        req = self.get_forget_request(request_id)
+        if req.status not in ("open", "previewed"):
+            raise InvalidInput(f"forget request {req.id} is already {req.status}")
+        now = self.clock.now()
+
+        def write(conn):
+            sel = resolve(conn, req.scope_kind, req.scope_value) if req.status == "open" \
+                else Selection.from_ids(req.selected)
+            sel = sel.narrowed(memory_ids, message_ids)
+            full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
+            texts = full.texts(conn)
+            strict = [req.scope_value] if req.scope_kind == "query" else []
+            stones = full.tombstones(conn)
+            for kind, tid, digest in stones:
+                conn.execute("INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256,"
+                             " forgotten_at) VALUES (?,?,?,?,?)", (req.id, kind, str(tid), digest, now))
+            counts = full.delete(conn, texts + strict)
+            counts["audit_redacted"] = _redact_audit(conn, texts + strict, req.id)
+            for t in FTS_TABLES:
+                conn.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')")
+            value = f"sha256:{sha256(req.scope_value)}" if req.scope_kind == "query" else req.scope_value
+            reason = redact(req.reason, *char_windows(texts + strict))
+            conn.execute("UPDATE forget_requests SET status = 'executed', executed_at = ?, scope_value = ?,"
+                         " reason = ?, selected = ?, counts = ? WHERE id = ?",
+                         (now, value, reason, json.dumps(full.as_ids()), json.dumps(counts), req.id))
+            digest = sha256("\n".join(sorted(d for _, _, d in stones)))
+            audit.append(conn, at=now, actor=self.actor, action="forget", target_kind="forget_request",
+                         target_id=req.id, reason=reason,
+                         summary={"scope": req.scope_kind, "counts": counts, "content_sha256": digest})
+            return counts, texts, strict
+
+        counts, texts, strict = self.store.write(write)
+        counts["reports_redacted"] = redact_files(report_files(self.path), texts + strict)
+        if counts["reports_redacted"]:
+            self.store.write(lambda c: c.execute("UPDATE forget_requests SET counts = ? WHERE id = ?",
+                                                 (json.dumps(counts), req.id)))
+        # Held in this process's memory only, so verify_forget can search for them; never stored.
+        self.__dict__.setdefault("_forget_texts", {})[req.id] = (texts, strict)
+        ver = self.verify_forget(req.id) if verify else None
+        req = self.get_forget_request(req.id)
+        return ForgetResult(req.id, req.status, req.counts, req.residue, ver)
+
+    def forget(self, scope_kind: str, values, reason: str, *, preview: bool = False,
+               deadline: float | str | None = None) -> ForgetPreview | ForgetResult:
+        """One call: open a case, preview it, and (unless `preview`) execute and verify it."""
+        req = self.create_forget_request(scope_kind, values, reason, deadline)
+        pv = self.preview_forget(req.id)
+        return pv if preview else self.execute_forget(req.id)
+
+    # -- verify ----------------------------------------------------------------------------------------
+    def verify_forget(self, request_id: int) -> Verification:
+        """Checkpoint and truncate the WAL, then scan the database files and reports for the text.
+        Without the text (a later re-check, in a new process) the scan uses what this process still
+        holds, else it can only re-check the checkpoint: the engine keeps no copy to search with."""
+        req = self.get_forget_request(request_id)
+        if req.status not in ("executed", "verified"):
+            raise InvalidInput(f"forget request {req.id} is {req.status}; execute it first")
+        held = self.__dict__.get("_forget_texts", {}).get(req.id)
+        texts, strict = held if held else (None, [])
+        truncated = self._checkpoint()
+        with self.store.reading() as conn:
+            wins, short, skipped = targets(conn, texts or [], strict)
+        files = {}
+        for f in db_files(self.path) + report_files(self.path):
+            files[f.name if f.parent == self.path.parent else str(f.relative_to(self.path.parent))] = \
+                scan_file(f, wins, short)
+        residue = sum(files.values())
+        ver = Verification(req.id, residue, files, len(texts or []) + len(strict), len(wins) + len(short),
+                           skipped, truncated)
+        if texts is None:
+            return ver          # nothing to compare with: report, but do not overwrite the stored proof
+        now = self.clock.now()
+
+        def write(conn):
+            status = "verified" if residue == 0 and truncated else "executed"
+            conn.execute("UPDATE forget_requests SET residue = ?, status = ?, verified_at = ? WHERE id = ?",
+                         (residue, status, now if status == "verified" else None, req.id))
+            audit.append(conn, at=now, actor=self.actor, action="forget-verify", target_kind="forget_request",
+                         target_id=req.id, summary={"residue": residue, "files": files,
+                                                    "substrings": ver.checked_substrings,
+                                                    "wal_truncated": truncated})
+
+        self.store.write(write)
+        self._checkpoint()
+        return ver
+
+    def _checkpoint(self) -> bool:
+        with self.store.lock:
+            busy, _, _ = self.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return busy == 0
+
+
+def _items(conn, full) -> list[ForgetItem]:
+    out = []
+    for kind, table, col in (("memory", "memories", "content"), ("message", "messages", "content"),
+                             ("rule", "rules", "text"), ("session", "sessions", "title")):
+        for tid, why in full.listing(kind):
+            r = conn.execute(f"SELECT {col} FROM {table} WHERE id = ?", (tid,)).fetchone()
+            text = " ".join((r[0] or "").split()) if r else ""
+            out.append(ForgetItem(kind, str(tid), text[:160], why))
+    return out
+
+
+def _redact_audit(conn, texts: list[str], request_id: int) -> int:
+    """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
+    wins, short = char_windows(texts)
+    if not wins and not short:
+        return 0
+    changes = {}
+    for r in conn.execute("SELECT id, reason, summary FROM audit ORDER BY id"):
+        reason = redact(r["reason"], wins, short)
+        summary = r["summary"]
+        if summary[:1] in ("{", "["):
+            try:
+                doc = json.loads(summary)
+                from .forget_verify import _walk
+                new = _walk(doc, lambda s: redact(s, wins, short))
+                if new != doc:
+                    summary = json.dumps(new, ensure_ascii=False, separators=(",", ":"))
+            except ValueError:
+                summary = redact(summary, wins, short)
+        else:
+            summary = redact(summary, wins, short)
+        if reason != r["reason"] or summary != r["summary"]:
+            changes[int(r["id"])] = (reason, summary)
+    audit.rewrite(conn, changes)
+    return len(changes)
+
+
+def _scope_value(kind: str, values) -> str:
+    if kind == "memory":
+        vals = values if isinstance(values, (list, tuple, set)) else [values]
+        ids = sorted({_as_int(v) for v in vals})
+        if not ids:
+            raise InvalidInput("name at least one memory id")
+        return ",".join(map(str, ids))
+    if isinstance(values, (list, tuple)):
+        if len(values) != 1:
+            raise InvalidInput(f"a {kind} scope takes exactly one value")
+        values = values[0]
+    if not isinstance(values, str) or not values.strip():
+        raise InvalidInput(f"a {kind} scope needs a non-empty value")
+    if kind == "query" and len(values.strip()) < 3:
+        raise InvalidInput("a forget query needs at least 3 characters (it matches by substring)")
+    return values.strip() if kind == "query" else values
+
+
+def _as_int(v) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"an id is a whole number, not {v!r}") from None

@@ -1,0 +1,230 @@
+"""What a forget request reaches: the scope's own records, then the cascade to everything derived
+from them (merged memories, promoted rules, proposals quoting them). Runs inside a transaction."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from .errors import InvalidInput, NotFound
+
+DERIVED = "derived: merged from forgotten memory"
+SOURCE = "source of a forgotten merged memory"
+PROMOTED = "rule promoted from forgotten memory"
+
+
+def _sha(text: str | None) -> str:
+    return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _in(ids) -> str:
+    return ",".join("?" * len(ids))
+
+
+def _like(q: str) -> str:
+    return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+@dataclass
+class Selection:
+    memories: dict[int, str] = field(default_factory=dict)      # id -> why
+    messages: dict[int, str] = field(default_factory=dict)
+    rules: dict[int, str] = field(default_factory=dict)
+    sessions: dict[str, str] = field(default_factory=dict)       # deleted whole
+    titles: dict[str, str] = field(default_factory=dict)         # session titles blanked (query scope)
+    revive: set[int] = field(default_factory=set)                # other sources of a derived merge
+    proposals: set[int] = field(default_factory=set)
+
+    @classmethod
+    def from_ids(cls, d: dict) -> "Selection":
+        s = cls()
+        s.memories = {int(i): "selected" for i in d.get("memories", [])}
+        s.messages = {int(i): "selected" for i in d.get("messages", [])}
+        s.rules = {int(i): "selected" for i in d.get("rules", [])}
+        s.sessions = {str(i): "selected" for i in d.get("sessions", [])}
+        s.titles = {str(i): "title matches" for i in d.get("titles", [])}
+        return s
+
+    def as_ids(self) -> dict:
+        return {"memories": sorted(self.memories), "messages": sorted(self.messages),
+                "rules": sorted(self.rules), "sessions": sorted(self.sessions), "titles": sorted(self.titles)}
+
+    def narrowed(self, memory_ids, message_ids) -> "Selection":
+        """Keep only the operator's chosen part of a previewed set."""
+        for name, chosen in (("memories", memory_ids), ("messages", message_ids)):
+            if chosen is None:
+                continue
+            have = getattr(self, name)
+            chosen = {int(i) for i in chosen}
+            extra = chosen - set(have)
+            if extra:
+                raise InvalidInput(f"{name} {sorted(extra)} are not in this request's preview")
+            setattr(self, name, {i: w for i, w in have.items() if i in chosen})
+        return self
+
+    def counts(self) -> dict:
+        mem = self.memories.values()
+        return {"memories": sum(1 for w in mem if w not in (DERIVED, SOURCE)),
+                "derived_memories": sum(1 for w in mem if w == DERIVED),
+                "merged_sources": sum(1 for w in mem if w == SOURCE),
+                "revived_sources": len(self.revive), "messages": len(self.messages),
+                "rules": len(self.rules), "sessions": len(self.sessions),
+                "session_titles": len(self.titles), "proposals": len(self.proposals)}
+
+    def listing(self, kind: str) -> list[tuple]:
+        src = {"memory": self.memories, "message": self.messages, "rule": self.rules,
+               "session": {**self.titles, **self.sessions}}[kind]
+        return sorted(src.items(), key=lambda kv: str(kv[0]))
+
+    # -- content (for tombstones, redaction and verification; never stored) -----------------------
+    def _rows(self, conn, table: str, col: str, ids) -> list[tuple]:
+        ids = list(ids)
+        out = []
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            out += conn.execute(f"SELECT id, {col} FROM {table} WHERE id IN ({_in(chunk)})", chunk).fetchall()
+        return [(r[0], r[1] or "") for r in out]
+
+    def texts(self, conn) -> list[str]:
+        out = []
+        for table, col, ids in (("memories", "content", self.memories), ("messages", "content", self.messages),
+                                ("rules", "text", self.rules),
+                                ("sessions", "title", {**self.sessions, **self.titles})):
+            out += [t for _, t in self._rows(conn, table, col, ids) if t.strip()]
+        return out
+
+    def tombstones(self, conn) -> list[tuple[str, object, str]]:
+        out = []
+        for kind, table, col, ids in (("memory", "memories", "content", self.memories),
+                                      ("message", "messages", "content", self.messages),
+                                      ("rule", "rules", "text", self.rules),
+                                      ("session", "sessions", "title", self.sessions)):
+            out += [(kind, i, _sha(t)) for i, t in self._rows(conn, table, col, ids)]
+        return out
+
+    # -- removal --------------------------------------------------------------------------------------
+    def delete(self, conn, texts: list[str]) -> dict:
+        from .forget_verify import char_windows, redact
+
+        wins, short = char_windows(texts)
+        for r in conn.execute("SELECT id, survivor_text, evidence, snapshot FROM proposals").fetchall():
+            blob = "\n".join(x or "" for x in (r[1], r[2], r[3]))
+            if r[0] not in self.proposals and blob.strip() and redact(blob, wins, short) != blob:
+                self.proposals.add(int(r[0]))
+        counts = self.counts()
+        _delete(conn, "proposals", self.proposals)
+        if self.revive:
+            ids = sorted(self.revive)
+            conn.execute(f"UPDATE memories SET tier = 'active', absorbed_into = NULL WHERE id IN ({_in(ids)})", ids)
+        _delete(conn, "memories", self.memories)
+        _delete(conn, "rules", self.rules)
+        if self.messages:
+            ids = sorted(self.messages)
+            for i in range(0, len(ids), 500):
+                chunk = ids[i:i + 500]
+                conn.execute(f"UPDATE memories SET message_id = NULL WHERE message_id IN ({_in(chunk)})", chunk)
+            _delete(conn, "messages", self.messages)
+        if self.sessions:
+            ids = sorted(self.sessions)
+            conn.execute(f"DELETE FROM messages WHERE session_id IN ({_in(ids)})", ids)
+            conn.execute(f"UPDATE memories SET session_id = NULL WHERE session_id IN ({_in(ids)})", ids)
+            conn.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({_in(ids)})", ids)
+            _delete(conn, "sessions", self.sessions)
+        if self.titles:
+            ids = sorted(self.titles)
+            conn.execute(f"UPDATE sessions SET title = '' WHERE id IN ({_in(ids)})", ids)
+        return counts
+
+
+def _delete(conn, table: str, ids) -> None:
+    ids = sorted(ids)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        conn.execute(f"DELETE FROM {table} WHERE id IN ({_in(chunk)})", chunk)
+
+
+def resolve(conn, kind: str, value: str) -> Selection:
+    """The scope's own records."""
+    s = Selection()
+    if kind == "memory":
+        ids = [int(v) for v in value.split(",") if v]
+        found = {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE id IN ({_in(ids)})", ids)}
+        missing = sorted(set(ids) - found)
+        if missing:
+            raise NotFound(f"no memory with id {', '.join(map(str, missing))}")
+        s.memories = {i: "selected" for i in ids}
+    elif kind == "session":
+        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (value,)).fetchone():
+            raise NotFound(f"no session with id {value!r}")
+        s.sessions = {value: "selected"}
+        s.messages = {r[0]: "in session" for r in conn.execute("SELECT id FROM messages WHERE session_id = ?", (value,))}
+        s.memories = {r[0]: "derived from session" for r in conn.execute(
+            "SELECT id FROM memories WHERE session_id = ?", (value,))}
+    elif kind in ("agent", "user"):
+        col = kind           # fixed column name, never user input
+        s.sessions = {r[0]: f"{kind}'s session" for r in conn.execute(f"SELECT id FROM sessions WHERE {col} = ?", (value,))}
+        sids = sorted(s.sessions)
+        for i in range(0, len(sids), 500):
+            chunk = sids[i:i + 500]
+            s.messages.update({r[0]: f"in {kind}'s session" for r in conn.execute(
+                f"SELECT id FROM messages WHERE session_id IN ({_in(chunk)})", chunk)})
+            s.memories.update({r[0]: f"from {kind}'s session" for r in conn.execute(
+                f"SELECT id FROM memories WHERE session_id IN ({_in(chunk)})", chunk)})
+        s.memories.update({r[0]: f"{kind}'s memory" for r in conn.execute(
+            f"SELECT id FROM memories WHERE {col} = ?", (value,))})
+        if kind == "agent":
+            s.rules = {r[0]: "agent's rule" for r in conn.execute("SELECT id FROM rules WHERE agent = ?", (value,))}
+        if not (s.sessions or s.memories or s.rules):
+            raise NotFound(f"nothing belongs to {kind} {value!r}")
+    elif kind == "query":
+        pat = _like(value)
+        s.memories = {r[0]: "text matches" for r in conn.execute(
+            "SELECT id FROM memories WHERE content LIKE ? ESCAPE '\\'", (pat,))}
+        s.messages = {r[0]: "text matches" for r in conn.execute(
+            "SELECT id FROM messages WHERE content LIKE ? ESCAPE '\\'", (pat,))}
+        s.rules = {r[0]: "text matches" for r in conn.execute(
+            "SELECT id FROM rules WHERE text LIKE ? ESCAPE '\\'", (pat,))}
+        s.titles = {r[0]: "title matches" for r in conn.execute(
+            "SELECT id FROM sessions WHERE title LIKE ? ESCAPE '\\'", (pat,))}
+    else:
+        raise InvalidInput(f"unknown scope {kind!r}")
+    return s
+
+
+def close_over(conn, sel: Selection, cascade_sources: bool = False) -> Selection:
+    """Add what is derived from the selection: merged memories built from it (forgotten too), rules
+    promoted from it, and proposals naming any of it. The other sources of a forgotten merged
+    memory are revived (so only the forgotten part is lost), unless `cascade_sources` (an operator
+    named the merged memory itself by id): then they are forgotten with it."""
+    out = Selection(dict(sel.memories), dict(sel.messages), dict(sel.rules), dict(sel.sessions),
+                    dict(sel.titles))
+    explicit = set(out.memories)
+    todo = list(out.memories)
+    while todo:
+        mid = todo.pop()
+        r = conn.execute("SELECT absorbed_into FROM memories WHERE id = ?", (mid,)).fetchone()
+        if r and r[0] is not None and r[0] not in out.memories:
+            out.memories[int(r[0])] = DERIVED
+            todo.append(int(r[0]))
+        if cascade_sources and mid in explicit:
+            for (src,) in conn.execute("SELECT id FROM memories WHERE absorbed_into = ?", (mid,)).fetchall():
+                if src not in out.memories:
+                    out.memories[int(src)] = SOURCE
+                    explicit.add(int(src))
+                    todo.append(int(src))
+    for mid in list(out.memories):
+        out.revive |= {int(r[0]) for r in conn.execute("SELECT id FROM memories WHERE absorbed_into = ?", (mid,))
+                       if int(r[0]) not in out.memories}
+    mids = sorted(out.memories)
+    for i in range(0, len(mids), 500):
+        chunk = [f"memory:{m}" for m in mids[i:i + 500]]
+        out.rules.update({r[0]: PROMOTED for r in conn.execute(
+            f"SELECT id FROM rules WHERE source IN ({_in(chunk)})", chunk) if r[0] not in out.rules})
+    mem, rules = set(out.memories), set(out.rules)
+    for r in conn.execute("SELECT id, target_kind, members, result_id, kind FROM proposals"):
+        members = set(json.loads(r[2] or "[]"))
+        pool = mem if r[1] == "memory" else rules
+        result_pool = rules if (r[4] == "promote" or r[1] == "rule") else mem
+        if members & pool or (r[3] is not None and r[3] in result_pool):
+            out.proposals.add(int(r[0]))
+    return out

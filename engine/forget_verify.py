@@ -1,0 +1,211 @@
+"""Proving forgotten text is gone: redacting the engine's own files and scanning raw bytes.
+
+The scan looks for every forgotten text whole and for each of its 12-byte windows (any substring
+of 12+ characters contains one), in UTF-8 as written and lower-cased (FTS keeps lower-cased
+tokens). A window that live records still hold (another memory saying "the user prefers") is not
+distinctive and is skipped, except for a forget-by-query's query text, which must occur nowhere.
+The file scan is a rolling hash in numpy, so a 100 MB database is read once in seconds.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+W = 12                      # bytes (and characters) in a distinctive window
+MIN_WHOLE = 6               # shorter texts are too common to prove anything by their bytes
+_P = np.uint64(1099511628211)
+_MASK_BITS = 22
+CHUNK = 8 << 20
+REDACTED = "[forgotten]"
+
+
+def _variants(text: str) -> list[str]:
+    flat = " ".join(text.split())
+    out = {text, flat, text.lower(), flat.lower()}
+    return [t for t in out if t]
+
+
+def byte_windows(texts: list[str]) -> tuple[set[bytes], set[bytes]]:
+    """(12-byte windows, whole texts shorter than a window) of the texts, as stored bytes."""
+    wins: set[bytes] = set()
+    short: set[bytes] = set()
+    for t in texts:
+        for v in _variants(t):
+            b = v.encode("utf-8", "surrogatepass")
+            if len(b) < W:
+                if len(b) >= MIN_WHOLE:
+                    short.add(b)
+                continue
+            for i in range(len(b) - W + 1):
+                wins.add(b[i:i + W])
+    return wins, short
+
+
+def live_texts(conn) -> list[str]:
+    """Every text value still held by a real table (not FTS/vec0 internals, which mirror these)."""
+    virt = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                                       "sql LIKE 'CREATE VIRTUAL TABLE%'")]
+    out = []
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                "'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'").fetchall():
+        if any(name.startswith(v + "_") for v in virt):
+            continue
+        for row in conn.execute(f'SELECT * FROM "{name}"'):
+            out.extend(v for v in row if isinstance(v, str) and len(v) >= MIN_WHOLE)
+    return out
+
+
+def targets(conn, texts: list[str], strict: list[str]) -> tuple[set[bytes], set[bytes], int]:
+    """Distinctive (windows, short wholes) to look for, and how many were skipped as common."""
+    wins, short = byte_windows(texts)
+    skipped = 0
+    if wins or short:
+        live = "\n".join(live_texts(conn))
+        blob = (live + "\n" + live.lower()).encode("utf-8", "surrogatepass")
+        _, common = find(blob, wins)
+        kept_short = {s for s in short if s not in blob}
+        skipped = len(common) + len(short) - len(kept_short)
+        wins, short = wins - common, kept_short
+    sw, ss = byte_windows(strict)
+    return wins | sw, short | ss, skipped
+
+
+def _hashes(buf: np.ndarray) -> np.ndarray:
+    n = len(buf) - W + 1
+    h = np.zeros(n, dtype=np.uint64)
+    b = buf.astype(np.uint64)
+    for j in range(W):
+        h = h * _P + b[j:j + n]
+    return h
+
+
+def find(data: bytes, wins: set[bytes]) -> tuple[int, set[bytes]]:
+    """(occurrences with overlapping hits merged, the windows seen) of `wins` in `data`."""
+    seen: set[bytes] = set()
+    if not wins or len(data) < W:
+        return 0, seen
+    keys = sorted(wins)
+    hk = _hashes(np.frombuffer(b"".join(keys), dtype=np.uint8))[::W]
+    by_hash: dict[int, set[bytes]] = {}
+    for h, w in zip(hk.tolist(), keys):
+        by_hash.setdefault(h, set()).add(w)
+    mask = np.uint64((1 << _MASK_BITS) - 1)
+    bitmap = np.zeros(1 << _MASK_BITS, dtype=bool)
+    bitmap[(hk & mask).astype(np.int64)] = True
+    arr = np.frombuffer(data, dtype=np.uint8)
+    count, last_end = 0, -1
+    for start in range(0, len(arr) - W + 1, CHUNK):
+        h = _hashes(arr[start:start + CHUNK + W - 1])
+        for i in np.nonzero(bitmap[(h & mask).astype(np.int64)])[0].tolist():
+            pos = start + i
+            w = data[pos:pos + W]
+            if w in by_hash.get(int(h[i]), ()):
+                seen.add(w)
+                if pos > last_end:
+                    count += 1
+                last_end = pos + W - 1
+    return count, seen
+
+
+def scan_file(path: Path, wins: set[bytes], short: set[bytes]) -> int:
+    """Occurrences of any target in the file's bytes."""
+    if not path.exists():
+        return 0
+    data = path.read_bytes()
+    return sum(data.count(s) for s in short) + find(data, wins)[0]
+
+
+def db_files(db_path: Path) -> list[Path]:
+    return [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")]
+
+
+# -- redacting the engine's files ------------------------------------------------------------------
+def char_windows(texts: list[str]) -> tuple[set[str], set[str]]:
+    wins: set[str] = set()
+    short: set[str] = set()
+    for t in texts:
+        for v in _variants(t):
+            if len(v) < W:
+                if len(v) >= MIN_WHOLE:
+                    short.add(v)
+                continue
+            wins.update(v[i:i + W] for i in range(len(v) - W + 1))
+    return wins, short
+
+
+def redact(text: str, wins: set[str], short: set[str]) -> str:
+    """Replace every stretch of `text` covered by a forgotten window (or short whole) with a marker."""
+    if not text:
+        return text
+    covered = bytearray(len(text))
+    low = text.lower()
+    hit = False
+    if len(text) >= W:
+        for i in range(len(text) - W + 1):
+            if text[i:i + W] in wins or low[i:i + W] in wins:
+                covered[i:i + W] = b"\x01" * W
+                hit = True
+    for s in short:
+        for hay in (text, low):
+            j = hay.find(s)
+            while j >= 0:
+                covered[j:j + len(s)] = b"\x01" * len(s)
+                hit = True
+                j = hay.find(s, j + 1)
+    if not hit:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if covered[i]:
+            while i < len(text) and covered[i]:
+                i += 1
+            out.append(REDACTED)
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _walk(obj, fn):
+    if isinstance(obj, str):
+        return fn(obj)
+    if isinstance(obj, list):
+        return [_walk(v, fn) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _walk(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def redact_json_text(raw: str, wins: set[str], short: set[str]) -> str:
+    """Redact inside a JSON document's strings (escapes would hide text from a plain replace)."""
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return redact(raw, wins, short)
+    if not isinstance(doc, (dict, list)):
+        return redact(raw, wins, short)
+    new = _walk(doc, lambda s: redact(s, wins, short))
+    return raw if new == doc else json.dumps(new, ensure_ascii=False, indent=2)
+
+
+def redact_files(files: list[Path], texts: list[str]) -> int:
+    """Rewrite each file that holds forgotten text (0600 kept). Returns how many changed."""
+    wins, short = char_windows(texts)
+    changed = 0
+    for f in files:
+        try:
+            raw = f.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        new = redact_json_text(raw, wins, short) if f.suffix == ".json" else redact(raw, wins, short)
+        if new != raw:
+            fd = os.open(f, os.O_WRONLY | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(new)
+                fh.flush()
+                os.fsync(fh.fileno())
+            changed += 1
+    return changed

@@ -184,12 +184,16 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
     def write(conn) -> ImportSummary:
         s = ImportSummary(source=str(path), format="jsonl", dry_run=dry_run)
         conn.execute("PRAGMA defer_foreign_keys = ON")       # rows arrive parents first anyway
+        lines: dict[tuple[str, int], int] = {}               # (table, rowid) -> line, for FK errors
         for no, table, row, vec in records:
             step(1)
             rtype = TYPE_OF.get(table, table)
             _, pk = live[table]
             try:
                 how = _restore(eng, conn, table, pk, row, vec)
+                if isinstance(how, int):
+                    lines[(table, how)] = no
+                    how = "added"
             except ImportFailed as exc:
                 raise ImportFailed(f"{path}:{no}: {exc}") from None
             except DbError as exc:
@@ -200,6 +204,11 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
                 s.skip(f"{rtype} differs from this database's; kept this database's")
             else:
                 s.skip(f"{rtype} already present")
+        for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check").fetchall():
+            no = lines.get((table, rowid))
+            where = f"{path}:{no}" if no else str(path)
+            raise ImportFailed(f"{where}: this {TYPE_OF.get(table, table)} refers to a missing "
+                               f"{TYPE_OF.get(parent, parent)}")
         audit.append(conn, at=eng.clock.now(), actor=eng.actor, action="import",
                      target_kind="jsonl", target_id=path.name,
                      summary={"added": s.added, "skipped": s.skipped})
@@ -213,7 +222,8 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
         return d.summary
 
 
-def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None) -> str:
+def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None) -> str | int:
+    """"same" | "kept" for a row already there, else the new row's rowid."""
     if all(k in row for k in pk) and pk != ["rowid"]:
         where = " AND ".join(f"{k} = ?" for k in pk)
         have = conn.execute(f"SELECT * FROM {table} WHERE {where}", [row[k] for k in pk]).fetchone()
@@ -229,11 +239,11 @@ def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None)
     if table == "memories" and vec is None:
         row = {**row, "embedded": 0}     # no vector in the file: backfill makes one
     cols = list(row)
-    conn.execute(f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                 [row[c] for c in cols])
+    cur = conn.execute(f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                       [row[c] for c in cols])
     if vec is not None:
         r = conn.execute("SELECT * FROM memories WHERE id = ?", (row["id"],)).fetchone()
         conn.execute("INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
                      " VALUES (?,?,?,?,?,?,?)", (r["id"], vec, r["tier"], r["kind"], r["category"],
                                                  r["agent"] or "", r["user"] or ""))
-    return "added"
+    return int(cur.lastrowid)

@@ -113,10 +113,7 @@ def import_file(eng, path, *, agent: str, user: str = "", kind: str = "semantic"
     from .common import DryRun, ImportSummary, embed_new, insert_memory, memory_exists, tick
 
     path = Path(path)
-    try:
-        agent = check_text(agent, "agent", limit=200)
-    except InvalidInput as exc:
-        raise InvalidInput(f"--agent: {exc}") from None
+    agent = check_text(agent, "agent", limit=200)     # a memory file must belong to someone
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -15,8 +15,12 @@ import click
 from .cli_common import Ctx
 
 VERB_MODULES = [
+    "console.cli_audit",
+    "console.cli_curator",
+    "console.cli_forget",
     "console.cli_doctor",
     "console.cli_core",
+    "console.cli_import",
 ]
 
 

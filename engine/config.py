@@ -26,6 +26,9 @@ class DecaySettings:
     reinforce_boost: float = 0.2          # strength added by a reinforcement (capped at 1)
     rule_grace_days: float = 7.0          # a rule unreinforced this long starts to lose score
     rule_daily_loss: float = 0.5
+    rule_reinforce_boost: float = 1.0     # score a rule gains when reinforced (capped at 10)
+    rule_violation_boost: float = 0.5     # a broken rule proved relevant: it gains this and its clock resets
+    snapshot_step: float = 0.05           # a pass rewrites a stored strength only when it fell this much
 
     def rate(self, kind: str) -> float:
         """Per-second decay rate λ for a kind: strength(t) = s0 · exp(-λ · t)."""
@@ -64,9 +67,21 @@ class CuratorSettings:
 
 
 @dataclass(frozen=True)
+class LifecycleSettings:
+    flow_flag_below: float = 0.6          # a flow under this effectiveness is flagged...
+    flow_flag_min_runs: int = 5           # ...once it has at least this many runs
+    flow_trend_window: int = 10           # recent runs compared with the window before them
+    boot_max_rules: int = 20              # critical/active rules in a boot context
+    boot_max_items: int = 15              # decisions, tasks, rejections each
+    chars_per_token: float = 4.0          # token estimate for boot context
+    state_similarity: float = 0.5         # word overlap at which a gate-post state entry consolidates
+
+
+@dataclass(frozen=True)
 class Settings:
     decay: DecaySettings = field(default_factory=DecaySettings)
     search: SearchSettings = field(default_factory=SearchSettings)
+    lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
     curator: CuratorSettings = field(default_factory=CuratorSettings)
     model_path: str | None = None
 

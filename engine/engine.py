@@ -18,6 +18,7 @@ from .embed import Embedder, EmbedderHandle
 from .explain import ExplainMixin
 from .importers.mixin import ImportMixin
 from .ingest import IngestMixin
+from .lifecycle import LifecycleMixin
 from .memories import MemoriesMixin
 from .search import SearchMixin
 from .sessions import SessionsMixin
@@ -34,7 +35,8 @@ def default_actor() -> str:
 
 
 class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, IngestMixin,
-                   DoctorMixin, ImportMixin, AuditMixin, CuratorMixin, ForgetMixin):
+                   DoctorMixin, ImportMixin, AuditMixin, CuratorMixin, ForgetMixin,
+                   LifecycleMixin):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
                  settings: Settings | None = None, load: str = "background",

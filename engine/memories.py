@@ -252,7 +252,9 @@ class MemoriesMixin:
         return self._update_memory(memory_id, "pin", {"pinned": 1}, reason)
 
     def unpin_memory(self, memory_id: int, reason: str = "") -> Memory:
-        return self._update_memory(memory_id, "unpin", {"pinned": 0}, reason)
+        # Decay resumes from now at the strength it held, not from its last reinforcement.
+        return self._update_memory(memory_id, "unpin", {"pinned": 0, **self._decay_restart(memory_id)},
+                                   reason)
 
     def set_importance(self, memory_id: int, importance: float, reason: str = "") -> Memory:
         try:
@@ -267,7 +269,10 @@ class MemoriesMixin:
         if tier not in TIERS:
             raise InvalidInput(f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
         action = {"archived": "archive", "active": "restore", "core": "promote-core"}[tier]
-        return self._update_memory(memory_id, action, {"tier": tier}, reason)
+        changes = {"tier": tier}
+        if tier == "active":     # restored or demoted from core: decay restarts now (engine/decay_pass)
+            changes.update(self._decay_restart(memory_id))
+        return self._update_memory(memory_id, action, changes, reason)
 
     def archive_memory(self, memory_id: int, reason: str = "") -> Memory:
         return self.set_tier(memory_id, "archived", reason)
@@ -320,5 +325,5 @@ class MemoriesMixin:
 def _as_id(value) -> int:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidInput(f"a memory id is a whole number, not {value!r}") from None

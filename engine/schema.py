@@ -246,6 +246,10 @@ VIRTUALS: tuple[Virtual, ...] = (
             f"CREATE VIRTUAL TABLE rules_fts USING fts5(text, content='rules', "
             f"content_rowid='id', tokenize='{TOKENIZE_WORDS}')",
             "INSERT INTO rules_fts(rules_fts) VALUES ('rebuild')"),
+    Virtual("flows_fts",
+            f"CREATE VIRTUAL TABLE flows_fts USING fts5(name, description, triggers, steps, "
+            f"content='flows', content_rowid='id', tokenize='{TOKENIZE_WORDS}')",
+            "INSERT INTO flows_fts(flows_fts) VALUES ('rebuild')"),
     # Every field search filters on is a metadata column, so a filtered KNN still returns k rows.
     Virtual("memories_vec",
             f"CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, "
@@ -259,7 +263,9 @@ NAMED: tuple[Named, ...] = (
     Named("index", "sessions_started", "CREATE INDEX sessions_started ON sessions(started_at)"),
     Named("index", "sessions_parent", "CREATE INDEX sessions_parent ON sessions(parent_session_id)"),
     Named("index", "memories_tier", "CREATE INDEX memories_tier ON memories(tier, agent)"),
-    Named("index", "memories_archive_at", "CREATE INDEX memories_archive_at ON memories(archive_at)"),
+    # Only memories that decay are indexed: a pass finds new rows (NULL) and crossers by range.
+    Named("index", "memories_archive_at", "CREATE INDEX memories_archive_at ON memories(archive_at) "
+          "WHERE tier = 'active' AND pinned = 0"),
     Named("index", "memories_session", "CREATE INDEX memories_session ON memories(session_id)"),
     Named("index", "memories_embedded", "CREATE INDEX memories_embedded ON memories(embedded)"),
     Named("index", "memories_absorbed", "CREATE INDEX memories_absorbed ON memories(absorbed_into)"),
@@ -275,6 +281,7 @@ NAMED: tuple[Named, ...] = (
     *_fts_sync("memories", "memories_fts", "content"),
     *_fts_sync("memories", "memories_tri", "content"),
     *_fts_sync("rules", "rules_fts", "text"),
+    *_fts_sync("flows", "flows_fts", "name, description, triggers, steps"),
     # vec0 metadata follows the memory row, so filtered KNN never sees stale tiers.
     Named("trigger", "memories_vec_meta", "CREATE TRIGGER memories_vec_meta AFTER UPDATE OF "
           "tier, kind, category, agent, user ON memories WHEN new.embedded = 1 BEGIN "

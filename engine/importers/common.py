@@ -126,10 +126,12 @@ def embed_new(eng, conn, ids: list[int]) -> int:
 def upsert_flow(eng, conn, *, name: str, agent: str, description: str, steps: list[str],
                 triggers: list[str], status: str, domain: str, metadata: dict, now: float,
                 created_at: float | None = None) -> tuple[int, str]:
-    """Write a flow row keyed by (name, agent); returns (id, "added" | "updated" | "same").
+    """Write a flow keyed by (name, agent); returns (id, "added" | "updated" | "same").
 
-    Flow names are unique across agents, so another agent's flow of the same name makes this
-    one `agent/name`."""
+    Goes through the engine's `add_flow` (engine/flows.py) when it exists, so flows imported
+    here obey the same rules as any other; the importer's provenance goes in `metadata`. Flow
+    names are unique across agents, so another agent's flow of the same name makes this one
+    `agent/name`."""
     row = conn.execute("SELECT * FROM flows WHERE name = ?", (name,)).fetchone()
     if row is not None and row["agent"] != agent:
         name = f"{agent}/{name}"
@@ -137,6 +139,16 @@ def upsert_flow(eng, conn, *, name: str, agent: str, description: str, steps: li
     steps_json = json.dumps(steps, ensure_ascii=False)
     trig_json = json.dumps(triggers, ensure_ascii=False)
     meta_json = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
+    if row is not None and (row["steps"], row["triggers"], row["status"], row["description"],
+                            row["domain"], row["metadata"]) == \
+            (steps_json, trig_json, status, description, domain, meta_json):
+        return int(row["id"]), "same"
+    if hasattr(eng, "add_flow"):
+        fid = eng.add_flow(name, steps, triggers=triggers, domain=domain, agent=agent,
+                           description=description, status=status, replace=row is not None,
+                           created_at=created_at, reason="imported").id
+        conn.execute("UPDATE flows SET metadata = ? WHERE id = ?", (meta_json, fid))
+        return fid, "updated" if row is not None else "added"
     if row is None:
         cur = conn.execute(
             "INSERT INTO flows(name, domain, agent, triggers, steps, status, description, created_at,"
@@ -147,13 +159,9 @@ def upsert_flow(eng, conn, *, name: str, agent: str, description: str, steps: li
         audit.append(conn, at=now, actor=eng.actor, action="import", target_kind="flow",
                      target_id=fid, summary={"name": name, "steps": len(steps), "status": status})
         return fid, "added"
-    same = (row["steps"], row["triggers"], row["status"], row["description"], row["metadata"]) == \
-        (steps_json, trig_json, status, description, meta_json)
-    if same:
-        return int(row["id"]), "same"
-    conn.execute("UPDATE flows SET steps = ?, triggers = ?, status = ?, description = ?, metadata = ?,"
-                 " updated_at = ? WHERE id = ?",
-                 (steps_json, trig_json, status, description, meta_json, now, row["id"]))
+    conn.execute("UPDATE flows SET steps = ?, triggers = ?, status = ?, description = ?, domain = ?,"
+                 " metadata = ?, updated_at = ? WHERE id = ?",
+                 (steps_json, trig_json, status, description, domain, meta_json, now, row["id"]))
     audit.append(conn, at=now, actor=eng.actor, action="import-update", target_kind="flow",
                  target_id=row["id"], summary={"name": name, "steps": len(steps), "status": status})
     return int(row["id"]), "updated"

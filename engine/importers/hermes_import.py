@@ -200,9 +200,12 @@ def _skills(eng, conn, s: ImportSummary, skills: list[Skill], agent: str, key: s
                              summary={"skill": k.name, "tier": tier, "pinned": k.pinned})
                 ids.append(mid)
                 s.update("skills")
+        if not k.steps:             # a flow is an ordered list of steps: none, no flow
+            s.skip("skill without steps (memory only, no flow)")
+            continue
         _, how = upsert_flow(eng, conn, name=k.name, agent=agent, description=k.description,
                              steps=k.steps, triggers=k.triggers or [k.name.replace("-", " ")],
-                             status="retired" if tier == "archived" else "active",
+                             status="disabled" if tier == "archived" else "active",
                              domain=k.category,
                              metadata={"source": "hermes", "memory_id": mid, "state": k.state,
                                        "pinned": k.pinned, "skill_path": f"skills/{k.path}"},

@@ -114,7 +114,7 @@ def test_skills_map_state_pin_steps_and_last_activity(eng, tmp_path):
     flows = {r["name"]: r for r in eng.store.read("SELECT * FROM flows")}
     assert json.loads(flows["write-changelog"]["steps"]) == ["Collect commits", "Group by type",
                                                              "Write the entry"]
-    assert flows["old-report"]["status"] == "retired" and flows["deploy-blog"]["agent"] == "ops-bot"
+    assert flows["old-report"]["status"] == "disabled" and flows["deploy-blog"]["agent"] == "ops-bot"
     assert json.loads(flows["old-report"]["metadata"])["memory_id"] == skills["old-report"].id
 
 

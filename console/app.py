@@ -78,7 +78,8 @@ class MemConsole(App):
     ]
 
     def __init__(self, engine=None, *, db_path: str | None = None, actor: str | None = None,
-                 poll_interval: float | None = 1.0, start_embedder: bool = True) -> None:
+                 poll_interval: float | None = 1.0, start_embedder: bool = True,
+                 db_label: str | None = None) -> None:
         super().__init__()
         if engine is None:
             from engine import open_engine   # "lazy": the model loads after the first frame
@@ -90,6 +91,7 @@ class MemConsole(App):
         self.pane_specs = PANE_SPECS
         self.poll_interval = poll_interval
         self.start_embedder_on_mount = start_embedder
+        self.db_label = db_label or str(engine.path)   # what the header shows (tests fix it)
         self.errors: list[str] = []           # every failure shown as a notice (tests read it)
         self._panes: dict[str, Any] = {}
         self._data_version: int | None = None
@@ -97,7 +99,7 @@ class MemConsole(App):
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield StatusHeader(str(self.engine.path), self.engine.actor, id="status")
+        yield StatusHeader(self.db_label, self.engine.actor, id="status")
         with TabbedContent(id="tabs"):
             for spec in PANE_SPECS:
                 pane = load_pane(spec)
@@ -132,7 +134,13 @@ class MemConsole(App):
             return None
 
     def switch_pane(self, pane_id: str) -> None:
-        self.query_one("#tabs", TabbedContent).active = pane_id
+        tabs = self.query_one("#tabs", TabbedContent)
+        if tabs.active == pane_id:
+            return
+        # Drop focus first: a focused widget inside the old pane would pull the tabs back to it.
+        self.set_focus(None)
+        tabs.active = pane_id
+        self.call_after_refresh(self._panes[pane_id].focus_main)
 
     def action_switch_pane(self, pane_id: str) -> None:
         self.switch_pane(pane_id)

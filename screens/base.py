@@ -74,6 +74,12 @@ class Pane(Vertical):
         if found:
             found.first().focus()
 
+    def focus_main(self) -> None:
+        """Focus the pane's main widget (after a switch to this pane)."""
+        main = self.query(self.MAIN_SELECTOR)
+        if main and main.first().focusable:
+            main.first().focus()
+
     def action_leave_input(self) -> None:
         if isinstance(self.app.focused, Input):
             main = self.query(self.MAIN_SELECTOR)

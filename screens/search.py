@@ -140,7 +140,7 @@ class SearchPane(Pane):
                                 _fmt(b.recency), h.tier, h.id]))
         table = self.query_one("#results", DataGrid)
         table.set_rows(rows)
-        status = f"{len(res.hits)} hits · {res.mode} · {event.ms:.0f} ms"
+        status = f"{len(res.hits)} hits · {res.mode}"
         if res.message:
             status += f" · {res.message}"
         self.query_one("#search-status", Static).update(status)

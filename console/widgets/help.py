@@ -25,6 +25,8 @@ class HelpScreen(ModalScreen[None]):
     def __init__(self, sections: list[tuple[str, list[Binding]]]) -> None:
         super().__init__()
         self.sections = sections
+        self.entries = [(title, _key(b), b.description or b.action)
+                        for title, bindings in sections for b in bindings]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():

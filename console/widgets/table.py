@@ -51,18 +51,24 @@ class DataGrid(DataTable):
         """Replace every row, keeping the cursor on the same key (or index) and the scroll."""
         old_key, old_row = self.selected_key, self.cursor_row
         sx, sy = self.scroll_x, self.scroll_y
-        self.clear()
         keys: list[str] = []
-        for key, cells in rows:
-            k = str(key)
-            if k in keys:            # a duplicate key would raise; the first row wins
-                continue
-            keys.append(k)
-            self.add_row(*cells, key=k)
+        # Rebuilding moves the cursor through row 0: keep those moves from reaching the pane.
+        with self.prevent(DataTable.RowHighlighted, DataTable.CellHighlighted):
+            self.clear()
+            for key, cells in rows:
+                k = str(key)
+                if k in keys:            # a duplicate key would raise; the first row wins
+                    continue
+                keys.append(k)
+                self.add_row(*cells, key=k)
+            if keys:
+                idx = keys.index(old_key) if old_key in keys else min(max(old_row, 0), len(keys) - 1)
+                self.move_cursor(row=idx, animate=False, scroll=False)
         if not keys:
             return
-        idx = keys.index(old_key) if old_key in keys else min(max(old_row, 0), len(keys) - 1)
-        self.move_cursor(row=idx, animate=False, scroll=False)
+        if self.selected_key != old_key:     # a different row is under the cursor now: say so
+            self.post_message(DataTable.RowHighlighted(self, self.cursor_row,
+                                                       self.coordinate_to_cell_key(self.cursor_coordinate).row_key))
         self.call_after_refresh(self.scroll_to, sx, sy, animate=False)
 
     # -- copying -----------------------------------------------------------------------------------

@@ -1,0 +1,42 @@
+"""`audit`: the trail of every mutation, filtered; `--verify` checks its hash chain."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from engine.clock import iso
+
+from .cli_common import emit, json_option, pass_ctx, table
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(audit)
+
+
+@click.command()
+@click.option("--target", default=None, help="A target id, or kind:id (memory:12, proposal:3).")
+@click.option("--actor", default=None)
+@click.option("--action", default=None, help="add, edit, forget, proposal-applied, ...")
+@click.option("--since", default=None, help="ISO date or time (UTC unless it says otherwise).")
+@click.option("--limit", type=click.IntRange(1, 1_000_000), default=200, show_default=True)
+@click.option("--verify", is_flag=True, help="Check the hash chain instead of listing rows.")
+@json_option
+@pass_ctx
+def audit(ctx, target, actor, action, since, limit, verify, as_json):
+    """Who changed what, when and why (newest first)."""
+    with ctx.engine(embedder=None) as eng:
+        if verify:
+            chk = eng.verify_audit()
+            emit(chk, as_json, lambda c: click.echo(c.message + "".join(f"\n  {p}" for p in c.problems)))
+            if not chk.ok:
+                raise SystemExit(1)
+            return
+        rows = eng.audit_log(target=target, actor=actor, action=action, since=since, limit=limit)
+
+    def summary(s) -> str:
+        return s if isinstance(s, str) else json.dumps(s, ensure_ascii=False, separators=(",", ":"))
+    emit(rows, as_json, lambda rs: table(
+        [[r.id, iso(r.at), r.actor, r.action, f"{r.target_kind}:{r.target_id}", r.reason[:30],
+          summary(r.summary)[:80]] for r in rs],
+        ["id", "at", "actor", "action", "target", "reason", "summary"]))

@@ -1,0 +1,202 @@
+"""The console shell driven the way an operator drives it: keys, palette, help, live refresh,
+failures as notices, keyword-only mode."""
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input, TabbedContent
+
+from console.widgets.header import StatusHeader
+from console.widgets.help import HelpScreen
+from console.widgets.table import DataGrid
+from engine import EngineError, open_engine
+from tests.screens.helpers import make_app, settle
+from tests.screens.seed import make_engine, seed
+
+PANES = ["sessions", "search", "rules", "flows", "curator", "decay", "forget"]
+
+
+async def test_header_tabs_and_counts(seeded):
+    eng, _ = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        tabs = app.query_one("#tabs", TabbedContent)
+        assert [p.id for p in tabs.query("TabPane")] == PANES
+        header = str(app.query_one(StatusHeader).render())
+        assert "test.db" in header and "as tester" in header
+        assert "core 1 · active 7 · archived 1" in header and "sessions 4" in header
+        assert "hybrid · model ready" in header
+        assert app.errors == []
+
+
+async def test_number_keys_switch_panes_unless_typing(seeded):
+    eng, _ = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        tabs = app.query_one("#tabs", TabbedContent)
+        for key, pane in zip("1234567", PANES):
+            await pilot.press(key)
+            await pilot.pause()
+            assert tabs.active == pane
+        await pilot.press("2", "slash")
+        await pilot.pause()
+        assert app.focused is app.query_one("#query", Input)
+        await pilot.press("5", "q", "?")        # text while an input has focus
+        await pilot.pause()
+        assert tabs.active == "search" and app.is_running
+        assert app.query_one("#query", Input).value == "5q?"
+        await pilot.press("escape", "1")          # escape leaves the input; keys work again
+        await pilot.pause()
+        assert tabs.active == "sessions"
+
+
+async def test_help_lists_every_binding(seeded):
+    eng, _ = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        entries = app.screen.entries
+        keys = {(section, key) for section, key, _ in entries}
+        for section, key in (("Global", "q"), ("Global", "question_mark"), ("Global", "ctrl+p"),
+                             ("Global", "1"), ("Global", "slash"), ("Tables", "y"), ("Tables", "G"),
+                             ("2 Search", "p"), ("2 Search", "f"), ("1 Sessions", "s")):
+            assert (section, key) in keys, (section, key)
+        assert all(what for _, _, what in entries)        # every binding says what it does
+        assert len(app.screen.query(".help-section")) == len({s for s, _, _ in entries})
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_palette_knows_the_current_pane(seeded):
+    eng, _ = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"why not")
+        await settle(app, pilot)
+        from textual.command import CommandList
+        options = app.screen.query_one(CommandList)
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert any("Search: Why not?" in p for p in prompts), prompts
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.press(*"go to 5 curator", "enter")
+        await settle(app, pilot)
+        assert app.query_one("#tabs", TabbedContent).active == "curator"
+
+
+async def test_table_vim_keys_and_copy(seeded):
+    eng, _ = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        t = app.query_one("#session-list", DataGrid)
+        t.focus()
+        await pilot.press("j", "j")
+        assert t.cursor_row == 2
+        await pilot.press("G")
+        assert t.cursor_row == t.row_count - 1
+        await pilot.press("g")
+        assert t.cursor_row == 0
+        await pilot.press("k")
+        assert t.cursor_row == 0
+        await pilot.press("y")
+        assert t.last_copied == str(t.get_cell_at(t.cursor_coordinate))
+        await pilot.press("Y")
+        assert "\t" in t.last_copied and "s-brief" not in t.last_copied  # row cells, not the key
+        assert "Pre-market brief" in t.last_copied
+
+
+async def test_live_refresh_keeps_selection(seeded, tmp_path):
+    eng, ids = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        t = app.query_one("#session-list", DataGrid)
+        t.focus()
+        await pilot.press("j", "j")
+        await settle(app, pilot)
+        chosen = t.selected_key
+        app.poll_db()                              # first poll records the version
+        await settle(app, pilot)
+        # another process (an agent) writes a newer session: it sorts first
+        other = open_engine(eng.path, embedder=None, actor="agent-x")
+        other.add_session("s-new", agent="atlas", user="dana", source="cli", title="Fresh session",
+                          started_at=eng.clock.now())
+        other.add_memory("A brand new memory from an agent", agent="atlas")
+        other.close()
+        app.poll_db()
+        await settle(app, pilot)
+        assert t.row_count == 5
+        assert t.selected_key == chosen            # same row, though it moved down one
+        header = str(app.query_one(StatusHeader).render())
+        assert "active 8" in header and "sessions 5" in header
+        assert app.errors == []
+
+
+async def test_failures_are_notices_not_tracebacks(seeded, monkeypatch):
+    eng, _ = seeded
+    app = make_app(eng)
+
+    def broken(*a, **k):
+        raise EngineError("the database is busy, try again")
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        monkeypatch.setattr(eng, "search", broken)
+        await pilot.press("2", "slash", *"deploy", "enter")
+        await settle(app, pilot)
+        assert app.errors == ["the database is busy, try again"]
+        monkeypatch.setattr(eng, "search", lambda *a, **k: 1 / 0)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.is_running
+        assert app.errors[-1].startswith("internal error in search.query: ZeroDivisionError")
+
+
+async def test_keyword_only_without_a_model(tmp_path):
+    eng = make_engine(tmp_path / "nomodel.db", embedder=None)
+    seed(eng)
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert "keyword-only · no model" in str(app.query_one(StatusHeader).render())
+        assert "keyword-only" in str(app.query_one("#mode-badge").render())
+        await pilot.press("2", "slash", *"fridays deploy", "enter")
+        await settle(app, pilot)
+        pane = app.pane("search")
+        assert pane.result.mode == "keyword"
+        assert pane.result.hits[0].content == "Never deploy on Fridays"
+        assert "keyword" in str(app.query_one("#search-status").render())
+        assert app.errors == []
+    eng.close()
+
+
+async def test_run_console_opens_lazily(tmp_path, monkeypatch):
+    """The real entry point opens the engine without loading the model before the first frame."""
+    import sys
+    from console import app as app_mod
+
+    eng = make_engine(tmp_path / "lazy.db")
+    seed(eng)
+    eng.close()
+    seen = {}
+
+    def fake_run(self):
+        seen["state"] = self.engine.embedder.state
+        seen["actor"] = self.engine.actor
+        seen["st"] = "sentence_transformers" in sys.modules
+        self.engine.close()
+
+    monkeypatch.setattr(app_mod.MemConsole, "run", fake_run)
+    app_mod.run_console(tmp_path / "lazy.db", actor="operator-1")
+    assert seen["state"] == "idle" and seen["actor"] == "operator-1"

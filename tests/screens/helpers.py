@@ -1,0 +1,37 @@
+"""The console as tests drive it."""
+from __future__ import annotations
+
+from textual.widgets import Input
+from textual.worker import WorkerCancelled
+
+from console.app import MemConsole
+
+
+class QuietConsole(MemConsole):
+    """No polling timer, no model loading, no blinking cursor, a fixed header label (so
+    snapshots do not depend on tmp paths). Tests call app.poll_db() themselves."""
+
+    def __init__(self, engine, **kw) -> None:
+        kw.setdefault("poll_interval", None)
+        kw.setdefault("start_embedder", False)
+        kw.setdefault("db_label", "test.db")
+        super().__init__(engine, **kw)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        for inp in self.query(Input):
+            inp.cursor_blink = False
+
+
+def make_app(engine, **kw) -> QuietConsole:
+    return QuietConsole(engine, **kw)
+
+
+async def settle(app, pilot) -> None:
+    """Wait until every worker has finished and the screen has caught up."""
+    for _ in range(3):
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:      # an exclusive worker superseded by a newer one
+            pass
+        await pilot.pause()

@@ -25,6 +25,7 @@ from .types import KINDS
 BANDS = ((9.0, "critical"), (5.0, "active"), (3.0, "dormant"))
 STATUS_RANK = {"retired": 0, "dormant": 1, "active": 2, "critical": 3}
 SCORE_MIN, SCORE_MAX = 0.0, 10.0
+RETIRE_EDGE = BANDS[-1][0]     # below this a rule is retired and stops decaying
 
 
 def band(score: float) -> str:
@@ -132,16 +133,22 @@ def rule_score_at(rule, t: float, settings: DecaySettings) -> tuple[float, str]:
         return score, status
     cycles, _ = rule_cycles(get("last_reinforced_at"), get("created_at"), get("last_decayed_at"),
                             t, settings)
-    new = clamp_score(score - settings.rule_daily_loss * cycles)
+    new = clamp_score(score - settings.rule_daily_loss * min(cycles, cycles_to_retire(score, settings)))
     return new, band(new)
+
+
+def cycles_to_retire(score: float, settings: DecaySettings) -> int:
+    """Daily losses until a score falls into the retired band, where decay stops; so one pass
+    after many days ends where daily passes would have."""
+    return max(1, math.floor((score - RETIRE_EDGE) / settings.rule_daily_loss) + 1)
 
 
 def rule_decay_sql() -> str:
     """One SELECT yielding every rule a pass at :now would lower, with old and new values.
 
-    Parameters: :now, :day, :grace (seconds), :loss. Mirrors rule_cycles / rule_score_at.
+    Parameters: :now, :day, :grace (seconds), :loss, :edge (the retire edge, RETIRE_EDGE). Mirrors rule_cycles / rule_score_at.
     """
-    new_score = "max(0.0, score - :loss * (j1 - j0))"
+    new_score = "max(0.0, score - :loss * min(j1 - j0, max(1, floor((score - :edge) / :loss) + 1)))"
     return f"""
         SELECT id, score AS old_score, {new_score} AS new_score, status AS old_status,
                {band_sql(new_score)} AS new_status, base + j1 * :day AS decayed_to

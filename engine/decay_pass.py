@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from . import audit
 from .clock import DAY
-from .decay import (STATUS_RANK, band, crossing_sql, crossing_time, half_lives_for,
+from .decay import (RETIRE_EDGE, STATUS_RANK, band, crossing_sql, crossing_time, half_lives_for,
                     held_strength_sql, rate_params, rates_for, rule_decay_sql, rule_score_at,
                     strength_at, strength_sql)
 from .errors import InvalidInput, NotFound
@@ -44,7 +44,8 @@ class DecayMixin:
         ds = self.settings.decay
         p = {"now": now, "thr": ds.archive_threshold, "step": ds.snapshot_step,
              **rate_params(rates_for(ds))}
-        rp = {"now": now, "day": DAY, "grace": ds.rule_grace_days * DAY, "loss": ds.rule_daily_loss}
+        rp = {"now": now, "day": DAY, "grace": ds.rule_grace_days * DAY, "loss": ds.rule_daily_loss,
+              "edge": RETIRE_EDGE}
 
         def run(conn) -> DecayPassResult:
             res = DecayPassResult(now, dry_run, 0, 0, 0, 0, 0, 0)

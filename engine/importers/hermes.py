@@ -213,8 +213,9 @@ def _session(d: dict, prompts: dict[str, str]) -> HermesSession:
     if prompt:
         meta["hermes"]["system_prompt"] = prompt
     title = d.get("title") or d.get("display_name") or ""
-    return HermesSession(id=str(d["id"]), user=d.get("user_id") or "", source=d.get("source") or "",
-                         model=d.get("model") or "", title=title, started_at=float(d["started_at"]),
+    return HermesSession(id=str(d["id"]), user=_text(d.get("user_id")), source=_text(d.get("source")),
+                         model=_text(d.get("model")), title=_text(title),
+                         started_at=float(d["started_at"] or 0),
                          ended_at=None if d.get("ended_at") is None else float(d["ended_at"]),
                          parent_session_id=d.get("parent_session_id") or None, metadata=meta)
 
@@ -228,10 +229,20 @@ def _message(d: dict) -> HermesMessage:
     for k in ("tool_call_id", "finish_reason", "reasoning"):
         if d.get(k):
             meta[k] = d[k]
-    calls = _json(d.get("tool_calls"))
+    calls = _json(_text(d.get("tool_calls")))
     if calls:
         meta["tool_calls"] = calls
-    content = (d.get("content") or "").replace("\x00", "")
+    content = _text(d.get("content")).replace("\x00", "")
     return HermesMessage(id=int(d["id"]), session_id=str(d["session_id"]), role=role,
                          content=content, tool_name=d.get("tool_name") or None,
-                         at=float(d["timestamp"]), token_count=d.get("token_count"), metadata=meta)
+                         at=float(d["timestamp"] or 0), token_count=d.get("token_count"),
+                         metadata=meta)
+
+
+def _text(v) -> str:
+    """Text as stored, whatever SQLite's loose typing left in the column."""
+    if v is None:
+        return ""
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    return str(v)

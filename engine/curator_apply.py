@@ -125,9 +125,11 @@ class Applier:
         meta = load_json(surv["metadata"])
         meta.setdefault("merged_from", [])
         meta["merged_from"] = sorted(set(meta["merged_from"]) | {r["id"] for r in rows if r["id"] != sid})
-        self.conn.execute("UPDATE rules SET text = ?, score = ?, metadata = ?, updated_at = ? WHERE id = ?",
-                          (new_text, score, json.dumps(meta, ensure_ascii=False), self.now, sid))
-        self._history(sid, surv, score, surv["status"])
+        status = surv["status"] if surv["pinned"] else band(score)
+        self.conn.execute("UPDATE rules SET text = ?, score = ?, status = ?, metadata = ?, updated_at = ?"
+                          " WHERE id = ?", (new_text, score, status, json.dumps(meta, ensure_ascii=False),
+                                            self.now, sid))
+        self._history(sid, surv, score, status)
         for r in rows:
             if r["id"] == sid:
                 continue
@@ -150,12 +152,13 @@ class Applier:
         cur = self.conn.execute(
             "INSERT INTO rules(text, domain, agent, source, score, status, last_reinforced_at, created_at,"
             " metadata, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (text if text is not None else (self.p["survivor_text"] or r["content"]), r["category"],
-             r["agent"], f"memory:{r['id']}", score, "active", self.now, self.now,
+            (text if text is not None else (self.p["survivor_text"] or r["content"]), "",
+             r["agent"], r["category"] if r["category"] in ("learning", "discovery") else "manual",
+             score, band(score), self.now, self.now,
              json.dumps({"promoted_from": r["id"], "proposal_id": self.p["id"]}), self.now))
         rid = int(cur.lastrowid)
         self.created["rules"].append(rid)
-        self._history(rid, None, score, "active")
+        self._history(rid, None, score, band(score))
         return rid
 
     def _retire(self, text, vector) -> int:
@@ -163,6 +166,11 @@ class Applier:
         self.conn.execute("UPDATE rules SET status = 'retired', updated_at = ? WHERE id = ?", (self.now, r["id"]))
         self._history(r["id"], r, float(r["score"]), "retired")
         return r["id"]
+
+
+def band(score: float) -> str:
+    """A rule's status follows its score band (see engine/rules.py): 9+ critical, 5+ active, 3+ dormant."""
+    return "critical" if score >= 9 else "active" if score >= 5 else "dormant" if score >= 3 else "retired"
 
 
 def _vector(conn, memory_id: int):

@@ -232,7 +232,7 @@ def promote_candidates(conn, settings) -> list[Candidate]:
     rows = conn.execute(
         f"SELECT * FROM memories WHERE category IN ({','.join('?' * len(cats))}) AND tier != 'archived'"
         " AND absorbed_into IS NULL AND access_count >= ? AND NOT EXISTS (SELECT 1 FROM rules"
-        " WHERE rules.source = 'memory:' || memories.id) ORDER BY id",
+        " WHERE json_extract(rules.metadata, '$.promoted_from') = memories.id) ORDER BY id",
         (*cats, int(cs.promote_min_reinforcements))).fetchall()
     out = []
     for r in rows:

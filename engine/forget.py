@@ -151,8 +151,14 @@ class ForgetMixin:
 
     def forget(self, scope_kind: str, values, reason: str, *, preview: bool = False,
                deadline: float | str | None = None) -> ForgetPreview | ForgetResult:
-        """One call: open a case, preview it, and (unless `preview`) execute and verify it."""
-        req = self.create_forget_request(scope_kind, values, reason, deadline)
+        """One call: open a case (or reuse the open case with the same scope, so a preview and the
+        execution after it are one case), preview it, and (unless `preview`) execute and verify it."""
+        same = self.store.read_one(
+            "SELECT id FROM forget_requests WHERE scope_kind = ? AND scope_value = ? AND status IN"
+            " ('open', 'previewed') ORDER BY id DESC LIMIT 1",
+            (scope_kind, _scope_value(scope_kind, values) if scope_kind in FORGET_SCOPES else ""))
+        req = self.get_forget_request(same[0]) if same else \
+            self.create_forget_request(scope_kind, values, reason, deadline)
         pv = self.preview_forget(req.id)
         return pv if preview else self.execute_forget(req.id)
 

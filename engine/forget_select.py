@@ -217,9 +217,10 @@ def close_over(conn, sel: Selection, cascade_sources: bool = False) -> Selection
                        if int(r[0]) not in out.memories}
     mids = sorted(out.memories)
     for i in range(0, len(mids), 500):
-        chunk = [f"memory:{m}" for m in mids[i:i + 500]]
+        chunk = mids[i:i + 500]
         out.rules.update({r[0]: PROMOTED for r in conn.execute(
-            f"SELECT id FROM rules WHERE source IN ({_in(chunk)})", chunk) if r[0] not in out.rules})
+            f"SELECT id FROM rules WHERE json_extract(metadata, '$.promoted_from') IN ({_in(chunk)})", chunk)
+            if r[0] not in out.rules})
     mem, rules = set(out.memories), set(out.rules)
     for r in conn.execute("SELECT id, target_kind, members, result_id, kind FROM proposals"):
         members = set(json.loads(r[2] or "[]"))

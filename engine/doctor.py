@@ -4,20 +4,18 @@ chain. `repair` rebuilds only what is derived (FTS indexes, vectors, vec0 metada
 touches records, and an audit break is evidence, so it is reported, never "fixed"."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-from . import audit
+from . import audit, schema
 from .store import Error as SqlError
 
 SAMPLE = 20            # offending ids shown per check
 PENDING_SAMPLE = 100   # pending-vector ids listed in a report
 
-# (FTS table, its content table, the content table's id column): identifiers fixed here only.
-FTS_TABLES = (
-    ("memories_fts", "memories"), ("memories_tri", "memories"),
-    ("messages_fts", "messages"), ("messages_tri", "messages"),
-    ("rules_fts", "rules"),
-)
+# (FTS table, its content table): identifiers from the schema module only, never from input.
+FTS_TABLES = tuple((v.name, re.search(r"content='(\w+)'", v.sql).group(1))
+                   for v in schema.VIRTUALS if "USING fts5" in v.sql)
 VEC_META = ("tier", "kind", "category", "agent", "user")
 
 # (name, SQL selecting offending ids, what it means)
@@ -112,7 +110,8 @@ class DoctorMixin:
             checks.append(DoctorCheck("sqlite-integrity", res == ["ok"],
                                       "ok" if res == ["ok"] else "; ".join(res[:5]), len(res) - (res == ["ok"])))
             counts = {t: c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                      for t in ("memories", "messages", "sessions", "rules", "audit")}
+                      for t in dict.fromkeys(("memories", "messages", "sessions", "rules", "audit",
+                                              *(table for _, table in FTS_TABLES)))}
             for fts, table in FTS_TABLES:
                 checks.append(self._fts_ids(c, fts, table, counts))
             checks.extend(self._vector_checks(c, counts))

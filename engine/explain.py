@@ -16,7 +16,7 @@ class ExplainMixin:
         try:
             mem = self.get_memory(memory_id)
         except NotFound:
-            return Explanation(query, int(memory_id) if str(memory_id).isdigit() else -1, False,
+            return Explanation(q, int(memory_id) if str(memory_id).isdigit() else -1, False,
                                False, k, "none", [], None, 0, None, None, [], [], None, None,
                                f"There is no memory with id {memory_id}: it was never written, "
                                f"or it has been forgotten.")
@@ -42,7 +42,7 @@ class ExplainMixin:
         final = hit.score if hit else self._would_score(result, mem, bm25_rank, vrank)
         summary = _summarize(mem, hit is not None, k, result.mode, excluded, bm25_rank, matches,
                              matched, unmatched, vrank, vsim, final, kth, p.index)
-        return Explanation(query=query, memory_id=mem.id, found=True, in_top_k=hit is not None, k=k,
+        return Explanation(query=q, memory_id=mem.id, found=True, in_top_k=hit is not None, k=k,
                            mode=result.mode, excluded_by=excluded, bm25_rank=bm25_rank,
                            bm25_matches=matches, vector_rank=vrank,
                            vector_similarity=None if vsim is None else round(vsim, 6),

@@ -62,7 +62,8 @@ class SearchMixin:
             ids = [h.id for h in hits]
             self.store.write(lambda c: self._reinforce(c, ids, now, action="access",
                                                        reason=f"returned by search ({ran})"))
-        result = SearchResult(query=query, mode=ran, hits=hits, message=message)
+        # The text as searched: lone surrogates cannot be printed or sent as JSON.
+        result = SearchResult(query=q, mode=ran, hits=hits, message=message)
         if len(hits) < min(k, self.settings.search.thin_results):
             result.elsewhere = self.elsewhere(q, filters)
         return result

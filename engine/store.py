@@ -18,7 +18,7 @@ from typing import Callable, Iterator, TypeVar
 import sqlean as sqlite3
 import sqlite_vec
 
-from .errors import EngineError, StoreBusy
+from .errors import EngineError, InvalidInput, StoreBusy
 
 T = TypeVar("T")
 
@@ -98,6 +98,21 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
     return conn
 
 
+def bad_value(exc: BaseException) -> InvalidInput | None:
+    """A value SQLite cannot bind (lone surrogate, int past 64 bits, list...) is the caller's
+    error: say so as InvalidInput instead of leaking the driver's exception."""
+    if isinstance(exc, UnicodeEncodeError):
+        return InvalidInput("text contains a lone surrogate (not valid Unicode text)")
+    if isinstance(exc, OverflowError):
+        return InvalidInput(f"a number is out of range ({exc})")
+    if isinstance(exc, sqlite3.InterfaceError) and "binding" in str(exc):
+        return InvalidInput(f"a value has an unsupported type ({exc})")
+    return None
+
+
+_BIND_ERRORS = (UnicodeEncodeError, OverflowError, sqlite3.InterfaceError)
+
+
 def _is_busy(exc: BaseException) -> bool:
     msg = str(exc).lower()
     return "locked" in msg or "busy" in msg
@@ -121,10 +136,13 @@ class Store:
             return self._retry_read(lambda: self.conn.execute(sql, params).fetchone())
 
     def _retry_read(self, fn: Callable[[], T]) -> T:
-        # Inside a transaction the snapshot is already held, so BUSY cannot happen there.
-        if self.conn.in_transaction:
-            return fn()
-        return retry_busy(fn, what=str(self.path))
+        try:
+            # Inside a transaction the snapshot is already held, so BUSY cannot happen there.
+            if self.conn.in_transaction:
+                return fn()
+            return retry_busy(fn, what=str(self.path))
+        except _BIND_ERRORS as exc:
+            raise (bad_value(exc) or exc) from None
 
     def retrying(self, fn: Callable[[], T], timeout: float = WRITE_TIMEOUT_S) -> T:
         """Run `fn()` that opens its own transaction (schema reconcile), retrying BUSY."""
@@ -143,6 +161,8 @@ class Store:
                 # Take the snapshot now, with retries, so the caller's reads never see BUSY.
                 self._begin_snapshot()
                 yield self.conn
+            except _BIND_ERRORS as exc:
+                raise (bad_value(exc) or exc) from None
             finally:
                 self.conn.execute("COMMIT")
 
@@ -193,9 +213,11 @@ class Store:
                         raise
                     last = exc
                     _pause()
-                except BaseException:
+                except BaseException as exc:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
+                    if isinstance(exc, _BIND_ERRORS) and bad_value(exc):
+                        raise bad_value(exc) from None
                     raise
                 finally:
                     self._in_write = False

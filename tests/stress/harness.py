@@ -13,8 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.doctor import FTS_TABLES
+
 ROOT = Path(__file__).resolve().parents[2]
-FTS = ("memories_fts", "memories_tri", "messages_fts", "messages_tri", "rules_fts")
+FTS = tuple(name for name, _ in FTS_TABLES)
 
 
 def spawn(args: list[str], out_path: Path) -> subprocess.Popen:

@@ -1,0 +1,204 @@
+"""Hostile input: arbitrary Unicode (lone surrogates included), NUL, huge strings, FTS5 syntax and
+SQL-looking text through the public API. Nothing may escape but engine.errors types; what is
+accepted is stored exactly; the CLI answers with one line, never a traceback."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import EngineError, HashEmbedder, InvalidInput, NotFound, SearchResult, open_engine
+
+settings.register_profile("hostile", deadline=None, max_examples=60,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                 HealthCheck.too_slow])
+settings.load_profile("hostile")
+
+NASTY = [
+    '"', '""', "*", "a*", "NEAR(a b, 2)", "a AND OR NOT b", "content:x", "^start", "{a b}: c",
+    "'; DROP TABLE memories; --", "\" OR 1=1 --", "1; SELECT * FROM audit", "\\", "%", "_", "%_%",
+    "memories_fts MATCH 'x'", "(((", ")", "a\"b", "-x", "+", "x:y:z", "記憶は", "日本", "키",
+    "🧠💥", "\u202eevil", "e\u0301", "\u200b", "\ufeff", "NULL", "\x00", "\ud800", "a\udfffb",
+    "rank:1", "bm25(memories_fts)", "SELECT sqlite_version()", "x' OR 'a'='a", "\t\n\r",
+]
+ANY_CHAR = st.characters(exclude_categories=[])          # every code point: surrogates, NUL, ...
+hostile_text = st.one_of(
+    st.text(ANY_CHAR, max_size=60),
+    st.sampled_from(NASTY),
+    st.lists(st.one_of(st.sampled_from(NASTY), st.text(ANY_CHAR, max_size=8)), max_size=6)
+      .map(" ".join),
+)
+
+
+def _bad_unicode(s: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in s)
+
+
+@pytest.fixture(scope="module")
+def heng(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hostile") / "h.db"
+    e = open_engine(path, embedder=HashEmbedder(), actor="hostile")
+    sid = e.add_session("s-hostile", agent="a")
+    e.add_messages(sid, [{"content": "the deploy runs on fridays"}, {"content": "日本語の記憶"}])
+    for t in ("the deploy runs on fridays", "backups are verified nightly", "記憶の検索"):
+        e.add_memory(t)
+    yield e
+    e.close()
+
+
+def _only_engine_errors(fn, *a, **k):
+    try:
+        return fn(*a, **k)
+    except EngineError as exc:
+        assert str(exc), "an engine error must say what is wrong"
+        return exc
+
+
+@given(q=hostile_text, mode=st.sampled_from([None, "keyword", "vector", "hybrid"]),
+       tier=st.sampled_from([None, "all", "archived", "core,active"]))
+def test_search_never_raises_on_odd_text(heng, q, mode, tier):
+    r = heng.search(q, k=5, mode=mode, tier=tier)
+    assert isinstance(r, SearchResult) and len(r.hits) <= 5
+
+
+@given(q=hostile_text, session=st.one_of(st.none(), hostile_text), agent=st.one_of(st.none(), hostile_text))
+def test_message_search_never_raises(heng, q, session, agent):
+    hits = _only_engine_errors(heng.search_messages, q, session_id=session, agent=agent)
+    if not isinstance(hits, EngineError):
+        assert all(h.message.session_id for h in hits)
+
+
+@given(content=hostile_text, agent=hostile_text, category=hostile_text)
+def test_add_memory_stores_exactly_or_refuses_cleanly(heng, content, agent, category):
+    r = _only_engine_errors(heng.add_memory_ex, content, agent=agent, category=category, dedup=False)
+    if _bad_unicode(content + agent + category) or "\x00" in content + agent + category:
+        assert isinstance(r, InvalidInput)
+    if isinstance(r, EngineError):
+        assert isinstance(r, InvalidInput)
+        return
+    m = heng.get_memory(r.id)
+    assert (m.content, m.agent, m.category) == (content, agent, category or "general")
+
+
+@given(content=hostile_text, role=st.sampled_from(["user", "tool", "bogus", ""]))
+def test_add_message_stores_exactly_or_refuses_cleanly(heng, content, role):
+    r = _only_engine_errors(heng.add_message, "s-hostile", role, content)
+    if isinstance(r, EngineError):
+        assert isinstance(r, InvalidInput)
+        return
+    assert heng.get_message(r).content == content
+
+
+json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(ANY_CHAR, max_size=20),
+                      st.sampled_from(NASTY))
+json_value = st.recursive(json_leaf, lambda ch: st.lists(ch, max_size=3) |
+                          st.dictionaries(st.text(max_size=5), ch, max_size=3), max_leaves=6)
+FIELDS = ["id", "session_id", "role", "content", "agent", "user", "title", "metadata", "at",
+          "started_at", "created_at", "kind", "tier", "category", "importance", "token_count",
+          "tool_name", "pinned", "message_id", "parent_session_id", "source", "model"]
+record = st.fixed_dictionaries(
+    {"type": st.sampled_from(["session", "message", "memory", "other"])},
+    optional={f: st.one_of(json_value, st.sampled_from(["s-hostile", "x"])) for f in FIELDS})
+line = st.one_of(record.map(lambda r: json.dumps(r, ensure_ascii=True)),  # \ud800 escapes survive
+                 st.text(ANY_CHAR, max_size=30).map(lambda t: t.encode("utf-8", "surrogatepass")
+                                                    .decode("utf-8", "replace")))
+
+
+@given(lines=st.lists(line, min_size=1, max_size=6), raw=st.binary(max_size=20))
+def test_ingest_refuses_bad_files_with_engine_errors(heng, tmp_path_factory, lines, raw):
+    f = tmp_path_factory.mktemp("ingest") / "in.jsonl"
+    f.write_bytes("\n".join(lines).encode("utf-8") + b"\n" + raw)
+    r = _only_engine_errors(heng.ingest_jsonl, f, dedup=False)
+    if not isinstance(r, EngineError):
+        assert sum(r["added"].values()) >= 0
+
+
+@given(mid=st.one_of(st.integers(), st.text(ANY_CHAR, max_size=10), st.floats(), st.none()))
+def test_ids_of_any_shape_are_not_found_or_invalid(heng, mid):
+    for fn in (heng.get_memory, heng.get_message, heng.get_session, heng.pin_memory):
+        r = _only_engine_errors(fn, mid)
+        assert isinstance(r, EngineError) or r is not None
+
+
+def test_huge_inputs(heng):
+    big = "deploy " * 200_000                      # 1.4 MB
+    assert isinstance(heng.search(big, k=3), SearchResult)
+    assert isinstance(heng.search_messages(big), list)
+    with pytest.raises(InvalidInput, match="limit"):
+        heng.add_memory(big)
+    mid = heng.add_memory("x" * 999_999, dedup=False)   # just under the limit: stored whole
+    assert len(heng.get_memory(mid).content) == 999_999
+
+
+def test_sql_looking_text_is_data(eng):
+    evil = "'); DROP TABLE memories; --"
+    other = eng.add_memory("the deploy runs on fridays")
+    mid = eng.add_memory(evil, dedup=False)
+    assert eng.get_memory(mid).content == evil
+    assert [h.id for h in eng.search("DROP TABLE memories", mode="keyword").hits] == [mid]
+    assert [h.id for h in eng.search(evil, mode="keyword").hits] == [mid]
+    assert eng.get_memory(other).content == "the deploy runs on fridays"
+    assert eng.doctor().ok
+
+
+def test_database_is_sound_after_all_that(heng):
+    assert heng.doctor().ok, [(c.name, c.detail) for c in heng.doctor().problems]
+
+
+# -- the CLI -----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cli_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "c.db"
+    with open_engine(path, embedder=HashEmbedder()) as e:
+        e.add_session("s1")
+        e.add_message("s1", "user", "the deploy runs on fridays")
+        e.add_memory("the deploy runs on fridays")
+    return str(path)
+
+
+@pytest.fixture
+def hash_model(monkeypatch):
+    """CLI verbs load 'the model'; here it is HashEmbedder, so no test waits for MiniLM."""
+    import engine.embed
+
+    monkeypatch.setattr(engine.embed, "MiniLMEmbedder", lambda *a, **k: HashEmbedder())
+
+
+@given(q=hostile_text, verb=st.sampled_from(["search", "messages", "add", "explain"]))
+def test_cli_prints_one_line_or_a_result(cli_db, hash_model, capsys, q, verb):
+    from console.cli import main
+
+    capsys.readouterr()
+    args = {"search": ["search", q, "--json"], "messages": ["messages", q, "--json"],
+            "add": ["add", q, "--json", "--no-dedup"], "explain": ["explain", q, "1", "--json"]}[verb]
+    code = main(["--db", cli_db, *args])
+    out, err = capsys.readouterr()
+    if code == 0:
+        json.loads(out)
+        assert err == ""
+    else:
+        assert code == 2, (code, err)
+        assert err.count("\n") == 1 and err.startswith("memconsole: "), err
+        assert "Traceback" not in err
+
+
+def _run(*args: str | bytes, db: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "console.cli", "--db", db, *args],
+                          capture_output=True, timeout=120)
+
+
+def test_cli_undecodable_argv_and_a_foreign_file(cli_db, tmp_path):
+    # Bytes that are not UTF-8 arrive as lone surrogates (surrogateescape): refused in one line.
+    p = _run("add", b"\xff\xfe broken", db=cli_db)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and err.count("\n") == 1 and "surrogate" in err, err
+    junk = tmp_path / "notes.txt"
+    junk.write_text("this is not a database\n" * 100)
+    p = _run("sessions", db=str(junk))
+    err = p.stderr.decode()
+    assert p.returncode == 2 and err.count("\n") == 1 and "not a usable SQLite database" in err, err
+    assert junk.read_text() == "this is not a database\n" * 100

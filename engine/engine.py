@@ -19,6 +19,7 @@ from .explain import ExplainMixin
 from .importers.mixin import ImportMixin
 from .ingest import IngestMixin
 from .lifecycle import LifecycleMixin
+from .lifecycle_views import LifecycleViewsMixin
 from .memories import MemoriesMixin
 from .search import SearchMixin
 from .sessions import SessionsMixin
@@ -36,7 +37,7 @@ def default_actor() -> str:
 
 class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, IngestMixin,
                    DoctorMixin, ImportMixin, AuditMixin, CuratorMixin, ForgetMixin,
-                   LifecycleMixin):
+                   LifecycleMixin, LifecycleViewsMixin):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
                  settings: Settings | None = None, load: str = "background",

@@ -1,0 +1,311 @@
+"""Pane 3 — Rules: every rule sorted by score and coloured by band, filters (text, status, domain,
+agent), the selected rule's score history and projection charted beside its violations, last
+reinforcement and source; pin / unpin, retire / revive, reinforce, set score (retire and set score
+are confirmed); and the boot preview — exactly what an agent loads at start."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Input, Select, Static
+from textual_plotext import PlotextPlot
+
+from console.widgets import charts
+from console.widgets.table import DataGrid
+from engine.clock import DAY, iso
+from engine.decay import band
+from engine.lifecycle_types import RULE_STATUSES
+
+from .base import Pane, PaneCommand
+
+COLUMNS = ("score", "status", "rule", "domain", "agent", "viol", "reinforced", "pin", "id")
+LIMIT = 500
+REASON = "from the console"
+
+
+def _day(t: float | None) -> str:
+    return (iso(t) or "–")[:10]
+
+
+def _ago(now: float, t: float | None) -> str:
+    if t is None:
+        return "never"
+    d = (now - t) / DAY
+    return "today" if d < 1 else f"{d:.0f} d ago"
+
+
+class RulesPane(Pane):
+    PANE_ID = "rules"
+    TITLE = "Rules"
+    FILTER_SELECTOR = "#rules-filter"
+    MAIN_SELECTOR = "#rules"
+
+    BINDINGS = [
+        *Pane.BINDINGS,
+        Binding("p", "pin", "Pin/unpin", id="rules.pin"),
+        Binding("r", "reinforce", "Reinforce", id="rules.reinforce"),
+        Binding("x", "retire", "Retire…", id="rules.retire"),
+        Binding("v", "revive", "Revive", id="rules.revive"),
+        Binding("s", "set_score", "Set score…", id="rules.set_score"),
+        Binding("b", "boot", "Boot preview", id="rules.boot"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rules: dict[str, object] = {}
+        self.detail = None
+        self.boot = None
+        self.now = 0.0
+        self._facets: tuple | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="rules-filters"):
+            yield Input(placeholder="filter rules by text…  (/ focuses here)", id="rules-filter")
+            yield Select([(s, s) for s in RULE_STATUSES], prompt="any status", id="rf-status")
+            yield Select([], prompt="any domain", id="rf-domain")
+            yield Select([], prompt="any agent", id="rf-agent")
+        yield Static("loading rules…", id="rules-status", classes="hint")
+        with Horizontal(id="rules-main"):
+            yield DataGrid(id="rules")
+            with Vertical(id="rule-side"):
+                with Vertical(id="rule-detail", classes="panel"):
+                    yield PlotextPlot(id="rule-chart")
+                    yield Static("", id="rule-info")
+                with VerticalScroll(id="boot-panel", classes="panel"):
+                    yield Static("", id="boot-text", markup=False)
+
+    def on_mount(self) -> None:
+        self.table("#rules").add_columns(*COLUMNS)
+        self.table("#rules").border_title = "rules by score"
+        self.query_one("#rule-detail").border_title = "rule"
+        self.query_one("#boot-panel").border_title = "boot preview"
+        self.query_one("#boot-panel").display = False
+
+    # -- loading ------------------------------------------------------------------------------------
+    def filters(self) -> dict:
+        def val(sel: str):
+            w = self.query_one(sel, Select)
+            return None if w.is_blank() else w.value
+        return dict(status=val("#rf-status"), domain=val("#rf-domain"), agent=val("#rf-agent"),
+                    query=self.query_one("#rules-filter", Input).value.strip() or None)
+
+    def refresh_data(self) -> None:
+        super().refresh_data()
+        self.load(self.filters())
+        if self.query_one("#boot-panel").display:
+            self.load_boot(self.filters()["agent"])
+
+    @on(Input.Changed, "#rules-filter")
+    @on(Select.Changed, "#rf-status, #rf-domain, #rf-agent")
+    def _filters_changed(self) -> None:
+        self.load(self.filters())
+        if self.query_one("#boot-panel").display:
+            self.load_boot(self.filters()["agent"])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="rules.list")
+    def load(self, filters: dict) -> None:
+        facets = self.engine.rule_facets()
+        rules = self.engine.list_rules(order="score", limit=LIMIT, **filters)
+        counts = self.engine.rule_counts()
+        self.deliver(self._show, rules, facets, counts, self.engine.clock.now())
+
+    def _show(self, rules, facets, counts, now: float) -> None:
+        self.now = now
+        self._set_facets(facets)
+        self.rules = {str(r.id): r for r in rules}
+        rows = []
+        for r in rules:
+            dim = "bright_black" if r.status == "retired" else ""
+            text = r.text.replace("\n", " ")
+            rows.append((r.id, [charts.score_text(r.score), charts.status_text(r.status),
+                                Text(text[:56] + ("…" if len(text) > 56 else ""), style=dim),
+                                r.domain or "–", r.agent or "(all)", r.violations or "",
+                                _ago(now, r.last_reinforced_at), "●" if r.pinned else "", r.id]))
+        table = self.table("#rules")
+        table.set_rows(rows)
+        shown = f"{len(rules)} of {facets.total} rules" if len(rules) < facets.total else f"{len(rules)} rules"
+        by = " · ".join(f"{s} {counts.get(s, 0)}" for s in RULE_STATUSES)
+        self.query_one("#rules-status", Static).update(f"{shown} · {by}")
+        self.load_detail(table.selected_key)
+
+    def _set_facets(self, facets) -> None:
+        key = (tuple(facets.domains), tuple(facets.agents))
+        if key == self._facets:
+            return
+        self._facets = key
+        for sel, values in (("#rf-domain", facets.domains), ("#rf-agent", facets.agents)):
+            w = self.query_one(sel, Select)
+            keep = None if w.is_blank() else w.value
+            with self.prevent(Select.Changed):
+                w.set_options([(v or "(none: global)", v) for v in values])
+                if keep in values:
+                    w.value = keep
+
+    # -- detail -------------------------------------------------------------------------------------
+    @on(DataGrid.RowHighlighted, "#rules")
+    def _highlighted(self, event: DataGrid.RowHighlighted) -> None:
+        key = event.row_key.value if event.row_key else None
+        if self.detail is None or str(self.detail.rule.id) != key:
+            self.load_detail(key)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="rules.detail")
+    def load_detail(self, key: str | None) -> None:
+        detail = self.engine.rule_detail(int(key)) if key else None
+        self.deliver(self._show_detail, detail)
+
+    def _show_detail(self, d) -> None:
+        self.detail = d
+        plot = self.query_one("#rule-chart", PlotextPlot)
+        info = self.query_one("#rule-info", Static)
+        if d is None:
+            charts.message(plot, "score history", "no rule selected")
+            info.update("")
+            return
+        r, now = d.rule, d.projection.points[0].at if d.projection.points else self.now
+        self.query_one("#rule-detail").border_title = f"rule #{r.id}"
+        plt = charts.reset(plot, "score: history and 30-day projection", "days from now")
+        xs, ys = charts.step_series([((h.at - now) / DAY, h.old_score, h.new_score) for h in d.history])
+        if xs:
+            xs.append(0.0); ys.append(r.score)
+            plt.plot(xs, ys, label="history", color="cyan", marker="braille")
+        plt.plot([p.day for p in d.projection.points], [p.value for p in d.projection.points],
+                 label="if not reinforced", color="magenta", marker="braille")
+        for edge, color in charts.BAND_LINES:
+            plt.hline(edge, color)
+        plt.ylim(0, 10.5)
+        plot.refresh()
+        info.update(self._info_text(d, now))
+
+    def _info_text(self, d, now: float) -> Text:
+        r = d.rule
+        t = Text()
+        t.append(f"#{r.id} ", style="bold")
+        t.append(r.text + "\n")
+        t.append("score ", style="dim"); t.append(f"{r.score:.1f} ", style=charts.band_style(r.score))
+        t.append_text(charts.status_text(r.status))
+        t.append(f" · agent {r.agent or '(all)'} · domain {r.domain or '–'}"
+                 f"{' · pinned' if r.pinned else ''}\n")
+        t.append(f"source {r.source} · created {_day(r.created_at)} · violations {r.violations}\n")
+        t.append(f"last reinforced {_day(r.last_reinforced_at)} ({d.days_since_reinforced:g} d ago)\n")
+        p = d.projection
+        if p.frozen:
+            t.append("holds: it does not decay on its own (critical, pinned or retired)\n", style="dim")
+        elif p.crosses_at is not None:
+            t.append(f"retires in {(p.crosses_at - now) / DAY:.0f} d ({_day(p.crosses_at)}) "
+                     f"unless reinforced\n", style="yellow")
+        else:
+            t.append(f"stays above retirement for 30 d (→ {p.points[-1].value:.1f})\n", style="dim")
+        for h in d.history[-5:][::-1]:
+            old = "new" if h.old_score is None else f"{h.old_score:g}"
+            t.append(f"{_day(h.at)} {old}→{h.new_score:g} {h.reason[:40]} · {h.actor}\n", style="dim")
+        return t
+
+    # -- boot preview -------------------------------------------------------------------------------
+    def action_boot(self) -> None:
+        panel = self.query_one("#boot-panel")
+        panel.display = not panel.display
+        self.query_one("#rule-detail").display = not panel.display
+        if panel.display:
+            self.load_boot(self.filters()["agent"])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="rules.boot")
+    def load_boot(self, agent: str | None) -> None:
+        self.deliver(self._show_boot, self.engine.boot_context(agent or None))
+
+    def _show_boot(self, ctx) -> None:
+        self.boot = ctx
+        who = f"agent {ctx.agent}" if ctx.agent else "every agent (choose one with the agent filter)"
+        self.query_one("#boot-panel").border_title = (
+            f"boot preview · {who} · {len(ctx.rules)} rules · ~{ctx.tokens} tokens")
+        self.query_one("#boot-text", Static).update(ctx.text)
+
+    # -- actions on the selected rule -----------------------------------------------------------------
+    def selected(self):
+        rule = self.rules.get(self.table("#rules").selected_key or "")
+        if rule is None:
+            self.notify("Select a rule first.", severity="warning", timeout=2)
+        return rule
+
+    def action_pin(self) -> None:
+        if (r := self.selected()) is not None:
+            self.change("unpin_rule" if r.pinned else "pin_rule", r.id)
+
+    def action_reinforce(self) -> None:
+        if (r := self.selected()) is not None:
+            self.change("reinforce_rule", r.id)
+
+    def action_revive(self) -> None:
+        if (r := self.selected()) is None:
+            return
+        if r.status != "retired":
+            self.notify(f"Rule #{r.id} is {r.status}, not retired.", timeout=3)
+            return
+        self.change("revive_rule", r.id)
+
+    def action_retire(self) -> None:
+        if (r := self.selected()) is None:
+            return
+        if r.status == "retired":
+            self.notify(f"Rule #{r.id} is already retired (v revives it).", timeout=3)
+            return
+        who = f"agent {r.agent}" if r.agent else "every agent"
+        body = (f"Rule #{r.id}: status {r.status} → retired (score stays {r.score:g}).\n\n"
+                f"“{r.text[:200]}”\n\nIt stops loading at boot for {who} and no longer decays. "
+                f"Nothing is deleted: v revives it (score at least 5).")
+        self.confirm(f"Retire rule #{r.id}?", body, lambda: self.change("retire_rule", r.id),
+                     confirm_label="Retire", danger=r.status == "critical")
+
+    def action_set_score(self) -> None:
+        if (r := self.selected()) is None:
+            return
+        self.prompt(f"New score for rule #{r.id} (0–10), now {r.score:g}:",
+                    lambda v: self._score_entered(r, v), value=f"{r.score:g}")
+
+    def _score_entered(self, r, value: str) -> None:
+        try:
+            s = float(value)
+            if not 0 <= s <= 10:
+                raise ValueError
+        except ValueError:
+            self.notify(f"A rule score is a number from 0 to 10, not {value!r}.", severity="warning")
+            return
+        self.prompt(f"Why set rule #{r.id} to {s:g}? (required, recorded in the audit log)",
+                    lambda why: self._confirm_score(r, s, why))
+
+    def _confirm_score(self, r, s: float, why: str) -> None:
+        if not why.strip():
+            self.notify("Setting a score needs a reason.", severity="warning")
+            return
+        new_status = r.status if r.pinned else band(s)
+        change = f"status {r.status} → {new_status}" if new_status != r.status else f"status stays {r.status}"
+        body = (f"Rule #{r.id}: score {r.score:g} → {s:g}; {change}"
+                f"{' (pinned: status does not follow the score)' if r.pinned else ''}.\n\n"
+                f"“{r.text[:200]}”\n\nReason: {why.strip()}\nDecay counts from now.")
+        self.confirm(f"Set the score of rule #{r.id}?", body,
+                     lambda: self.change("set_rule_score", r.id, s, why.strip()),
+                     confirm_label="Set score")
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="rules.edit")
+    def change(self, method: str, rule_id: int, *args) -> None:
+        before = self.engine.get_rule(rule_id)
+        if method == "set_rule_score":
+            after = self.engine.set_rule_score(rule_id, args[0], reason=args[1])
+        else:
+            after = getattr(self.engine, method)(rule_id, reason=REASON)
+        what = method.removesuffix("_rule").replace("_", " ")
+        self.app.call_from_thread(
+            self.notify, f"Rule #{rule_id} {what}: score {before.score:g} → {after.score:g}, "
+                         f"{before.status} → {after.status}{' · pinned' if after.pinned else ''}.")
+        self.wrote()
+
+    def commands(self) -> list[PaneCommand]:
+        return [
+            PaneCommand("Pin / unpin selected rule", "Freeze or unfreeze its score and status", self.action_pin),
+            PaneCommand("Reinforce selected rule", "Score +1, decay clock restarts", self.action_reinforce),
+            PaneCommand("Retire selected rule", "Stops loading at boot (confirmed)", self.action_retire),
+            PaneCommand("Revive selected rule", "Back to score 5 or more", self.action_revive),
+            PaneCommand("Set score of selected rule", "0–10 with a reason (confirmed)", self.action_set_score),
+            PaneCommand("Boot preview", "What the agent in the agent filter loads at start", self.action_boot),
+        ]

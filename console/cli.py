@@ -15,9 +15,9 @@ import click
 from .cli_common import Ctx
 
 VERB_MODULES = [
-    "console.cli_audit",
-    "console.cli_curator",
-    "console.cli_forget",
+    "console.cli_rules",
+    "console.cli_flows",
+    "console.cli_decay",
     "console.cli_audit",
     "console.cli_curator",
     "console.cli_forget",

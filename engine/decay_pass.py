@@ -24,6 +24,8 @@ from .lifecycle_types import (CurvePoint, DecayCurve, DecayPassResult, Forecast,
 AUDIT_ID_CAP = 1000           # ids listed in the pass's audit row; counts are always exact
 BULK_SCHEDULE = 50_000        # scheduling more rows than this rebuilds the index instead of updating it
 DECAYING = "tier = 'active' AND pinned = 0"
+# Without ANALYZE statistics the planner prefers memories_tier and walks every active row.
+BY_ARCHIVE_AT = "INDEXED BY memories_archive_at"
 
 
 def _days(days) -> float:
@@ -59,7 +61,7 @@ class DecayMixin:
                     f"{crossing_sql()}) > :now AND strength - {strength_sql()} >= :step", p).fetchone()[0]
             else:
                 ids = [r[0] for r in conn.execute(
-                    f"UPDATE memories SET tier = 'archived', strength = {strength_sql()}, updated_at = :now"
+                    f"UPDATE memories {BY_ARCHIVE_AT} SET tier = 'archived', strength = {strength_sql()}, updated_at = :now"
                     f" WHERE archive_at <= :now AND {DECAYING} RETURNING id", p)]
                 res.memories_decayed = conn.execute(
                     f"UPDATE memories SET strength = {strength_sql()} WHERE {DECAYING}"
@@ -104,7 +106,7 @@ class DecayMixin:
     def _schedule(self, conn, p: dict, dry_run: bool) -> int:
         """Give archive_at to decaying memories that have none (new, reinforced, restored)."""
         pending = f"archive_at IS NULL AND {DECAYING}"
-        n = conn.execute(f"SELECT count(*) FROM memories WHERE {pending}").fetchone()[0]
+        n = conn.execute(f"SELECT count(*) FROM memories {BY_ARCHIVE_AT} WHERE {pending}").fetchone()[0]
         if dry_run or not n:
             return n
         # Updating a big index row by row in random key order costs far more than sorting it once.
@@ -115,7 +117,8 @@ class DecayMixin:
             bulk = sql is not None
         if bulk:
             conn.execute("DROP INDEX memories_archive_at")
-        conn.execute(f"UPDATE memories SET archive_at = {crossing_sql()} WHERE {pending}", p)
+        conn.execute(f"UPDATE memories {'' if bulk else BY_ARCHIVE_AT} SET archive_at = {crossing_sql()}"
+                     f" WHERE {pending}", p)
         if bulk:
             conn.execute(sql[0])
         return n

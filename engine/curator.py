@@ -85,7 +85,8 @@ class CuratorMixin:
                                      {"members": c.members})
             curator_apply.record(conn, self, run_id, "curate-run", started, "",
                                  {"proposed": counts["proposed"], "updated": len(updates),
-                                  "skipped": skipped, "compared": counts.get("compared")})
+                                  "skipped": skipped, "compared": counts.get("compared")},
+                                 target_kind="curator_run")
             return run_id, ids
 
         run_id, ids = self.store.write(write)

@@ -207,6 +207,7 @@ def undo(conn, proposal_row) -> dict:
             "deleted": {k: len(v) for k, v in created.items()}}
 
 
-def record(conn, eng, pid: int, action: str, now: float, reason: str, summary: dict) -> None:
-    audit.append(conn, at=now, actor=eng.actor, action=action, target_kind="proposal",
+def record(conn, eng, pid: int, action: str, now: float, reason: str, summary: dict,
+           target_kind: str = "proposal") -> None:
+    audit.append(conn, at=now, actor=eng.actor, action=action, target_kind=target_kind,
                  target_id=pid, reason=reason, summary=summary)

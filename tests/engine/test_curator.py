@@ -1,0 +1,249 @@
+"""The curator's queue: proposals only, approve/edit/reject, one-transaction apply, exact undo."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+
+import pytest
+
+from engine import InvalidInput, open_engine, HashEmbedder
+from engine.config import CuratorSettings, Settings
+from tests.engine.curator_helpers import OTHER, TWIN_A, TWIN_B, add_rule, age, dump
+
+
+@pytest.fixture
+def twins(eng):
+    a = eng.add_memory(TWIN_A, agent="atlas", importance=0.9, dedup=False)
+    b = eng.add_memory(TWIN_B, agent="atlas", dedup=False)
+    c = eng.add_memory(OTHER, agent="atlas", dedup=False)
+    return a, b, c
+
+
+def test_run_only_proposes_and_changes_no_memory(eng, twins):
+    before = dump(eng)
+    run = eng.run_curator()
+    assert dump(eng) == before
+    merges = [p for p in run.proposals if p.kind == "merge"]
+    assert len(merges) == 1 and merges[0].members == [twins[0], twins[1]]
+    p = merges[0]
+    assert p.status == "pending" and p.survivor_text == TWIN_A        # the stronger member's text
+    assert p.evidence["similarities"][0][1] >= 0.9
+    detail = eng.get_proposal(p.id)
+    assert [m.id for m in detail.members] == [twins[0], twins[1]] and detail.survivor_id == twins[0]
+    assert len(detail.similarities) == 2 and detail.similarities[0][0] == pytest.approx(1.0, abs=1e-3)
+    assert eng.list_proposals(status="pending", kind="merge")[0].id == p.id
+    assert eng.counts().pending_proposals == 1
+
+
+def test_approve_applies_and_undo_restores_exact_dump(eng, twins):
+    run = eng.run_curator()
+    pid = run.proposals[0].id
+    before = dump(eng)
+    p = eng.approve_proposal(pid, reason="same fact")
+    assert p.status == "applied" and p.result_id
+    merged = eng.get_memory(p.result_id)
+    assert merged.content == TWIN_A and merged.tier == "active" and merged.embedded
+    assert merged.metadata["merged_from"] == [twins[0], twins[1]]
+    assert [x["memory_id"] for x in merged.metadata["provenance"]] == [twins[0], twins[1]]
+    for m in twins[:2]:
+        src = eng.get_memory(m)
+        assert src.tier == "archived" and src.absorbed_into == merged.id
+    hits = eng.search("staging deploy key vault", record_access=False).hits
+    assert [h.id for h in hits][:1] == [merged.id]
+    assert dump(eng) != before
+    u = eng.undo_proposal(pid, reason="changed my mind")
+    assert u.status == "undone" and u.undone_at is not None
+    assert dump(eng) == before
+    actions = [a.action for a in eng.audit_log(target=f"proposal:{pid}")]
+    assert actions == ["proposal-undone", "proposal-applied", "proposal-approved", "proposal-created"]
+    assert eng.verify_audit().ok
+
+
+def test_approve_with_edited_text_embeds_the_new_text(eng, twins):
+    pid = eng.run_curator().proposals[0].id
+    p = eng.approve_proposal(pid, text="Staging deploy keys live in vault path ops/staging/keys")
+    m = eng.get_memory(p.result_id)
+    assert m.content.startswith("Staging deploy keys live") and m.embedded
+    assert eng.search("deploy keys live", mode="keyword", record_access=False).hits[0].id == m.id
+
+
+def test_rerun_does_not_duplicate_and_rejected_stays_rejected_until_members_change(eng, twins):
+    first = eng.run_curator()
+    assert len(first.proposals) == 1
+    second = eng.run_curator()
+    assert second.proposals == [] and second.counts["incremental"]
+    assert len(eng.list_proposals()) == 1
+    with pytest.raises(InvalidInput):
+        eng.reject_proposal(first.proposals[0].id, "  ")
+    eng.reject_proposal(first.proposals[0].id, "they differ in a way that matters")
+    assert eng.run_curator().proposals == []
+    # a member changes: the cluster is a different one and may be proposed again
+    eng.edit_memory(twins[1], TWIN_A + " (rotated monthly)")
+    third = eng.run_curator()
+    assert [p.members for p in third.proposals if p.kind == "merge"] == [[twins[0], twins[1]]]
+
+
+def test_incremental_run_compares_only_new_and_grows_a_pending_merge(eng, twins):
+    eng.run_curator()
+    for text in ("Bananas ripen faster in a paper bag", "The printer on floor two jams on A3",
+                 "Quarterly taxes are due mid April", "Kubernetes pods restart after OOM kills",
+                 "Maria owns the billing dashboard"):
+        eng.add_memory(text, agent="atlas", dedup=False)
+    t = eng.add_memory(TWIN_A + "!", agent="atlas", dedup=False)
+    run = eng.run_curator()
+    assert run.counts["compared"] == 6 and run.counts["updated"] == 1
+    pending = eng.list_proposals(status="pending", kind="merge")
+    assert len(pending) == 1 and pending[0].members == [twins[0], twins[1], t]
+
+
+def test_other_agents_are_never_merged(eng):
+    eng.add_memory(TWIN_A, agent="atlas", dedup=False)
+    eng.add_memory(TWIN_A, agent="scout", dedup=False)
+    assert [p for p in eng.run_curator().proposals if p.kind == "merge"] == []
+
+
+def test_dry_run_writes_nothing(eng, twins, db_path):
+    run = eng.run_curator(dry_run=True)
+    assert run.id is None and len(run.proposals) == 1
+    assert eng.list_proposals() == [] and eng.curator_runs() == []
+    assert not (db_path.parent / "curator").exists()
+
+
+def test_reports_are_private_and_complete(eng, twins, db_path):
+    run = eng.run_curator()
+    folder = db_path.parent / "curator" / "20260101-000000"
+    assert run.report_dir == str(folder)
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(folder.parent).st_mode) == 0o700
+    for name in ("run.json", "REPORT.md"):
+        assert stat.S_IMODE(os.stat(folder / name).st_mode) == 0o600
+    doc = json.loads((folder / "run.json").read_text())
+    assert doc["counts"]["proposed"]["merge"] == 1 and doc["proposals"][0]["survivor_text"] == TWIN_A
+    assert "timings" in doc and doc["run_id"] == run.id
+    md = (folder / "REPORT.md").read_text()
+    assert TWIN_A in md and "| merge | 1 |" in md
+    assert eng.latest_curator_report() == md
+    assert eng.latest_curator_run().proposals[0].id == run.proposals[0].id
+    again = eng.run_curator()                       # same second: its own folder
+    assert again.report_dir.endswith("20260101-000000-2")
+
+
+def test_archive_proposals_skip_pinned_and_core_and_undo(eng, clock):
+    idle = eng.add_memory("An old note nobody reads any more", dedup=False)
+    pinned = eng.add_memory("A pinned old note about the office wifi", pinned=True, dedup=False)
+    core = eng.add_memory("A core fact about the company name", tier="core", dedup=False)
+    stale = eng.add_memory("A note idle for three weeks only", dedup=False)
+    fresh = eng.add_memory("A fresh note about today's standup", dedup=False)
+    for m in (idle, pinned, core):
+        age(eng, m, 45)
+    age(eng, stale, 20)
+    run = eng.run_curator()
+    arch = [p for p in run.proposals if p.kind == "archive"]
+    assert [p.members for p in arch] == [[idle]] and arch[0].evidence["idle_days"] == 45.0
+    assert run.counts["stale"] == 1
+    before = dump(eng)
+    eng.approve_proposal(arch[0].id)
+    assert eng.get_memory(idle).tier == "archived" and eng.get_memory(fresh).tier == "active"
+    eng.undo_proposal(arch[0].id)
+    assert dump(eng) == before
+
+
+def test_promote_learning_to_rule_and_undo(eng):
+    m = eng.add_memory("Always run the migrations before the smoke tests", category="learning", dedup=False)
+    eng.add_memory("A discovery reinforced once", category="discovery", dedup=False)
+    for _ in range(3):
+        eng.reinforce_memory(m)
+    run = eng.run_curator()
+    prom = [p for p in run.proposals if p.kind == "promote"]
+    assert [p.members for p in prom] == [[m]]
+    before = dump(eng)
+    p = eng.approve_proposal(prom[0].id, text="Run migrations before smoke tests")
+    r = eng.store.read_one("SELECT * FROM rules WHERE id = ?", (p.result_id,))
+    assert r["text"] == "Run migrations before smoke tests" and r["score"] == 5.0 and r["status"] == "active"
+    hist = eng.store.read("SELECT * FROM rule_history WHERE rule_id = ?", (p.result_id,))
+    assert len(hist) == 1 and hist[0]["new_score"] == 5.0
+    assert [x for x in eng.run_curator().proposals if x.kind == "promote"] == []   # already a rule
+    eng.undo_proposal(p.id)
+    assert dump(eng) == before
+
+
+def test_retire_dormant_rule_and_undo(eng, clock):
+    old = add_rule(eng, "Prefer tabs over spaces in the legacy repo", score=3.5, status="dormant",
+                   last=clock.now() - 90 * 86400)
+    add_rule(eng, "A dormant but recent rule", score=3.5, status="dormant", last=clock.now() - 5 * 86400)
+    add_rule(eng, "A pinned dormant rule", score=3.5, status="dormant", last=clock.now() - 90 * 86400, pinned=1)
+    ret = [p for p in eng.run_curator().proposals if p.kind == "retire"]
+    assert [p.members for p in ret] == [[old]]
+    before = dump(eng)
+    eng.approve_proposal(ret[0].id)
+    r = eng.store.read_one("SELECT status FROM rules WHERE id = ?", (old,))
+    assert r[0] == "retired"
+    assert eng.store.read_one("SELECT new_status FROM rule_history WHERE rule_id = ?", (old,))[0] == "retired"
+    eng.undo_proposal(ret[0].id)
+    assert dump(eng) == before
+
+
+def test_merge_rules_keeps_higher_score_plus_half_and_undo(eng):
+    a = add_rule(eng, "Never deploy to production on a Friday afternoon, ever", score=7)
+    b = add_rule(eng, "Never deploy to production on a Friday afternoon unless paged", score=6)
+    add_rule(eng, "Write the changelog entry with the pull request", score=6)
+    props = [p for p in eng.run_curator(use_model=False).proposals if p.kind == "merge"]
+    assert len(props) == 1 and props[0].target_kind == "rule" and props[0].members == [a, b]
+    assert props[0].evidence["same_prefix"] is True
+    before = dump(eng)
+    eng.approve_proposal(props[0].id)
+    ra = eng.store.read_one("SELECT * FROM rules WHERE id = ?", (a,))
+    rb = eng.store.read_one("SELECT * FROM rules WHERE id = ?", (b,))
+    assert ra["score"] == 7.5 and ra["status"] == "active"
+    assert rb["status"] == "retired" and rb["absorbed_into"] == a
+    eng.undo_proposal(props[0].id)
+    assert dump(eng) == before
+
+
+def test_undo_refuses_when_the_result_changed(eng, twins):
+    p = eng.approve_proposal(eng.run_curator().proposals[0].id)
+    eng.pin_memory(p.result_id)
+    with pytest.raises(InvalidInput, match="changed after it was applied"):
+        eng.undo_proposal(p.id)
+
+
+def test_state_machine_and_stale_proposals(eng, twins):
+    pid = eng.run_curator().proposals[0].id
+    with pytest.raises(InvalidInput):
+        eng.undo_proposal(pid)                       # not applied
+    eng.archive_memory(twins[1])
+    with pytest.raises(InvalidInput, match="stale"):
+        eng.approve_proposal(pid)
+    assert eng.list_proposals()[0].status == "pending"    # the failed apply rolled back entirely
+    eng.reject_proposal(pid, "stale")
+    with pytest.raises(InvalidInput):
+        eng.approve_proposal(pid)
+    with pytest.raises(InvalidInput):
+        eng.list_proposals(status="bogus")
+
+
+def test_auto_apply_is_an_explicit_per_kind_policy(db_path, clock):
+    settings = dataclasses.replace(Settings(), curator=CuratorSettings(auto_apply=("archive",)))
+    e = open_engine(db_path, embedder=HashEmbedder(), clock=clock, actor="t", settings=settings)
+    try:
+        idle = e.add_memory("Idle note to be archived by policy", dedup=False)
+        e.add_memory(TWIN_A, dedup=False)
+        e.add_memory(TWIN_B, dedup=False)
+        age(e, idle, 40)
+        run = e.run_curator()
+        by_kind = {p.kind: p for p in run.proposals}
+        assert by_kind["archive"].status == "applied" and run.auto_applied == [by_kind["archive"].id]
+        assert by_kind["merge"].status == "pending"
+        assert e.get_memory(idle).tier == "archived"
+    finally:
+        e.close()
+
+
+def test_real_model_clusters_paraphrases_not_neighbours(real_eng):
+    a = real_eng.add_memory("The user prefers dark mode in every editor", dedup=False)
+    b = real_eng.add_memory("The user prefers dark mode in all editors", dedup=False)
+    real_eng.add_memory("The user prefers light mode when presenting slides", dedup=False)
+    merges = [p for p in real_eng.run_curator().proposals if p.kind == "merge"]
+    assert [p.members for p in merges] == [[a, b]]

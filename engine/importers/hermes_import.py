@@ -11,7 +11,8 @@ import tempfile
 from pathlib import Path
 
 from .. import audit
-from ..errors import ImportFailed
+from ..errors import ImportFailed, InvalidInput
+from ..memories import MAX_CONTENT
 from .common import (DryRun, ImportSummary, Progress, embed_new, get_watermark, insert_memory,
                      memory_exists, set_watermark, tick, upsert_flow)
 from .hermes import StateData, read_state, snapshot
@@ -89,9 +90,12 @@ def _sessions(eng, conn, s: ImportSummary, state: StateData, agent: str, key: st
         row = conn.execute("SELECT agent, title, ended_at, metadata FROM sessions WHERE id = ?",
                            (hs.id,)).fetchone()
         if row is None:
-            eng.add_session(hs.id, agent=agent, user=hs.user, source=hs.source, model=hs.model,
-                            title=hs.title, started_at=hs.started_at, ended_at=hs.ended_at,
-                            parent_session_id=hs.parent_session_id, metadata=meta)
+            try:
+                eng.add_session(hs.id, agent=agent, user=hs.user, source=hs.source, model=hs.model,
+                                title=hs.title, started_at=hs.started_at, ended_at=hs.ended_at,
+                                parent_session_id=hs.parent_session_id, metadata=meta)
+            except InvalidInput as exc:
+                raise ImportFailed(f"state.db session {hs.id!r}: {exc}") from None
             s.add("sessions")
             continue
         if row["agent"] != agent:
@@ -121,9 +125,13 @@ def _messages(eng, conn, s: ImportSummary, state: StateData, after: int, blocked
         if m.session_id in blocked:
             s.skip("message of a session held by another agent")
             continue
+        content, meta = m.content, m.metadata
+        if len(content) > MAX_CONTENT:      # a huge tool dump: keep its head, say so
+            content, meta = content[:MAX_CONTENT], {**meta, "truncated_from": len(content)}
+            s.warnings.append(f"message {m.id} truncated to {MAX_CONTENT:,} characters")
         by_session.setdefault(m.session_id, []).append(dict(
-            role=m.role, content=m.content, tool_name=m.tool_name, at=m.at,
-            token_count=m.token_count, metadata=m.metadata))
+            role=m.role, content=content, tool_name=m.tool_name, at=m.at,
+            token_count=m.token_count, metadata=meta))
     for sid, ms in by_session.items():
         eng.add_messages(sid, ms)
         s.add("messages", len(ms))

@@ -265,3 +265,19 @@ def test_profile_folder_names_the_agent_and_bad_usage_json_is_a_warning(eng, tmp
     assert eng.get_session("p1").session.agent == "coder"
     assert any(".usage.json: not valid JSON" in w for w in s.warnings)
     assert read_files(home).skills[0].state == "active"
+
+
+def test_home_without_state_db_and_a_patched_bundled_skill(eng, tmp_path):
+    home = tmp_path / "hermes"
+    (home / "memories").mkdir(parents=True)
+    (home / "memories" / "MEMORY.md").write_text("Only a memory file here.")
+    h = HermesHome.__new__(HermesHome)       # files only: no state.db at all
+    h.root = home
+    h.skill("web-search", "Bundled search, patched by the agent", "1. search\n2. cite\n")
+    h.bundled(["web-search"])
+    h.usage({"web-search": {"patch_count": 2, "state": "active"}})
+    s = eng.import_hermes(home)
+    assert s.added == {"memories": 1, "skills": 1, "flows": 1} and s.skipped == {}
+    assert not (home / "state.db").exists()
+    skill = [m for m in eng.list_memories() if m.kind == "procedural"][0]
+    assert skill.metadata["origin"] == "bundled"

@@ -136,3 +136,13 @@ def test_a_file_without_header_is_refused(eng_b, tmp_path):
     p.write_text('{"type":"session","id":"x"}\n')
     with pytest.raises(ImportFailed, match=r"plain\.jsonl:1: not a memconsole export.*use `ingest`"):
         eng_b.import_jsonl(p)
+
+
+def test_dry_run_restores_nothing(eng, eng_b, tmp_path):
+    populate(eng)
+    f1 = tmp_path / "a.jsonl"
+    ex = eng.export_jsonl(f1)
+    s = eng_b.import_jsonl(f1, dry_run=True)
+    assert s.dry_run and s.added == ex.records
+    assert eng_b.store.read_one("SELECT count(*) FROM memories")[0] == 0
+    assert eng_b.store.read_one("SELECT count(*) FROM audit")[0] == 0

@@ -61,6 +61,41 @@ def read_records(path: Path) -> list[tuple[int, dict]]:
     return out
 
 
+_TEXT, _NUM, _INT, _OBJ = (str,), (int, float), (int,), (dict,)
+# The shape each record's fields must have, checked before anything is written.
+_SHAPES = {
+    "session": {"id": _TEXT, "agent": _TEXT, "user": _TEXT, "source": _TEXT, "model": _TEXT,
+                "title": _TEXT, "parent_session_id": _TEXT, "started_at": _NUM, "ended_at": _NUM,
+                "metadata": _OBJ},
+    "message": {"session_id": _TEXT, "role": _TEXT, "content": _TEXT, "tool_name": _TEXT,
+                "at": _NUM, "token_count": _INT, "metadata": _OBJ},
+    "memory": {"session_id": _TEXT, "message_id": _INT, "created_at": _NUM},
+}
+
+
+def _check_shape(kind: str, rec: dict) -> None:
+    """Refuse a field of the wrong JSON type (a list for an id, text for a count...), and text
+    that cannot be stored (lone surrogates, NUL), before anything is written."""
+    from .memories import check_text
+    from .sessions import ROLES
+
+    for key, types in _SHAPES[kind].items():
+        v = rec.get(key)
+        if v is None:
+            continue
+        if not isinstance(v, types) or (isinstance(v, bool) and types is not _OBJ):
+            want = {_TEXT: "text", _NUM: "a number", _INT: "a whole number", _OBJ: "an object"}[types]
+            raise InvalidInput(f"\"{key}\" must be {want}, not {type(v).__name__}")
+        if types is _TEXT:
+            check_text(v, key, allow_empty=key not in ("id", "session_id"))
+    if kind == "message" and rec.get("role") not in (None, "", *ROLES):
+        raise InvalidInput(f"unknown role {rec['role']!r}; use one of {', '.join(ROLES)}")
+    try:
+        json.dumps(rec, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, ValueError) as exc:
+        raise InvalidInput(f"not storable text ({exc})") from None
+
+
 class IngestMixin:
     def ingest_jsonl(self, path: str | Path, *, dedup: bool = True, progress=None) -> dict:
         path = Path(path)
@@ -70,6 +105,7 @@ class IngestMixin:
             where = f"{path}:{no}"
             t = rec.pop("type")
             try:
+                _check_shape(t, rec)
                 if t == "session":
                     if not rec.get("id"):
                         raise InvalidInput("a session needs an \"id\"")

@@ -4,6 +4,7 @@ accepted is stored exactly; the CLI answers with one line, never a traceback."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -13,7 +14,9 @@ from hypothesis import strategies as st
 
 from engine import EngineError, HashEmbedder, InvalidInput, NotFound, SearchResult, open_engine
 
-settings.register_profile("hostile", deadline=None, max_examples=60,
+# Modest by default so `make test` stays fast; MEMCONSOLE_HYPOTHESIS_EXAMPLES=2000 digs deeper.
+settings.register_profile("hostile", deadline=None,
+                          max_examples=int(os.environ.get("MEMCONSOLE_HYPOTHESIS_EXAMPLES", 60)),
                           suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                  HealthCheck.too_slow])
 settings.load_profile("hostile")
@@ -202,3 +205,21 @@ def test_cli_undecodable_argv_and_a_foreign_file(cli_db, tmp_path):
     err = p.stderr.decode()
     assert p.returncode == 2 and err.count("\n") == 1 and "not a usable SQLite database" in err, err
     assert junk.read_text() == "this is not a database\n" * 100
+
+
+@pytest.mark.parametrize("bad", [
+    '{"type": "message", "session_id": "new-s", "role": "bogus", "content": "x"}',
+    '{"type": "message", "session_id": "new-s", "token_count": "many", "content": "x"}',
+    '{"type": "memory", "content": "fine", "created_at": [1]}',
+    '{"type": "session", "id": "other", "metadata": "not an object"}',
+    '{"type": "memory", "content": "lone \\ud800 surrogate"}',
+])
+def test_ingest_writes_nothing_when_a_later_line_is_bad(eng, tmp_path, bad):
+    from engine import ImportFailed
+
+    f = tmp_path / "in.jsonl"
+    f.write_text('{"type": "session", "id": "new-s", "title": "fine"}\n'
+                 '{"type": "memory", "content": "a fine memory"}\n' + bad + "\n")
+    with pytest.raises(ImportFailed, match=r"in\.jsonl:3: "):
+        eng.ingest_jsonl(f)
+    assert eng.counts().sessions == 0 and eng.list_memories() == []

@@ -57,6 +57,8 @@ class ForgetMixin:
         dl = now + DEFAULT_DEADLINE_DAYS * DAY if dl is None else float(dl)
 
         def write(conn):
+            if scope_kind != "query":
+                resolve(conn, scope_kind, value)     # a scope naming nothing is refused up front
             rid = int(conn.execute(
                 "INSERT INTO forget_requests(scope_kind, scope_value, reason, requested_by, requested_at,"
                 " deadline, status) VALUES (?,?,?,?,?,?,'open')",

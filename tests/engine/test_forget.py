@@ -1,0 +1,194 @@
+"""Forget requests: the cascade, physical removal, byte-level verification, hashes not text."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from engine import InvalidInput, NotFound
+from engine.store import connect
+from tests.engine.curator_helpers import OTHER, add_rule
+
+CANARY = "Canary-Zebra-7f3a9c-Quokka"
+SECRET = f"The locker combination {CANARY} opens the east door"
+TWIN = f"The locker combination {CANARY} opens the east door!"
+
+
+def files_of(db_path: Path) -> list[Path]:
+    out = [Path(f"{db_path}{s}") for s in ("", "-wal", "-shm")]
+    out += [p for p in (db_path.parent / "curator").rglob("*") if p.is_file()]
+    return [p for p in out if p.exists()]
+
+
+def windows(text: str, n: int = 12) -> set[bytes]:
+    b = text.encode()
+    return {b[i:i + n] for i in range(len(b) - n + 1)}
+
+
+def residue(db_path: Path, text: str) -> list[str]:
+    """Independent of the engine: which files still hold any 12-byte piece of `text`."""
+    bad = []
+    for f in files_of(db_path):
+        data = f.read_bytes()
+        low = data.lower()
+        if any(w in data or w.lower() in low for w in windows(text)):
+            bad.append(f.name)
+    return bad
+
+
+def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
+    sid = eng.add_session(agent="atlas", title="locker chat")
+    msg = eng.add_message(sid, "user", f"please remember {CANARY} for me")
+    a = eng.add_memory(SECRET, agent="atlas", session_id=sid, message_id=msg, dedup=False)
+    b = eng.add_memory(TWIN, agent="atlas", dedup=False)
+    keep = eng.add_memory(OTHER, agent="atlas", dedup=False)
+    eng.edit_memory(keep, OTHER + " (and Mondays)")
+    p = eng.approve_proposal(eng.run_curator().proposals[0].id)
+    assert eng.search(CANARY, record_access=False).hits[0].id == p.result_id
+    assert residue(db_path, CANARY)                  # it is really there before
+
+    pv = eng.forget("query", CANARY, "user asked", preview=True)
+    assert pv.request.status == "previewed"
+    assert {(i.kind, i.id) for i in pv.items} == {("memory", str(a)), ("memory", str(b)),
+                                                  ("memory", str(p.result_id)), ("message", str(msg))}
+    res = eng.execute_forget(pv.request.id)
+    assert res.status == "verified" and res.residue == 0
+    assert res.counts["memories"] == 3 and res.counts["messages"] == 1 and res.counts["proposals"] == 1
+    assert res.verification.wal_truncated and res.verification.checked_substrings > 0
+    assert residue(db_path, CANARY) == [] and residue(db_path, SECRET) == []
+    assert eng.search(CANARY, mode="keyword", record_access=False).hits == []
+    assert not any(CANARY in h.content for h in eng.search(CANARY, record_access=False).hits)
+    assert eng.search_messages(CANARY) == []
+    ex = eng.explain(CANARY, keep)
+    assert ex.bm25_rank is None
+    assert eng.get_memory(keep).content.startswith(OTHER)      # untouched
+    req = eng.get_forget_request(res.request_id)
+    assert req.scope_value == "sha256:" + hashlib.sha256(CANARY.encode()).hexdigest()
+    stones = eng.store.read("SELECT * FROM tombstones WHERE request_id = ?", (req.id,))
+    assert {(s["target_kind"], s["content_sha256"]) for s in stones} >= {
+        ("memory", hashlib.sha256(SECRET.encode()).hexdigest())}
+    entries = eng.audit_log(limit=1000)
+    assert "forget" in [e.action for e in entries]
+    assert not any(CANARY in str(e.summary) or CANARY in e.reason for e in entries)
+    assert eng.verify_audit().ok                     # redaction re-chained the trail
+
+
+def test_forgetting_a_source_forgets_the_merge_and_revives_the_other_source(eng):
+    a = eng.add_memory(SECRET, dedup=False)
+    b = eng.add_memory(TWIN, dedup=False)
+    p = eng.run_curator().proposals[0]
+    assert p.members == [a, b]
+    merged = eng.approve_proposal(p.id, text=SECRET).result_id
+    res = eng.forget("memory", [a], "gdpr")
+    assert res.status == "verified"
+    assert res.counts["derived_memories"] == 1 and res.counts["revived_sources"] == 1
+    for gone in (a, merged):
+        with pytest.raises(NotFound):
+            eng.get_memory(gone)
+    revived = eng.get_memory(b)
+    assert revived.tier == "active" and revived.absorbed_into is None
+    assert eng.list_proposals() == []                # its snapshot held the text
+
+
+def test_forgetting_a_merged_memory_by_id_takes_its_sources(eng):
+    a = eng.add_memory(SECRET, dedup=False)
+    b = eng.add_memory(TWIN, dedup=False)
+    merged = eng.approve_proposal(eng.run_curator().proposals[0].id).result_id
+    res = eng.forget("memory", [merged], "gdpr")
+    assert res.counts["merged_sources"] == 2 and res.residue == 0
+    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 0
+    assert {a, b}
+
+
+def test_session_scope_takes_messages_and_derived_memories(eng, db_path):
+    sid = eng.add_session(agent="atlas", title="private")
+    eng.add_messages(sid, [{"role": "user", "content": f"my code is {CANARY}"},
+                           {"role": "assistant", "content": "Noted, I will keep the locker code safe."}])
+    eng.add_memory(SECRET, session_id=sid, dedup=False)
+    other = eng.add_session(agent="atlas", title="public")
+    eng.add_message(other, "user", "what is the weather like")
+    res = eng.forget("session", sid, "user left")
+    assert res.counts["sessions"] == 1 and res.counts["messages"] == 2 and res.counts["memories"] == 1
+    assert res.residue == 0 and residue(db_path, CANARY) == []
+    with pytest.raises(NotFound):
+        eng.get_session(sid)
+    assert len(eng.get_session(other).messages) == 1
+
+
+def test_agent_scope_takes_everything_of_theirs_only(eng):
+    eng.add_memory(SECRET, agent="scout", dedup=False)
+    add_rule(eng, f"Never reveal {CANARY}", agent="scout")
+    s = eng.add_session(agent="scout")
+    eng.add_message(s, "user", "hello scout")
+    kept = eng.add_memory(OTHER, agent="atlas", dedup=False)
+    res = eng.forget("agent", "scout", "agent decommissioned")
+    assert res.counts["memories"] == 1 and res.counts["rules"] == 1 and res.counts["sessions"] == 1
+    assert res.status == "verified"
+    assert [m.id for m in eng.list_memories()] == [kept]
+
+
+def test_promoted_rule_is_forgotten_with_its_memory(eng):
+    m = eng.add_memory(SECRET, category="learning", dedup=False)
+    for _ in range(3):
+        eng.reinforce_memory(m)
+    prom = [p for p in eng.run_curator().proposals if p.kind == "promote"][0]
+    rule = eng.approve_proposal(prom.id).result_id
+    res = eng.forget("memory", [m], "gdpr")
+    assert res.counts["rules"] == 1 and res.residue == 0
+    assert eng.store.read_one("SELECT count(*) FROM rules WHERE id = ?", (rule,))[0] == 0
+
+
+def test_query_execute_on_a_chosen_subset(eng):
+    a = eng.add_memory(SECRET, dedup=False)
+    b = eng.add_memory(f"{CANARY} is also the name of our wifi", dedup=False)
+    pv = eng.forget("query", CANARY, "partial", preview=True)
+    res = eng.execute_forget(pv.request.id, memory_ids=[a])
+    assert res.counts["memories"] == 1
+    assert eng.get_memory(b)                          # kept by the operator's choice...
+    assert res.residue > 0 and res.status == "executed"   # ...so the query text is still stored: honest
+    with pytest.raises(InvalidInput):
+        eng.execute_forget(pv.request.id)
+    with pytest.raises(InvalidInput, match="not in this request"):
+        eng.execute_forget(eng.forget("query", "wifi", "x", preview=True).request.id, memory_ids=[999])
+
+
+def test_verification_catches_residue_in_reports_and_an_untruncated_wal(eng, db_path):
+    eng.add_memory(SECRET, dedup=False)
+    eng.add_memory(TWIN, dedup=False)
+    eng.run_curator()
+    req = eng.forget("query", CANARY, "test", preview=True).request
+    reader = connect(db_path)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM memories").fetchone()      # pins a WAL snapshot
+    res = eng.execute_forget(req.id)
+    assert res.verification.wal_truncated is False and res.status == "executed"
+    reader.execute("COMMIT")
+    reader.close()
+    leak = db_path.parent / "curator" / "leak.md"
+    leak.write_text(f"someone pasted {SECRET} here")
+    ver = eng.verify_forget(req.id)
+    assert ver.residue >= 1 and ver.files["curator/leak.md"] >= 1
+    assert eng.get_forget_request(req.id).status == "executed"
+    leak.unlink()
+    ver = eng.verify_forget(req.id)
+    assert ver.residue == 0 and ver.wal_truncated
+    assert eng.get_forget_request(req.id).status == "verified"
+
+
+def test_requests_are_tracked_cases(eng, clock):
+    eng.add_memory(SECRET, dedup=False)
+    with pytest.raises(InvalidInput):
+        eng.create_forget_request("memory", [1], "  ")
+    with pytest.raises(InvalidInput):
+        eng.create_forget_request("planet", "x", "r")
+    with pytest.raises(NotFound):
+        eng.forget("memory", [42], "r")
+    req = eng.create_forget_request("query", CANARY, "ticket 7", deadline="2026-01-15")
+    assert req.status == "open" and req.requested_by == "tester"
+    assert req.deadline == clock.now() + 14 * 86400
+    assert [r.id for r in eng.list_forget_requests(status="open")] == [req.id]
+    assert eng.counts().open_forget_requests == 1
+    res = eng.execute_forget(req.id)                 # an open case can be executed directly
+    assert res.status == "verified"
+    assert eng.list_forget_requests()[0].status == "verified"

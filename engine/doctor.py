@@ -1,7 +1,7 @@
 """`doctor`: does the file agree with itself? SQLite's own integrity check, every full-text index
 against its table, vectors against memories, references that point nowhere, and the audit hash
-chain. `repair` rebuilds only what is derived (FTS indexes, vectors, vec0 metadata); it never
-touches records, and an audit break is evidence, so it is reported, never "fixed"."""
+chain (audit.verify_chain). `repair` rebuilds only what is derived (FTS indexes, vectors, vec0
+metadata); it never touches records, and an audit break is evidence: reported, never "fixed"."""
 from __future__ import annotations
 
 import re
@@ -45,19 +45,6 @@ class DoctorCheck:
 
 
 @dataclass
-class ChainBreak:
-    audit_id: int
-    problem: str                        # "edited" | "relinked"
-
-
-@dataclass
-class ChainReport:
-    ok: bool
-    rows: int
-    breaks: list[ChainBreak]
-
-
-@dataclass
 class DoctorReport:
     ok: bool
     checks: list[DoctorCheck]
@@ -68,24 +55,6 @@ class DoctorReport:
     @property
     def problems(self) -> list[DoctorCheck]:
         return [c for c in self.checks if not c.ok]
-
-
-def verify_chain(conn) -> ChainReport:
-    """Recompute every audit row's hash and its link to the row before. An edited row shows as
-    'edited'; a deleted or inserted row breaks the link of the row after it ('relinked')."""
-    breaks: list[ChainBreak] = []
-    prev = audit.GENESIS
-    n = 0
-    for r in conn.execute("SELECT id, at, actor, action, target_kind, target_id, reason, summary, "
-                          "prev_hash, hash FROM audit ORDER BY id"):
-        n += 1
-        if r[8] != prev:
-            breaks.append(ChainBreak(int(r[0]), "relinked"))
-        expect = audit.row_hash(r[8], float(r[1]), r[2], r[3], r[4], r[5], r[6], r[7])
-        if r[9] != expect:
-            breaks.append(ChainBreak(int(r[0]), "edited"))
-        prev = r[9]
-    return ChainReport(not breaks, n, breaks)
 
 
 def _ids(conn, sql: str, params=()) -> tuple[int, list]:
@@ -122,13 +91,14 @@ class DoctorMixin:
             for name, sql, what in ORPHANS:
                 n, ids = _ids(c, sql)
                 checks.append(DoctorCheck(name, n == 0, f"{n} {what}" if n else "none", n, ids))
-            chain = verify_chain(c)
+            chain = audit.verify_chain(c, limit_problems=SAMPLE)
+            bad = list(dict.fromkeys(int(m.group(1)) for p in chain.problems
+                                     if (m := re.match(r"row (\d+):", p))))
             checks.append(DoctorCheck(
-                "audit-chain", chain.ok,
-                f"{chain.rows} rows, hash chain intact" if chain.ok else
-                f"{len(chain.breaks)} break(s) in {chain.rows} rows; first at audit row "
-                f"{chain.breaks[0].audit_id} ({chain.breaks[0].problem})",
-                len(chain.breaks), [b.audit_id for b in chain.breaks[:SAMPLE]]))
+                "audit-chain", chain.ok, chain.message if chain.ok else
+                f"{chain.message}: {chain.problems[0]}" + (
+                    f" (+{len(chain.problems) - 1} more)" if len(chain.problems) > 1 else ""),
+                len(chain.problems), bad))
         # FTS5's own check (the index against its content) is an INSERT statement, so it takes
         # the write lock; it changes nothing, hence no audit row.
         for fts, _ in FTS_TABLES:

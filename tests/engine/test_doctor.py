@@ -114,7 +114,7 @@ def test_audit_edit_is_reported_as_a_break(filled):
     c.execute("UPDATE audit SET actor = 'someone-else' WHERE id = ?", (victim,))
     r = eng.doctor()
     chain = _check(r, "audit-chain")
-    assert not chain.ok and chain.ids == [victim] and "edited" in chain.detail
+    assert not chain.ok and chain.ids == [victim] and "does not match its hash" in chain.detail
     assert not eng.doctor(repair=True).ok   # evidence is never "repaired"
 
 
@@ -124,7 +124,7 @@ def test_audit_row_deleted_breaks_the_link_of_the_next(filled):
     ids = [r[0] for r in c.execute("SELECT id FROM audit ORDER BY id")]
     c.execute("DELETE FROM audit WHERE id = ?", (ids[3],))
     chain = _check(eng.doctor(), "audit-chain")
-    assert not chain.ok and chain.ids == [ids[4]] and "relinked" in chain.detail
+    assert not chain.ok and chain.ids == [ids[4]] and "link does not match" in chain.detail
 
 
 def test_audit_rehashed_edit_still_breaks_the_chain(filled):
@@ -161,3 +161,13 @@ def test_cli_doctor_exit_code_and_json(filled, capsys):
     assert main(["--db", path, "doctor"]) == 1
     out = capsys.readouterr().out
     assert "FAIL  audit-chain" in out and "problem(s) found" in out
+
+
+def test_forget_leaves_a_healthy_file(filled):
+    """Forget removes rows, FTS entries and vectors and re-chains the audit it redacts: the
+    doctor must see a consistent file afterwards, not a tamper."""
+    eng, ids = filled
+    eng.forget("memory", [ids[0]], "user asked")
+    r = eng.doctor()
+    assert r.ok, [(c.name, c.detail) for c in r.problems]
+    assert r.counts["memories"] == r.counts["memories_fts"] == r.counts["memories_vec"] == 4

@@ -113,11 +113,16 @@ class MemConsole(App):
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
-        if self.start_embedder_on_mount:
-            self.engine.start_embedder()
         self.data_changed()
+        if self.start_embedder_on_mount:
+            # Let the panes' first queries finish before the model's import competes for the GIL.
+            self.set_timer(0.5, self._start_embedder)
         if self.poll_interval:
             self.set_interval(self.poll_interval, self.poll_db)
+
+    def _start_embedder(self) -> None:
+        self.engine.start_embedder()
+        self._embedder_changed(self.engine.embedder.state)
 
     def on_unmount(self) -> None:
         if self._owns_engine:

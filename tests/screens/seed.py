@@ -9,7 +9,7 @@ T0 = "2026-01-01T00:00:00Z"
 HOUR = 3600.0
 
 
-def seed(eng) -> dict:
+def seed(eng, curator: bool = True) -> dict:
     """Sessions with lineage, transcripts (tool calls, CJK), memories derived from messages."""
     t0 = parse_time(T0)
     ids: dict = {}
@@ -74,7 +74,18 @@ def seed(eng) -> dict:
     mem["sizing"] = eng.add_memory("Position sizing is capped at 2% of the book per trade",
                                    kind="procedural", category="decision", agent="hermes",
                                    user="sam", importance=0.8)
+    # Curator material: a near-duplicate pair (merge) and a memory idle for 90 days (archive).
+    mem["staging"] = eng.add_memory("The staging database is refreshed every night from production",
+                                    agent="atlas", user="dana", category="fact", dedup=False)
+    mem["staging2"] = eng.add_memory("The staging database is refreshed every night from a production "
+                                     "snapshot", agent="atlas", user="dana", category="fact", dedup=False)
+    mem["vpn"] = eng.add_memories([dict(content="Old note: the VPN config lives in the wiki",
+                                        agent="atlas", user="dana", category="context",
+                                        created_at=t0 - 90 * DAY)])[0]
     ids["mem"] = mem
+    if curator:
+        run = eng.run_curator()
+        ids["proposals"] = {p.kind: p.id for p in run.proposals}
     return ids
 
 

@@ -1,0 +1,371 @@
+"""Pane 5 — Curator: the proposal queue by kind and state; a proposal's members beside its
+proposed survivor (a word diff) with the similarity evidence; approve (optionally editing the
+survivor), reject with a reason, undo an applied one; run the curator (dry run or real) with
+progress; the latest run's report."""
+from __future__ import annotations
+
+import difflib
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import ProgressBar, Select, Static
+
+from console.widgets.table import DataGrid
+from engine.curator_types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, ProposalDetail
+
+from .base import Pane, PaneCommand
+
+
+def when(t: float | None) -> str:
+    return "–" if t is None else datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def word_diff(old: str, new: str) -> Text:
+    """`old` → `new` word by word: removed words struck red, added words green."""
+    a, b = old.split(), new.split()
+    out = Text()
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(" ".join(a[i1:i2]) + " ")
+        if op in ("delete", "replace"):
+            out.append(" ".join(a[i1:i2]) + " ", style="strike red")
+        if op in ("insert", "replace"):
+            out.append(" ".join(b[j1:j2]) + " ", style="bold green")
+    return out
+
+
+def change_summary(d: ProposalDetail, text: str | None = None) -> str:
+    """Exactly what approving this proposal will change, in words (the confirmation's body)."""
+    p = d.proposal
+    ids = ", ".join(f"#{m}" for m in p.members)
+    noun = "memories" if p.target_kind == "memory" else "rules"
+    if p.kind == "merge":
+        survivor = text if text is not None else (p.survivor_text or "")
+        return (f"Merge {noun} {ids} into ONE new {p.target_kind} with the text:\n\n“{survivor}”\n\n"
+                f"The {len(p.members)} originals are archived with absorbed_into → the new one "
+                f"(kept, not deleted). Undo (u) restores them exactly.")
+    if p.kind == "archive":
+        return (f"Archive {noun} {ids}: tier → archived. They leave default searches; nothing is "
+                f"deleted. Undo (u) restores the previous tier.")
+    if p.kind == "promote":
+        body = text if text is not None else (p.survivor_text or "")
+        return (f"Promote memory {ids} to a NEW rule with the text:\n\n“{body}”\n\n"
+                f"Undo (u) deletes the rule again.")
+    if p.kind == "retire":
+        return f"Retire rules {ids}: status → retired (no longer loaded at boot). Undo (u) revives them."
+    return f"Apply the {p.kind} proposal on {ids}."
+
+
+class CuratorPane(Pane):
+    PANE_ID = "curator"
+    TITLE = "Curator"
+    FILTER_SELECTOR = "#c-status"
+    MAIN_SELECTOR = "#proposals"
+
+    BINDINGS = [
+        *Pane.BINDINGS,
+        Binding("a", "approve", "Approve", id="curator.approve"),
+        Binding("e", "approve_edit", "Edit+approve", id="curator.approve_edit"),
+        Binding("x", "reject", "Reject", id="curator.reject"),
+        Binding("u", "undo", "Undo applied", id="curator.undo"),
+        Binding("r", "run(False)", "Run curator", id="curator.run"),
+        Binding("D", "run(True)", "Dry run", id="curator.dry_run"),
+        Binding("v", "view_report", "Report", id="curator.report"),
+    ]
+
+    class ProposalApproved(Message):
+        def __init__(self, proposal_id: int) -> None:
+            self.proposal_id = proposal_id
+            super().__init__()
+
+    class CuratorFinished(Message):
+        def __init__(self, run: CuratorRun) -> None:
+            self.run = run
+            super().__init__()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.detail: ProposalDetail | None = None
+        self.latest_run: CuratorRun | None = None
+        self.report_text: str | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="curator-bar"):
+            yield Select([(s, s) for s in PROPOSAL_STATUSES], value="pending", prompt="any state",
+                         id="c-status")
+            yield Select([(k, k) for k in PROPOSAL_KINDS], prompt="any kind", id="c-kind")
+            yield Static("r run · D dry run · a approve · e edit+approve · x reject · u undo · v report",
+                         classes="hint", id="curator-keys")
+        with Horizontal(id="curator-progress-row"):
+            yield Static("", id="curator-progress-label")
+            yield ProgressBar(total=None, show_eta=False, id="curator-progress")
+        with Horizontal(id="curator-main"):
+            yield DataGrid(id="proposals")
+            with VerticalScroll(id="proposal-detail", classes="panel"):
+                yield Static("Select a proposal.", id="proposal-text")
+        with VerticalScroll(id="curator-run", classes="panel"):
+            yield Static("", id="run-summary")
+
+    def on_mount(self) -> None:
+        t = self.table("#proposals")
+        t.add_columns("id", "kind", "on", "state", "members", "evidence", "created")
+        t.border_title = "proposals"
+        self.query_one("#proposal-detail").border_title = "proposal"
+        self.query_one("#curator-run").border_title = "latest run"
+        self.query_one("#curator-progress-row").display = False
+
+    # -- queue --------------------------------------------------------------------------------------
+    def _filters(self) -> dict:
+        st, kd = self.query_one("#c-status", Select), self.query_one("#c-kind", Select)
+        return dict(status=None if st.is_blank() else st.value, kind=None if kd.is_blank() else kd.value)
+
+    def refresh_data(self) -> None:
+        super().refresh_data()
+        self.load_queue(self._filters())
+        self.load_run()
+
+    @on(Select.Changed)
+    def _filter_changed(self) -> None:
+        self.load_queue(self._filters())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.queue")
+    def load_queue(self, filters: dict) -> None:
+        props = self.engine.list_proposals(**filters)
+        self.deliver(self._show_queue, props)
+
+    def _show_queue(self, props) -> None:
+        t = self.table("#proposals")
+        t.set_rows((p.id, [p.id, p.kind, p.target_kind, p.status,
+                           ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
+                           _evidence_short(p), when(p.created_at)]) for p in props)
+        t.border_title = f"proposals ({len(props)})"
+        if t.selected_key:
+            self.load_detail(int(t.selected_key))
+        else:
+            self.detail = None
+            self.query_one("#proposal-text", Static).update("No proposals match.")
+
+    @on(DataGrid.RowHighlighted, "#proposals")
+    def _highlighted(self, event: DataGrid.RowHighlighted) -> None:
+        if event.row_key and event.row_key.value:
+            self.load_detail(int(event.row_key.value))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.detail")
+    def load_detail(self, pid: int) -> None:
+        d = self.engine.get_proposal(pid)
+        self.deliver(self._show_detail, d)
+
+    def _show_detail(self, d: ProposalDetail) -> None:
+        self.detail = d
+        p = d.proposal
+        t = Text()
+        t.append(f"#{p.id} {p.kind} · {p.target_kind} · {p.status}", style="bold")
+        if p.decided_by:
+            t.append(f" · decided by {p.decided_by} {when(p.decided_at)}", style="dim")
+        if p.reason:
+            t.append(f" · reason: {p.reason}", style="dim")
+        if p.result_id:
+            t.append(f" · result #{p.result_id}", style="dim")
+        t.append("\n")
+        if p.survivor_text is not None:
+            t.append("\nproposed survivor", style="bold cyan")
+            if d.survivor_id:
+                t.append(f" (text of #{d.survivor_id})", style="dim")
+            t.append(f":\n  {p.survivor_text}\n")
+        t.append("\nmembers", style="bold")
+        if p.survivor_text is not None:
+            t.append("  (diff: member → survivor)", style="dim")
+        t.append("\n")
+        for m in d.members:
+            mark = " ★" if m.id == d.survivor_id else ""
+            t.append(f"#{m.id}{mark} ", style="bold")
+            t.append(f"{m.state} · {'strength' if m.kind == 'memory' else 'score'} {m.strength:g} · "
+                     f"{m.agent or '–'}{'' if m.exists else ' · GONE'}\n", style="dim")
+            t.append("  ")
+            t.append_text(word_diff(m.text, p.survivor_text) if p.survivor_text is not None
+                          else Text(m.text))
+            t.append("\n")
+        if len(d.members) > 1 and d.similarities:
+            t.append("\nsimilarity (cosine)\n", style="bold")
+            t.append("      " + "".join(f"{'#' + str(m):>8}" for m in p.members) + "\n", style="dim")
+            for mid, row in zip(p.members, d.similarities):
+                t.append(f"{'#' + str(mid):>6}")
+                for v in row:
+                    t.append(f"{'–' if v is None else format(v, '.3f'):>8}",
+                             style="green" if v is not None and v >= 0.9 else "")
+                t.append("\n")
+        extra = {k: v for k, v in p.evidence.items() if k not in ("similarities", "survivor_id")}
+        if extra:
+            t.append("\nevidence: ", style="bold")
+            t.append(", ".join(f"{k} {when(v) if k.startswith('last') and isinstance(v, (int, float)) else v}"
+                               for k, v in extra.items()))
+        self.query_one("#proposal-text", Static).update(t)
+        self.query_one("#proposal-detail").border_title = f"proposal #{p.id}"
+
+    # -- latest run ---------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.run_info")
+    def load_run(self) -> None:
+        run = self.engine.latest_curator_run()
+        report = self.engine.latest_curator_report()
+        self.deliver(self._show_run, run, report)
+
+    def _show_run(self, run: CuratorRun | None, report: str | None) -> None:
+        self.latest_run, self.report_text = run, report
+        self.query_one("#run-summary", Static).update(_run_text(run))
+
+    # -- deciding --------------------------------------------------------------------------------------
+    def _pending(self) -> ProposalDetail | None:
+        d = self.detail
+        if d is None:
+            self.notify("Select a proposal first.", severity="warning", timeout=2)
+            return None
+        if d.proposal.status != "pending":
+            self.notify(f"Proposal #{d.proposal.id} is {d.proposal.status}; only pending ones can be "
+                        f"approved or rejected.", severity="warning")
+            return None
+        return d
+
+    def action_approve(self) -> None:
+        if (d := self._pending()) is None:
+            return
+        pid = d.proposal.id
+        self.confirm(f"Approve proposal #{pid} ({d.proposal.kind})?", change_summary(d),
+                     lambda: self.approve(pid, None), confirm_label="Approve and apply")
+
+    def action_approve_edit(self) -> None:
+        if (d := self._pending()) is None:
+            return
+        if d.proposal.kind not in ("merge", "promote"):
+            self.notify(f"A {d.proposal.kind} proposal has no text to edit.", severity="warning")
+            return
+        pid = d.proposal.id
+
+        def edited(text: str) -> None:
+            self.confirm(f"Approve proposal #{pid} with your text?", change_summary(d, text),
+                         lambda: self.approve(pid, text), confirm_label="Approve and apply")
+        self.prompt(f"Survivor text for proposal #{pid}:", edited, value=d.proposal.survivor_text or "")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
+    def approve(self, pid: int, text: str | None) -> None:
+        p = self.engine.approve_proposal(pid, text=text, reason="approved from the console")
+        self.app.call_from_thread(self.notify, f"Proposal #{pid} {p.status}"
+                                  + (f": result #{p.result_id}" if p.result_id else "") + ".")
+        self.deliver(self.post_message, self.ProposalApproved(pid))
+        self.wrote()
+
+    def action_reject(self) -> None:
+        if (d := self._pending()) is None:
+            return
+        pid = d.proposal.id
+        self.prompt(f"Reject proposal #{pid}: why? (the reason is recorded)",
+                    lambda reason: self.reject(pid, reason))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
+    def reject(self, pid: int, reason: str) -> None:
+        self.engine.reject_proposal(pid, reason)
+        self.app.call_from_thread(self.notify, f"Proposal #{pid} rejected.")
+        self.wrote()
+
+    def action_undo(self) -> None:
+        d = self.detail
+        if d is None or d.proposal.status != "applied":
+            self.notify("Select an applied proposal to undo (status filter: applied).",
+                        severity="warning")
+            return
+        p = d.proposal
+        body = (f"Undo proposal #{p.id} ({p.kind}): restore {', '.join(f'#{m}' for m in p.members)} "
+                f"exactly as they were before it was applied"
+                + (f", and delete #{p.result_id} which it created" if p.result_id and p.kind in
+                   ("merge", "promote") else "") + ". Refused if any of them changed since.")
+        self.confirm(f"Undo proposal #{p.id}?", body, lambda: self.undo(p.id), confirm_label="Undo")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
+    def undo(self, pid: int) -> None:
+        self.engine.undo_proposal(pid, reason="undone from the console")
+        self.app.call_from_thread(self.notify, f"Proposal #{pid} undone.")
+        self.wrote()
+
+    # -- running the curator -----------------------------------------------------------------------------
+    def action_run(self, dry_run: bool) -> None:
+        self.query_one("#curator-progress-row").display = True
+        self.query_one("#curator-progress-label", Static).update("dry run…" if dry_run else "running…")
+        self.query_one("#curator-progress", ProgressBar).update(total=None, progress=0)
+        self.run_curator(dry_run)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.running")
+    def run_curator(self, dry_run: bool) -> None:
+        def progress(stage: str, done: int, total: int) -> None:
+            self.deliver(self._progress, stage, done, total)
+        run = self.engine.run_curator(dry_run=dry_run, progress=progress)
+        self.deliver(self.post_message, self.CuratorFinished(run))
+        if not dry_run:
+            self.wrote()
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        self.query_one("#curator-progress-label", Static).update(f"{stage} {done}/{total}")
+        self.query_one("#curator-progress", ProgressBar).update(total=max(total, 1), progress=done)
+
+    @on(CuratorFinished)
+    def _finished(self, event: CuratorFinished) -> None:
+        self.query_one("#curator-progress-row").display = False
+        run = event.run
+        n = sum(run.counts.get("proposed", {}).values())
+        if run.dry_run:
+            self.query_one("#run-summary", Static).update(_run_text(run))
+            self.query_one("#curator-run").border_title = "dry run (nothing written)"
+            self.notify(f"Dry run: {n} proposal(s) would be made; nothing was written.")
+        else:
+            self.query_one("#curator-run").border_title = "latest run"
+            self.notify(f"Curator run #{run.id}: {n} new proposal(s).")
+
+    def action_view_report(self) -> None:
+        if not self.report_text:
+            self.notify("No run report yet (run the curator with r).", timeout=3)
+            return
+        from console.widgets.report import ReportScreen
+        self.app.push_screen(ReportScreen("Curator report", self.report_text))
+
+    def commands(self) -> list[PaneCommand]:
+        return [
+            PaneCommand("Run the curator", "Scan and queue proposals", lambda: self.action_run(False)),
+            PaneCommand("Dry-run the curator", "Show what it would propose; write nothing",
+                        lambda: self.action_run(True)),
+            PaneCommand("Approve selected proposal", "Confirmed; applies at once", self.action_approve),
+            PaneCommand("Edit survivor and approve", "Merge/promote text", self.action_approve_edit),
+            PaneCommand("Reject selected proposal", "With a reason", self.action_reject),
+            PaneCommand("Undo selected applied proposal", "Confirmed", self.action_undo),
+            PaneCommand("View the latest run report", "Markdown", self.action_view_report),
+        ]
+
+
+def _evidence_short(p) -> str:
+    e = p.evidence or {}
+    if "min_similarity" in e:
+        return f"cos ≥ {e['min_similarity']:.3f}"
+    if "idle_days" in e:
+        return f"idle {e['idle_days']:g} d"
+    return ", ".join(f"{k} {v}" for k, v in list(e.items())[:2] if not isinstance(v, (list, dict)))[:40]
+
+
+def _run_text(run: CuratorRun | None) -> Text:
+    if run is None:
+        return Text("No curator run yet. Press r to run it (D for a dry run).", style="dim")
+    t = Text()
+    label = "dry run" if run.dry_run else f"run #{run.id}"
+    t.append(f"{label} at {when(run.started_at)}", style="bold")
+    c = run.counts
+    proposed = c.get("proposed", {})
+    t.append(" · proposed " + ", ".join(f"{k} {v}" for k, v in proposed.items()))
+    t.append(f" · compared {c.get('compared', 0)} · stale {c.get('stale', 0)} · "
+             f"skipped {c.get('skipped', 0)}")
+    if run.report_dir:
+        t.append(f" · report {Path(run.report_dir).name}/REPORT.md (v)", style="dim")
+    for p in run.proposals[:8]:
+        t.append(f"\n  #{p.id or '-'} {p.kind} {', '.join(f'#{m}' for m in p.members)} · {p.status}")
+    return t

@@ -1,0 +1,300 @@
+"""Pane 7 — Forget & Audit: open a forget request (scope, reason), preview what it matches with
+counts, execute it after typing FORGET, see the verification (residue 0); the list of cases with
+their states; the audit log with filters."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import Input, Select, Static
+
+from console.widgets.table import DataGrid
+from engine.clock import parse_time
+from engine.curator_types import FORGET_SCOPES, ForgetPreview, ForgetRequest, ForgetResult
+
+from .base import Pane, PaneCommand
+
+AUDIT_KEYS = ("actor", "action", "target", "since", "until")
+
+
+def when(t: float | None) -> str:
+    return "–" if t is None else datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def one_line(text: str, n: int) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def parse_audit_filter(text: str) -> dict:
+    """'actor:dana action:forget target:memory:12 since:2026-01-01' -> audit_log kwargs."""
+    out: dict = {}
+    for tok in text.split():
+        key, sep, val = tok.partition(":")
+        if sep and key in AUDIT_KEYS and val:
+            out[key] = parse_time(val) if key in ("since", "until") else val
+        elif tok:
+            out.setdefault("action", tok)     # a bare word filters by action
+    return out
+
+
+def counts_text(counts: dict) -> str:
+    shown = [f"{v} {k.replace('_', ' ')}" for k, v in counts.items() if isinstance(v, int) and v]
+    return ", ".join(shown) if shown else "nothing"
+
+
+class ForgetAuditPane(Pane):
+    PANE_ID = "forget"
+    TITLE = "Forget & Audit"
+    FILTER_SELECTOR = "#audit-filter"
+    MAIN_SELECTOR = "#cases"
+
+    BINDINGS = [
+        *Pane.BINDINGS,
+        Binding("n", "new_request", "New request", id="forget.new"),
+        Binding("p", "preview", "Preview case", id="forget.preview"),
+        Binding("X", "execute", "Execute (FORGET)", id="forget.execute"),
+        Binding("V", "verify", "Verify case", id="forget.verify"),
+    ]
+
+    class ForgetPreviewed(Message):
+        def __init__(self, preview: ForgetPreview) -> None:
+            self.preview = preview
+            super().__init__()
+
+    class ForgetExecuted(Message):
+        def __init__(self, result: ForgetResult) -> None:
+            self.result = result
+            super().__init__()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cases: dict[str, ForgetRequest] = {}
+        self.preview: ForgetPreview | None = None
+        self.result: ForgetResult | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="forget-form"):
+            yield Select([(s, s) for s in FORGET_SCOPES], value="memory", allow_blank=False,
+                         id="forget-scope")
+            yield Input(placeholder="memory ids (1,2) · session id · agent · user · text", id="forget-value")
+            yield Input(placeholder="reason (required) — enter previews", id="forget-reason")
+        with Horizontal(id="forget-main"):
+            yield DataGrid(id="forget-preview")
+            yield DataGrid(id="cases")
+        yield Static("n new request · enter previews · p preview · X execute (type FORGET) · V verify",
+                     id="forget-status", classes="hint")
+        yield Input(placeholder="audit filter: actor:NAME action:NAME target:memory:12 since:DATE",
+                    id="audit-filter")
+        yield DataGrid(id="audit")
+
+    def on_mount(self) -> None:
+        self.table("#forget-preview").add_columns("kind", "id", "why", "content")
+        self.table("#cases").add_columns("case", "scope", "value", "status", "removes", "residue", "by")
+        self.table("#audit").add_columns("#", "at", "actor", "action", "target", "reason", "summary")
+        self.query_one("#forget-preview").border_title = "preview"
+        self.query_one("#cases").border_title = "forget cases"
+        self.query_one("#audit").border_title = "audit log"
+
+    # -- data ------------------------------------------------------------------------------------------
+    def refresh_data(self) -> None:
+        super().refresh_data()
+        self.load_cases()
+        self.load_audit(self.query_one("#audit-filter", Input).value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.cases")
+    def load_cases(self) -> None:
+        self.deliver(self._show_cases, self.engine.list_forget_requests())
+
+    def _show_cases(self, cases: list[ForgetRequest]) -> None:
+        self.cases = {str(c.id): c for c in cases}
+        t = self.table("#cases")
+        t.set_rows((c.id, [f"#{c.id}", c.scope_kind, one_line(c.scope_value, 18), _status(c),
+                           counts_text(c.counts) if c.counts else "–",
+                           "–" if c.residue is None else c.residue, c.requested_by])
+                   for c in cases)
+        t.border_title = f"forget cases ({len(cases)})"
+        self._show_case(t.selected_key)
+
+    @on(DataGrid.RowHighlighted, "#cases")
+    def _case_highlighted(self, event: DataGrid.RowHighlighted) -> None:
+        self._show_case(event.row_key.value if event.row_key else None)
+
+    def _show_case(self, key: str | None) -> None:
+        c = self.cases.get(key or "")
+        if c is None:
+            return
+        t = Text()
+        t.append(f"case #{c.id} ", style="bold")
+        t.append(_status(c))
+        t.append(f" · {c.scope_kind} {one_line(c.scope_value, 40)} · reason: {one_line(c.reason, 50)}"
+                 f" · requested {when(c.requested_at)} by {c.requested_by} · deadline {when(c.deadline)}")
+        if c.counts:
+            t.append(f"\nremoves: {counts_text(c.counts)}")
+        if c.residue is not None:
+            t.append("   verification: ", style="bold")
+            t.append(f"residue {c.residue}", style="bold green" if c.residue == 0 else "bold red")
+            if c.verified_at:
+                t.append(f" (verified {when(c.verified_at)})")
+        if self.result and self.result.request_id == c.id and self.result.verification:
+            v = self.result.verification
+            t.append(f"\nscanned {', '.join(f'{k}: {n}' for k, n in v.files.items())} · "
+                     f"{v.checked_substrings} substrings · WAL truncated {v.wal_truncated}")
+        self.query_one("#forget-status", Static).update(t)
+
+    @on(Input.Submitted, "#audit-filter")
+    @on(Input.Changed, "#audit-filter")
+    def _audit_filter(self, event) -> None:
+        self.load_audit(event.value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.audit")
+    def load_audit(self, text: str) -> None:
+        self.deliver(self._show_audit, self.engine.audit_log(**parse_audit_filter(text), limit=500))
+
+    def _show_audit(self, entries) -> None:
+        t = self.table("#audit")
+        t.set_rows((e.id, [e.id, when(e.at), e.actor, e.action, f"{e.target_kind}:{e.target_id}",
+                           one_line(e.reason or "", 30),
+                           one_line(e.summary if isinstance(e.summary, str)
+                                    else json.dumps(e.summary, ensure_ascii=False), 60)])
+                   for e in entries)
+        t.border_title = f"audit log ({len(entries)}{'+' if len(entries) >= 500 else ''})"
+
+    # -- a new request -> preview -----------------------------------------------------------------------
+    def prefill(self, **scope) -> None:
+        """From another pane: e.g. prefill(memory_id=12) from Search."""
+        if "memory_id" in scope:
+            self.query_one("#forget-scope", Select).value = "memory"
+            self.query_one("#forget-value", Input).value = str(scope["memory_id"])
+        elif "session_id" in scope:
+            self.query_one("#forget-scope", Select).value = "session"
+            self.query_one("#forget-value", Input).value = str(scope["session_id"])
+        self.query_one("#forget-reason", Input).focus()
+        self.notify("Give a reason and press enter to preview what would be forgotten.", timeout=4)
+
+    def action_new_request(self) -> None:
+        self.query_one("#forget-value", Input).focus()
+
+    @on(Input.Submitted, "#forget-value, #forget-reason")
+    def _submit(self) -> None:
+        scope = self.query_one("#forget-scope", Select).value
+        value = self.query_one("#forget-value", Input).value.strip()
+        reason = self.query_one("#forget-reason", Input).value.strip()
+        if not value:
+            self.query_one("#forget-value", Input).focus()
+            return
+        if not reason:
+            self.query_one("#forget-reason", Input).focus()
+            self.notify("A forget request needs a reason.", severity="warning", timeout=3)
+            return
+        values = [v for v in value.replace(",", " ").split()] if scope == "memory" else value
+        self.create_and_preview(scope, values, reason)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.preview")
+    def create_and_preview(self, scope: str, values, reason: str) -> None:
+        req = self.engine.create_forget_request(scope, values, reason)
+        pv = self.engine.preview_forget(req.id)
+        self.deliver(self.post_message, self.ForgetPreviewed(pv))
+        self.wrote()
+
+    def action_preview(self) -> None:
+        c = self._selected_case()
+        if c is None:
+            return
+        if c.status not in ("open", "previewed"):
+            self.notify(f"Case #{c.id} is {c.status}; there is nothing left to preview.", timeout=3)
+            return
+        self.preview_case(c.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.preview")
+    def preview_case(self, rid: int) -> None:
+        self.deliver(self.post_message, self.ForgetPreviewed(self.engine.preview_forget(rid)))
+        self.wrote()
+
+    @on(ForgetPreviewed)
+    def _previewed(self, event: ForgetPreviewed) -> None:
+        pv = self.preview = event.preview
+        t = self.table("#forget-preview")
+        t.set_rows((f"{i.kind}:{i.id}", [i.kind, i.id, i.why, one_line(i.preview, 60)]) for i in pv.items)
+        t.border_title = f"preview of case #{pv.request.id}: {counts_text(pv.counts)}"
+        self.table("#cases").select_key(pv.request.id)
+        self.query_one("#forget-reason", Input).value = ""
+        self.table("#cases").focus()
+
+    # -- execute + verify --------------------------------------------------------------------------------
+    def _selected_case(self) -> ForgetRequest | None:
+        c = self.cases.get(self.table("#cases").selected_key or "")
+        if c is None:
+            self.notify("Select a forget case first.", severity="warning", timeout=2)
+        return c
+
+    def action_execute(self) -> None:
+        c = self._selected_case()
+        if c is None:
+            return
+        if c.status not in ("open", "previewed"):
+            self.notify(f"Case #{c.id} is already {c.status}.", severity="warning", timeout=3)
+            return
+        pv = self.preview if self.preview and self.preview.request.id == c.id else None
+        if pv is None:
+            self.notify(f"Preview case #{c.id} first (p), so you see what it removes.",
+                        severity="warning", timeout=4)
+            return
+        body = (f"Case #{c.id} ({c.scope_kind} {one_line(c.scope_value, 40)}) will PERMANENTLY remove "
+                f"{counts_text(pv.counts)} — rows, full-text and vector index entries, copies in "
+                f"proposals, audit previews and curator reports — then checkpoint the WAL and scan "
+                f"the files for any residue. Tombstones keep only a sha256. This cannot be undone.")
+        self.confirm(f"Forget case #{c.id}?", body, lambda: self.execute(c.id),
+                     confirm_label="Forget", require_text="FORGET", danger=True)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
+    def execute(self, rid: int) -> None:
+        res = self.engine.execute_forget(rid, verify=True)
+        self.deliver(self.post_message, self.ForgetExecuted(res))
+        self.wrote()
+
+    def action_verify(self) -> None:
+        c = self._selected_case()
+        if c is None:
+            return
+        if c.status not in ("executed", "verified"):
+            self.notify(f"Case #{c.id} is {c.status}; execute it first.", severity="warning", timeout=3)
+            return
+        self.verify(c.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
+    def verify(self, rid: int) -> None:
+        ver = self.engine.verify_forget(rid)
+        req = self.engine.get_forget_request(rid)
+        self.deliver(self.post_message, self.ForgetExecuted(
+            ForgetResult(rid, req.status, req.counts, ver.residue, ver)))
+        self.wrote()
+
+    @on(ForgetExecuted)
+    def _executed(self, event: ForgetExecuted) -> None:
+        self.result = r = event.result
+        self.table("#forget-preview").set_rows([])
+        self.table("#forget-preview").border_title = "preview"
+        self.preview = None
+        sev = "information" if r.residue == 0 else "error"
+        self.notify(f"Case #{r.request_id} {r.status}: removed {counts_text(r.counts)}; "
+                    f"residue {r.residue}.", severity=sev, timeout=6)
+
+    def commands(self) -> list[PaneCommand]:
+        return [
+            PaneCommand("New forget request", "Scope, value, reason", self.action_new_request),
+            PaneCommand("Preview selected case", "What it would remove", self.action_preview),
+            PaneCommand("Execute selected case", "Type FORGET to confirm", self.action_execute),
+            PaneCommand("Verify selected case", "Scan the files for residue", self.action_verify),
+            PaneCommand("Filter the audit log", "actor: action: target: since:", self.focus_filter),
+        ]
+
+
+def _status(c: ForgetRequest) -> str:
+    return c.status

@@ -2,6 +2,7 @@
 (memories with their provenance, flows) that run inside the importer's one transaction."""
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Callable
@@ -79,6 +80,19 @@ def set_watermark(conn, source: str, value, now: float) -> None:
         "INSERT INTO import_watermarks(source, value, updated_at) VALUES (?,?,?) "
         "ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
         (source, json.dumps(value, ensure_ascii=False, sort_keys=True), now))
+
+
+# -- forgotten things stay forgotten -------------------------------------------------------------
+def forgotten_session(conn, session_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM tombstones WHERE target_kind = 'session' AND target_id = ?"
+                        " LIMIT 1", (session_id,)).fetchone() is not None
+
+
+def forgotten_content(conn, content: str) -> bool:
+    """A memory with this exact text was forgotten here (tombstones keep only its sha256)."""
+    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+    return conn.execute("SELECT 1 FROM tombstones WHERE target_kind = 'memory' AND content_sha256 = ?"
+                        " LIMIT 1", (digest,)).fetchone() is not None
 
 
 # -- memories ------------------------------------------------------------------------------------

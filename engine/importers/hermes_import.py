@@ -13,8 +13,9 @@ from pathlib import Path
 from .. import audit
 from ..errors import ImportFailed, InvalidInput
 from ..memories import MAX_CONTENT
-from .common import (DryRun, ImportSummary, Progress, embed_new, get_watermark, insert_memory,
-                     memory_exists, set_watermark, tick, upsert_flow)
+from .common import (DryRun, ImportSummary, Progress, embed_new, forgotten_content,
+                     forgotten_session, get_watermark, insert_memory, memory_exists, set_watermark,
+                     tick, upsert_flow)
 from .hermes import StateData, read_state, snapshot
 from .hermes_files import FilesData, Skill, read_files
 from .markdown import looks_like_preference
@@ -89,6 +90,10 @@ def _sessions(eng, conn, s: ImportSummary, state: StateData, agent: str, key: st
         meta = {**hs.metadata, "imported_from": key}
         row = conn.execute("SELECT agent, title, ended_at, metadata FROM sessions WHERE id = ?",
                            (hs.id,)).fetchone()
+        if row is None and forgotten_session(conn, hs.id):
+            blocked.add(hs.id)
+            s.skip("session was forgotten here (tombstone)")
+            continue
         if row is None:
             try:
                 eng.add_session(hs.id, agent=agent, user=hs.user, source=hs.source, model=hs.model,
@@ -123,7 +128,7 @@ def _messages(eng, conn, s: ImportSummary, state: StateData, after: int, blocked
             s.skip("message already imported")
             continue
         if m.session_id in blocked:
-            s.skip("message of a session held by another agent")
+            s.skip("message of a session held by another agent or forgotten")
             continue
         content, meta = m.content, m.metadata
         if len(content) > MAX_CONTENT:      # a huge tool dump: keep its head, say so
@@ -147,6 +152,9 @@ def _memories(eng, conn, s: ImportSummary, files: FilesData, state: StateData, a
             step(1)
             if memory_exists(conn, agent, text):
                 s.skip("memory entry already imported")
+                continue
+            if forgotten_content(conn, text):
+                s.skip("memory entry was forgotten here (tombstone)")
                 continue
             about_user = fname == "USER.md"
             category = ("preference" if looks_like_preference(text) else "fact") if about_user \
@@ -183,6 +191,9 @@ def _skills(eng, conn, s: ImportSummary, skills: list[Skill], agent: str, key: s
             "SELECT id, content, tier, pinned, metadata FROM memories WHERE agent = ? AND"
             " kind = 'procedural' AND json_extract(metadata, '$.hermes_skill') = ?",
             (agent, k.name)).fetchone()
+        if row is None and forgotten_content(conn, content):
+            s.skip("skill was forgotten here (tombstone)")
+            continue
         if row is None:
             mid = insert_memory(eng, conn, dict(
                 content=content, kind="procedural", category="task", tier=tier, agent=agent,

@@ -110,7 +110,8 @@ def import_file(eng, path, *, agent: str, user: str = "", kind: str = "semantic"
     from .. import audit
     from ..errors import ImportFailed, InvalidInput
     from ..memories import check_text, normalize_item
-    from .common import DryRun, ImportSummary, embed_new, insert_memory, memory_exists, tick
+    from .common import (DryRun, ImportSummary, embed_new, forgotten_content, insert_memory,
+                         memory_exists, tick)
 
     path = Path(path)
     agent = check_text(agent, "agent", limit=200)     # a memory file must belong to someone
@@ -141,6 +142,9 @@ def import_file(eng, path, *, agent: str, user: str = "", kind: str = "semantic"
             step(1)
             if memory_exists(conn, agent, item["content"]):
                 s.skip("entry already stored for this agent")
+                continue
+            if forgotten_content(conn, item["content"]):
+                s.skip("entry was forgotten here (tombstone)")
                 continue
             ids.append(insert_memory(eng, conn, item, now=now, reason=f"imported from {path.name}"))
             s.add("memories")

@@ -281,3 +281,18 @@ def test_home_without_state_db_and_a_patched_bundled_skill(eng, tmp_path):
     assert not (home / "state.db").exists()
     skill = [m for m in eng.list_memories() if m.kind == "procedural"][0]
     assert skill.metadata["origin"] == "bundled"
+
+
+def test_forgotten_sessions_and_memories_stay_forgotten_on_reimport(eng, tmp_path):
+    h = build_v2(tmp_path / "hermes")
+    h.close()
+    eng.import_hermes(h.root)
+    pref = [m for m in eng.list_memories() if m.content == "Prefers short answers."][0]
+    eng.forget("session", "s3", "user asked")
+    eng.forget("memory", [pref.id], "user asked")
+    s = eng.import_hermes(h.root)
+    assert s.added == {}
+    assert s.skipped["session was forgotten here (tombstone)"] == 1
+    assert s.skipped["memory entry was forgotten here (tombstone)"] == 1
+    assert not eng.store.read("SELECT 1 FROM sessions WHERE id = 's3'")
+    assert not [m for m in eng.list_memories() if m.content == "Prefers short answers."]

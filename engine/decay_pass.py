@@ -4,10 +4,9 @@ write nothing, and the strength distribution the Decay pane draws.
 A pass is a handful of UPDATE statements in one transaction, never a Python loop per row:
   1. schedule: memories that decay but have no archive_at yet (new, reinforced, restored) get it;
   2. archive: decaying memories whose archive_at has passed move to the archived tier;
-  3. snapshot: the stored `strength` of the rest is lowered where it fell by `snapshot_step`;
-  4. rules: active/dormant rules unreinforced past the grace lose the daily loss per cycle due.
+  3. rules: active/dormant rules unreinforced past the grace lose the daily loss per cycle due.
 The partial index on archive_at holds only decaying rows, so steps 1–2 touch only the rows that
-change. Everything is a closed form of the stored anchors, so a second pass at the same clock finds
+change: strength itself is computed on read (current_strength), never rewritten row by row. Everything is a closed form of the stored anchors, so a second pass at the same clock finds
 nothing to do and writes nothing.
 """
 from __future__ import annotations
@@ -22,6 +21,7 @@ from .lifecycle_types import (CurvePoint, DecayCurve, DecayPassResult, Forecast,
                               RuleForecast, StrengthDistribution)
 
 AUDIT_ID_CAP = 1000           # ids listed in the pass's audit row; counts are always exact
+LAST_PASS_KEY = "decay.last_pass_at"
 BULK_SCHEDULE = 50_000        # scheduling more rows than this rebuilds the index instead of updating it
 DECAYING = "tier = 'active' AND pinned = 0"
 # Without ANALYZE statistics the planner prefers memories_tier and walks every active row.
@@ -40,8 +40,15 @@ def _days(days) -> float:
 
 class DecayMixin:
     # -- the pass --------------------------------------------------------------------------------------
-    def decay_pass(self, now: float | None = None, *, dry_run: bool = False) -> DecayPassResult:
-        """Apply decay as of `now` (default: the engine clock). `dry_run` counts without writing."""
+    def decay_pass(self, now: float | None = None, *, dry_run: bool = False,
+                   refresh_snapshots: bool = False) -> DecayPassResult:
+        """Apply decay as of `now` (default: the engine clock). `dry_run` counts without writing.
+
+        Strength is computed on read, so the pass only writes rows that change state (archived)
+        and new or reinforced rows (scheduled). `refresh_snapshots` also rewrites the stored
+        `strength` column of every decaying row that fell by `snapshot_step` — a full scan, for
+        readers that use the column directly.
+        """
         now = self.clock.now() if now is None else float(now)
         ds = self.settings.decay
         p = {"now": now, "thr": ds.archive_threshold, "step": ds.snapshot_step,
@@ -52,40 +59,61 @@ class DecayMixin:
         def run(conn) -> DecayPassResult:
             res = DecayPassResult(now, dry_run, 0, 0, 0, 0, 0, 0)
             res.memories_scheduled = self._schedule(conn, p, dry_run)
+            last = conn.execute("SELECT value FROM meta WHERE key = ?", (LAST_PASS_KEY,)).fetchone()
+            last = float(last[0]) if last else None
+            if last is None or now > last:
+                # Every decaying memory lost strength since the previous pass (closed form).
+                later = "archive_at > :now" + (   # a dry run has not scheduled new rows
+                    f" OR (archive_at IS NULL AND {crossing_sql()} > :now)" if dry_run else "")
+                res.memories_decayed = conn.execute(
+                    f"SELECT count(*) FROM memories {BY_ARCHIVE_AT} WHERE ({later})"
+                    f" AND {DECAYING}", p).fetchone()[0]
             if dry_run:
                 ids = [r[0] for r in conn.execute(
                     f"SELECT id FROM memories WHERE {DECAYING} AND coalesce(archive_at, "
                     f"{crossing_sql()}) <= :now ORDER BY id", p)]
-                res.memories_decayed = conn.execute(
-                    f"SELECT count(*) FROM memories WHERE {DECAYING} AND coalesce(archive_at, "
-                    f"{crossing_sql()}) > :now AND strength - {strength_sql()} >= :step", p).fetchone()[0]
+                if refresh_snapshots:
+                    res.snapshots_refreshed = conn.execute(
+                        f"SELECT count(*) FROM memories NOT INDEXED WHERE {DECAYING} AND coalesce("
+                        f"archive_at, {crossing_sql()}) > :now AND strength - {strength_sql()} >= :step",
+                        p).fetchone()[0]
             else:
                 ids = [r[0] for r in conn.execute(
-                    f"UPDATE memories {BY_ARCHIVE_AT} SET tier = 'archived', strength = {strength_sql()}, updated_at = :now"
-                    f" WHERE archive_at <= :now AND {DECAYING} RETURNING id", p)]
-                res.memories_decayed = conn.execute(
-                    f"UPDATE memories SET strength = {strength_sql()} WHERE {DECAYING}"
-                    f" AND strength - {strength_sql()} >= :step", p).rowcount
+                    f"UPDATE memories {BY_ARCHIVE_AT} SET tier = 'archived', strength = {strength_sql()},"
+                    f" updated_at = :now WHERE archive_at <= :now AND {DECAYING} RETURNING id", p)]
+                if refresh_snapshots:
+                    res.snapshots_refreshed = conn.execute(
+                        f"UPDATE memories NOT INDEXED SET strength = {strength_sql()} WHERE {DECAYING}"
+                        f" AND strength - {strength_sql()} >= :step", p).rowcount
+                if last is None or now > last:
+                    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
+                                 " SET value = excluded.value", (LAST_PASS_KEY, repr(now)))
             ids.sort()
             res.memories_archived = len(ids)
             res.archived_ids = ids[:AUDIT_ID_CAP]
             res.archived_ids_truncated = len(ids) > AUDIT_ID_CAP
             self._decay_rules(conn, rp, res, dry_run)
-            changed = (res.memories_archived or res.memories_decayed or res.rules_decayed
-                       or res.memories_scheduled)
+            changed = (res.memories_archived or res.snapshots_refreshed or res.rules_decayed
+                       or res.memories_scheduled or res.memories_decayed)
             if changed and not dry_run:
                 audit.append(conn, at=self.clock.now(), actor=self.actor, action="decay-pass",
                              target_kind="decay", target_id=f"{now:.3f}",
                              summary={k: getattr(res, k) for k in (
                                  "now", "memories_scheduled", "memories_decayed", "memories_archived",
-                                 "rules_decayed", "rules_demoted", "rules_retired", "archived_ids",
-                                 "archived_ids_truncated", "demoted_rule_ids", "retired_rule_ids")})
+                                 "snapshots_refreshed", "rules_decayed", "rules_demoted",
+                                 "rules_retired", "archived_ids", "archived_ids_truncated",
+                                 "demoted_rule_ids", "retired_rule_ids")})
             return res
 
         if dry_run:
             with self.store.reading() as conn:
                 return run(conn)
         return self.store.write(run)
+
+    def last_decay_pass_at(self) -> float | None:
+        """The `now` of the latest decay pass that wrote (None: never)."""
+        r = self.store.read_one("SELECT value FROM meta WHERE key = ?", (LAST_PASS_KEY,))
+        return float(r[0]) if r else None
 
     def _decay_restart(self, memory_id: int) -> dict:
         """Column changes that make a memory decay from now (unpinned, restored, out of core).

@@ -19,11 +19,12 @@ class DecayPassResult:
     now: float
     dry_run: bool
     memories_scheduled: int      # archive_at computed for new / reinforced memories
-    memories_decayed: int        # stored strength snapshot lowered by at least snapshot_step
+    memories_decayed: int        # decaying memories whose strength fell since the previous pass
     memories_archived: int       # crossed the archive threshold: tier active -> archived
     rules_decayed: int           # score lowered by the daily loss
     rules_demoted: int           # status moved down a band, not to retired
     rules_retired: int           # status became retired
+    snapshots_refreshed: int = 0  # stored `strength` rewritten (only with refresh_snapshots)
     archived_ids: list[int] = field(default_factory=list)   # capped; see archived_ids_truncated
     archived_ids_truncated: bool = False
     demoted_rule_ids: list[int] = field(default_factory=list)

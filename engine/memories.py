@@ -211,7 +211,13 @@ class MemoriesMixin:
         r = self.store.read_one("SELECT * FROM memories WHERE id = ?", (_as_id(memory_id),))
         if r is None:
             raise NotFound(f"no memory with id {memory_id}")
-        return row_to_memory(r)
+        return self._with_strength(r)
+
+    def _with_strength(self, r) -> Memory:
+        """A Memory whose strength is current (closed form), not the stored snapshot."""
+        m = row_to_memory(r)
+        m.strength = self.current_strength(r)
+        return m
 
     def memories_from_message(self, message_id: int) -> list[Memory]:
         rows = self.store.read("SELECT * FROM memories WHERE message_id = ? ORDER BY id", (message_id,))
@@ -228,7 +234,7 @@ class MemoriesMixin:
             where.append("session_id = ?"); params.append(session_id)
         rows = self.store.read(f"SELECT * FROM memories WHERE {' AND '.join(where)} "
                                f"ORDER BY id DESC LIMIT ?", [*params, int(limit)])
-        return [row_to_memory(r) for r in rows]
+        return [self._with_strength(r) for r in rows]
 
     # -- operator edits ---------------------------------------------------------------------------------
     def _update_memory(self, memory_id: int, action: str, changes: dict, reason: str) -> Memory:

@@ -44,7 +44,8 @@ def world(eng):
 def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
     ids, rules, t0 = world
     now = t0 + 60 * DAY
-    res = eng.decay_pass(now=now)
+    res = eng.decay_pass(now=now)          # `decay run --now`: the engine clock stays at t0
+    eng.clock.advance(60 * DAY)            # read strengths as of the pass
     m = {k: eng.get_memory(i) for k, i in ids.items()}
     hl = eng.settings.decay.half_life_days
     for kind in ("episodic", "semantic", "procedural"):
@@ -54,7 +55,9 @@ def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
     assert m["episodic"].tier == "archived" and m["semantic"].tier == "archived"
     assert m["procedural"].tier == "active"
     assert res.memories_archived == 2 and sorted(res.archived_ids) == sorted([ids["episodic"], ids["semantic"]])
-    assert res.memories_decayed == 1                  # procedural's snapshot lowered
+    assert res.memories_decayed == 1                  # procedural: still decaying, not archived
+    assert eng.store.read_one("SELECT strength FROM memories WHERE id = ?", (ids["episodic"],))[0] \
+        == pytest.approx(m["episodic"].strength)      # the archived row's snapshot was written
     for k in ("pinned", "core"):
         assert m[k].strength == 1.0 and m[k].tier in ("active", "core")
     r = {k: eng.get_rule(i) for k, i in rules.items()}
@@ -81,6 +84,12 @@ def test_second_pass_at_the_same_clock_changes_nothing(eng, world):
     assert _snapshot(eng) == before
     assert (res.memories_scheduled, res.memories_decayed, res.memories_archived,
             res.rules_decayed, res.rules_demoted, res.rules_retired) == (0, 0, 0, 0, 0, 0)
+    assert eng.last_decay_pass_at() == now
+    # refreshing the stored snapshots is idempotent too
+    assert eng.decay_pass(now=now, refresh_snapshots=True).snapshots_refreshed == 1
+    before = _snapshot(eng)
+    assert eng.decay_pass(now=now, refresh_snapshots=True).snapshots_refreshed == 0
+    assert _snapshot(eng) == before
 
 
 def test_daily_passes_equal_one_big_pass(tmp_path, clock):
@@ -119,7 +128,7 @@ def test_dry_run_counts_match_and_write_nothing(eng, world):
     assert _snapshot(eng) == before
     real = eng.decay_pass(now=now)
     for f in ("memories_scheduled", "memories_decayed", "memories_archived", "rules_decayed",
-              "rules_demoted", "rules_retired"):
+              "rules_demoted", "rules_retired", "archived_ids"):
         assert getattr(dry, f) == getattr(real, f), f
 
 

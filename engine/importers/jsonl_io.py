@@ -31,6 +31,8 @@ TYPE_OF = {"meta": "meta", "sessions": "session", "messages": "message", "memori
 _BLOB = "$b64"
 # Engine bookkeeping: a live value that differs is kept, not a conflict.
 _KEEP_LIVE = ("meta",)
+# Derived logs (like the FTS and vec0 tables): rebuilt by the engine, never exported.
+DERIVED = {"vector_changes"}
 
 
 def tables(conn) -> list[tuple[str, list[str], list[str]]]:
@@ -38,7 +40,7 @@ def tables(conn) -> list[tuple[str, list[str], list[str]]]:
     out = []
     have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for t in schema.TABLES:
-        if t.name not in have:
+        if t.name not in have or t.name in DERIVED:
             continue
         info = conn.execute(f"PRAGMA table_info({t.name})").fetchall()
         cols = [r[1] for r in info]
@@ -178,6 +180,7 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
     path = Path(path)
     with eng.store.reading() as conn:
         live = {t: (cols, pk) for t, cols, pk in tables(conn)}
+        vlog = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_changes'").fetchone()
     records = read_file(path, live)
     step = tick(progress, len(records))
 
@@ -190,7 +193,7 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
             rtype = TYPE_OF.get(table, table)
             _, pk = live[table]
             try:
-                how = _restore(eng, conn, table, pk, row, vec)
+                how = _restore(eng, conn, table, pk, row, vec, bool(vlog))
                 if isinstance(how, int):
                     lines[(table, how)] = no
                     how = "added"
@@ -222,7 +225,8 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
         return d.summary
 
 
-def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None) -> str | int:
+def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None,
+             vlog: bool) -> str | int:
     """"same" | "kept" for a row already there, else the new row's rowid."""
     if all(k in row for k in pk) and pk != ["rowid"]:
         where = " AND ".join(f"{k} = ?" for k in pk)
@@ -246,4 +250,6 @@ def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None)
         conn.execute("INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
                      " VALUES (?,?,?,?,?,?,?)", (r["id"], vec, r["tier"], r["kind"], r["category"],
                                                  r["agent"] or "", r["user"] or ""))
+        if vlog:      # tell in-memory vector matrices in other processes about it
+            conn.execute("INSERT INTO vector_changes(memory_id) VALUES (?)", (r["id"],))
     return int(cur.lastrowid)

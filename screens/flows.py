@@ -38,7 +38,7 @@ class FlowsPane(Pane):
     PANE_ID = "flows"
     TITLE = "Flows"
     FILTER_SELECTOR = "#flows-filter"
-    MAIN_SELECTOR = "#flows"
+    MAIN_SELECTOR = "#flows-table"
 
     BINDINGS = [
         *Pane.BINDINGS,
@@ -58,7 +58,7 @@ class FlowsPane(Pane):
             yield Select(SHOW, prompt="all flows", id="ff-show")
         yield Static("loading flows…", id="flows-status", classes="hint")
         with Horizontal(id="flows-main"):
-            yield DataGrid(id="flows")
+            yield DataGrid(id="flows-table")
             with Vertical(id="flow-detail", classes="panel"):
                 yield Static("", id="flow-head")
                 yield Sparkline([], id="flow-spark")
@@ -67,8 +67,8 @@ class FlowsPane(Pane):
                     yield Static("", id="flow-steps")
 
     def on_mount(self) -> None:
-        self.table("#flows").add_columns(*COLUMNS)
-        self.table("#flows").border_title = "flows (⚑ flagged: low effectiveness)"
+        self.table("#flows-table").add_columns(*COLUMNS)
+        self.table("#flows-table").border_title = "flows (⚑ flagged: low effectiveness)"
         self.query_one("#flow-detail").border_title = "flow"
 
     # -- loading ------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ class FlowsPane(Pane):
                                 Text(_pct(s.effectiveness), style=style), trend_text(s),
                                 charts.outcome_text(s.recent_outcomes),
                                 (iso(s.last_run_at) or "–")[:10], f.status]))
-        table = self.table("#flows")
+        table = self.table("#flows-table")
         table.set_rows(rows)
         flagged = sum(1 for f in self.all_flows if f.stats.flagged)
         self.query_one("#flows-status", Static).update(
@@ -124,7 +124,7 @@ class FlowsPane(Pane):
         self.load_detail(table.selected_key)
 
     # -- detail -------------------------------------------------------------------------------------
-    @on(DataGrid.RowHighlighted, "#flows")
+    @on(DataGrid.RowHighlighted, "#flows-table")
     def _highlighted(self, event: DataGrid.RowHighlighted) -> None:
         key = event.row_key.value if event.row_key else None
         if self.detail is None or str(self.detail.flow.id) != key:
@@ -196,7 +196,7 @@ class FlowsPane(Pane):
 
     # -- actions ---------------------------------------------------------------------------------------
     def action_toggle_status(self) -> None:
-        f = self.flows.get(self.table("#flows").selected_key or "")
+        f = self.flows.get(self.table("#flows-table").selected_key or "")
         if f is None:
             self.notify("Select a flow first.", severity="warning", timeout=2)
             return

@@ -40,7 +40,7 @@ class RulesPane(Pane):
     PANE_ID = "rules"
     TITLE = "Rules"
     FILTER_SELECTOR = "#rules-filter"
-    MAIN_SELECTOR = "#rules"
+    MAIN_SELECTOR = "#rules-table"
 
     BINDINGS = [
         *Pane.BINDINGS,
@@ -68,7 +68,7 @@ class RulesPane(Pane):
             yield Select([], prompt="any agent", id="rf-agent")
         yield Static("loading rules…", id="rules-status", classes="hint")
         with Horizontal(id="rules-main"):
-            yield DataGrid(id="rules")
+            yield DataGrid(id="rules-table")
             with Vertical(id="rule-side"):
                 with Vertical(id="rule-detail", classes="panel"):
                     yield PlotextPlot(id="rule-chart")
@@ -77,8 +77,8 @@ class RulesPane(Pane):
                     yield Static("", id="boot-text", markup=False)
 
     def on_mount(self) -> None:
-        self.table("#rules").add_columns(*COLUMNS)
-        self.table("#rules").border_title = "rules by score"
+        self.table("#rules-table").add_columns(*COLUMNS)
+        self.table("#rules-table").border_title = "rules by score"
         self.query_one("#rule-detail").border_title = "rule"
         self.query_one("#boot-panel").border_title = "boot preview"
         self.query_one("#boot-panel").display = False
@@ -123,7 +123,7 @@ class RulesPane(Pane):
                                 Text(text[:56] + ("…" if len(text) > 56 else ""), style=dim),
                                 r.domain or "–", r.agent or "(all)", r.violations or "",
                                 _ago(now, r.last_reinforced_at), "●" if r.pinned else "", r.id]))
-        table = self.table("#rules")
+        table = self.table("#rules-table")
         table.set_rows(rows)
         shown = f"{len(rules)} of {facets.total} rules" if len(rules) < facets.total else f"{len(rules)} rules"
         by = " · ".join(f"{s} {counts.get(s, 0)}" for s in RULE_STATUSES)
@@ -144,7 +144,7 @@ class RulesPane(Pane):
                     w.value = keep
 
     # -- detail -------------------------------------------------------------------------------------
-    @on(DataGrid.RowHighlighted, "#rules")
+    @on(DataGrid.RowHighlighted, "#rules-table")
     def _highlighted(self, event: DataGrid.RowHighlighted) -> None:
         key = event.row_key.value if event.row_key else None
         if self.detail is None or str(self.detail.rule.id) != key:
@@ -223,7 +223,7 @@ class RulesPane(Pane):
 
     # -- actions on the selected rule -----------------------------------------------------------------
     def selected(self):
-        rule = self.rules.get(self.table("#rules").selected_key or "")
+        rule = self.rules.get(self.table("#rules-table").selected_key or "")
         if rule is None:
             self.notify("Select a rule first.", severity="warning", timeout=2)
         return rule

@@ -3,6 +3,8 @@ run. The clock walks from 40 days before T0 to T0 (decay passes on the way write
 then the shared seed() adds its sessions and memories at T0."""
 from __future__ import annotations
 
+import pytest
+
 from engine import FixedClock
 from engine.clock import DAY, parse_time
 
@@ -87,3 +89,11 @@ def seeded_lifecycle_engine(path, **kw):
     ids["mem"].update(base.pop("mem"))
     ids.update(base)
     return eng, ids, clock
+
+
+@pytest.fixture
+def lifecycle(tmp_path):
+    """(engine, ids, clock) over the shared seed plus the lifecycle rows; closed afterwards."""
+    eng, ids, clock = seeded_lifecycle_engine(tmp_path / "lifecycle.db")
+    yield eng, ids, clock
+    eng.close()

@@ -304,6 +304,11 @@ def reconcile(conn) -> Reconciled:
     """Bring the open file up to this schema in one transaction. Never drops data."""
     out = Reconciled()
     out.from_generation = conn.execute("PRAGMA user_version").fetchone()[0]
+    if out.from_generation > GENERATION:   # reconciling would "downgrade" a newer file: refuse
+        from .errors import EngineError
+
+        raise EngineError(f"this database was written by a newer memconsole (schema generation "
+                          f"{out.from_generation}; this one knows {GENERATION}): upgrade memconsole")
     existing = {(r[0], r[1]): r[2] for r in conn.execute(
         "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
     names = {name for (_, name) in existing}
@@ -360,8 +365,16 @@ def _complete(conn, names: set[str]) -> bool:
 
 
 def _addable(decl: str) -> str:
-    """ALTER TABLE ADD COLUMN refuses PRIMARY KEY/UNIQUE; keep type, default and references."""
-    return decl.replace("PRIMARY KEY", "").replace("UNIQUE", "").strip()
+    """ALTER TABLE ADD COLUMN refuses PRIMARY KEY/UNIQUE, a NOT NULL column without a default, and
+    a REFERENCES column with a non-NULL default: keep type, default and references, and give old
+    rows a neutral value where the declaration has none."""
+    d = decl.replace("PRIMARY KEY", "").replace("UNIQUE", "").strip()
+    if "NOT NULL" in d and "DEFAULT" not in d:
+        if "REFERENCES" in d:
+            d = d.replace("NOT NULL", "").strip()
+        else:
+            d = d.replace("NOT NULL", "NOT NULL DEFAULT " + ("''" if d.startswith("TEXT") else "0"))
+    return " ".join(d.split())
 
 
 def _norm(sql: str) -> str:

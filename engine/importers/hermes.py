@@ -14,7 +14,8 @@ from pathlib import Path
 
 import sqlean as sqlite3
 
-from ..errors import ImportFailed
+from ..clock import parse_time
+from ..errors import ImportFailed, InvalidInput
 
 KNOWN_VERSION = 30
 CORE_SESSION = ("id", "source", "user_id", "model", "model_config", "system_prompt",
@@ -191,7 +192,7 @@ def _read(conn, label: Path, after: int) -> StateData:
 
 
 def _skip_reason(d: dict, known: set[str]) -> str | None:
-    if "active" in d and d["active"] is not None and not d["active"]:
+    if _int(d.get("active")) == 0:
         return "message superseded (active = 0)"
     if d.get("display_kind") == "hidden":
         return "message hidden (display_kind = hidden)"
@@ -215,8 +216,7 @@ def _session(d: dict, prompts: dict[str, str]) -> HermesSession:
     title = d.get("title") or d.get("display_name") or ""
     return HermesSession(id=str(d["id"]), user=_text(d.get("user_id")), source=_text(d.get("source")),
                          model=_text(d.get("model")), title=_text(title),
-                         started_at=float(d["started_at"] or 0),
-                         ended_at=None if d.get("ended_at") is None else float(d["ended_at"]),
+                         started_at=_epoch(d["started_at"]) or 0.0, ended_at=_epoch(d.get("ended_at")),
                          parent_session_id=d.get("parent_session_id") or None, metadata=meta)
 
 
@@ -235,8 +235,28 @@ def _message(d: dict) -> HermesMessage:
     content = _text(d.get("content")).replace("\x00", "")
     return HermesMessage(id=int(d["id"]), session_id=str(d["session_id"]), role=role,
                          content=content, tool_name=d.get("tool_name") or None,
-                         at=float(d["timestamp"] or 0), token_count=d.get("token_count"),
+                         at=_epoch(d["timestamp"]) or 0.0, token_count=_int(d.get("token_count")),
                          metadata=meta)
+
+
+def _epoch(v) -> float | None:
+    """Epoch seconds as Hermes stores them (REAL); ISO text is accepted too."""
+    if v is None or v == "":
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        try:
+            return parse_time(str(v))
+        except InvalidInput:
+            return None
+
+
+def _int(v) -> int | None:
+    try:
+        return None if v is None else int(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def _text(v) -> str:

@@ -171,6 +171,13 @@ def test_later_schema_with_unchecked_wal_rows(eng, tmp_path):
     h = build_later(tmp_path / "hermes")
     wal = h.root / "state.db-wal"
     assert wal.exists() and wal.stat().st_size > 0
+    # The premise: without its WAL the database file does not hold session a2 yet.
+    import shutil, sqlean
+    alone = tmp_path / "alone.db"
+    shutil.copyfile(h.root / "state.db", alone)
+    c = sqlean.connect(str(alone))
+    assert c.execute("SELECT count(*) FROM sessions WHERE id = 'a2'").fetchone()[0] == 0
+    c.close()
     before = file_digests(h.root)
     s = eng.import_hermes(h.root)
     assert file_digests(h.root) == before                  # -wal and -shm included

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 DAY = 86400.0
-BLOCK = 512          # rows of new vectors per matrix product (bounds memory: 512 x N floats)
+BLOCK = 256          # rows of new vectors per matrix product (bounds memory: 256 x N floats)
 
 
 @dataclass
@@ -114,11 +114,13 @@ def memory_clusters(conn, settings, new_ids: set[int] | None, progress=None) -> 
         stats["compared"] += int(len(probe))
         for start in range(0, len(probe), BLOCK):
             blk = probe[start:start + BLOCK]
-            sims = sub[blk] @ sub.T
-            sims[np.arange(len(blk)), blk] = -1.0            # a memory is not its own duplicate
+            # A full run compares each block only with the rows after it (each pair once).
+            off = int(blk[0]) if new_ids is None else 0
+            sims = sub[blk] @ sub[off:].T
+            sims[np.arange(len(blk)), blk - off] = -1.0      # a memory is not its own duplicate
             hit_r, hit_c = np.nonzero(sims >= thr)
             for r, c in zip(hit_r.tolist(), hit_c.tolist()):
-                uf.union(int(ids[rows_arr[blk[r]]]), int(ids[rows_arr[c]]))
+                uf.union(int(ids[rows_arr[blk[r]]]), int(ids[rows_arr[c + off]]))
             if progress:
                 progress("compare", min(start + BLOCK, len(probe)), len(probe))
     groups = uf.groups()

@@ -247,3 +247,15 @@ def test_real_model_clusters_paraphrases_not_neighbours(real_eng):
     real_eng.add_memory("The user prefers light mode when presenting slides", dedup=False)
     merges = [p for p in real_eng.run_curator().proposals if p.kind == "merge"]
     assert [p.members for p in merges] == [[a, b]]
+
+
+def test_curator_demo_has_every_state(eng):
+    from engine.demo_curator import write_curator_demo
+
+    out = write_curator_demo(eng)
+    assert out["pending_kinds"] == ["archive", "merge", "promote", "retire"]
+    statuses = [p.status for p in eng.list_proposals()]
+    assert statuses.count("applied") == 1 and statuses.count("undone") == 1
+    cases = {r.status for r in eng.list_forget_requests()}
+    assert cases == {"open", "verified"}
+    assert eng.verify_audit().ok

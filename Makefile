@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/search_latency.py
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/locomo.py
+	$(BIN)/python bench/decay_pass.py
 
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q tests/stress -p no:cacheprovider

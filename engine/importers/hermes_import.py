@@ -66,7 +66,8 @@ def import_home(eng, home: str | Path, *, agent: str | None = None, dry_run: boo
         _curator(eng, conn, s, files, key, now, step)
         if db.exists():
             set_watermark(conn, key + "#state.db",
-                          {"message_id": state.max_message_id, "schema_version": state.version}, now)
+                          {"message_id": max(state.max_message_id, int(wm.get("message_id", 0))),
+                           "schema_version": state.version}, now)
         s.vectors = embed_new(eng, conn, new_ids)
         audit.append(conn, at=now, actor=eng.actor, action="import", target_kind="hermes-home",
                      target_id=str(home), summary={"agent": agent, "added": s.added,

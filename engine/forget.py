@@ -22,7 +22,8 @@ from .curator_types import (FORGET_SCOPES, ForgetItem, ForgetPreview, ForgetRequ
                             Verification)
 from .errors import InvalidInput, NotFound
 from .forget_select import Selection, close_over, resolve
-from .forget_verify import char_windows, db_files, redact, redact_files, scan_file, targets
+from .forget_verify import (char_windows, db_files, redact, redact_files, rows_containing, scan_file,
+                            targets)
 from .types import load_json
 
 FTS_TABLES = ("memories_fts", "memories_tri", "messages_fts", "messages_tri", "rules_fts")
@@ -224,7 +225,9 @@ def _redact_audit(conn, texts: list[str], request_id: int) -> int:
     if not wins and not short:
         return 0
     changes = {}
-    for r in conn.execute("SELECT id, reason, summary FROM audit ORDER BY id"):
+    rows = conn.execute("SELECT id, reason, summary FROM audit ORDER BY id").fetchall()
+    suspects = rows_containing([f"{r['reason']}\n{r['summary']}" for r in rows], texts)
+    for r in (rows[i] for i in sorted(suspects)):
         reason = redact(r["reason"], wins, short)
         summary = r["summary"]
         if summary[:1] in ("{", "["):

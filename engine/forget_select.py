@@ -104,13 +104,11 @@ class Selection:
 
     # -- removal --------------------------------------------------------------------------------------
     def delete(self, conn, texts: list[str]) -> dict:
-        from .forget_verify import char_windows, redact
+        from .forget_verify import rows_containing
 
-        wins, short = char_windows(texts)
-        for r in conn.execute("SELECT id, survivor_text, evidence, snapshot FROM proposals").fetchall():
-            blob = "\n".join(x or "" for x in (r[1], r[2], r[3]))
-            if r[0] not in self.proposals and blob.strip() and redact(blob, wins, short) != blob:
-                self.proposals.add(int(r[0]))
+        rows = conn.execute("SELECT id, survivor_text, evidence, snapshot FROM proposals").fetchall()
+        for i in rows_containing(["\n".join(x or "" for x in (r[1], r[2], r[3])) for r in rows], texts):
+            self.proposals.add(int(rows[i][0]))
         counts = self.counts()
         _delete(conn, "proposals", self.proposals)
         if self.revive:

@@ -209,3 +209,43 @@ def redact_files(files: list[Path], texts: list[str]) -> int:
                 os.fsync(fh.fileno())
             changed += 1
     return changed
+
+
+def rows_containing(values: list[str], texts: list[str]) -> set[int]:
+    """Indexes of `values` that hold a forgotten window or short whole: one vectorized pass over
+    all of them, so scrubbing a million audit rows does not run a Python loop per character."""
+    wins, short = byte_windows(texts)
+    if not values or not (wins or short):
+        return set()
+    enc = [v.encode("utf-8", "surrogatepass") for v in values]
+    starts = np.cumsum([0] + [len(b) + 1 for b in enc[:-1]])
+    blob = b"\x00".join(enc)
+    hits: set[int] = set()
+    for data in (blob, blob.lower()):
+        positions = _positions(data, wins)
+        for s in short:
+            j = data.find(s)
+            while j >= 0:
+                positions.append(j)
+                j = data.find(s, j + 1)
+        if positions:
+            hits |= set((np.searchsorted(starts, np.asarray(positions), side="right") - 1).tolist())
+    return hits
+
+
+def _positions(data: bytes, wins: set[bytes]) -> list[int]:
+    if not wins or len(data) < W:
+        return []
+    keys = sorted(wins)
+    hk = _hashes(np.frombuffer(b"".join(keys), dtype=np.uint8))[::W]
+    ok = set(keys)
+    mask = np.uint64((1 << _MASK_BITS) - 1)
+    bitmap = np.zeros(1 << _MASK_BITS, dtype=bool)
+    bitmap[(hk & mask).astype(np.int64)] = True
+    arr = np.frombuffer(data, dtype=np.uint8)
+    out = []
+    for start in range(0, len(arr) - W + 1, CHUNK):
+        h = _hashes(arr[start:start + CHUNK + W - 1])
+        out += [start + i for i in np.nonzero(bitmap[(h & mask).astype(np.int64)])[0].tolist()
+                if data[start + i:start + i + W] in ok]
+    return out

@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/decay_pass.py
+	$(BIN)/python bench/curator_incremental.py
 
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q tests/stress -p no:cacheprovider

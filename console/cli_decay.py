@@ -42,15 +42,19 @@ def decay() -> None:
 @decay.command("run")
 @click.option("--now", "now", default=None, help="ISO-8601 time to decay to (default: now).")
 @click.option("--dry-run", is_flag=True, help="Count what would change; write nothing.")
+@click.option("--scope", type=click.Choice(["all", "memories", "rules"]), default="all", show_default=True)
+@click.option("--refresh-snapshots", is_flag=True,
+              help="Also rewrite the stored strength column (a full scan; strength is computed on read).")
 @json_option
 @pass_ctx
-def decay_run(ctx, now, dry_run, as_json):
+def decay_run(ctx, now, dry_run, scope, refresh_snapshots, as_json):
     """One decay pass: archive memories below the threshold, lower unreinforced rules."""
     with ctx.engine(embedder=None) as eng:
-        r = eng.decay_pass(now=_now(now), dry_run=dry_run)
+        r = eng.decay_pass(now=_now(now), dry_run=dry_run, scope=scope,
+                           refresh_snapshots=refresh_snapshots)
     emit(r, as_json, lambda r: click.echo(
         f"{'would change' if r.dry_run else 'decayed'} as of {iso(r.now)}: "
-        f"{r.memories_archived} memories archived, {r.memories_decayed} strengths lowered, "
+        f"{r.memories_archived} memories archived, {r.memories_decayed} still decaying, "
         f"{r.memories_scheduled} scheduled; {r.rules_decayed} rules lost score, "
         f"{r.rules_demoted} demoted, {r.rules_retired} retired"))
 

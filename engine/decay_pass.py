@@ -41,14 +41,16 @@ def _days(days) -> float:
 class DecayMixin:
     # -- the pass --------------------------------------------------------------------------------------
     def decay_pass(self, now: float | None = None, *, dry_run: bool = False,
-                   refresh_snapshots: bool = False) -> DecayPassResult:
+                   refresh_snapshots: bool = False, scope: str = "all") -> DecayPassResult:
         """Apply decay as of `now` (default: the engine clock). `dry_run` counts without writing.
 
         Strength is computed on read, so the pass only writes rows that change state (archived)
         and new or reinforced rows (scheduled). `refresh_snapshots` also rewrites the stored
         `strength` column of every decaying row that fell by `snapshot_step` — a full scan, for
-        readers that use the column directly.
+        readers that use the column directly. `scope`: "all", "memories" or "rules".
         """
+        if scope not in ("all", "memories", "rules"):
+            raise InvalidInput(f"scope is all, memories or rules, not {scope!r}")
         now = self.clock.now() if now is None else float(now)
         ds = self.settings.decay
         p = {"now": now, "thr": ds.archive_threshold, "step": ds.snapshot_step,
@@ -58,57 +60,65 @@ class DecayMixin:
 
         def run(conn) -> DecayPassResult:
             res = DecayPassResult(now, dry_run, 0, 0, 0, 0, 0, 0)
-            res.memories_scheduled = self._schedule(conn, p, dry_run)
-            last = conn.execute("SELECT value FROM meta WHERE key = ?", (LAST_PASS_KEY,)).fetchone()
-            last = float(last[0]) if last else None
-            if last is None or now > last:
-                # Every decaying memory lost strength since the previous pass (closed form).
-                later = "archive_at > :now" + (   # a dry run has not scheduled new rows
-                    f" OR (archive_at IS NULL AND {crossing_sql()} > :now)" if dry_run else "")
-                res.memories_decayed = conn.execute(
-                    f"SELECT count(*) FROM memories {BY_ARCHIVE_AT} WHERE ({later})"
-                    f" AND {DECAYING}", p).fetchone()[0]
-            if dry_run:
-                ids = [r[0] for r in conn.execute(
-                    f"SELECT id FROM memories WHERE {DECAYING} AND coalesce(archive_at, "
-                    f"{crossing_sql()}) <= :now ORDER BY id", p)]
-                if refresh_snapshots:
-                    res.snapshots_refreshed = conn.execute(
-                        f"SELECT count(*) FROM memories NOT INDEXED WHERE {DECAYING} AND coalesce("
-                        f"archive_at, {crossing_sql()}) > :now AND strength - {strength_sql()} >= :step",
-                        p).fetchone()[0]
-            else:
-                ids = [r[0] for r in conn.execute(
-                    f"UPDATE memories {BY_ARCHIVE_AT} SET tier = 'archived', strength = {strength_sql()},"
-                    f" updated_at = :now WHERE archive_at <= :now AND {DECAYING} RETURNING id", p)]
-                if refresh_snapshots:
-                    res.snapshots_refreshed = conn.execute(
-                        f"UPDATE memories NOT INDEXED SET strength = {strength_sql()} WHERE {DECAYING}"
-                        f" AND strength - {strength_sql()} >= :step", p).rowcount
-                if last is None or now > last:
-                    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
-                                 " SET value = excluded.value", (LAST_PASS_KEY, repr(now)))
-            ids.sort()
-            res.memories_archived = len(ids)
-            res.archived_ids = ids[:AUDIT_ID_CAP]
-            res.archived_ids_truncated = len(ids) > AUDIT_ID_CAP
-            self._decay_rules(conn, rp, res, dry_run)
+            if scope != "rules":
+                self._decay_memories(conn, p, res, dry_run, refresh_snapshots)
+            if scope != "memories":
+                self._decay_rules(conn, rp, res, dry_run)
             changed = (res.memories_archived or res.snapshots_refreshed or res.rules_decayed
                        or res.memories_scheduled or res.memories_decayed)
             if changed and not dry_run:
                 audit.append(conn, at=self.clock.now(), actor=self.actor, action="decay-pass",
                              target_kind="decay", target_id=f"{now:.3f}",
-                             summary={k: getattr(res, k) for k in (
+                             summary={"scope": scope, **{k: getattr(res, k) for k in (
                                  "now", "memories_scheduled", "memories_decayed", "memories_archived",
                                  "snapshots_refreshed", "rules_decayed", "rules_demoted",
                                  "rules_retired", "archived_ids", "archived_ids_truncated",
-                                 "demoted_rule_ids", "retired_rule_ids")})
+                                 "demoted_rule_ids", "retired_rule_ids")}})
             return res
 
         if dry_run:
             with self.store.reading() as conn:
                 return run(conn)
         return self.store.write(run)
+
+    def _decay_memories(self, conn, p: dict, res: DecayPassResult, dry_run: bool,
+                        refresh_snapshots: bool) -> None:
+        """Schedule new rows, count the decaying ones, archive those past the threshold."""
+        now = p["now"]
+        res.memories_scheduled = self._schedule(conn, p, dry_run)
+        last = conn.execute("SELECT value FROM meta WHERE key = ?", (LAST_PASS_KEY,)).fetchone()
+        last = float(last[0]) if last else None
+        if last is None or now > last:
+            # Every decaying memory lost strength since the previous pass (closed form).
+            later = "archive_at > :now" + (   # a dry run has not scheduled new rows
+                f" OR (archive_at IS NULL AND {crossing_sql()} > :now)" if dry_run else "")
+            res.memories_decayed = conn.execute(
+                f"SELECT count(*) FROM memories {BY_ARCHIVE_AT} WHERE ({later})"
+                f" AND {DECAYING}", p).fetchone()[0]
+        if dry_run:
+            ids = [r[0] for r in conn.execute(
+                f"SELECT id FROM memories WHERE {DECAYING} AND coalesce(archive_at, "
+                f"{crossing_sql()}) <= :now ORDER BY id", p)]
+            if refresh_snapshots:
+                res.snapshots_refreshed = conn.execute(
+                    f"SELECT count(*) FROM memories NOT INDEXED WHERE {DECAYING} AND coalesce("
+                    f"archive_at, {crossing_sql()}) > :now AND strength - {strength_sql()} >= :step",
+                    p).fetchone()[0]
+        else:
+            ids = [r[0] for r in conn.execute(
+                f"UPDATE memories {BY_ARCHIVE_AT} SET tier = 'archived', strength = {strength_sql()},"
+                f" updated_at = :now WHERE archive_at <= :now AND {DECAYING} RETURNING id", p)]
+            if refresh_snapshots:
+                res.snapshots_refreshed = conn.execute(
+                    f"UPDATE memories NOT INDEXED SET strength = {strength_sql()} WHERE {DECAYING}"
+                    f" AND strength - {strength_sql()} >= :step", p).rowcount
+            if last is None or now > last:
+                conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
+                             " SET value = excluded.value", (LAST_PASS_KEY, repr(now)))
+        ids.sort()
+        res.memories_archived = len(ids)
+        res.archived_ids = ids[:AUDIT_ID_CAP]
+        res.archived_ids_truncated = len(ids) > AUDIT_ID_CAP
 
     def last_decay_pass_at(self) -> float | None:
         """The `now` of the latest decay pass that wrote (None: never)."""

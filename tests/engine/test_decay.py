@@ -213,3 +213,14 @@ def test_pure_functions():
     assert rule_cycles(None, 0.0, None, 7.0 * DAY, ds) == (1, 7 * DAY)
     assert rule_cycles(None, 0.0, 7 * DAY, 7.5 * DAY, ds) == (0, 7 * DAY)
     assert rule_cycles(None, 0.0, 7 * DAY, 10.0 * DAY, ds) == (3, 10 * DAY)
+
+
+def test_scope_limits_the_pass(eng, world):
+    ids, rules, t0 = world
+    r = eng.decay_pass(now=t0 + 60 * DAY, scope="rules")
+    assert r.memories_archived == 0 and r.rules_decayed == 3
+    assert eng.get_memory(ids["episodic"]).tier == "active"
+    m = eng.decay_pass(now=t0 + 60 * DAY, scope="memories")
+    assert m.memories_archived == 2 and m.rules_decayed == 0
+    with pytest.raises(InvalidInput):
+        eng.decay_pass(scope="everything")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -65,6 +67,41 @@ def retry_busy(fn: Callable[[], T], *, timeout: float = READ_TIMEOUT_S, what: st
             _pause()
 
 
+def _peek(p: Path, immutable: bool) -> tuple[set[str], int]:
+    flag = "&immutable=1" if immutable else ""
+    c = sqlite3.connect(f"file:{p.resolve()}?mode=ro{flag}", uri=True)
+    try:
+        names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return names, c.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        c.close()
+
+
+def refuse_foreign(p: Path) -> None:
+    """Opening someone else's database (a Hermes state.db, say) must never write to it: not our
+    schema, not even the WAL switch. Ours is empty, or has user_version set, or has `memories`.
+    The peek is read-only and immutable, so it creates no -wal/-shm either."""
+    if not p.exists() or p.stat().st_size == 0:
+        return
+    try:
+        names, gen = _peek(p, immutable=True)
+        wal = Path(f"{p}-wal")
+        if not names and wal.exists() and wal.stat().st_size:
+            # The schema is still only in the WAL. Reading it in place would take a read mark in
+            # the owner's -shm, so read a copy (the main file holds no table: it is tiny).
+            with tempfile.TemporaryDirectory() as tmp:
+                copy = Path(tmp) / "peek.db"
+                shutil.copyfile(p, copy)
+                shutil.copyfile(wal, f"{copy}-wal")
+                names, gen = _peek(copy, immutable=False)
+    except sqlite3.DatabaseError:
+        return                   # not SQLite at all: connect() says so in its own words
+    if names and gen == 0 and "memories" not in names:
+        shown = ", ".join(sorted(names)[:6]) + (", ..." if len(names) > 6 else "")
+        raise EngineError(f"{p}: not a memconsole database (it holds tables {shown}); nothing "
+                          f"was written. To bring its contents in, use `memconsole import`.")
+
+
 def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Connection:
     """Open `path` with sqlite-vec loaded and the house pragmas set."""
     p = Path(path)
@@ -72,6 +109,7 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         uri = f"file:{p.resolve()}?mode=ro"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     else:
+        refuse_foreign(p)
         _ensure_private_file(p)
         old_umask = os.umask(0o077)   # -wal and -shm are born private too
         try:

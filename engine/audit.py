@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 
 GENESIS = "0" * 64
 
@@ -38,7 +39,6 @@ def snippet(text: str, n: int = 60) -> str:
 
 
 # -- reading the trail -------------------------------------------------------------------------------
-from dataclasses import dataclass, field  # noqa: E402
 
 
 @dataclass

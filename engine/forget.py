@@ -23,7 +23,7 @@ from .curator_types import (FORGET_SCOPES, ForgetItem, ForgetPreview, ForgetRequ
 from .errors import InvalidInput, NotFound
 from .forget_select import Selection, close_over, resolve
 from .forget_verify import (char_windows, db_files, redact, redact_files, rows_containing, scan_file,
-                            targets)
+                            targets, walk_strings)
 from .types import load_json
 
 FTS_TABLES = ("memories_fts", "memories_tri", "messages_fts", "messages_tri", "rules_fts")
@@ -233,8 +233,7 @@ def _redact_audit(conn, texts: list[str], request_id: int) -> int:
         if summary[:1] in ("{", "["):
             try:
                 doc = json.loads(summary)
-                from .forget_verify import _walk
-                new = _walk(doc, lambda s: redact(s, wins, short))
+                new = walk_strings(doc, lambda s: redact(s, wins, short))
                 if new != doc:
                     summary = json.dumps(new, ensure_ascii=False, separators=(",", ":"))
             except ValueError:

@@ -169,13 +169,14 @@ def redact(text: str, wins: set[str], short: set[str]) -> str:
     return "".join(out)
 
 
-def _walk(obj, fn):
+def walk_strings(obj, fn):
+    """`obj` with `fn` applied to every string inside it (JSON-shaped values)."""
     if isinstance(obj, str):
         return fn(obj)
     if isinstance(obj, list):
-        return [_walk(v, fn) for v in obj]
+        return [walk_strings(v, fn) for v in obj]
     if isinstance(obj, dict):
-        return {k: _walk(v, fn) for k, v in obj.items()}
+        return {k: walk_strings(v, fn) for k, v in obj.items()}
     return obj
 
 
@@ -187,7 +188,7 @@ def redact_json_text(raw: str, wins: set[str], short: set[str]) -> str:
         return redact(raw, wins, short)
     if not isinstance(doc, (dict, list)):
         return redact(raw, wins, short)
-    new = _walk(doc, lambda s: redact(s, wins, short))
+    new = walk_strings(doc, lambda s: redact(s, wins, short))
     return raw if new == doc else json.dumps(new, ensure_ascii=False, indent=2)
 
 

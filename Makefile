@@ -35,8 +35,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/decay_pass.py
 	$(BIN)/python bench/curator_incremental.py
 
+# Minutes, not seconds: 8 writer processes x 500 + a searcher, and 60 kill -9s (tests/stress;
+# `make test` runs the small versions in tests/engine). -s shows the measured numbers.
 stress: $(STAMP)
-	$(BIN)/python -m pytest -q tests/stress -p no:cacheprovider
+	$(BIN)/python -m pytest -q -s tests/stress -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm

@@ -145,7 +145,6 @@ class MemConsole(App):
         # Drop focus first: a focused widget inside the old pane would pull the tabs back to it.
         self.set_focus(None)
         tabs.active = pane_id
-        self.call_after_refresh(self._panes[pane_id].focus_main)
 
     def action_switch_pane(self, pane_id: str) -> None:
         self.switch_pane(pane_id)
@@ -155,6 +154,7 @@ class MemConsole(App):
         pane = self._panes.get(event.pane.id or "")
         if pane is not None:
             pane.activated()
+            self.call_after_refresh(pane.focus_main)   # keys reach the pane at once
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Single keys are text while an input has focus (escape leaves it).

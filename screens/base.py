@@ -75,7 +75,11 @@ class Pane(Vertical):
             found.first().focus()
 
     def focus_main(self) -> None:
-        """Focus the pane's main widget (after a switch to this pane)."""
+        """Focus the pane's main widget (after a switch to this pane), unless focus is already
+        inside the pane (e.g. a pre-filled input)."""
+        focused = self.app.focused
+        if focused is not None and self in focused.ancestors:
+            return
         main = self.query(self.MAIN_SELECTOR)
         if main and main.first().focusable:
             main.first().focus()

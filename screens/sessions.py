@@ -15,6 +15,7 @@ from textual.widgets import Input, Static
 
 from console.widgets.table import DataGrid
 from engine.clock import parse_time
+from engine.errors import InvalidInput
 from engine.types import SessionDetail
 
 from .base import Pane, PaneCommand
@@ -30,14 +31,22 @@ def when(t: float | None) -> str:
     return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
-def parse_filter(text: str) -> dict:
-    """'agent:atlas since:2026-01-01 deploy' -> list_sessions keyword arguments."""
+def parse_filter(text: str, strict: bool = True) -> dict:
+    """'agent:atlas since:2026-01-01 deploy' -> list_sessions keyword arguments. Not strict (while
+    the operator is still typing), a date that does not parse yet is ignored instead of raising."""
     out: dict = {}
     words = []
     for tok in text.split():
         key, sep, val = tok.partition(":")
         if sep and key in FILTER_KEYS and val:
-            out[key] = parse_time(val) if key in ("since", "until") else val
+            if key in ("since", "until"):
+                try:
+                    out[key] = parse_time(val)
+                except InvalidInput:
+                    if strict:
+                        raise
+            else:
+                out[key] = val
         else:
             words.append(tok)
     if words:
@@ -111,18 +120,21 @@ class SessionsPane(Pane):
     # -- session list -------------------------------------------------------------------------------
     def refresh_data(self) -> None:
         super().refresh_data()
-        self.load_sessions(self.query_one("#filter", Input).value)
+        self.load_sessions(self.query_one("#filter", Input).value, strict=False)
         if self.detail is not None:
             self.open_session(self.detail.session.id, None)
 
-    @on(Input.Submitted, "#filter")
     @on(Input.Changed, "#filter")
-    def _filter(self, event) -> None:
+    def _filter_typed(self, event: Input.Changed) -> None:
+        self.load_sessions(event.value, strict=False)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
         self.load_sessions(event.value)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.list")
-    def load_sessions(self, text: str) -> None:
-        sessions = self.engine.list_sessions(**parse_filter(text))
+    def load_sessions(self, text: str, strict: bool = True) -> None:
+        sessions = self.engine.list_sessions(**parse_filter(text, strict))
         self.deliver(self._show_sessions, sessions)
 
     def _show_sessions(self, sessions) -> None:
@@ -225,6 +237,7 @@ class SessionsPane(Pane):
     def _show_message_hits(self, hits) -> None:
         self.message_hits = {str(h.message.id): h for h in hits}
         t = self.table("#message-hits")
+        t.clear()          # a new search: its best match first, not the old cursor position
         t.set_rows((h.message.id, [h.message.session_id, h.message.role, when(h.message.at),
                                    one_line(h.snippet, 80)]) for h in hits)
         t.border_title = f"message search ({len(hits)} matches)"

@@ -95,6 +95,8 @@ def write_demo(eng, seed: int = 7) -> dict:
     results = eng.add_memories_ex(items, dedup=False, reason="demo")
     counts["memories"] = len(results)
     # lifecycle demo (issue 3) and curator/forget demo (issue 4) are added below.
+    from .demo_lifecycle import write_lifecycle_demo
+    counts["lifecycle"] = write_lifecycle_demo(eng)
     from .demo_curator import write_curator_demo
     counts["curator"] = write_curator_demo(eng)
     return counts

@@ -115,3 +115,20 @@ def test_reject_records_a_pinned_rejection_and_a_critical_rule(eng):
     eng.clock.advance(365 * DAY)
     eng.decay_pass()
     assert eng.get_rule(res.rule_id).score == r.score
+
+
+def test_lifecycle_demo_covers_every_band_and_the_32_of_34_flow(eng):
+    from engine.demo_lifecycle import write_lifecycle_demo
+
+    counts = write_lifecycle_demo(eng)
+    by_status = eng.rule_counts()
+    assert all(by_status[s] > 0 for s in ("critical", "active", "dormant", "retired")), by_status
+    assert sum(by_status.values()) >= 75
+    stop = eng.list_rules(query="overnight stop loss")[0]
+    assert stop.status == "critical" and stop.source == "rejection"
+    assert sum(len(eng.rule_history(r.id)) > 2 for r in eng.list_rules()) >= 40   # charts with shape
+    flows = eng.list_flows()
+    assert len(flows) == counts["flows"] == 15
+    assert {(f.stats.passes, f.stats.uses, f.stats.effectiveness) for f in flows} >= {(32, 34, 0.941)}
+    assert any(f.stats.flagged for f in flows) and any(f.stats.trend == "down" for f in flows)
+    assert eng.clock.now() == 1767225600.0          # the engine's own clock is restored

@@ -1,6 +1,7 @@
 """Rules, flows and aged memories for the Rules, Flows and Decay pane tests: the same rows every
 run. The clock walks from 40 days before T0 to T0 (decay passes on the way write rule history),
-then the shared seed() adds its sessions and memories at T0."""
+then a few fresh memories are added at T0. Independent of tests/screens/seed.py on purpose, so
+these panes' assertions and snapshots do not move when other panes' seed grows."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 from engine import FixedClock
 from engine.clock import DAY, parse_time
 
-from .seed import T0, make_engine, seed
+from .seed import T0, make_engine
 
 
 def seed_lifecycle(eng, clock: FixedClock) -> dict:
@@ -85,9 +86,16 @@ def seeded_lifecycle_engine(path, **kw):
     eng = make_engine(path, clock=clock, **kw)
     ids = seed_lifecycle(eng, clock)
     clock.t = parse_time(T0)
-    base = seed(eng)
-    ids["mem"].update(base.pop("mem"))
-    ids.update(base)
+    m = ids["mem"]
+    m["fridays"] = eng.add_memory("Never deploy on Fridays", kind="procedural", category="decision",
+                                  agent="atlas", importance=0.9)
+    m["actions"] = eng.add_memory("CI runs on GitHub Actions; Jenkins is retired", kind="semantic",
+                                  category="fact", agent="atlas", importance=0.6)
+    m["dark"] = eng.add_memory("The user prefers dark mode in every editor", kind="semantic",
+                               category="preference", agent="atlas", importance=0.5, tier="core")
+    m["sizing"] = eng.add_memory("Position sizing is capped at 2% of the book per trade",
+                                 kind="procedural", category="decision", agent="hermes",
+                                 importance=0.8, pinned=True)
     return eng, ids, clock
 
 

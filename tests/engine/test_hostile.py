@@ -148,10 +148,6 @@ def test_sql_looking_text_is_data(eng):
     assert eng.doctor().ok
 
 
-def test_database_is_sound_after_all_that(heng):
-    assert heng.doctor().ok, [(c.name, c.detail) for c in heng.doctor().problems]
-
-
 # -- the CLI -----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cli_db(tmp_path_factory):
@@ -223,3 +219,34 @@ def test_ingest_writes_nothing_when_a_later_line_is_bad(eng, tmp_path, bad):
     with pytest.raises(ImportFailed, match=r"in\.jsonl:3: "):
         eng.ingest_jsonl(f)
     assert eng.counts().sessions == 0 and eng.list_memories() == []
+
+
+COLUMNS = {"memory": ["id", "content", "kind", "tier", "agent", "importance", "embedded", "metadata"],
+           "session": ["id", "agent", "started_at", "metadata"],
+           "message": ["id", "session_id", "role", "content", "at"],
+           "rule": ["id", "text", "score", "status"], "audit": ["id", "at", "actor", "action", "hash"]}
+fidelity_record = st.sampled_from(sorted(COLUMNS) + ["nonsense"]).flatmap(lambda t: st.fixed_dictionaries({
+    "type": st.just(t),
+    "row": st.dictionaries(st.sampled_from(COLUMNS.get(t, ["x"]) + ["'; DROP TABLE memories; --"]),
+                           json_value, max_size=5),
+}, optional={"vector": st.one_of(st.text(max_size=8), st.just("AAAA"))}))
+
+
+@given(records=st.lists(fidelity_record, max_size=5))
+def test_full_fidelity_import_refuses_bad_records_with_engine_errors(heng, tmp_path_factory, records):
+    from engine.importers.jsonl_io import FORMAT, VERSION
+
+    f = tmp_path_factory.mktemp("fidelity") / "export.jsonl"
+    lines = [json.dumps({"type": "header", "format": FORMAT, "version": VERSION})]
+    lines += [json.dumps(r, ensure_ascii=True) for r in records]
+    f.write_text("\n".join(lines) + "\n")
+    before = heng.counts()
+    r = _only_engine_errors(heng.import_jsonl, f)
+    if isinstance(r, EngineError):
+        assert heng.counts() == before        # one transaction: all or nothing
+
+
+def test_database_is_sound_after_all_that(heng):
+    """Last in this file: whatever the engine accepted above left a consistent database."""
+    report = heng.doctor()
+    assert report.ok, [(c.name, c.detail) for c in report.problems]

@@ -10,7 +10,7 @@ Lines:  M <memory id> <sha1 of content>    memory added
         I <memory id> <sha1> / E <memory id> <sha1>   edit intended / edit done
         J <memory id> <tier> / T <memory id> <tier>   tier change intended / done
         X <error type>: <message>           an error reached the caller (the test fails)
-        R <searches> <max ms> <p95 ms>      searcher summary
+        R <n> <max ms> <p95 ms> <n> <max ms> <p95 ms>   searcher: read rounds, then access rounds
 """
 from __future__ import annotations
 
@@ -64,22 +64,32 @@ def writer(db: str, wid: int, n: int) -> None:
 
 
 def searcher(db: str, stop_file: str) -> None:
-    """What an operator's console does: search, search transcripts, poll counts, until told."""
+    """What an operator's console does, until told to stop: rounds of pure reads (search without
+    recording access, transcript search, counts, data_version) alternating with a search that
+    records access (a write, so it queues behind the writers)."""
     out, rng = Out(), random.Random(99)
     eng = _open(db, "console")
-    lat: list[float] = []
+    reads: list[float] = []
+    writes: list[float] = []
     while not os.path.exists(stop_file):
         q = " ".join(rng.choice(WORDS) for _ in range(2))
         t0 = time.perf_counter()
-        eng.search(q, k=10)
-        eng.search_messages(q, limit=20)
-        eng.counts()
-        eng.data_version()
-        lat.append((time.perf_counter() - t0) * 1000)
-    lat.sort()
-    p95 = lat[int(len(lat) * 0.95)] if lat else 0.0
-    out(f"R {len(lat)} {max(lat, default=0):.1f} {p95:.1f}")
+        if len(reads) <= len(writes):
+            eng.search(q, k=10, record_access=False)
+            eng.search_messages(q, limit=20)
+            eng.counts()
+            eng.data_version()
+            reads.append((time.perf_counter() - t0) * 1000)
+        else:
+            eng.search(q, k=10)
+            writes.append((time.perf_counter() - t0) * 1000)
+    out(f"R {_stats(reads)} {_stats(writes)}")
     eng.close()
+
+
+def _stats(ms: list[float]) -> str:
+    ms = sorted(ms)
+    return f"{len(ms)} {max(ms, default=0):.1f} {ms[int(len(ms) * 0.95)] if ms else 0:.1f}"
 
 
 def crasher(db: str, seed: int) -> None:

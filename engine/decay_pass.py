@@ -6,7 +6,8 @@ A pass is a handful of UPDATE statements in one transaction, never a Python loop
   2. archive: decaying memories whose archive_at has passed move to the archived tier;
   3. rules: active/dormant rules unreinforced past the grace lose the daily loss per cycle due.
 The partial index on archive_at holds only decaying rows, so steps 1–2 touch only the rows that
-change: strength itself is computed on read (current_strength), never rewritten row by row. Everything is a closed form of the stored anchors, so a second pass at the same clock finds
+change: strength itself is computed on read (current_strength), never rewritten row by row.
+Everything is a closed form of the stored anchors, so a second pass at the same clock finds
 nothing to do and writes nothing.
 """
 from __future__ import annotations

@@ -44,3 +44,19 @@ def test_edit_cut_between_text_and_vector_leaves_it_pending(tmp_path, monkeypatc
     check_database(db, acks)
     with open_engine(db, embedder=None) as e:
         assert e.get_memory(mid).embedded is False and e.pending_vectors() == 1
+
+
+def test_acks_accept_both_states_of_an_unacknowledged_intent(tmp_path):
+    """The checker itself: a kill between intent and acknowledgement leaves either state."""
+    from tests.stress.harness import read_acks
+
+    (tmp_path / "a").write_text("READY\nM 1 aaa\nJ 1 core\nT 1 core\nG 7\n")
+    (tmp_path / "b").write_text("READY\nI 1 bbb\nJ 1 archived\nM 2 x\nJ 2 core\nT 2 c")  # cut line
+    (tmp_path / "c").write_text("READY\nE 1 ccc\nT 1 active\n")
+    acks = Acks()
+    acks.merge(read_acks(tmp_path / "a"))
+    acks.merge(read_acks(tmp_path / "b"))
+    assert acks.memories == {1: {"aaa", "bbb"}, 2: {"x"}} and acks.messages == {7}
+    assert acks.tiers[1] >= {"core", "archived"} and acks.tiers[2] == {"active", "core"}
+    acks.merge(read_acks(tmp_path / "c"))
+    assert acks.memories[1] == {"ccc"} and acks.tiers[1] == {"active"}

@@ -38,10 +38,15 @@ class Acks:
     errors: list[str] = field(default_factory=list)
     summary: list[str] = field(default_factory=list)
     ready: bool = False
+    in_flight: set = field(default_factory=set)    # ("m"|"t", id): an intent not acknowledged
 
     def merge(self, other: "Acks") -> None:
-        self.memories.update(other.memories)
-        self.tiers.update(other.tiers)
+        """Add a later run's acks. An unacknowledged intent there may not have committed, so
+        the state known from earlier runs stays acceptable too."""
+        for mine, theirs, tag in ((self.memories, other.memories, "m"), (self.tiers, other.tiers, "t")):
+            for i, ok in theirs.items():
+                mine[i] = (mine.get(i, set()) | ok) if (tag, i) in other.in_flight else ok
+        self.in_flight = other.in_flight
         self.messages |= other.messages
         self.errors += other.errors
         self.summary += other.summary
@@ -64,12 +69,16 @@ def read_acks(path: Path) -> Acks:
             a.messages.add(int(parts[0]))
         elif tag == "I":
             a.memories.setdefault(int(parts[0]), set()).add(parts[1])
+            a.in_flight.add(("m", int(parts[0])))
         elif tag == "E":
             a.memories[int(parts[0])] = {parts[1]}
-        elif tag == "J":
-            a.tiers.setdefault(int(parts[0]), set()).add(parts[1])
+            a.in_flight.discard(("m", int(parts[0])))
+        elif tag == "J":     # memories are born active; earlier runs' tiers come in by merge()
+            a.tiers.setdefault(int(parts[0]), {"active"}).add(parts[1])
+            a.in_flight.add(("t", int(parts[0])))
         elif tag == "T":
             a.tiers[int(parts[0])] = {parts[1]}
+            a.in_flight.discard(("t", int(parts[0])))
         elif tag == "X":
             a.errors.append(rest)
         elif tag == "R":

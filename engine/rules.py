@@ -183,7 +183,10 @@ class RulesMixin:
             before = row_to_rule(r)
             now = self.clock.now()
             changes = fn(before, now)
-            if "score" in changes and "status" not in changes and not before.pinned:
+            # Status follows the band, except for pinned rules and retired ones (only revive or
+            # an operator's set-score brings a retired rule back).
+            if "score" in changes and "status" not in changes and not before.pinned \
+                    and before.status != "retired":
                 changes["status"] = band(changes["score"])
             cols = ", ".join(f"{c} = ?" for c in changes)      # names come from this module only
             conn.execute(f"UPDATE rules SET {cols}, updated_at = ? WHERE id = ?",
@@ -251,7 +254,7 @@ class RulesMixin:
         if not (reason or "").strip():
             raise InvalidInput("setting a rule's score needs a reason")
         return self._change_rule(rule_id, "rule-set-score", reason, lambda r, now: {
-            "score": s, "last_decayed_at": now})
+            "score": s, "last_decayed_at": now, **({} if r.pinned else {"status": band(s)})})
 
     # -- rejections ------------------------------------------------------------------------------------
     def reject(self, text: str, *, agent: str = "", user: str = "", domain: str = "",

@@ -58,6 +58,14 @@ def test_bad_input_is_a_clear_error(eng):
         eng.list_rules(status="sleepy")
 
 
+def test_a_retired_rule_stays_retired_until_revived_or_rescored(eng):
+    r = eng.add_rule("Old habit", score=6)
+    eng.retire_rule(r.id, reason="no longer true")
+    assert eng.reinforce_rule(r.id).status == "retired"
+    assert eng.record_violation(r.id).status == "retired"
+    assert eng.set_rule_score(r.id, 6, reason="true again").status == "active"
+
+
 def test_reinforce_caps_at_ten_and_resets_decay(eng):
     r = eng.add_rule("Check the calendar", score=9.6)
     assert eng.reinforce_rule(r.id).score == 10

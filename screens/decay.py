@@ -89,13 +89,14 @@ class DecayPane(Pane):
             yield Static("", id="decay-clock")
             yield Static(" horizon", classes="hint")
             yield Input("30", id="decay-horizon", type="integer")
-            yield Static("d  half-lives (d):", classes="hint")
+            yield Static("d · half-life in days:", classes="hint")
             for k in KINDS:
                 yield Static(f" {k}", classes="hint")
                 yield Input("", id=f"hl-{k}", classes="half-life", type="number")
-            yield Static("  chart:", classes="hint")
+        with Horizontal(id="decay-chart-bar"):
+            yield Static(" chart:", classes="hint")
             yield Input("", placeholder="m12 r3 … (auto)", id="decay-chosen")
-        yield Static("", id="decay-status", classes="hint")
+            yield Static("", id="decay-status", classes="hint")
         with Vertical(id="decay-charts"):
             with Horizontal(classes="decay-row"):
                 yield PlotextPlot(id="chart-memories", classes="panel")
@@ -239,7 +240,6 @@ class DecayPane(Pane):
                                                  for k, x in v.rates.items()) + " (nothing is written)")
         if v.missing:
             status.append(f"not found: {' '.join(v.missing)}")
-        status.append("] / [ step the preview · space charts a row")
         self.query_one("#decay-status", Static).update(" · ".join(status))
 
     def _draw_memories(self, v: DecayView) -> None:

@@ -17,8 +17,8 @@ from engine.clock import DAY, iso
 
 from .base import Pane, PaneCommand
 
-COLUMNS = ("flow", "domain", "agent", "uses", "pass", "fail", "eff %", "trend", "recent runs",
-           "last run", "status")
+COLUMNS = ("flow", "uses", "pass", "fail", "eff %", "trend", "recent runs", "last run", "status",
+           "domain", "agent")
 SHOW = [("flagged only", "flagged"), ("active", "active"), ("disabled", "disabled")]
 TREND = {"up": ("▲", "green"), "down": ("▼", "red"), "flat": ("▶", ""), "new": ("·", "bright_black")}
 
@@ -109,11 +109,12 @@ class FlowsPane(Pane):
             s = f.stats
             style = "bold red" if s.flagged else ("bright_black" if f.status == "disabled" else "")
             name = Text(("⚑ " if s.flagged else "  ") + f.name, style=style)
-            rows.append((f.id, [name, f.domain or "–", f.agent or "(all)", s.uses, s.passes,
+            rows.append((f.id, [name, s.uses, s.passes,
                                 Text(str(s.fails), style="red" if s.fails else ""),
                                 Text(_pct(s.effectiveness), style=style), trend_text(s),
                                 charts.outcome_text(s.recent_outcomes),
-                                (iso(s.last_run_at) or "–")[:10], f.status]))
+                                (iso(s.last_run_at) or "–")[:10], f.status, f.domain or "–",
+                                f.agent or "(all)"]))
         table = self.table("#flows-table")
         table.set_rows(rows)
         flagged = sum(1 for f in self.all_flows if f.stats.flagged)
@@ -170,7 +171,7 @@ class FlowsPane(Pane):
             if bad:
                 plt.scatter(bad, [0] * len(bad), color="red", marker="x", label="fail")
             plt.hline(thr * 100, "yellow")
-            plt.ylim(-5, 105)
+            plt.ylim(0, 100)
             plot.refresh()
         self.query_one("#flow-steps", Static).update(self._body_text(d))
 

@@ -20,8 +20,9 @@ from engine.lifecycle_types import RULE_STATUSES
 
 from .base import Pane, PaneCommand
 
-COLUMNS = ("score", "status", "rule", "domain", "agent", "viol", "reinforced", "pin", "id")
+COLUMNS = ("id", "score", "status", "rule", "viol", "reinforced", "pin", "agent", "domain")
 LIMIT = 500
+HISTORY_DAYS = 60             # score history charted this far back
 REASON = "from the console"
 
 
@@ -119,10 +120,10 @@ class RulesPane(Pane):
         for r in rules:
             dim = "bright_black" if r.status == "retired" else ""
             text = r.text.replace("\n", " ")
-            rows.append((r.id, [charts.score_text(r.score), charts.status_text(r.status),
-                                Text(text[:56] + ("…" if len(text) > 56 else ""), style=dim),
-                                r.domain or "–", r.agent or "(all)", r.violations or "",
-                                _ago(now, r.last_reinforced_at), "●" if r.pinned else "", r.id]))
+            rows.append((r.id, [r.id, charts.score_text(r.score), charts.status_text(r.status),
+                                Text(text[:44] + ("…" if len(text) > 44 else ""), style=dim),
+                                r.violations or "", _ago(now, r.last_reinforced_at),
+                                "●" if r.pinned else "", r.agent or "(all)", r.domain or "–"]))
         table = self.table("#rules-table")
         table.set_rows(rows)
         shown = f"{len(rules)} of {facets.total} rules" if len(rules) < facets.total else f"{len(rules)} rules"
@@ -165,8 +166,9 @@ class RulesPane(Pane):
             return
         r, now = d.rule, d.projection.points[0].at if d.projection.points else self.now
         self.query_one("#rule-detail").border_title = f"rule #{r.id}"
-        plt = charts.reset(plot, "score: history and 30-day projection", "days from now")
+        plt = charts.reset(plot, f"score: {HISTORY_DAYS} d of history, 30 d projected", "days from now")
         xs, ys = charts.step_series([((h.at - now) / DAY, h.old_score, h.new_score) for h in d.history])
+        xs, ys = charts.clip_left(xs, ys, -HISTORY_DAYS)
         if xs:
             xs.append(0.0); ys.append(r.score)
             plt.plot(xs, ys, label="history", color="cyan", marker="braille")
@@ -199,7 +201,8 @@ class RulesPane(Pane):
             t.append(f"stays above retirement for 30 d (→ {p.points[-1].value:.1f})\n", style="dim")
         for h in d.history[-5:][::-1]:
             old = "new" if h.old_score is None else f"{h.old_score:g}"
-            t.append(f"{_day(h.at)} {old}→{h.new_score:g} {h.reason[:40]} · {h.actor}\n", style="dim")
+            reason = h.reason if len(h.reason) <= 28 else h.reason[:27] + "…"
+            t.append(f"{_day(h.at)} {old}→{h.new_score:g} {reason} ({h.actor})\n", style="dim")
         return t
 
     # -- boot preview -------------------------------------------------------------------------------

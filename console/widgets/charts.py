@@ -82,3 +82,12 @@ def message(plot: PlotextPlot, title: str, text: str) -> None:
     plt.xticks([]); plt.yticks([])
     plt.text(text, 0.5, 0.5, alignment="center")
     plot.refresh()
+
+
+def clip_left(xs: list[float], ys: list[float], x0: float) -> tuple[list[float], list[float]]:
+    """Drop the part of a series left of x0, keeping the value it held at x0."""
+    if not xs or xs[0] >= x0:
+        return xs, ys
+    keep = [i for i, x in enumerate(xs) if x >= x0]
+    held = ys[keep[0] - 1] if keep else ys[-1]
+    return [x0, *(xs[i] for i in keep)], [held, *(ys[i] for i in keep)]

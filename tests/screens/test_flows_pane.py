@@ -29,15 +29,15 @@ async def test_counts_effectiveness_trend_and_flagged(lifecycle):
         pane, table = await _open(app, pilot)
         assert table.row_count == 4
         deploy = _cells(table, f["deploy"])
-        assert [deploy[3], deploy[4], deploy[5].plain, deploy[6].plain] == [20, 18, "2", "90"]
-        assert deploy[7].plain == "▲ +20"                         # recent 10 all passed vs 8 of 10
-        assert deploy[8].plain == "█" * 10
+        assert [deploy[1], deploy[2], deploy[3].plain, deploy[4].plain] == [20, 18, "2", "90"]
+        assert deploy[5].plain == "▲ +20"                         # recent 10 all passed vs 8 of 10
+        assert deploy[6].plain == "█" * 10
         rollback = _cells(table, f["rollback"])
         assert rollback[0].plain.startswith("⚑") and rollback[0].style == "bold red"   # flagged
-        assert (rollback[3], rollback[4], rollback[6].plain) == (8, 3, "38")
-        assert rollback[8].plain == "█▁█▁▁█▁▁"
+        assert (rollback[1], rollback[2], rollback[4].plain) == (8, 3, "38")
+        assert rollback[6].plain == "█▁█▁▁█▁▁"
         keys = _cells(table, f["keys"])
-        assert keys[6].plain == "–" and keys[7].plain == "· new"
+        assert keys[4].plain == "–" and keys[5].plain == "· new"
         assert "1 flagged" in str(app.query_one("#flows-status", Static).render())
     assert app.errors == []
 
@@ -93,7 +93,7 @@ async def test_filters_and_disable_is_confirmed(lifecycle):
         await pilot.click("#confirm")
         await settle(app, pilot)
         assert eng.get_flow(f["brief"]).status == "disabled"
-        assert table.get_row_at(0)[10] == "disabled"
+        assert table.get_row_at(0)[8] == "disabled"
         assert eng.audit_log(target=f"flow:{f['brief']}", action="flow-status")[0].actor == "tester"
         app.query_one("#flows-filter", Input).value = ""
         await settle(app, pilot)

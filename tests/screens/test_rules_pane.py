@@ -38,8 +38,8 @@ async def test_table_sorted_by_score_with_bands_and_detail(lifecycle):
         scores = [eng.get_rule(int(k)).score for k in keys]
         assert scores == sorted(scores, reverse=True)
         # coloured by band: critical red, retired grey
-        assert table.get_row_at(0)[0].style == "bold red"
-        assert table.get_row_at(5)[1].style == "bright_black"
+        assert table.get_row_at(0)[1].style == "bold red"
+        assert table.get_row_at(5)[2].style == "bright_black"
         assert "6 rules · critical 2 · active 1 · dormant 2 · retired 1" in _text(app, "#rules-status")
         assert app.focused is table
         # the detail follows the cursor: history, violations, last reinforced, source
@@ -79,7 +79,7 @@ async def test_retire_is_confirmed_and_changes_the_database(lifecycle):
         assert eng.get_rule(rid).status == "retired"
         # the table refreshed and kept the cursor on the same rule
         assert table.selected_key == str(rid)
-        assert table.get_row_at(table.cursor_row)[1].plain == "retired"
+        assert table.get_row_at(table.cursor_row)[2].plain == "retired"
         entry = eng.audit_log(target=f"rule:{rid}", action="rule-retire")[0]
         assert entry.actor == "tester"                    # the console's actor is recorded
         # revive brings it back at score >= 5
@@ -113,7 +113,7 @@ async def test_set_score_asks_value_reason_and_confirmation(lifecycle):
         rule = eng.get_rule(rid)
         assert (rule.score, rule.status) == (9.5, "critical")
         assert eng.rule_history(rid)[-1].reason == "lockfiles saved us twice"
-        assert table.get_row_at(0)[0].plain.strip() == "10.0"   # still sorted: 10, 9.5, 9.5, ...
+        assert table.get_row_at(0)[1].plain.strip() == "10.0"   # still sorted: 10, 9.5, 9.5, ...
         assert str(rid) in [table.coordinate_to_cell_key((i, 0)).row_key.value for i in range(3)]
     assert app.errors == []
 
@@ -134,7 +134,7 @@ async def test_pin_and_reinforce(lifecycle):
         await pilot.press("p")
         await settle(app, pilot)
         assert eng.get_rule(rid).pinned
-        assert table.get_row_at(table.cursor_row)[7] == "●"
+        assert table.get_row_at(table.cursor_row)[6] == "●"
         await pilot.press("p")
         await settle(app, pilot)
         assert not eng.get_rule(rid).pinned

@@ -48,12 +48,13 @@ def _pause() -> None:
     time.sleep(random.uniform(*JITTER_MS) / 1000)
 
 
-def retry_busy(fn: Callable[[], T], *, timeout: float = READ_TIMEOUT_S, what: str = "") -> T:
+def retry_busy(fn: Callable[[], T], *, timeout: float | None = None, what: str = "") -> T:
     """Run `fn()` (no open transaction of ours inside), retrying SQLITE_BUSY with jitter.
 
     Readers in WAL mode block only while another connection recovers the WAL after a crash or
     switches the journal mode; both are short. After `timeout` seconds it is StoreBusy, never a
     raw "database is locked"."""
+    timeout = READ_TIMEOUT_S if timeout is None else timeout
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -182,10 +183,11 @@ class Store:
         except _BIND_ERRORS as exc:
             raise (bad_value(exc) or exc) from None
 
-    def retrying(self, fn: Callable[[], T], timeout: float = WRITE_TIMEOUT_S) -> T:
+    def retrying(self, fn: Callable[[], T], timeout: float | None = None) -> T:
         """Run `fn()` that opens its own transaction (schema reconcile), retrying BUSY."""
         with self.lock:
-            return retry_busy(fn, timeout=timeout, what=str(self.path))
+            return retry_busy(fn, timeout=WRITE_TIMEOUT_S if timeout is None else timeout,
+                              what=str(self.path))
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:

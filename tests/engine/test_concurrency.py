@@ -45,3 +45,94 @@ def run_load(tmp_path, writers: int, per_writer: int) -> tuple[Acks, dict]:
 def test_writers_and_a_searcher_share_the_file(tmp_path):
     acks, counts = run_load(tmp_path, writers=3, per_writer=40)
     assert acks.summary and int(acks.summary[0].split()[0]) > 0, "the searcher never searched"
+
+
+def _exclusive(db):
+    """Another process's exclusive hold on the file, as during WAL recovery after a crash."""
+    import sqlean
+
+    b = sqlean.connect(str(db), isolation_level=None, check_same_thread=False)
+    b.execute("PRAGMA locking_mode=EXCLUSIVE")
+    b.execute("BEGIN EXCLUSIVE")
+    b.execute("COMMIT")          # exclusive locking mode keeps the lock after the commit
+    return b
+
+
+def test_open_and_reads_wait_out_a_short_exclusive_lock(tmp_path):
+    import threading
+
+    from engine import HashEmbedder, open_engine
+
+    db = tmp_path / "m.db"
+    with open_engine(db, embedder=HashEmbedder()) as e:
+        mid = e.add_memory("hello world")
+    holder = _exclusive(db)
+    released = threading.Event()
+
+    def release():
+        time.sleep(0.5)
+        holder.close()
+        released.set()
+
+    threading.Thread(target=release).start()
+    with open_engine(db, embedder=HashEmbedder()) as e:   # would be "database is locked"
+        assert released.is_set()
+        assert e.get_memory(mid).content == "hello world"
+
+
+def test_a_lock_that_never_ends_is_store_busy_not_a_raw_error(tmp_path, monkeypatch):
+    import pytest
+
+    from engine import HashEmbedder, StoreBusy, open_engine
+    from engine import store
+
+    db = tmp_path / "m.db"
+    with open_engine(db, embedder=HashEmbedder()):
+        pass
+    holder = _exclusive(db)
+    monkeypatch.setattr(store, "READ_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(store, "WRITE_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(store, "WRITE_RETRIES", 2)
+    try:
+        with pytest.raises(StoreBusy, match="locked"):
+            open_engine(db, embedder=HashEmbedder())
+    finally:
+        holder.close()
+
+
+def test_readers_never_wait_for_a_writer_and_writers_queue(tmp_path, monkeypatch):
+    import threading
+
+    import pytest
+
+    from engine import HashEmbedder, StoreBusy, open_engine
+    from engine import store
+
+    db = tmp_path / "m.db"
+    a = open_engine(db, embedder=HashEmbedder(), actor="a")
+    b = open_engine(db, embedder=HashEmbedder(), actor="b")
+    mid = a.add_memory("the deploy runs on fridays")
+    b.store.conn.execute("BEGIN IMMEDIATE")        # b holds the write lock
+    released = threading.Event()
+    try:
+        assert [h.id for h in a.search("deploy", record_access=False).hits] == [mid]
+        assert a.get_memory(mid) and not released.is_set()   # read while the lock is held
+
+        def release():
+            time.sleep(0.4)
+            released.set()
+            b.store.conn.execute("COMMIT")
+
+        threading.Thread(target=release).start()
+        second = a.add_memory("backups are verified nightly")     # queues, then commits
+        assert released.is_set() and a.get_memory(second)
+        b.store.conn.execute("BEGIN IMMEDIATE")
+        monkeypatch.setattr(store, "WRITE_TIMEOUT_S", 0.2)
+        monkeypatch.setattr(store, "WRITE_RETRIES", 2)
+        with pytest.raises(StoreBusy):
+            a.add_memory("never gets the lock")
+    finally:
+        if b.store.conn.in_transaction:
+            b.store.conn.execute("ROLLBACK")
+        a.close()
+        b.close()

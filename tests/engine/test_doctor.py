@@ -171,3 +171,21 @@ def test_forget_leaves_a_healthy_file(filled):
     r = eng.doctor()
     assert r.ok, [(c.name, c.detail) for c in r.problems]
     assert r.counts["memories"] == r.counts["memories_fts"] == r.counts["memories_vec"] == 4
+
+
+def test_cli_doctor_repair(filled, capsys, monkeypatch):
+    import json
+
+    import engine.embed
+
+    monkeypatch.setattr(engine.embed, "MiniLMEmbedder", lambda *a, **k: HashEmbedder())
+    eng, ids = filled
+    eng.store.conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (ids[0],))
+    eng.store.conn.execute("DELETE FROM messages_fts_docsize")       # an index gone bad
+    path = str(eng.path)
+    assert main(["--db", path, "doctor"]) == 1
+    capsys.readouterr()
+    assert main(["--db", path, "doctor", "--repair", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] and "rebuilt full-text indexes" in doc["repaired"]
+    assert "embedded 1 memories" in doc["repaired"]

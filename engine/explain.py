@@ -39,7 +39,7 @@ class ExplainMixin:
                 vrank, vsim = self.vectors.rank_of(self.embed_query(q), mem.id, scope)
         hit = next((h for h in result.hits if h.id == mem.id), None)
         kth = result.hits[-1].score if len(result.hits) >= k else None
-        final = hit.score if hit else self._would_score(result, mem, bm25_rank, vrank)
+        final = hit.score if hit else self._would_score(result, mem, bm25_rank, vrank, filters)
         summary = _summarize(mem, hit is not None, k, result.mode, excluded, bm25_rank, matches,
                              matched, unmatched, vrank, vsim, final, kth, p.index)
         return Explanation(query=q, memory_id=mem.id, found=True, in_top_k=hit is not None, k=k,
@@ -68,6 +68,18 @@ class ExplainMixin:
             return None, 0
         return int(better) + 1, int(total)
 
+    def _bm25_score(self, p, memory_id: int) -> float:
+        """The memory's BM25 for this query, negated like the keyword retriever's (higher is better)."""
+        if p.index not in ("words", "trigram"):
+            return 0.0
+        fts = "memories_fts" if p.index == "words" else "memories_tri"
+        try:
+            row = self.store.read_one(f"SELECT bm25({fts}) FROM {fts} WHERE {fts} MATCH ? AND rowid = ?",
+                                      (p.match, memory_id))
+        except Exception:
+            return 0.0
+        return -float(row[0]) if row else 0.0
+
     def _term_matches(self, p, memory_id: int) -> tuple[list[str], list[str]]:
         """Which query terms the memory's indexed tokens contain (asked of the index itself)."""
         matched, unmatched = [], []
@@ -85,17 +97,27 @@ class ExplainMixin:
             (matched if ok else unmatched).append(t)
         return matched, unmatched
 
-    def _would_score(self, result, mem, bm25_rank, vrank) -> float | None:
+    def _would_score(self, result, mem, bm25_rank, vrank, filters=None) -> float | None:
         """The final score the memory would get from its full ranks, to compare with the k-th hit."""
         if bm25_rank is None and vrank is None:
             return None
         from . import fusion
         s = self.settings.search
-        kw = {mem.id: bm25_rank} if bm25_rank and result.mode != "vector" else {}
-        vec = {mem.id: vrank} if vrank and result.mode != "keyword" else {}
-        fused = fusion.rrf(kw, vec, s).get(mem.id)
-        if fused is None:
+        ctx = getattr(result, "fusion_context", None)
+        if ctx is None:
             return None
+        kw = vec = None
+        if bm25_rank and result.mode != "vector":
+            kw = (bm25_rank, self._bm25_score(plan(result.query), mem.id))
+        if vrank and result.mode != "keyword":
+            vsim = self.vectors.similarities(self.embed_query(result.query), [mem.id]).get(mem.id)
+            vec = (vrank, vsim) if vsim is not None else None
+        near = 0.0
+        if result.mode == "hybrid" and s.session_context > 0 and filters is not None:
+            near = self.session_context(ctx.fused, filters, only={mem.id}).get(mem.id, 0.0)
+        if kw is None and vec is None and not near:
+            return None
+        fused = (fusion.one(ctx, s, kw, vec) if kw or vec else 0.0) + near
         now = self.clock.now()
         r = self.store.read_one("SELECT * FROM memories WHERE id = ?", (mem.id,))
         rec = fusion.recency(now, max(mem.created_at or 0, mem.last_accessed_at or 0), s)

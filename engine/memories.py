@@ -124,13 +124,18 @@ class MemoriesMixin:
         vecs = emb.embed([n["content"] for n in norm]) if emb else None
         now = self.clock.now()
         thr = self.settings.search.dedup_threshold
+        if dedup and vecs is not None:   # big batches check duplicates in memory, all at once
+            self.vectors.prepare_batch(len(norm), self.settings.search.dedup_matrix_from)
 
         def write(conn) -> list[AddResult]:
             results: list[AddResult] = []
             fresh: list[tuple[int, str, np.ndarray]] = []    # this batch's inserts, for in-batch dedup
+            near = (self.vectors.best_matches(conn, vecs, [n["agent"] for n in norm])
+                    if dedup and vecs is not None else None)
             for i, n in enumerate(norm):
                 vec = vecs[i] if vecs is not None else None
-                dup = self._find_duplicate(conn, n, vec, fresh, thr) if dedup else None
+                dup = self._find_duplicate(conn, n, vec, fresh, thr,
+                                           near[i] if near else None) if dedup else None
                 if dup is not None:
                     self._reinforce(conn, [dup], now, action="reinforce",
                                     reason=reason or "near-duplicate added")
@@ -158,7 +163,8 @@ class MemoriesMixin:
 
         return self.store.write(write)
 
-    def _find_duplicate(self, conn, n: dict, vec, fresh, thr: float) -> int | None:
+    def _find_duplicate(self, conn, n: dict, vec, fresh, thr: float, near=None) -> int | None:
+        """`near`: (id, similarity) of the closest stored memory of the same agent (batched)."""
         if vec is None:    # keyword-only engine: exact text is the only safe duplicate test
             row = conn.execute(
                 "SELECT id FROM memories WHERE content = ? AND agent = ? AND tier != 'archived' LIMIT 1",
@@ -167,9 +173,8 @@ class MemoriesMixin:
         for mid, agent, v in fresh:
             if agent == n["agent"] and float(np.dot(v, vec)) >= thr:
                 return mid
-        hits = self.vectors.knn(vec, 1, Filters(tiers=("core", "active"), agent=n["agent"]), conn=conn)
-        if hits and hits[0][1] >= thr:
-            return hits[0][0]
+        if near is not None and near[0] is not None and near[1] >= thr:
+            return near[0]
         return None
 
     # -- reinforcement -----------------------------------------------------------------------------

@@ -221,6 +221,12 @@ TABLES: tuple[Table, ...] = (
         ("value", "TEXT NOT NULL"),
         ("updated_at", "REAL NOT NULL"),
     )),
+    # A log of memories whose vector or filter fields changed (or that were deleted), so an
+    # in-memory vector matrix (engine/vector_matrix.py) in any process catches up incrementally.
+    Table("vector_changes", (
+        ("seq", "INTEGER PRIMARY KEY AUTOINCREMENT"),
+        ("memory_id", "INTEGER NOT NULL"),
+    )),
 )
 
 TOKENIZE_WORDS = "porter unicode61 remove_diacritics 2"
@@ -289,6 +295,15 @@ NAMED: tuple[Named, ...] = (
           "agent = new.agent, user = new.user WHERE memory_id = new.id; END"),
     Named("trigger", "memories_vec_ad", "CREATE TRIGGER memories_vec_ad AFTER DELETE ON memories "
           "BEGIN DELETE FROM memories_vec WHERE memory_id = old.id; END"),
+    Named("trigger", "memories_vlog_au", "CREATE TRIGGER memories_vlog_au AFTER UPDATE OF "
+          "embedded, tier, kind, category, agent, user ON memories BEGIN "
+          "INSERT INTO vector_changes(memory_id) VALUES (new.id); END"),
+    Named("trigger", "memories_vlog_ad", "CREATE TRIGGER memories_vlog_ad AFTER DELETE ON memories "
+          "BEGIN INSERT INTO vector_changes(memory_id) VALUES (old.id); END"),
+    # Keep the last ~200k changes; a matrix further behind than that reloads in full.
+    Named("trigger", "vector_changes_prune", "CREATE TRIGGER vector_changes_prune AFTER INSERT ON "
+          "vector_changes WHEN new.seq % 4096 = 0 BEGIN "
+          "DELETE FROM vector_changes WHERE seq <= new.seq - 200000; END"),
 )
 
 

@@ -1,4 +1,5 @@
-"""Hybrid search: BM25 over FTS5 and KNN over vec0 with the same filters inside each, fused, then
+"""Hybrid search: BM25 over FTS5 and exact cosine KNN (vec0, or the in-memory matrix of a
+long-lived engine) with the same filters inside each, fused score-aware (engine/fusion.py), then
 weighted by strength, importance and recency. Every hit carries its whole score breakdown."""
 from __future__ import annotations
 
@@ -51,12 +52,13 @@ class SearchMixin:
         qvec = None
         if ran in ("hybrid", "vector") and q.strip():
             qvec = self.embed_query(q)
+            self.vectors.note_search(self.settings.search.matrix_after)
             vec = {mid: (i + 1, sim) for i, (mid, sim) in enumerate(self.vectors.knn(qvec, n, filters))}
         if not q.strip():
             message = "nothing to search for: the query is empty"
         elif p.index == "none" and ran == "keyword":
             message = "nothing to search for: the query has no words"
-        hits = self._fuse(kw, vec, k)
+        hits, ctx = self._fuse(kw, vec, k, filters, session_context=ran == "hybrid")
         if record_access and hits:
             now = self.clock.now()
             ids = [h.id for h in hits]
@@ -64,6 +66,7 @@ class SearchMixin:
                                                        reason=f"returned by search ({ran})"))
         # The text as searched: lone surrogates cannot be printed or sent as JSON.
         result = SearchResult(query=q, mode=ran, hits=hits, message=message)
+        result.fusion_context = ctx     # not a field: explain scores a missing memory against it
         if len(hits) < min(k, self.settings.search.thin_results):
             result.elsewhere = self.elsewhere(q, filters)
         return result
@@ -96,12 +99,24 @@ class SearchMixin:
         return {int(r[0]): (i + 1, -float(r[1])) for i, r in enumerate(rows)}
 
     def _fuse(self, kw: dict[int, tuple[int, float]], vec: dict[int, tuple[int, float]],
-              k: int) -> list[Hit]:
+              k: int, filters: Filters | None = None,
+              session_context: bool = False) -> tuple[list[Hit], fusion.FusionContext]:
         s = self.settings.search
-        fused = fusion.rrf({m: r for m, (r, _) in kw.items()}, {m: r for m, (r, _) in vec.items()}, s)
+        fused, ctx = fusion.fuse(kw, vec, s)
         if not fused:
-            return []
-        ids = list(fused)
+            return [], ctx
+        near = {}
+        if session_context and s.session_context > 0 and filters is not None:
+            near = self.session_context(fused, filters)
+        ctx.fused.update(fused)
+        total = {m: fused.get(m, 0.0) + near.get(m, 0.0) for m in {*fused, *near}}
+        # State weighting scales a fused score by a factor in [floor, 1], so a candidate below
+        # floor x the k-th best fused score can never reach the top k: skip loading its row.
+        floor = 1.0 - s.strength_weight - s.importance_weight - s.recency_weight
+        ids = sorted(total, key=lambda m: -total[m])
+        if len(ids) > k:
+            bar = total[ids[k - 1]] * floor
+            ids = [m for m in ids if total[m] >= bar]
         rows = {int(r["id"]): r for r in self.store.read(
             f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)}
         now = self.clock.now()
@@ -113,20 +128,46 @@ class SearchMixin:
             strength = self.current_strength(r, now)
             last = max(float(r["created_at"] or 0), float(r["last_accessed_at"] or 0))
             rec = fusion.recency(now, last, s)
-            final = fusion.weight(fused[mid], strength, float(r["importance"]), rec, s)
+            final = fusion.weight(total[mid], strength, float(r["importance"]), rec, s)
             b = Breakdown(
                 bm25_rank=kw[mid][0] if mid in kw else None,
                 bm25_score=round(kw[mid][1], 6) if mid in kw else None,
                 vector_rank=vec[mid][0] if mid in vec else None,
                 vector_similarity=round(vec[mid][1], 6) if mid in vec else None,
-                rrf=round(fused[mid], 6), strength=round(strength, 4),
+                rrf=round(fused.get(mid, 0.0), 6), strength=round(strength, 4),
                 importance=round(float(r["importance"]), 4), recency=round(rec, 4),
-                final=round(final, 6))
+                final=round(final, 6), context=round(near.get(mid, 0.0), 6))
             scored.append(Hit(id=mid, content=r["content"], kind=r["kind"], category=r["category"],
                               tier=r["tier"], agent=r["agent"], user=r["user"],
                               metadata=load_json(r["metadata"]), score=b.final, breakdown=b))
         scored.sort(key=lambda h: (-h.score, h.id))
-        return scored[:k]
+        return scored[:k], ctx
+
+    def session_context(self, fused: dict[int, float], filters: Filters,
+                        only: list[int] | None = None) -> dict[int, float]:
+        """{memory_id: share of its session neighbours' fused scores}. The memories written just
+        before and after a well-scored memory in the same session (passing the same filters) get
+        SearchSettings.session_context x its score: in a conversation the answer is often the
+        turn next to the one that shares the question's words. `only`: score just these ids."""
+        beta = self.settings.search.session_context
+        cands = [m for m, v in fused.items() if v > 0]
+        if not cands:
+            return {}
+        where, params = filters.sql()
+        out: dict[int, float] = {}
+        for i in range(0, len(cands), 400):
+            part = cands[i:i + 400]
+            rows = self.store.read(
+                f"SELECT m.id, (SELECT id FROM memories WHERE session_id = m.session_id AND id < m.id"
+                f" AND {where} ORDER BY id DESC LIMIT 1), (SELECT id FROM memories WHERE session_id ="
+                f" m.session_id AND id > m.id AND {where} ORDER BY id LIMIT 1) FROM memories m WHERE"
+                f" m.id IN ({','.join('?' * len(part))}) AND m.session_id IS NOT NULL",
+                [*params, *params, *part])
+            for mid, before, after in rows:
+                for n in (before, after):
+                    if n is not None and (only is None or n in only):
+                        out[int(n)] = out.get(int(n), 0.0) + beta * fused[int(mid)]
+        return out
 
     # -- where else the query matches ----------------------------------------------------------------
     def elsewhere(self, query: str, filters: Filters) -> dict:

@@ -72,6 +72,9 @@ class Breakdown:
     importance: float
     recency: float
     final: float
+    # Hybrid only: share of the fused scores of the memories written just before and after this
+    # one in the same session (SearchSettings.session_context); final weights rrf + context.
+    context: float = 0.0
 
 
 @dataclass

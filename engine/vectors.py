@@ -2,12 +2,18 @@
 
 vec0 holds one float32 vector per memory, with the filter fields as metadata columns so a
 filtered KNN still returns k rows. Distances are cosine distances; similarity = 1 - distance.
+
+vec0's KNN is an exact brute-force scan (~0.7 ms per 1,000 vectors here). A long-lived engine (the
+console, a bench, a big ingest) holds the vectors in memory instead (`keep_in_memory()`, or
+automatically after `SearchSettings.matrix_after` vector searches): same exact answers from one
+numpy product, kept in sync with every process's writes through the `vector_changes` log.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .filters import Filters
+from .vector_matrix import VectorMatrix
 
 
 def blob(vec: np.ndarray) -> bytes:
@@ -17,6 +23,37 @@ def blob(vec: np.ndarray) -> bytes:
 class VectorIndex:
     def __init__(self, store) -> None:
         self.store = store
+        self.matrix: VectorMatrix | None = None
+        self.searches = 0
+
+    # -- the in-memory matrix --------------------------------------------------------------------
+    def keep_in_memory(self) -> None:
+        """Load every vector into memory now and answer searches from there from now on."""
+        if self.matrix is None:
+            m = VectorMatrix()
+            self._sync(m)
+            self.matrix = m
+
+    def note_search(self, matrix_after: int) -> None:
+        """Count a vector search; the `matrix_after`-th loads the matrix (0: never automatically)."""
+        self.searches += 1
+        if self.matrix is None and matrix_after and self.searches >= matrix_after:
+            self.keep_in_memory()
+
+    def _sync(self, m: VectorMatrix) -> bool:
+        """Catch the matrix up with the file in one read snapshot. Inside this process's own write
+        transaction it must not (that write may still roll back): the caller falls back to SQL."""
+        if self.store._in_write:
+            return False
+        with self.store.reading() as conn:
+            m.sync(conn)
+        return True
+
+    def _live_matrix(self) -> VectorMatrix | None:
+        m = self.matrix
+        if m is None or not self._sync(m):
+            return None
+        return m
 
     # -- writes (inside the caller's transaction) ---------------------------------------------
     def put(self, conn, memory_id: int, vec: np.ndarray, row) -> None:
@@ -31,6 +68,13 @@ class VectorIndex:
     # -- reads ---------------------------------------------------------------------------------
     def knn(self, q: np.ndarray, k: int, filters: Filters, conn=None) -> list[tuple[int, float]]:
         """Top-k (memory_id, cosine similarity) among memories passing `filters`."""
+        m = self._live_matrix() if conn is None else None
+        if m is not None:
+            return m.knn(q, k, filters)
+        return self.knn_sql(q, k, filters, conn)
+
+    def knn_sql(self, q: np.ndarray, k: int, filters: Filters, conn=None) -> list[tuple[int, float]]:
+        """vec0's exact brute-force KNN (the plain approach, and the path without a matrix)."""
         where, params = filters.sql()
         sql = ("SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? AND "
                + where + " ORDER BY distance")
@@ -44,6 +88,9 @@ class VectorIndex:
     def similarities(self, q: np.ndarray, ids: list[int]) -> dict[int, float]:
         if not ids:
             return {}
+        m = self._live_matrix()
+        if m is not None:
+            return m.similarities(q, ids)
         marks = ",".join("?" * len(ids))
         rows = self.store.read(
             f"SELECT memory_id, vec_distance_cosine(embedding, ?) FROM memories_vec "
@@ -52,6 +99,9 @@ class VectorIndex:
 
     def rank_of(self, q: np.ndarray, memory_id: int, filters: Filters) -> tuple[int | None, float | None]:
         """Full rank (1-based) of one memory by similarity among those passing `filters`."""
+        m = self._live_matrix()
+        if m is not None:
+            return m.rank_of(q, memory_id, filters)
         sim = self.similarities(q, [memory_id]).get(memory_id)
         if sim is None:
             return None, None
@@ -64,3 +114,46 @@ class VectorIndex:
     def vector_of(self, memory_id: int) -> np.ndarray | None:
         row = self.store.read_one("SELECT embedding FROM memories_vec WHERE memory_id = ?", (memory_id,))
         return None if row is None else np.frombuffer(row[0], dtype=np.float32).copy()
+
+    # -- near-duplicates for the write path ------------------------------------------------------------
+    def prepare_batch(self, n_items: int, batched_from: int) -> None:
+        """Before a write of `n_items` with dedup: a batch this big checks duplicates against the
+        in-memory matrix (one product per batch) rather than one vec0 scan per item."""
+        if self.matrix is None and n_items >= batched_from:
+            self.keep_in_memory()
+        elif self.matrix is not None:
+            self._sync(self.matrix)
+
+    def best_matches(self, conn, vecs: np.ndarray, agents: list[str],
+                     tiers: tuple[str, ...] = ("core", "active")) -> list[tuple[int | None, float]]:
+        """Inside a write transaction: for each vector, the most similar memory of its agent.
+        Uses the matrix as of its last sync plus the rows logged since (read through `conn`, so
+        another process's just-committed writes count); without a matrix, one vec0 KNN each."""
+        m = self.matrix
+        if m is None:
+            out = []
+            for v, a in zip(vecs, agents):
+                hit = self.knn_sql(v, 1, Filters(tiers=tiers, agent=a), conn=conn)
+                out.append(hit[0] if hit else (None, -1.0))
+            return out
+        changed = [int(r[0]) for r in conn.execute(
+            "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ?", (m.seq,))]
+        best = m.best_matches(vecs, agents, tiers, skip=set(changed))
+        if changed:
+            rows = []
+            for i in range(0, len(changed), 500):
+                part = changed[i:i + 500]
+                rows += conn.execute(
+                    "SELECT memory_id, embedding, tier, agent FROM memories_vec WHERE memory_id IN "
+                    f"({','.join('?' * len(part))})", part).fetchall()
+            rows = [r for r in rows if r[2] in tiers]
+            if rows:
+                mat = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+                sims = np.asarray(vecs, dtype=np.float32) @ mat.T
+                same = np.array([[(r[3] or "") == (a or "") for r in rows] for a in agents])
+                sims[~same] = -np.inf
+                arg = sims.argmax(axis=1)
+                for j, b in enumerate(arg):
+                    if sims[j, b] > best[j][1]:
+                        best[j] = (int(rows[b][0]), float(sims[j, b]))
+        return best

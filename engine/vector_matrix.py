@@ -1,0 +1,218 @@
+"""Every vector of the file held in one float32 matrix, for long-lived engines (console, benches,
+big ingests): exact cosine KNN as one matrix-vector product (~9 ms at 100k here against ~75 ms for
+vec0's brute-force scan), filters as numpy masks over per-row metadata codes.
+
+It stays equal to the file through `vector_changes`, a log that triggers on `memories` append to
+whenever a vector or a filter field changes or a memory is deleted (see schema.py). `sync()` reads
+the log past the last sequence number it applied (one indexed lookup when nothing changed), so
+writes from this process and from any other process are picked up before each search. If the log
+was pruned past that point, it reloads everything.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .filters import Filters
+
+FIELDS = ("tier", "kind", "category", "agent", "user")
+_CHUNK = 500
+
+
+class VectorMatrix:
+    def __init__(self, dim: int = 384) -> None:
+        self.dim = dim
+        self.lock = threading.RLock()
+        self._reset()
+
+    def _reset(self) -> None:
+        dim = self.dim
+        self.seq = -1                      # last vector_changes.seq applied (-1: never loaded)
+        self.n = 0                         # rows in use (dead rows stay until compaction)
+        self.mat = np.zeros((0, dim), dtype=np.float32)
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.alive = np.zeros(0, dtype=bool)
+        self.codes = {f: np.zeros(0, dtype=np.int32) for f in FIELDS}
+        self.vocab: dict[str, dict[str, int]] = {f: {} for f in FIELDS}
+        self.row: dict[int, int] = {}
+        self.dead = 0
+
+    # -- keeping up with the file --------------------------------------------------------------
+    def sync(self, conn) -> bool:
+        """Apply what changed since the last sync. Returns True if anything did. Call it outside a
+        write transaction (a rolled-back write must never reach the matrix)."""
+        with self.lock:
+            top, low = conn.execute("SELECT coalesce(max(seq), 0), coalesce(min(seq), 0) "
+                                    "FROM vector_changes").fetchone()
+            if self.seq == top:
+                return False
+            if self.seq < 0 or (low > self.seq + 1 and top > 0):
+                self._load_all(conn)
+                return True
+            ids = [int(r[0]) for r in conn.execute(
+                "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ? AND seq <= ?",
+                (self.seq, top))]
+            self._apply(conn, ids)
+            self.seq = int(top)
+            if self.dead > 1024 and self.dead > self.n // 4:
+                self._compact()
+            return True
+
+    def _load_all(self, conn) -> None:
+        self._reset()
+        top = conn.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0]
+        rows = conn.execute("SELECT memory_id, embedding, tier, kind, category, agent, user "
+                            "FROM memories_vec").fetchall()
+        self._grow(len(rows))
+        for r in rows:
+            self._put(r)
+        self.seq = int(top)
+
+    def _apply(self, conn, ids: list[int]) -> None:
+        found: set[int] = set()
+        for i in range(0, len(ids), _CHUNK):
+            part = ids[i:i + _CHUNK]
+            rows = conn.execute(
+                "SELECT memory_id, embedding, tier, kind, category, agent, user FROM memories_vec "
+                f"WHERE memory_id IN ({','.join('?' * len(part))})", part).fetchall()
+            self._grow(self.n + len(rows))
+            for r in rows:
+                self._put(r)
+                found.add(int(r[0]))
+        for mid in ids:
+            if mid not in found and mid in self.row:
+                j = self.row.pop(mid)
+                self.alive[j] = False
+                self.dead += 1
+
+    def _grow(self, need: int) -> None:
+        if need <= len(self.ids):
+            return
+        cap = max(need, int(len(self.ids) * 1.5) + 1024)
+        mat = np.zeros((cap, self.dim), dtype=np.float32)
+        mat[:self.n] = self.mat[:self.n]
+        self.mat = mat
+        self.ids = np.resize(self.ids, cap)
+        self.alive = np.concatenate([self.alive[:self.n], np.zeros(cap - self.n, dtype=bool)])
+        for f in FIELDS:
+            self.codes[f] = np.resize(self.codes[f], cap)
+
+    def _code(self, field: str, value) -> int:
+        voc = self.vocab[field]
+        v = value or ""
+        if v not in voc:
+            voc[v] = len(voc)
+        return voc[v]
+
+    def _put(self, r) -> None:
+        mid = int(r[0])
+        j = self.row.get(mid)
+        if j is None:
+            j = self.n
+            self.n += 1
+            self.row[mid] = j
+            self.ids[j] = mid
+        self.mat[j] = np.frombuffer(r[1], dtype=np.float32)
+        self.alive[j] = True
+        for k, f in enumerate(FIELDS):
+            self.codes[f][j] = self._code(f, r[2 + k])
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self.alive[:self.n])
+        self.mat = np.ascontiguousarray(self.mat[keep])
+        self.ids = self.ids[keep]
+        self.alive = np.ones(len(keep), dtype=bool)
+        for f in FIELDS:
+            self.codes[f] = self.codes[f][keep]
+        self.n = len(keep)
+        self.row = {int(m): j for j, m in enumerate(self.ids)}
+        self.dead = 0
+
+    # -- reads -----------------------------------------------------------------------------------
+    def mask(self, filters: Filters) -> np.ndarray | None:
+        """Rows passing `filters` (None: no row can pass)."""
+        n = self.n
+        m = self.alive[:n].copy()
+        tiers = [self.vocab["tier"][t] for t in filters.tiers if t in self.vocab["tier"]]
+        if not tiers:
+            return None
+        m &= np.isin(self.codes["tier"][:n], tiers)
+        for f in ("kind", "category", "agent", "user"):
+            want = getattr(filters, f)
+            if want is not None:
+                code = self.vocab[f].get(want)
+                if code is None:
+                    return None
+                m &= self.codes[f][:n] == code
+        return m
+
+    def knn(self, q: np.ndarray, k: int, filters: Filters) -> list[tuple[int, float]]:
+        with self.lock:
+            m = self.mask(filters)
+            if m is None or self.n == 0:
+                return []
+            sims = self.mat[:self.n] @ np.asarray(q, dtype=np.float32)
+            return self._top(sims, m, k)
+
+    @staticmethod
+    def _top_idx(sims: np.ndarray, m: np.ndarray, k: int) -> np.ndarray:
+        sims = np.where(m, sims, -np.inf)
+        avail = int(m.sum())
+        k = min(k, avail)
+        if k <= 0:
+            return np.zeros(0, dtype=np.int64)
+        part = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
+        return part[np.argsort(-sims[part], kind="stable")][:k]
+
+    def _top(self, sims, m, k) -> list[tuple[int, float]]:
+        idx = self._top_idx(sims, m, k)
+        return [(int(self.ids[j]), float(sims[j])) for j in idx]
+
+    def rank_of(self, q: np.ndarray, memory_id: int, filters: Filters) -> tuple[int | None, float | None]:
+        with self.lock:
+            j = self.row.get(int(memory_id))
+            if j is None:
+                return None, None
+            sims = self.mat[:self.n] @ np.asarray(q, dtype=np.float32)
+            sim = float(sims[j])
+            m = self.mask(filters)
+            if m is None:
+                return None, sim
+            return int(np.count_nonzero(sims[m] > sim)) + 1, sim
+
+    def similarities(self, q: np.ndarray, ids: list[int]) -> dict[int, float]:
+        with self.lock:
+            rows = [(m, self.row[m]) for m in ids if m in self.row]
+            if not rows:
+                return {}
+            sims = self.mat[[j for _, j in rows]] @ np.asarray(q, dtype=np.float32)
+            return {m: float(s) for (m, _), s in zip(rows, sims)}
+
+    def best_matches(self, vecs: np.ndarray, agents: list[str], tiers: tuple[str, ...],
+                     skip: set[int]) -> list[tuple[int | None, float]]:
+        """For each vector, the most similar memory of the same agent in `tiers` (batched: one
+        matrix product per agent), ignoring ids in `skip`."""
+        out: list[tuple[int | None, float]] = [(None, -1.0)] * len(vecs)
+        with self.lock:
+            if self.n == 0:
+                return out
+            skip_rows = [self.row[m] for m in skip if m in self.row]
+            vecs = np.asarray(vecs, dtype=np.float32)
+            for agent in set(agents):
+                sel = np.array([i for i, a in enumerate(agents) if a == agent])
+                m = self.mask(Filters(tiers=tiers, agent=agent))
+                if m is None:
+                    continue
+                m[skip_rows] = False
+                if not m.any():
+                    continue
+                for c in range(0, len(sel), 64):      # bounded memory: 64 x n similarities at once
+                    part = sel[c:c + 64]
+                    sims = vecs[part] @ self.mat[:self.n].T
+                    sims[:, ~m] = -np.inf
+                    best = sims.argmax(axis=1)
+                    top = sims[np.arange(len(part)), best]
+                    for i, b, s in zip(part, best, top):
+                        out[int(i)] = (int(self.ids[b]), float(s))
+        return out

@@ -259,3 +259,21 @@ def test_curator_demo_has_every_state(eng):
     cases = {r.status for r in eng.list_forget_requests()}
     assert cases == {"open", "verified"}
     assert eng.verify_audit().ok
+
+
+def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
+    import numpy as np
+    from engine import curator_scan
+
+    ids = [eng.add_memory(f"note {i}: {w}", agent="ab"[i % 2], dedup=False)
+           for i, w in enumerate("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split())]
+    eng.store.write(lambda c: c.execute("DELETE FROM memories WHERE id IN (?, ?)", (ids[1], ids[6])))  # holes
+    eng.archive_memory(ids[3])
+    with eng.store.reading() as conn:
+        assert curator_scan._vectors_from_chunks(conn) is not None      # the fast path is taken
+        fast = curator_scan.load_vectors(conn)
+        monkeypatch.setattr(curator_scan, "_vectors_from_chunks", lambda conn: None)
+        slow = curator_scan.load_vectors(conn)
+    assert fast[0].tolist() == slow[0].tolist() == [m for m in ids if m not in (ids[1], ids[3], ids[6])]
+    assert fast[3] == slow[3]
+    assert np.array_equal(fast[1][fast[2]], slow[1][slow[2]])

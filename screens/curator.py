@@ -100,7 +100,7 @@ class CuratorPane(Pane):
             yield Select([(s, s) for s in PROPOSAL_STATUSES], value="pending", prompt="any state",
                          id="c-status")
             yield Select([(k, k) for k in PROPOSAL_KINDS], prompt="any kind", id="c-kind")
-            yield Static("r run · D dry run · a approve · e edit+approve · x reject · u undo · v report",
+            yield Static("the queue waits for you: a approve · x reject · u undo · r run (? lists all)",
                          classes="hint", id="curator-keys")
         with Horizontal(id="curator-progress-row"):
             yield Static("", id="curator-progress-label")
@@ -114,7 +114,7 @@ class CuratorPane(Pane):
 
     def on_mount(self) -> None:
         t = self.table("#proposals")
-        t.add_columns("id", "kind", "on", "state", "members", "evidence", "created")
+        t.add_columns("id", "kind", "state", "members", "evidence", "created")
         t.border_title = "proposals"
         self.query_one("#proposal-detail").border_title = "proposal"
         self.query_one("#curator-run").border_title = "latest run"
@@ -141,9 +141,9 @@ class CuratorPane(Pane):
 
     def _show_queue(self, props) -> None:
         t = self.table("#proposals")
-        t.set_rows((p.id, [p.id, p.kind, p.target_kind, p.status,
+        t.set_rows((p.id, [p.id, f"{p.kind} {p.target_kind}", p.status,
                            ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
-                           _evidence_short(p), when(p.created_at)]) for p in props)
+                           _evidence_short(p), when(p.created_at)[:10]]) for p in props)
         t.border_title = f"proposals ({len(props)})"
         if t.selected_key:
             self.load_detail(int(t.selected_key))

@@ -75,10 +75,10 @@ class SearchPane(Pane):
             yield Input(placeholder="agent", id="f-agent")
             yield Input(placeholder="user", id="f-user")
         yield Static("Type a query and press enter.", id="search-status", classes="hint")
-        with Horizontal(id="search-main"):
-            yield DataGrid(id="results")
-            with VerticalScroll(id="hit-detail", classes="panel"):
-                yield Static("", id="breakdown")
+        yield DataGrid(id="results")
+        with Horizontal(id="hit-detail", classes="panel"):
+            yield Static("", id="breakdown")
+            with VerticalScroll(id="hit-text-scroll"):
                 yield Static("", id="hit-text")
         yield Static("", id="elsewhere", classes="hint")
         with Horizontal(id="why-bar"):
@@ -134,7 +134,7 @@ class SearchPane(Pane):
         for i, h in enumerate(res.hits, 1):
             b = h.breakdown
             content = h.content.replace("\n", " ")
-            rows.append((h.id, [i, content[:60] + ("…" if len(content) > 60 else ""),
+            rows.append((h.id, [i, content[:48] + ("…" if len(content) > 48 else ""),
                                 f"{b.final:.4f}", _fmt(b.bm25_rank, "d"), _fmt(b.vector_rank, "d"),
                                 _fmt(b.vector_similarity), _fmt(b.strength), _fmt(b.importance, ".2f"),
                                 _fmt(b.recency), h.tier, h.id]))
@@ -174,7 +174,7 @@ class SearchPane(Pane):
         best = max((h.breakdown.rrf for h in self.hits.values()), default=None)
         self.query_one("#breakdown", Static).update(breakdown_text(hit.breakdown, best))
         t = Text()
-        t.append(f"\n#{hit.id} ", style="bold")
+        t.append(f"#{hit.id} ", style="bold")
         t.append(f"{hit.kind} · {hit.category} · {hit.tier} · agent {hit.agent or '–'} · "
                  f"user {hit.user or '–'}\n", style="dim")
         t.append(hit.content)

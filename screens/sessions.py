@@ -172,7 +172,7 @@ class SessionsPane(Pane):
         s = d.session
         t = Text()
         t.append(f"{s.title or s.id}\n", style="bold")
-        t.append(f"{s.id} · agent {s.agent or '–'} · user {s.user or '–'} · {s.source or '–'} · "
+        t.append(f"{s.id} · {s.agent or '–'}/{s.user or '–'} · {s.source or '–'} · "
                  f"{s.model or '–'} · {when(s.started_at)}\n", style="dim")
         t.append("parent: ", style="bold")
         t.append(f"{d.parent.id} ({one_line(d.parent.title or '', 30)})" if d.parent else "none")

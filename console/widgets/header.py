@@ -6,7 +6,7 @@ from textual.widgets import Static
 
 # embedder state -> (badge, style). Until the model is ready, search is keyword-only.
 BADGES = {
-    "ready": ("hybrid · model ready", "bold black on green"),
+    "ready": ("hybrid", "bold black on green"),
     "loading": ("keyword-only · model loading", "bold black on yellow"),
     "idle": ("keyword-only · model not loaded", "bold black on yellow"),
     "none": ("keyword-only · no model", "bold white on red"),
@@ -41,10 +41,10 @@ class StatusHeader(Static):
         self._draw()
 
     def _draw(self) -> None:
+        # Badge and counts first: a long database path is what gets cut on a narrow terminal.
         t = Text()
-        t.append("memconsole ", style="bold")
-        t.append(self.db_path, style="underline")
-        t.append(f"  as {self.actor}  ", style="dim")
+        t.append_text(badge(self.embedder_state))
+        t.append(" ")
         c = self.counts
         if c is None:
             t.append("counting…", style="dim")
@@ -54,6 +54,13 @@ class StatusHeader(Static):
                      f"archived {tiers.get('archived', 0):,} │ sessions {c.sessions:,} │ "
                      f"rules {c.rules:,} │ proposals {c.pending_proposals:,} │ "
                      f"forget open {c.open_forget_requests:,}")
-        t.append("  ")
-        t.append_text(badge(self.embedder_state))
+        t.append(" │ ")
+        t.append(_home(self.db_path), style="bold")
+        t.append(f" as {self.actor}", style="dim")
         self.update(t)
+
+
+def _home(path: str) -> str:
+    import os
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home not in ("", "/") and path.startswith(home + os.sep) else path

@@ -32,12 +32,18 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll():
             for title, bindings in self.sections:
                 t = Table(title=title, title_justify="left", show_header=False, box=None,
-                          expand=True, padding=(0, 1))
+                          expand=False, padding=(0, 1), title_style="bold")
                 t.add_column("key", style="bold cyan", width=22)
                 t.add_column("what")
                 for b in bindings:
-                    t.add_row(_key(b), b.description or b.action)
+                    t.add_row(self._display(b), b.description or b.action)
                 yield Static(t, classes="help-section")
+
+    def _display(self, b: Binding) -> str:
+        try:
+            return self.app.get_key_display(b)
+        except Exception:
+            return _key(b)
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)

@@ -16,6 +16,7 @@ class QuietConsole(MemConsole):
         kw.setdefault("start_embedder", False)
         kw.setdefault("db_label", "test.db")
         super().__init__(engine, **kw)
+        self.animation_level = "none"      # no tab-underline animation caught mid-flight
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -196,7 +196,8 @@ class DecayPane(Pane):
                          eng.strength_distribution(now=now, bins=10))
         chosen = p["chosen"]
         if chosen is None:   # nothing chosen yet: the next memories and rules to cross
-            chosen = [f"m{m.id}" for m in fc.memories[:AUTO_MEMORIES]]
+            ahead = [m for m in fc.memories if m.crosses_at > now] or fc.memories   # skip overdue
+            chosen = [f"m{m.id}" for m in ahead[:AUTO_MEMORIES]]
             rules = [f"r{r.id}" for r in fc.rules[:AUTO_RULES]] or \
                 [f"r{r.id}" for r in eng.list_rules(status=["active", "dormant"], limit=AUTO_RULES)]
             chosen += rules
@@ -314,7 +315,8 @@ class DecayPane(Pane):
             rows.append((key, ["●" if key in chosen else "", key, m.kind, m.agent or "–",
                                f"{m.strength_now:.2f}", f"{m.strength_then:.2f}",
                                (iso(m.crosses_at) or "")[:10],
-                               f"{max(0.0, (m.crosses_at - v.now) / DAY):.1f} d",
+                               f"{(m.crosses_at - v.now) / DAY:.1f} d" if m.crosses_at > v.now
+                               else Text("overdue", style="yellow"),
                                Text(m.preview[:60], style="dim")]))
         for r in v.forecast.rules:
             key = f"r{r.id}"

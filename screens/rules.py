@@ -24,6 +24,8 @@ COLUMNS = ("id", "score", "status", "rule", "viol", "reinforced", "pin", "agent"
 LIMIT = 500
 HISTORY_DAYS = 60             # score history charted this far back
 REASON = "from the console"
+DONE = {"pin_rule": "pinned", "unpin_rule": "unpinned", "reinforce_rule": "reinforced",
+        "retire_rule": "retired", "revive_rule": "revived", "set_rule_score": "score set"}
 
 
 def _day(t: float | None) -> str:
@@ -190,7 +192,7 @@ class RulesPane(Pane):
         t.append(f" · agent {r.agent or '(all)'} · domain {r.domain or '–'}"
                  f"{' · pinned' if r.pinned else ''}\n")
         t.append(f"source {r.source} · created {_day(r.created_at)} · violations {r.violations}\n")
-        t.append(f"last reinforced {_day(r.last_reinforced_at)} ({d.days_since_reinforced:g} d ago)\n")
+        t.append(f"last reinforced {_day(r.last_reinforced_at)} ({d.days_since_reinforced:.0f} d ago)\n")
         p = d.projection
         if p.frozen:
             t.append("holds: it does not decay on its own (critical, pinned or retired)\n", style="dim")
@@ -297,7 +299,7 @@ class RulesPane(Pane):
             after = self.engine.set_rule_score(rule_id, args[0], reason=args[1])
         else:
             after = getattr(self.engine, method)(rule_id, reason=REASON)
-        what = method.removesuffix("_rule").replace("_", " ")
+        what = DONE.get(method, method)
         self.app.call_from_thread(
             self.notify, f"Rule #{rule_id} {what}: score {before.score:g} → {after.score:g}, "
                          f"{before.status} → {after.status}{' · pinned' if after.pinned else ''}.")

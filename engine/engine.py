@@ -42,7 +42,7 @@ class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, Inge
                  clock: Clock | None = None, actor: str | None = None,
                  settings: Settings | None = None, load: str = "background",
                  auto_backfill: bool = True) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser().absolute()   # reports and scans resolve beside it
         self.settings = settings or load_settings()
         self.clock = clock or SystemClock()
         self.actor = actor or default_actor()

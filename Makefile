@@ -41,4 +41,4 @@ stress: $(STAMP)
 	$(BIN)/python -m pytest -q -s tests/stress -p no:cacheprovider
 
 clean:
-	rm -rf $(VENV) $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm
+	rm -rf $(VENV) $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm curator

@@ -64,20 +64,20 @@ class LifecycleViewsMixin:
         ds = self.settings.decay
         p = {"now": now, "until": now + n * DAY, "day": DAY, "thr": ds.archive_threshold,
              **rate_params(rates_for(ds, rates))}
-        where = f"{DECAYING} AND {crossing_sql()} <= :until"
+        agent_sql = " AND agent = :agent" if agent is not None else ""
         if agent is not None:
-            where += " AND agent = :agent"
             p["agent"] = agent
         counts = {k: [0] * n for k in KINDS}
         overdue = 0
+        # The crossing is computed once per row in the inner query; one pass yields both the
+        # per-day counts and the overdue ones.
+        sql = (f"SELECT kind, CAST(max(0.0, c - :now) / :day AS INTEGER) AS d, count(*),"
+               f" sum(c <= :now) FROM (SELECT kind, {crossing_sql()} AS c FROM memories"
+               f" WHERE {DECAYING}{agent_sql}) WHERE c <= :until GROUP BY kind, d")
         with self.store.reading() as c:
-            for kind, d, cnt in c.execute(
-                    f"SELECT kind, CAST(max(0.0, {crossing_sql()} - :now) / :day AS INTEGER) AS d,"
-                    f" count(*) FROM memories WHERE {where} GROUP BY kind, d", p):
+            for kind, d, cnt, late in c.execute(sql, p):
                 counts.setdefault(kind, [0] * n)[min(n - 1, int(d))] += cnt
-            overdue = c.execute(f"SELECT count(*) FROM memories WHERE {DECAYING} AND "
-                                f"{crossing_sql()} <= :now" + (" AND agent = :agent" if agent is not None
-                                                                else ""), p).fetchone()[0]
+                overdue += late or 0
         per_day = [sum(counts[k][i] for k in counts) for i in range(n)]
         cumulative, run = [], 0
         for v in per_day:

@@ -83,6 +83,8 @@ class DecayPane(Pane):
         self.offset_days = 0
         self.chosen: list[str] | None = None   # None: chart the first crossers automatically
         self.view: DecayView | None = None
+        self.debounce = 0.3          # seconds of quiet typing before a redraw
+        self._debounce_timer = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="decay-controls"):
@@ -137,7 +139,14 @@ class DecayPane(Pane):
 
     @on(Input.Changed, "#decay-horizon, .half-life")
     def _inputs_changed(self) -> None:
-        self.redraw()
+        # Typing "120" would start three redraws (each several full scans on a big database):
+        # wait until the operator pauses.
+        if self._debounce_timer is not None:
+            self._debounce_timer.stop()
+        if self.debounce <= 0:
+            self.redraw()
+        else:
+            self._debounce_timer = self.set_timer(self.debounce, self.redraw)
 
     @on(Input.Submitted, "#decay-chosen")
     def _chosen_submitted(self, event: Input.Submitted) -> None:

@@ -70,6 +70,7 @@ async def test_what_if_rate_draws_a_curve_and_writes_nothing(lifecycle):
     async with app.run_test(size=(120, 40)) as pilot:
         pane, table = await _open(app, pilot)
         real_total = pane.view.timeline.total
+        pane.debounce = 0                                  # redraw on every change (no timer to wait for)
         field = app.query_one("#hl-semantic", Input)
         field.value = "3"                                  # semantic 30 d -> 3 d
         await settle(app, pilot)

@@ -168,8 +168,9 @@ class ForgetMixin:
     # -- verify ----------------------------------------------------------------------------------------
     def verify_forget(self, request_id: int) -> Verification:
         """Checkpoint and truncate the WAL, then scan the database files and reports for the text.
-        Without the text (a later re-check, in a new process) the scan uses what this process still
-        holds, else it can only re-check the checkpoint: the engine keeps no copy to search with."""
+        The text to search for exists only in the memory of the process that executed the case,
+        until a verification passes (the engine stores no copy); elsewhere the result says
+        `checked_texts == 0` and is not recorded."""
         req = self.get_forget_request(request_id)
         if req.status not in ("executed", "verified"):
             raise InvalidInput(f"forget request {req.id} is {req.status}; execute it first")
@@ -199,6 +200,8 @@ class ForgetMixin:
                                                     "wal_truncated": truncated})
 
         self.store.write(write)
+        if residue == 0 and truncated:
+            self.__dict__.get("_forget_texts", {}).pop(req.id, None)    # proven gone: let go of it
         self._checkpoint()
         return ver
 

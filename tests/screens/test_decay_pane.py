@@ -137,3 +137,27 @@ async def test_charts_redraw_when_another_process_writes(lifecycle, tmp_path):
         assert f"m{hotfix}" not in _keys(table)          # pinned: it no longer decays
         assert pane.view.timeline.total == 1
     assert app.errors == []
+
+
+async def test_panes_3_4_6_on_an_empty_database(tmp_path):
+    from .seed import make_engine
+
+    eng = make_engine(tmp_path / "empty.db")
+    try:
+        app = make_app(eng)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            for key in "346":
+                await pilot.press(key)
+                await settle(app, pilot)
+            pane = app.pane("decay")
+            assert pane.view.chosen == [] and pane.view.timeline.total == 0
+            assert app.query_one("#decay-forecast", DataGrid).row_count == 0
+            assert app.pane("rules").rules == {} and app.pane("flows").flows == {}
+            assert "0 rules" in str(app.query_one("#rules-status", Static).render())
+            await pilot.press("3", "x")                     # an action with nothing selected
+            await pilot.pause()
+            assert app.screen is app.screen_stack[0]         # no confirmation: nothing to retire
+        assert app.errors == []
+    finally:
+        eng.close()

@@ -169,3 +169,29 @@ async def test_filters_and_boot_preview(lifecycle):
         # the boot preview follows the agent filter
         assert pane.boot.agent is None
     assert app.errors == []
+
+
+async def test_live_refresh_keeps_the_selection(lifecycle):
+    from engine import open_engine
+
+    eng, ids, clock = lifecycle
+    rid = ids["rule"]["tests"]
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane, table = await _open(app, pilot)
+        await _select(app, pilot, table, rid)
+        app.poll_db()                                     # the baseline data_version
+        await settle(app, pilot)
+        agent = open_engine(eng.path, embedder=None, clock=clock, actor="agent-7", load="lazy")
+        try:
+            agent.reinforce_rule(rid, reason="the agent followed it")
+            agent.reinforce_rule(rid, reason="and again")
+        finally:
+            agent.close()
+        app.poll_db()
+        await settle(app, pilot)
+        assert table.selected_key == str(rid)             # the rule moved up; the cursor followed it
+        assert table.get_row_at(table.cursor_row)[1].plain.strip() == "5.5"
+        assert pane.detail.history[-1].actor == "agent-7"
+        assert "and again" in _text(app, "#rule-info")
+    assert app.errors == []

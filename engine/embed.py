@@ -165,7 +165,15 @@ class EmbedderHandle:
                 return
             self._started = True
             self.state = "loading"
-        threading.Thread(target=self._load, name="embedder-load", daemon=True).start()
+        self._thread = threading.Thread(target=self._load, name="embedder-load", daemon=True)
+        self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the loader thread (and the callbacks it runs) to finish. The interpreter must
+        not exit while that thread is inside torch: C++ aborts the process if it does."""
+        t = getattr(self, "_thread", None)
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout)
 
     def _load(self) -> None:
         try:

@@ -76,7 +76,8 @@ class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, Inge
             pass   # the next open (or `doctor --repair`) finishes the job
 
     def close(self) -> None:
-        self._closed.set()
+        self._closed.set()            # a running backfill stops after its current batch
+        self.embedder.join(timeout=120)
         self.store.close()
 
     def __enter__(self) -> "MemoryEngine":

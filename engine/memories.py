@@ -315,7 +315,8 @@ class MemoriesMixin:
         if emb is None:
             return 0
         done = 0
-        while True:
+        closed = getattr(self, "_closed", None)
+        while closed is None or not closed.is_set():
             rows = self.store.read("SELECT * FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (batch,))
             if not rows:
                 return done
@@ -331,6 +332,7 @@ class MemoriesMixin:
             done += len(rows)
             if progress:
                 progress(len(rows))
+        return done
 
 
 def _as_id(value) -> int:

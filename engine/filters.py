@@ -26,7 +26,10 @@ class Filters:
         elif isinstance(tier, str):
             tiers = tuple(t.strip() for t in tier.split(",") if t.strip())
         else:
-            tiers = tuple(tier)
+            try:
+                tiers = tuple(tier)
+            except TypeError:
+                raise InvalidInput(f"tier must be text or a list of tiers, not {tier!r}") from None
         bad = [t for t in tiers if t not in TIERS]
         if bad or not tiers:
             raise InvalidInput(f"unknown tier {bad[0] if bad else tier!r}; use one of {', '.join(TIERS)} or all")

@@ -127,6 +127,30 @@ def test_ids_of_any_shape_are_not_found_or_invalid(heng, mid):
         assert isinstance(r, EngineError) or r is not None
 
 
+odd = st.one_of(st.none(), st.integers(), st.floats(), st.booleans(), hostile_text,
+                st.lists(st.sampled_from(["core", "active", "archived", "x"]), max_size=3),
+                st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+@given(k=st.one_of(st.integers(1, 20), odd), tier=odd, kind=st.one_of(st.none(), odd),
+       category=odd, agent=odd, user=odd, mode=st.one_of(st.sampled_from([None, "keyword"]), odd))
+def test_search_parameters_of_any_shape(heng, k, tier, kind, category, agent, user, mode):
+    r = _only_engine_errors(heng.search, "deploy", k=k, tier=tier, kind=kind, category=category,
+                            agent=agent, user=user, mode=mode, record_access=False)
+    assert isinstance(r, (SearchResult, InvalidInput)), r
+
+
+@given(importance=st.one_of(st.just(0.5), odd), kind=st.one_of(st.just("semantic"), odd),
+       tier=st.one_of(st.just("active"), odd), metadata=st.one_of(st.just({}), odd), pinned=odd,
+       session_id=odd, message_id=odd)
+def test_add_memory_fields_of_any_shape(heng, importance, kind, tier, metadata, pinned, session_id,
+                                        message_id):
+    r = _only_engine_errors(heng.add_memory_ex, "a field test", importance=importance, kind=kind,
+                            tier=tier, metadata=metadata, pinned=pinned, session_id=session_id,
+                            message_id=message_id, dedup=False)
+    assert isinstance(r, InvalidInput) or heng.get_memory(r.id).content == "a field test"
+
+
 def test_huge_inputs(heng):
     big = "deploy " * 200_000                      # 1.4 MB
     assert isinstance(heng.search(big, k=3), SearchResult)

@@ -151,6 +151,14 @@ def test_add_memory_fields_of_any_shape(heng, importance, kind, tier, metadata, 
     assert isinstance(r, InvalidInput) or heng.get_memory(r.id).content == "a field test"
 
 
+@given(body=st.one_of(st.text(ANY_CHAR, max_size=200), st.lists(st.sampled_from(
+    ["# Heading", "- item", "§", "\x00", "```", "* * *", "---", "\ud800", *NASTY]), max_size=12)
+    .map("\n".join)), agent=hostile_text)
+def test_markdown_import_of_any_text(heng, tmp_path_factory, body, agent):
+    f = tmp_path_factory.mktemp("md") / "MEMORY.md"
+    f.write_bytes(body.encode("utf-8", "surrogatepass"))
+    _only_engine_errors(heng.import_markdown, f, agent=agent)
+
 def test_huge_inputs(heng):
     big = "deploy " * 200_000                      # 1.4 MB
     assert isinstance(heng.search(big, k=3), SearchResult)

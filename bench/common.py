@@ -111,3 +111,99 @@ def write_section(name: str, body: str) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     BENCHMARKS.write_text(text, encoding="utf-8")
+
+
+# -- a synthetic fleet memory for scale benchmarks -------------------------------------------------
+AGENTS = ("planner", "coder", "reviewer", "ops", "support", "research", "billing", "triage")
+CATS = ("decision", "task", "rejected", "discovery", "learning", "context", "preference", "fact")
+_VOCAB_SEED = ("deploy release build cache test flaky retry timeout database index query schema "
+               "migration backup restore user customer invoice refund ticket priority bug crash "
+               "memory leak latency throughput queue worker cron schedule token budget prompt model "
+               "embedding vector search rank fusion keyword agent session transcript summary note "
+               "decision reason policy rule review approve reject merge branch commit pipeline "
+               "docker kubernetes node cluster region outage incident alert pager dashboard metric "
+               "log trace span error warning config secret key rotate certificate expiry domain dns "
+               "email slack channel meeting standup sprint roadmap feature flag rollout canary "
+               "python rust typescript sql sqlite postgres redis kafka s3 bucket lambda api endpoint "
+               "rate limit auth oauth login password reset profile preference dark mode theme editor "
+               "keyboard shortcut terminal console pane table filter sort export import csv json").split()
+
+
+def vocab(n: int = 4000) -> list[str]:
+    """A Zipf-ish vocabulary: real words first (frequent), then made-up rare terms."""
+    rng = np.random.default_rng(1)
+    extra = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), int(rng.integers(4, 10))))
+             for _ in range(n - len(_VOCAB_SEED))]
+    return list(_VOCAB_SEED) + extra
+
+
+class SyntheticCorpus:
+    """Deterministic memories (text, agent, category, tier) and clustered unit vectors, so scale
+    benchmarks need no model: text for FTS5 drawn from a Zipf vocabulary, vectors around 512
+    topic centroids (KNN over them behaves like real embeddings do, with near neighbours)."""
+
+    def __init__(self, dim: int = 384, seed: int = 0) -> None:
+        self.dim = dim
+        self.words = vocab()
+        rng = np.random.default_rng(seed)
+        c = rng.standard_normal((512, dim)).astype(np.float32)
+        self.centroids = c / np.linalg.norm(c, axis=1, keepdims=True)
+        ranks = np.arange(1, len(self.words) + 1)
+        p = 1.0 / ranks ** 1.05
+        self.p = p / p.sum()
+
+    def texts(self, start: int, n: int) -> list[str]:
+        rng = np.random.default_rng(10_000 + start)
+        lens = rng.integers(8, 24, n)
+        flat = rng.choice(len(self.words), int(lens.sum()), p=self.p)
+        out, i = [], 0
+        for j, L in enumerate(lens):
+            out.append(" ".join(self.words[w] for w in flat[i:i + L]) + f" #{start + j}")
+            i += L
+        return out
+
+    def vectors(self, start: int, n: int) -> np.ndarray:
+        rng = np.random.default_rng(20_000 + start)
+        topic = rng.integers(0, len(self.centroids), n)
+        v = self.centroids[topic] + rng.standard_normal((n, self.dim)).astype(np.float32) / np.sqrt(self.dim)
+        return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+    def items(self, start: int, n: int) -> list[dict]:
+        rng = np.random.default_rng(30_000 + start)
+        tiers = rng.choice(["active", "active", "active", "core", "archived"], n)
+        return [{"content": t, "agent": AGENTS[int(a)], "category": CATS[int(c)], "tier": str(tr),
+                 "kind": "semantic"}
+                for t, a, c, tr in zip(self.texts(start, n), rng.integers(0, len(AGENTS), n),
+                                       rng.integers(0, len(CATS), n), tiers)]
+
+    def queries(self, n: int) -> list[str]:
+        rng = np.random.default_rng(99)
+        return [" ".join(self.words[w] for w in rng.choice(len(self.words), int(rng.integers(2, 6)),
+                                                           p=self.p)) for _ in range(n)]
+
+
+class TableEmbedder:
+    """Returns vectors registered for exact texts (else a hash-seeded one): the embedder for scale
+    benchmarks, so what is timed is the engine, not the model."""
+
+    name = "table"
+    dim = 384
+
+    def __init__(self) -> None:
+        self.table: dict[str, np.ndarray] = {}
+
+    def register(self, texts, vecs) -> None:
+        for t, v in zip(texts, vecs):
+            self.table[t] = v
+
+    def embed(self, texts):
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            v = self.table.get(t)
+            if v is None:
+                rng = np.random.default_rng(int(hashlib.blake2b(t.encode("utf-8", "replace"),
+                                                                digest_size=8).hexdigest(), 16))
+                v = rng.standard_normal(self.dim).astype(np.float32)
+                v /= np.linalg.norm(v)
+            out[i] = v
+        return out

@@ -55,10 +55,22 @@ class SearchSettings:
     rrf_k: float = 60.0                   # fusion = "rrf" only
     keyword_weight: float = 1.0           # fusion = "rrf" only
     vector_weight: float = 1.0            # fusion = "rrf" only
+    # Keyword queries drop words more than this share of memories contain, once there are
+    # common_terms_from memories (other words must remain). BM25 weighs such a word little
+    # (IDF <= log 4; ~0 past half), yet FTS5 must score every memory containing it: at 100k one
+    # such word cost ~0.5 s. On LoCoMo (with the size floor lifted) hybrid recall is unchanged at
+    # 0.2 and 0.5. 0 = keep every word.
+    common_term_share: float = 0.2
+    common_terms_from: int = 20_000
     # Vector search answers from an in-memory matrix (exact, ~8x faster than vec0's scan at 100k)
     # once an engine has run this many vector searches: long-lived engines (console, benches) get
     # it, one-shot CLI calls never pay to load it. 0 = never automatically.
     matrix_after: int = 3
+    # From this many vectors on, the matrix finds candidates by the Hamming distance of sign bits
+    # (32x less memory to scan) and rescores max(bits_rescore, 10·k) of them exactly; below it,
+    # or when a filter leaves fewer rows, it is exact. recall@10 vs exact: BENCHMARKS.md.
+    bits_from: int = 50_000
+    bits_rescore: int = 2000
     # An add_memories batch at least this big checks near-duplicates against the in-memory matrix
     # in one product instead of one vec0 scan per item (75 ms each at 100k memories).
     dedup_matrix_from: int = 32

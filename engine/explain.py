@@ -26,7 +26,7 @@ class ExplainMixin:
         if mem.absorbed_into:
             excluded.append(f"it was merged into memory {mem.absorbed_into}")
         everything = Filters(("core", "active", "archived"))
-        p = plan(q)
+        p = self.keyword_plan(q)
         # Full keyword rank, among memories passing the filters (or all, if the filters exclude it).
         scope = everything if excluded else filters
         bm25_rank, matches = self._full_keyword_rank(p, mem.id, scope)
@@ -108,7 +108,7 @@ class ExplainMixin:
             return None
         kw = vec = None
         if bm25_rank and result.mode != "vector":
-            kw = (bm25_rank, self._bm25_score(plan(result.query), mem.id))
+            kw = (bm25_rank, self._bm25_score(self.keyword_plan(result.query), mem.id))
         if vrank and result.mode != "keyword":
             vsim = self.vectors.similarities(self.embed_query(result.query), [mem.id]).get(mem.id)
             vec = (vrank, vsim) if vsim is not None else None

@@ -9,7 +9,7 @@ from . import fusion
 from .errors import EngineError, InvalidInput
 from .filters import Filters
 from .memories import row_to_memory
-from .query import FtsPlan, clean, plan
+from .query import FtsPlan, clean, plan, quote
 from .types import SEARCH_MODES, Breakdown, Hit, SearchResult, load_json
 
 MAX_K = 1000
@@ -46,13 +46,14 @@ class SearchMixin:
                 message = "keyword-only: no embedding model is available" + (
                     f" ({self.embedder.error})" if self.embedder.error else "")
         n = max(self.settings.search.candidates, k)
-        p = plan(q)
+        p = self.keyword_plan(q)
         kw = self._keyword_ranks(p, filters, n) if ran in ("hybrid", "keyword") else {}
         vec: dict[int, tuple[int, float]] = {}
         qvec = None
         if ran in ("hybrid", "vector") and q.strip():
             qvec = self.embed_query(q)
-            self.vectors.note_search(self.settings.search.matrix_after)
+            s = self.settings.search
+            self.vectors.note_search(s.matrix_after, s.bits_from, s.bits_rescore)
             vec = {mid: (i + 1, sim) for i, (mid, sim) in enumerate(self.vectors.knn(qvec, n, filters))}
         if not q.strip():
             message = "nothing to search for: the query is empty"
@@ -75,6 +76,42 @@ class SearchMixin:
         return self.embedder.require().embed([text])[0]
 
     # -- retrievers --------------------------------------------------------------------------------
+    def keyword_plan(self, text: str) -> FtsPlan:
+        """The FTS plan for `text`, less the words that a big share of the memories contain once
+        the database is big (SearchSettings.common_term_share / common_terms_from): BM25 weighs
+        such a word little, yet FTS5 would score every memory containing it — so the cost of a
+        keyword query follows its rarer words. Document frequencies are cached per engine."""
+        p = plan(text)
+        s = self.settings.search
+        if p.index != "words" or len(p.terms) < 2 or not s.common_term_share:
+            return p
+        top = self.store.read_one("SELECT max(id) FROM memories")[0] or 0
+        cache = getattr(self, "_df_cache", None)
+        if cache is None or abs(top - cache["top"]) > 0.1 * max(cache["top"], 1):
+            n = self.store.read_one("SELECT count(*) FROM memories")[0]
+            cache = self._df_cache = {"top": top, "n": n, "df": {}}
+        if cache["n"] < s.common_terms_from:
+            return p
+        keep = []
+        for t in p.terms:
+            df = cache["df"].get(t)
+            if df is None:
+                try:
+                    df = self.store.read_one("SELECT count(*) FROM memories_fts WHERE memories_fts "
+                                             "MATCH ?", (quote(t),))[0]
+                except Exception:
+                    df = 0
+                if len(cache["df"]) > 50_000:
+                    cache["df"].clear()
+                cache["df"][t] = df
+            if df <= s.common_term_share * cache["n"]:
+                keep.append(t)
+        if not keep:          # every word is common: keep the rarest one
+            keep = [min(p.terms, key=lambda t: cache["df"][t])]
+        if len(keep) == len(p.terms):
+            return p
+        return FtsPlan("words", " OR ".join(quote(x) for x in keep), (), tuple(keep))
+
     def _keyword_ranks(self, p: FtsPlan, filters: Filters, n: int) -> dict[int, tuple[int, float]]:
         """{memory_id: (rank, bm25)} — FTS5's bm25() is lower-is-better; we report its negation."""
         where, params = filters.sql("m.")
@@ -117,10 +154,13 @@ class SearchMixin:
         if len(ids) > k:
             bar = total[ids[k - 1]] * floor
             ids = [m for m in ids if total[m] >= bar]
+        # Score on the few columns weighting needs; read whole rows only for the k returned.
         rows = {int(r["id"]): r for r in self.store.read(
-            f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)}
+            "SELECT id, kind, tier, pinned, anchor_strength, last_reinforced_at, importance,"
+            f" created_at, last_accessed_at FROM memories WHERE id IN ({','.join('?' * len(ids))})",
+            ids)}
         now = self.clock.now()
-        scored = []
+        finals = []
         for mid in ids:
             r = rows.get(mid)
             if r is None:
@@ -129,13 +169,23 @@ class SearchMixin:
             last = max(float(r["created_at"] or 0), float(r["last_accessed_at"] or 0))
             rec = fusion.recency(now, last, s)
             final = fusion.weight(total[mid], strength, float(r["importance"]), rec, s)
+            finals.append((-round(final, 6), mid, strength, float(r["importance"]), rec, final))
+        finals.sort()
+        top = finals[:k]
+        full = {int(r["id"]): r for r in self.store.read(
+            f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(top))})", [t[1] for t in top])}
+        scored = []
+        for _, mid, strength, importance, rec, final in top:
+            r = full.get(mid)
+            if r is None:
+                continue
             b = Breakdown(
                 bm25_rank=kw[mid][0] if mid in kw else None,
                 bm25_score=round(kw[mid][1], 6) if mid in kw else None,
                 vector_rank=vec[mid][0] if mid in vec else None,
                 vector_similarity=round(vec[mid][1], 6) if mid in vec else None,
                 rrf=round(fused.get(mid, 0.0), 6), strength=round(strength, 4),
-                importance=round(float(r["importance"]), 4), recency=round(rec, 4),
+                importance=round(importance, 4), recency=round(rec, 4),
                 final=round(final, 6), context=round(near.get(mid, 0.0), 6))
             scored.append(Hit(id=mid, content=r["content"], kind=r["kind"], category=r["category"],
                               tier=r["tier"], agent=r["agent"], user=r["user"],

@@ -10,9 +10,12 @@ numpy product, kept in sync with every process's writes through the `vector_chan
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .filters import Filters
+from .store import connect
 from .vector_matrix import VectorMatrix
 
 
@@ -25,20 +28,48 @@ class VectorIndex:
         self.store = store
         self.matrix: VectorMatrix | None = None
         self.searches = 0
+        self.bits_from, self.rescore = 0, 2000
+        self._loading = False
+        self._load_lock = threading.Lock()
 
     # -- the in-memory matrix --------------------------------------------------------------------
-    def keep_in_memory(self) -> None:
-        """Load every vector into memory now and answer searches from there from now on."""
-        if self.matrix is None:
-            m = VectorMatrix()
-            self._sync(m)
-            self.matrix = m
+    def keep_in_memory(self, background: bool = False) -> None:
+        """Load every vector into memory and answer searches from there from now on. The load
+        reads through its own connection, so a background load (seconds at 100k) never holds
+        the engine's connection; searches use vec0 until it is done."""
+        with self._load_lock:
+            if self.matrix is not None or self._loading:
+                return
+            self._loading = True
+        if background:
+            threading.Thread(target=self._load, name="vector-matrix-load", daemon=True).start()
+        else:
+            self._load()
 
-    def note_search(self, matrix_after: int) -> None:
-        """Count a vector search; the `matrix_after`-th loads the matrix (0: never automatically)."""
+    def _load(self) -> None:
+        try:
+            m = VectorMatrix()
+            conn = connect(self.store.path)
+            try:
+                conn.execute("BEGIN")
+                m.sync(conn)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            self._sync(m)          # whatever was written while it loaded
+            self.matrix = m
+        except Exception:
+            pass                   # vec0 keeps answering; the next trigger tries again
+        finally:
+            self._loading = False
+
+    def note_search(self, matrix_after: int, bits_from: int = 0, rescore: int = 2000) -> None:
+        """Count a vector search; the `matrix_after`-th starts loading the matrix in the
+        background (0: never automatically)."""
+        self.bits_from, self.rescore = bits_from, rescore
         self.searches += 1
         if self.matrix is None and matrix_after and self.searches >= matrix_after:
-            self.keep_in_memory()
+            self.keep_in_memory(background=True)
 
     def _sync(self, m: VectorMatrix) -> bool:
         """Catch the matrix up with the file in one read snapshot. Inside this process's own write
@@ -70,7 +101,7 @@ class VectorIndex:
         """Top-k (memory_id, cosine similarity) among memories passing `filters`."""
         m = self._live_matrix() if conn is None else None
         if m is not None:
-            return m.knn(q, k, filters)
+            return m.knn(q, k, filters, self.bits_from, self.rescore)
         return self.knn_sql(q, k, filters, conn)
 
     def knn_sql(self, q: np.ndarray, k: int, filters: Filters, conn=None) -> list[tuple[int, float]]:

@@ -89,6 +89,29 @@ def test_matrix_equals_vec0_and_follows_other_connections(tmp_path, clock):
         b.close()
 
 
+def test_bit_candidates_rescored_exactly(tmp_path, clock):
+    """Past bits_from the matrix takes candidates by sign-bit Hamming distance and rescores
+    them: similarities are exact, a stored vector finds itself first, filters still hold."""
+    emb = HashEmbedder()
+    eng = open_engine(tmp_path / "b.db", embedder=emb, clock=clock)
+    try:
+        texts = [f"memo {i} on topic {i % 17} with detail {i * 7 % 31}" for i in range(400)]
+        eng.add_memories([{"content": t, "agent": "a" if i % 2 else "b"} for i, t in enumerate(texts)],
+                         dedup=False)
+        eng.vectors.keep_in_memory()
+        m = eng.vectors.matrix
+        for i in (3, 150, 399):
+            q = emb.embed([texts[i]])[0]
+            got = m.knn(q, 5, Filters(), bits_from=1, rescore=50)
+            assert got[0][1] == pytest.approx(1.0, abs=1e-5)
+            exact = dict(_exact(eng, q, 400, Filters()))
+            assert all(abs(exact[mid] - sim) < 1e-5 for mid, sim in got)
+            only_a = m.knn(q, 5, Filters(agent="a"), bits_from=1, rescore=50)
+            assert {eng.get_memory(mid).agent for mid, _ in only_a} == {"a"}
+    finally:
+        eng.close()
+
+
 def test_matrix_reloads_when_log_was_pruned(tmp_path, clock):
     eng = open_engine(tmp_path / "p.db", embedder=HashEmbedder(), clock=clock)
     try:

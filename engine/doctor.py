@@ -76,8 +76,9 @@ class DoctorMixin:
         checks: list[DoctorCheck] = []
         with self.store.reading() as c:
             res = [r[0] for r in c.execute("PRAGMA integrity_check").fetchall()]
-            checks.append(DoctorCheck("sqlite-integrity", res == ["ok"],
-                                      "ok" if res == ["ok"] else "; ".join(res[:5]), len(res) - (res == ["ok"])))
+            sound = res == ["ok"]
+            checks.append(DoctorCheck("sqlite-integrity", sound, "ok" if sound else "; ".join(res[:5]),
+                                      0 if sound else len(res)))
             counts = {t: c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                       for t in dict.fromkeys(("memories", "messages", "sessions", "rules", "audit",
                                               *(table for _, table in FTS_TABLES)))}

@@ -111,7 +111,10 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     else:
         refuse_foreign(p)
-        _ensure_private_file(p)
+        try:
+            _ensure_private_file(p)
+        except OSError as exc:
+            raise EngineError(f"{p}: cannot create the database ({exc.strerror})") from None
         old_umask = os.umask(0o077)   # -wal and -shm are born private too
         try:
             conn = sqlite3.connect(str(p), isolation_level=None, check_same_thread=False)

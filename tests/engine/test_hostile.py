@@ -286,3 +286,19 @@ def test_database_is_sound_after_all_that(heng):
     """Last in this file: whatever the engine accepted above left a consistent database."""
     report = heng.doctor()
     assert report.ok, [(c.name, c.detail) for c in report.problems]
+
+
+@pytest.mark.parametrize("where", ["dir", "under-a-file", "unwritable"])
+def test_cli_bad_database_paths_are_one_line(tmp_path, capsys, where):
+    from console.cli import main
+
+    (tmp_path / "afile").write_text("x")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    db = {"dir": tmp_path, "under-a-file": tmp_path / "afile" / "m.db",
+          "unwritable": locked / "m.db"}[where]
+    if where == "unwritable" and os.access(locked, os.W_OK):
+        pytest.skip("running as a user who can write anywhere (root)")
+    code = main(["--db", str(db), "sessions"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("memconsole: "), err

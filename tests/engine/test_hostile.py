@@ -12,14 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import EngineError, HashEmbedder, InvalidInput, NotFound, SearchResult, open_engine
+from engine import EngineError, HashEmbedder, InvalidInput, SearchResult, open_engine
 
 # Modest by default so `make test` stays fast; MEMCONSOLE_HYPOTHESIS_EXAMPLES=2000 digs deeper.
-settings.register_profile("hostile", deadline=None,
-                          max_examples=int(os.environ.get("MEMCONSOLE_HYPOTHESIS_EXAMPLES", 60)),
-                          suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                 HealthCheck.too_slow])
-settings.load_profile("hostile")
+HOSTILE = settings(deadline=None,
+                   max_examples=int(os.environ.get("MEMCONSOLE_HYPOTHESIS_EXAMPLES", 60)),
+                   suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 NASTY = [
     '"', '""', "*", "a*", "NEAR(a b, 2)", "a AND OR NOT b", "content:x", "^start", "{a b}: c",
@@ -61,6 +59,7 @@ def _only_engine_errors(fn, *a, **k):
         return exc
 
 
+@HOSTILE
 @given(q=hostile_text, mode=st.sampled_from([None, "keyword", "vector", "hybrid"]),
        tier=st.sampled_from([None, "all", "archived", "core,active"]))
 def test_search_never_raises_on_odd_text(heng, q, mode, tier):
@@ -68,6 +67,7 @@ def test_search_never_raises_on_odd_text(heng, q, mode, tier):
     assert isinstance(r, SearchResult) and len(r.hits) <= 5
 
 
+@HOSTILE
 @given(q=hostile_text, session=st.one_of(st.none(), hostile_text), agent=st.one_of(st.none(), hostile_text))
 def test_message_search_never_raises(heng, q, session, agent):
     hits = _only_engine_errors(heng.search_messages, q, session_id=session, agent=agent)
@@ -75,6 +75,7 @@ def test_message_search_never_raises(heng, q, session, agent):
         assert all(h.message.session_id for h in hits)
 
 
+@HOSTILE
 @given(content=hostile_text, agent=hostile_text, category=hostile_text)
 def test_add_memory_stores_exactly_or_refuses_cleanly(heng, content, agent, category):
     r = _only_engine_errors(heng.add_memory_ex, content, agent=agent, category=category, dedup=False)
@@ -87,6 +88,7 @@ def test_add_memory_stores_exactly_or_refuses_cleanly(heng, content, agent, cate
     assert (m.content, m.agent, m.category) == (content, agent, category or "general")
 
 
+@HOSTILE
 @given(content=hostile_text, role=st.sampled_from(["user", "tool", "bogus", ""]))
 def test_add_message_stores_exactly_or_refuses_cleanly(heng, content, role):
     r = _only_engine_errors(heng.add_message, "s-hostile", role, content)
@@ -111,6 +113,7 @@ line = st.one_of(record.map(lambda r: json.dumps(r, ensure_ascii=True)),  # \ud8
                                                     .decode("utf-8", "replace")))
 
 
+@HOSTILE
 @given(lines=st.lists(line, min_size=1, max_size=6), raw=st.binary(max_size=20))
 def test_ingest_refuses_bad_files_with_engine_errors(heng, tmp_path_factory, lines, raw):
     f = tmp_path_factory.mktemp("ingest") / "in.jsonl"
@@ -120,6 +123,7 @@ def test_ingest_refuses_bad_files_with_engine_errors(heng, tmp_path_factory, lin
         assert sum(r["added"].values()) >= 0
 
 
+@HOSTILE
 @given(mid=st.one_of(st.integers(), st.text(ANY_CHAR, max_size=10), st.floats(), st.none()))
 def test_ids_of_any_shape_are_not_found_or_invalid(heng, mid):
     for fn in (heng.get_memory, heng.get_message, heng.get_session, heng.pin_memory):
@@ -132,6 +136,7 @@ odd = st.one_of(st.none(), st.integers(), st.floats(), st.booleans(), hostile_te
                 st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
 
 
+@HOSTILE
 @given(k=st.one_of(st.integers(1, 20), odd), tier=odd, kind=st.one_of(st.none(), odd),
        category=odd, agent=odd, user=odd, mode=st.one_of(st.sampled_from([None, "keyword"]), odd))
 def test_search_parameters_of_any_shape(heng, k, tier, kind, category, agent, user, mode):
@@ -140,6 +145,7 @@ def test_search_parameters_of_any_shape(heng, k, tier, kind, category, agent, us
     assert isinstance(r, (SearchResult, InvalidInput)), r
 
 
+@HOSTILE
 @given(importance=st.one_of(st.just(0.5), odd), kind=st.one_of(st.just("semantic"), odd),
        tier=st.one_of(st.just("active"), odd), metadata=st.one_of(st.just({}), odd), pinned=odd,
        session_id=odd, message_id=odd)
@@ -151,6 +157,7 @@ def test_add_memory_fields_of_any_shape(heng, importance, kind, tier, metadata, 
     assert isinstance(r, InvalidInput) or heng.get_memory(r.id).content == "a field test"
 
 
+@HOSTILE
 @given(body=st.one_of(st.text(ANY_CHAR, max_size=200), st.lists(st.sampled_from(
     ["# Heading", "- item", "§", "\x00", "```", "* * *", "---", "\ud800", *NASTY]), max_size=12)
     .map("\n".join)), agent=hostile_text)
@@ -203,6 +210,7 @@ def hash_model(monkeypatch):
     monkeypatch.setattr(engine.embed, "MiniLMEmbedder", lambda *a, **k: HashEmbedder())
 
 
+@HOSTILE
 @given(q=hostile_text, verb=st.sampled_from(["search", "messages", "add", "explain"]))
 def test_cli_prints_one_line_or_a_result(cli_db, hash_model, capsys, q, verb):
     from console.cli import main
@@ -268,6 +276,7 @@ fidelity_record = st.sampled_from(sorted(COLUMNS) + ["nonsense"]).flatmap(lambda
 }, optional={"vector": st.one_of(st.text(max_size=8), st.just("AAAA"))}))
 
 
+@HOSTILE
 @given(records=st.lists(fidelity_record, max_size=5))
 def test_full_fidelity_import_refuses_bad_records_with_engine_errors(heng, tmp_path_factory, records):
     from engine.importers.jsonl_io import FORMAT, VERSION

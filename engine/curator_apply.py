@@ -19,6 +19,11 @@ def _row(conn, table: str, rid: int) -> dict | None:
 
 def _restore(conn, table: str, row: dict) -> None:
     cols = [c for c in row if c != "id"]
+    # Column names come from a stored snapshot (data): only the table's real columns pass.
+    known = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+    if not set(cols) <= known:
+        raise InvalidInput(f"snapshot names unknown {table} column(s): "
+                           f"{', '.join(sorted(set(cols) - known))[:200]}")
     conn.execute(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
                  [row[c] for c in cols] + [row["id"]])
 

@@ -277,3 +277,15 @@ def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
     assert fast[0].tolist() == slow[0].tolist() == [m for m in ids if m not in (ids[1], ids[3], ids[6])]
     assert fast[3] == slow[3]
     assert np.array_equal(fast[1][fast[2]], slow[1][slow[2]])
+
+
+def test_rules_merge_by_meaning_and_progress_is_reported(eng):
+    a = add_rule(eng, "Always write the tests before merging code", score=6)
+    b = add_rule(eng, "Before merging code, always write the tests", score=8)
+    assert eng.run_curator(use_model=False, dry_run=True).proposals == []   # by prefix alone: no
+    seen = []
+    run = eng.run_curator(progress=lambda stage, done, total: seen.append(stage))
+    merges = [p for p in run.proposals if p.kind == "merge" and p.target_kind == "rule"]
+    assert [p.members for p in merges] == [[a, b]] and merges[0].evidence["same_prefix"] is False
+    assert merges[0].evidence["survivor_id"] == b            # the higher score survives
+    assert "scan" in seen

@@ -57,6 +57,8 @@ def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
     assert res.counts["memories"] == 3 and res.counts["messages"] == 1 and res.counts["proposals"] == 1
     assert res.verification.wal_truncated and res.verification.checked_substrings > 0
     assert residue(db_path, CANARY) == [] and residue(db_path, SECRET) == []
+    # single FTS terms are shorter than a window: the merged segments must not keep them either
+    assert not any(b"quokka" in f.read_bytes().lower() for f in files_of(db_path))
     assert eng.search(CANARY, mode="keyword", record_access=False).hits == []
     assert not any(CANARY in h.content for h in eng.search(CANARY, record_access=False).hits)
     assert eng.search_messages(CANARY) == []
@@ -192,3 +194,15 @@ def test_requests_are_tracked_cases(eng, clock):
     res = eng.execute_forget(req.id)                 # an open case can be executed directly
     assert res.status == "verified"
     assert eng.list_forget_requests()[0].status == "verified"
+
+
+def test_user_scope(eng):
+    eng.add_memory(SECRET, user="kim", dedup=False)
+    s = eng.add_session(user="kim", title="kim's chat")
+    eng.add_message(s, "user", "hello from kim")
+    kept = eng.add_memory(OTHER, user="lee", dedup=False)
+    res = eng.forget("user", "kim", "account deleted")
+    assert res.counts["memories"] == 1 and res.counts["sessions"] == 1 and res.status == "verified"
+    assert [m.id for m in eng.list_memories()] == [kept]
+    with pytest.raises(NotFound):
+        eng.forget("user", "nobody", "x")

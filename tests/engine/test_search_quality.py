@@ -190,3 +190,20 @@ def test_explain_would_score_matches_search(real_eng):
     x = real_eng.explain(q, outside.id, k=3)
     assert not x.in_top_k
     assert x.final == pytest.approx(outside.score, abs=1e-5)
+
+
+def test_common_words_dropped_from_keyword_query_on_big_dbs(eng):
+    """A word most memories contain is left out of the MATCH once the db is big enough (lowered
+    here), unless it is the only kind of word left; the rare word's best match stays first."""
+    from dataclasses import replace
+    eng.add_memories([{"content": f"status report {i} for the project"} for i in range(40)]
+                     + [{"content": "status report about the zeppelin hangar"}], dedup=False)
+    eng.settings = replace(eng.settings, search=replace(eng.settings.search, common_terms_from=10,
+                                                        common_term_share=0.5))
+    p = eng.keyword_plan("status of the zeppelin")
+    assert p.terms == ("zeppelin",)
+    assert eng.keyword_plan("status report").terms in (("status",), ("report",))
+    hits = eng.search("status of the zeppelin", k=3, mode="keyword", record_access=False).hits
+    assert "zeppelin" in hits[0].content
+    x = eng.explain("status of the zeppelin", hits[0].id)
+    assert x.bm25_rank == 1 and x.matched_terms == ["zeppelin"]

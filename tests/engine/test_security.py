@@ -170,3 +170,28 @@ def test_a_running_agents_database_is_not_touched_either(tmp_path):
         assert _files(tmp_path) == before
     finally:
         live.close()
+
+
+def test_a_tampered_undo_snapshot_cannot_inject_sql(eng):
+    """Undo writes prior rows back column for column; the column names come from a stored
+    snapshot, so a forged key must be refused, not spliced into the UPDATE."""
+    import json
+
+    from engine import InvalidInput
+    from tests.engine.curator_helpers import OTHER, TWIN_A, TWIN_B, dump
+
+    a = eng.add_memory(TWIN_A, agent="atlas", importance=0.9, dedup=False)
+    eng.add_memory(TWIN_B, agent="atlas", dedup=False)
+    eng.add_memory(OTHER, agent="atlas", dedup=False)
+    pid = eng.run_curator().proposals[0].id
+    eng.approve_proposal(pid, reason="same fact")
+    c = eng.store.conn
+    snap = json.loads(c.execute("SELECT snapshot FROM proposals WHERE id = ?", (pid,)).fetchone()[0])
+    row = snap["before"]["memories"][str(a)]
+    row["content = 'pwned', tier"] = row.pop("tier")
+    c.execute("UPDATE proposals SET snapshot = ? WHERE id = ?", (json.dumps(snap), pid))
+    before = dump(eng)
+    with pytest.raises(InvalidInput, match="unknown memories column"):
+        eng.undo_proposal(pid, reason="tampered")
+    assert dump(eng) == before
+    assert "pwned" not in {m.content for m in eng.list_memories(tier="all", limit=50)}

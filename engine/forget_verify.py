@@ -1,8 +1,8 @@
 """Proving forgotten text is gone: redacting the engine's own files and scanning raw bytes.
 
-The scan looks for every forgotten text whole and for each of its 12-byte windows (any substring
-of 12+ characters contains one), in UTF-8 as written and lower-cased (FTS keeps lower-cased
-tokens). A window that live records still hold (another memory saying "the user prefers") is not
+The scan looks for every forgotten text whole, for each of its 12-byte windows (any substring
+of 12+ characters contains one), in UTF-8 as written and lower-cased, and for its words of 6+
+characters (the terms an FTS segment keeps, lower-cased). A window or word that live records still hold (another memory saying "the user prefers") is not
 distinctive and is skipped, except for a forget-by-query's query text, which must occur nowhere.
 The file scan is a rolling hash in numpy, so a 100 MB database is read once in seconds.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ _P = np.uint64(1099511628211)
 _MASK_BITS = 22
 CHUNK = 8 << 20
 REDACTED = "[forgotten]"
+_TOKEN = re.compile(r"[^\W_]{6,}", re.UNICODE)
 
 
 def _variants(text: str) -> list[str]:
@@ -48,19 +50,28 @@ def live_texts(conn) -> list[str]:
     """Every text value still held by a real table (not FTS/vec0 internals, which mirror these)."""
     virt = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
                                        "sql LIKE 'CREATE VIRTUAL TABLE%'")]
-    out = []
+    # The schema's own words (column names, trigger bodies) and index settings are live too.
+    out = [r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")]
     for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
                                 "'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'").fetchall():
-        if any(name.startswith(v + "_") for v in virt):
+        if any(name.startswith(v + "_") for v in virt) and not name.endswith(("_config", "_info")):
             continue
         for row in conn.execute(f'SELECT * FROM "{name}"'):
             out.extend(v for v in row if isinstance(v, str) and len(v) >= MIN_WHOLE)
+            out.extend(str(v) for v in row if isinstance(v, (int, float)) and name.endswith(("_config", "_info")))
     return out
 
 
+def tokens(texts: list[str]) -> set[bytes]:
+    """Lower-cased words of 6+ characters: what an FTS index stores of a text (its terms), too short
+    for a window but distinctive enough that an old segment keeping them would show."""
+    return {m.group(0).lower().encode("utf-8") for t in texts for m in _TOKEN.finditer(t)}
+
+
 def targets(conn, texts: list[str], strict: list[str]) -> tuple[set[bytes], set[bytes], int]:
-    """Distinctive (windows, short wholes) to look for, and how many were skipped as common."""
+    """Distinctive (windows, short wholes and terms) to look for, and how many were skipped as common."""
     wins, short = byte_windows(texts)
+    short |= tokens(texts)
     skipped = 0
     if wins or short:
         live = "\n".join(live_texts(conn))

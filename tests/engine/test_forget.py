@@ -206,3 +206,10 @@ def test_user_scope(eng):
     assert [m.id for m in eng.list_memories()] == [kept]
     with pytest.raises(NotFound):
         eng.forget("user", "nobody", "x")
+
+
+def test_common_words_of_the_schema_are_not_residue(eng):
+    m = eng.add_memory("Checking content created session memories metadata", dedup=False)
+    res = eng.forget("memory", [m], "words that also name columns")
+    assert res.status == "verified" and res.residue == 0
+    assert res.verification.skipped_common > 0

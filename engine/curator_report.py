@@ -94,3 +94,23 @@ def report_files(db_path: Path) -> list[Path]:
     if not root.exists():
         return []
     return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def boilerplate() -> str:
+    """The words every report holds whatever it reports (headings, labels, JSON keys): live text,
+    so a forgotten memory that shares a phrase with them is not mistaken for residue."""
+    from .curator_types import CuratorRun, Proposal
+
+    props = [Proposal(0, k, t, "pending", [0], "", {"survivor_id": 0, "similarities": [[1.0]],
+                                                     "min_similarity": 1.0, "idle_days": 0,
+                                                     "reinforcements": 0, "rule_score": 0, "score": 0,
+                                                     "same_prefix": 0, "scores": 0, "agent": 0, "category": 0,
+                                                     "archive_days": 0, "last_activity": 0, "retire_days": 0},
+                      0.0)
+             for k, t in (("merge", "memory"), ("merge", "rule"), ("archive", "memory"),
+                          ("promote", "memory"), ("retire", "rule"))]
+    run = CuratorRun(0, False, 0.0, 0.0, {"proposed": {}}, {"total": 0}, props)
+    doc = {"run_id": 0, "started_at": "", "finished_at": "", "dry_run": False, "counts": {}, "timings": {},
+           "auto_applied": [], "proposals": to_json(props)}
+    return "\n".join([markdown(run, {}), json.dumps(doc, ensure_ascii=False, indent=2),
+                      "(incremental)", "[forgotten]"])

@@ -70,11 +70,13 @@ def tokens(texts: list[str]) -> set[bytes]:
 
 def targets(conn, texts: list[str], strict: list[str]) -> tuple[set[bytes], set[bytes], int]:
     """Distinctive (windows, short wholes and terms) to look for, and how many were skipped as common."""
+    from .curator_report import boilerplate
+
     wins, short = byte_windows(texts)
     short |= tokens(texts)
     skipped = 0
     if wins or short:
-        live = "\n".join(live_texts(conn))
+        live = "\n".join(live_texts(conn)) + "\n" + boilerplate()
         blob = (live + "\n" + live.lower()).encode("utf-8", "surrogatepass")
         _, common = find(blob, wins)
         kept_short = {s for s in short if s not in blob}

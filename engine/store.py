@@ -110,6 +110,8 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         uri = f"file:{p.resolve()}?mode=ro"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     else:
+        if p.is_dir():
+            raise EngineError(f"{p}: is a directory, not a database file")
         refuse_foreign(p)
         try:
             _ensure_private_file(p)
@@ -118,6 +120,8 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         old_umask = os.umask(0o077)   # -wal and -shm are born private too
         try:
             conn = sqlite3.connect(str(p), isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:   # a directory (`--db ""` is "."), a vanished folder, ...
+            raise EngineError(f"{p}: cannot open the database ({exc})") from None
         finally:
             os.umask(old_umask)
     try:
@@ -153,6 +157,14 @@ def bad_value(exc: BaseException) -> InvalidInput | None:
 
 
 _BIND_ERRORS = (UnicodeEncodeError, OverflowError, sqlite3.InterfaceError)
+
+
+def _readonly(exc: BaseException, path: Path) -> EngineError | None:
+    """A write to a file we may not write (0444, a read-only mount) is the operator's situation,
+    not a bug: say so in one line."""
+    if "readonly" in str(exc).lower() or "read-only" in str(exc).lower():
+        return EngineError(f"{path}: the database is read-only; nothing was written ({exc})")
+    return None
 
 
 def _is_busy(exc: BaseException) -> bool:
@@ -240,7 +252,7 @@ class Store:
                     self.conn.execute("BEGIN IMMEDIATE")
                 except sqlite3.OperationalError as exc:
                     if not _is_busy(exc):
-                        raise
+                        raise (_readonly(exc, self.path) or exc) from None
                     last = exc
                     _pause()
                     continue
@@ -253,7 +265,7 @@ class Store:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
                     if not _is_busy(exc):
-                        raise
+                        raise (_readonly(exc, self.path) or exc) from None
                     last = exc
                     _pause()
                 except BaseException as exc:

@@ -1,0 +1,63 @@
+"""Regressions from the QA sweep: operator mistakes with --db and read-only files are one clear
+line on stderr and a non-zero exit, never "internal error"."""
+import json
+
+import pytest
+
+from console.cli import main
+from engine import HashEmbedder, open_engine
+from engine.errors import EngineError
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "none")
+
+    def _run(*args):
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+    return _run
+
+
+def _one_line(err: str) -> bool:
+    return err.count("\n") == 1 and "Traceback" not in err and "internal error" not in err
+
+
+def test_empty_db_path_is_the_current_directory_and_refused(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("--db", "", "rules", "--json")
+    assert code == 2 and out == "" and _one_line(err), err
+    assert "directory" in err
+
+
+def _read_only(eng) -> None:
+    # SQLite answers query_only with the same SQLITE_READONLY a 0444 file or ro mount gives
+    # (tests run as root, where chmod alone would not stop a write).
+    eng.store.conn.execute("PRAGMA query_only = ON")
+
+
+def test_write_to_read_only_database_is_an_engine_error(tmp_path):
+    eng = open_engine(tmp_path / "ro.db", embedder=HashEmbedder(), actor="qa")
+    try:
+        eng.add_memory("written before the file went read-only")
+        _read_only(eng)
+        with pytest.raises(EngineError, match="read-only"):
+            eng.add_memory("this cannot be written")
+        assert [m.content for m in eng.search("written", mode="keyword", record_access=False).hits] \
+            == ["written before the file went read-only"]
+    finally:
+        eng.close()
+
+
+def test_doctor_on_read_only_database_reports_no_false_fts_failure(tmp_path):
+    eng = open_engine(tmp_path / "ro.db", embedder=HashEmbedder(), actor="qa")
+    try:
+        eng.add_memory("something indexed")
+        _read_only(eng)
+        report = eng.doctor()
+        fts = [c for c in report.checks if c.name.startswith("fts-integrity:")]
+        assert fts and all(c.ok for c in fts), [(c.name, c.detail) for c in fts]
+        assert all("read-only" in c.detail for c in fts)
+    finally:
+        eng.close()

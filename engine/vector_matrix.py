@@ -194,7 +194,7 @@ class VectorMatrix:
                 h = self._hamming(q)
                 h[~m] = np.iinfo(np.uint16).max
                 cand = np.argpartition(h, r)[:r]
-                sims = self.mat[cand] @ q
+                sims = np.einsum("ij,j->i", self.mat[cand], q)
                 order = np.argsort(-sims, kind="stable")[:k]
                 return [(int(self.ids[cand[j]]), float(sims[j])) for j in order]
             return self._top(self._sims(q), m, k)

@@ -131,7 +131,7 @@ class ForgetMixin:
             for t in FTS_TABLES:
                 conn.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')")
             value = f"sha256:{sha256(req.scope_value)}" if req.scope_kind == "query" else req.scope_value
-            reason = redact(req.reason, *char_windows(texts + strict))
+            reason = redact(req.reason, char_windows(texts + strict))
             conn.execute("UPDATE forget_requests SET status = 'executed', executed_at = ?, scope_value = ?,"
                          " reason = ?, selected = ?, counts = ? WHERE id = ?",
                          (now, value, reason, json.dumps(full.as_ids()), json.dumps(counts), req.id))
@@ -178,14 +178,14 @@ class ForgetMixin:
         texts, strict = held if held else (None, [])
         truncated = self._checkpoint()
         with self.store.reading() as conn:
-            wins, short, skipped = targets(conn, texts or [], strict)
+            tg = targets(conn, texts or [], strict)
         files = {}
         for f in db_files(self.path) + report_files(self.path):
             files[f.name if f.parent == self.path.parent else str(f.relative_to(self.path.parent))] = \
-                scan_file(f, wins, short)
+                scan_file(f, tg)
         residue = sum(files.values())
-        ver = Verification(req.id, residue, files, len(texts or []) + len(strict), len(wins) + len(short),
-                           skipped, truncated)
+        ver = Verification(req.id, residue, files, len(texts or []) + len(strict),
+                           len(tg.wins) + len(tg.short) + len(tg.terms), tg.skipped, truncated)
         if texts is None:
             return ver          # nothing to compare with: report, but do not overwrite the stored proof
         now = self.clock.now()
@@ -224,25 +224,25 @@ def _items(conn, full) -> list[ForgetItem]:
 
 def _redact_audit(conn, texts: list[str], request_id: int) -> int:
     """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
-    wins, short = char_windows(texts)
-    if not wins and not short:
+    sec = char_windows(texts)
+    if not sec.wins and not sec.short:
         return 0
     changes = {}
     rows = conn.execute("SELECT id, reason, summary FROM audit ORDER BY id").fetchall()
     suspects = rows_containing([f"{r['reason']}\n{r['summary']}" for r in rows], texts)
     for r in (rows[i] for i in sorted(suspects)):
-        reason = redact(r["reason"], wins, short)
+        reason = redact(r["reason"], sec)
         summary = r["summary"]
         if summary[:1] in ("{", "["):
             try:
                 doc = json.loads(summary)
-                new = walk_strings(doc, lambda s: redact(s, wins, short))
+                new = walk_strings(doc, lambda s: redact(s, sec))
                 if new != doc:
                     summary = json.dumps(new, ensure_ascii=False, separators=(",", ":"))
             except ValueError:
-                summary = redact(summary, wins, short)
+                summary = redact(summary, sec)
         else:
-            summary = redact(summary, wins, short)
+            summary = redact(summary, sec)
         if reason != r["reason"] or summary != r["summary"]:
             changes[int(r["id"])] = (reason, summary)
     audit.rewrite(conn, changes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,10 @@ MIN_WHOLE = 6               # shorter texts are too common to prove anything by 
 _P = np.uint64(1099511628211)
 _MASK_BITS = 22
 CHUNK = 8 << 20
+TERM_SCAN_BUDGET = 5_000_000_000   # terms x bytes: past this, a file is scanned for windows only
 REDACTED = "[forgotten]"
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+_GAP = " \t-,.;:'\"/()"
 _TOKEN = re.compile(r"[^\W_]{6,}", re.UNICODE)
 
 
@@ -68,22 +72,32 @@ def tokens(texts: list[str]) -> set[bytes]:
     return {m.group(0).lower().encode("utf-8") for t in texts for m in _TOKEN.finditer(t)}
 
 
-def targets(conn, texts: list[str], strict: list[str]) -> tuple[set[bytes], set[bytes], int]:
-    """Distinctive (windows, short wholes and terms) to look for, and how many were skipped as common."""
+@dataclass
+class Targets:
+    wins: set[bytes]          # 12-byte windows
+    short: set[bytes]         # whole texts shorter than a window
+    terms: set[bytes]         # lower-cased words, counted only where they stand alone
+    skipped: int              # candidates skipped because live text still holds them
+
+
+def targets(conn, texts: list[str], strict: list[str]) -> Targets:
+    """What to look for: distinctive windows, short wholes and terms of the forgotten texts, and
+    everything of a forget-by-query's query text (`strict`)."""
     from .curator_report import boilerplate
 
     wins, short = byte_windows(texts)
-    short |= tokens(texts)
+    terms = tokens(texts)
     skipped = 0
-    if wins or short:
+    if wins or short or terms:
         live = "\n".join(live_texts(conn)) + "\n" + boilerplate()
         blob = (live + "\n" + live.lower()).encode("utf-8", "surrogatepass")
         _, common = find(blob, wins)
-        kept_short = {s for s in short if s not in blob}
-        skipped = len(common) + len(short) - len(kept_short)
-        wins, short = wins - common, kept_short
+        kept_short = {x for x in short if x not in blob}
+        kept_terms = {x for x in terms if x not in blob}
+        skipped = len(common) + len(short) - len(kept_short) + len(terms) - len(kept_terms)
+        wins, short, terms = wins - common, kept_short, kept_terms
     sw, ss = byte_windows(strict)
-    return wins | sw, short | ss, skipped
+    return Targets(wins | sw, short | ss, terms, skipped)
 
 
 def _hashes(buf: np.ndarray) -> np.ndarray:
@@ -123,12 +137,28 @@ def find(data: bytes, wins: set[bytes]) -> tuple[int, set[bytes]]:
     return count, seen
 
 
-def scan_file(path: Path, wins: set[bytes], short: set[bytes]) -> int:
+def scan_file(path: Path, t: Targets) -> int:
     """Occurrences of any target in the file's bytes."""
     if not path.exists():
         return 0
     data = path.read_bytes()
-    return sum(data.count(s) for s in short) + find(data, wins)[0]
+    n = sum(data.count(x) for x in t.short) + find(data, t.wins)[0]
+    if len(t.terms) * max(len(data), 1) <= TERM_SCAN_BUDGET:
+        n += sum(_standalone(data, x) for x in t.terms)
+    return n
+
+
+def _standalone(data: bytes, term: bytes) -> int:
+    """Occurrences of `term` not glued to letters or digits (in a record, neighbouring columns'
+    text lies right next to it: "question" + "support" is not the word "questions")."""
+    n, i = 0, data.find(term)
+    while i >= 0:
+        before = data[i - 1:i] if i else b""
+        after = data[i + len(term):i + len(term) + 1]
+        if not (before.isalnum() or after.isalnum()):
+            n += 1
+        i = data.find(term, i + 1)
+    return n
 
 
 def db_files(db_path: Path) -> list[Path]:
@@ -136,7 +166,15 @@ def db_files(db_path: Path) -> list[Path]:
 
 
 # -- redacting the engine's files ------------------------------------------------------------------
-def char_windows(texts: list[str]) -> tuple[set[str], set[str]]:
+@dataclass
+class Secrets:
+    """The forgotten texts, prepared for redaction: 12-character windows, short wholes, words."""
+    wins: set[str]
+    short: set[str]
+    words: set[str]
+
+
+def char_windows(texts: list[str]) -> Secrets:
     wins: set[str] = set()
     short: set[str] = set()
     for t in texts:
@@ -146,29 +184,40 @@ def char_windows(texts: list[str]) -> tuple[set[str], set[str]]:
                     short.add(v)
                 continue
             wins.update(v[i:i + W] for i in range(len(v) - W + 1))
-    return wins, short
+    words = {m.group(0).lower() for t in texts for m in _WORDS.finditer(t)}
+    return Secrets(wins, short, words)
 
 
-def redact(text: str, wins: set[str], short: set[str]) -> str:
-    """Replace every stretch of `text` covered by a forgotten window (or short whole) with a marker."""
+def redact(text: str, sec: Secrets) -> str:
+    """Replace every stretch of `text` covered by a forgotten window (or short whole) with a marker,
+    and grow each stretch over neighbouring words the forgotten text also holds (so an earlier
+    redaction that split a sentence leaves no stray word of it next to its marker)."""
     if not text:
         return text
     covered = bytearray(len(text))
     low = text.lower()
     hit = False
-    if len(text) >= W:
+    if len(text) >= W and sec.wins:
         for i in range(len(text) - W + 1):
-            if text[i:i + W] in wins or low[i:i + W] in wins:
+            if text[i:i + W] in sec.wins or low[i:i + W] in sec.wins:
                 covered[i:i + W] = b"\x01" * W
                 hit = True
-    for s in short:
+    for s in sec.short:
         for hay in (text, low):
             j = hay.find(s)
             while j >= 0:
                 covered[j:j + len(s)] = b"\x01" * len(s)
                 hit = True
                 j = hay.find(s, j + 1)
-    if not hit:
+    if not hit and REDACTED not in text:
+        return text
+    j = text.find(REDACTED)
+    while j >= 0:                                  # earlier markers join the stretches
+        covered[j:j + len(REDACTED)] = b"\x01" * len(REDACTED)
+        j = text.find(REDACTED, j + 1)
+    markers = bytes(covered)
+    _grow(text, covered, sec.words)
+    if not hit and bytes(covered) == markers:
         return text
     out, i = [], 0
     while i < len(text):
@@ -182,6 +231,24 @@ def redact(text: str, wins: set[str], short: set[str]) -> str:
     return "".join(out)
 
 
+def _grow(text: str, covered: bytearray, words: set[str]) -> None:
+    spans = [m.span() for m in _WORDS.finditer(text) if m.group(0).lower() in words]
+    changed = True
+    while changed:
+        changed = False
+        for a, b in spans:
+            if covered[a]:
+                continue
+            left, right = a - 1, b
+            while left >= 0 and text[left] in _GAP and not covered[left]:
+                left -= 1
+            while right < len(text) and text[right] in _GAP and not covered[right]:
+                right += 1
+            if (left >= 0 and covered[left]) or (right < len(text) and covered[right]):
+                covered[a:b] = b"\x01" * (b - a)
+                changed = True
+
+
 def walk_strings(obj, fn):
     """`obj` with `fn` applied to every string inside it (JSON-shaped values)."""
     if isinstance(obj, str):
@@ -193,28 +260,28 @@ def walk_strings(obj, fn):
     return obj
 
 
-def redact_json_text(raw: str, wins: set[str], short: set[str]) -> str:
+def redact_json_text(raw: str, sec: Secrets) -> str:
     """Redact inside a JSON document's strings (escapes would hide text from a plain replace)."""
     try:
         doc = json.loads(raw)
     except ValueError:
-        return redact(raw, wins, short)
+        return redact(raw, sec)
     if not isinstance(doc, (dict, list)):
-        return redact(raw, wins, short)
-    new = walk_strings(doc, lambda s: redact(s, wins, short))
+        return redact(raw, sec)
+    new = walk_strings(doc, lambda s: redact(s, sec))
     return raw if new == doc else json.dumps(new, ensure_ascii=False, indent=2)
 
 
 def redact_files(files: list[Path], texts: list[str]) -> int:
     """Rewrite each file that holds forgotten text (0600 kept). Returns how many changed."""
-    wins, short = char_windows(texts)
+    sec = char_windows(texts)
     changed = 0
     for f in files:
         try:
             raw = f.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        new = redact_json_text(raw, wins, short) if f.suffix == ".json" else redact(raw, wins, short)
+        new = redact_json_text(raw, sec) if f.suffix == ".json" else redact(raw, sec)
         if new != raw:
             fd = os.open(f, os.O_WRONLY | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

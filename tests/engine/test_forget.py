@@ -225,3 +225,12 @@ def test_report_boilerplate_is_not_residue(eng):
 
 
 TWIN_A_NOTE = "The release checklist lives in the wiki under ops/release"
+
+
+def test_redaction_leaves_no_stray_word_beside_an_earlier_marker():
+    from engine.forget_verify import char_windows, redact
+
+    sec = char_windows(["Never deploy on a Friday afternoon unless the on-call agrees"])
+    assert redact("- rule 81: [forgotten]agrees\n- rule 9: keep", sec) == "- rule 81: [forgotten]\n- rule 9: keep"
+    assert redact("say: never deploy on a Friday afternoon, ok", sec) == "say: [forgotten], ok"
+    assert redact("nothing to do here", sec) == "nothing to do here"

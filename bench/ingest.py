@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from common import SyntheticCorpus, TableEmbedder, machine, out_dir, write_section
-from search_latency import build
+from search_latency import build, rss_mb
 
 from engine import FixedClock, open_engine
 from engine.config import Settings
@@ -50,8 +50,11 @@ def settings(**kw) -> Settings:
 def real_model(n: int, n_plain: int) -> list[str]:
     from engine.embed import MiniLMEmbedder
 
+    before = rss_mb()
+    t0 = time.perf_counter()
     model = MiniLMEmbedder()
     model.embed(["warm up"])
+    load_s, model_mb, rss = time.perf_counter() - t0, rss_mb() - before, rss_mb()
     items = [{"content": t, "agent": "bench"} for t in texts(n)]
     t0 = time.perf_counter()
     model.embed([i["content"] for i in items])
@@ -70,7 +73,9 @@ def real_model(n: int, n_plain: int) -> list[str]:
     rate, plain = n / batch_s, n_plain / plain_s
     return [f"| real model, empty db, dedup on | `add_memories` ({n:,}, batches of 256) | "
             f"{rate:,.0f} /s | `add_memory` per item ({n_plain}) | {plain:,.0f} /s | {rate / plain:.1f}x |",
-            f"| model alone (`embed`, batches of 64) | {n:,} texts | {n / embed_s:,.0f} /s | | | |"]
+            f"| model alone (`embed`, batches of 64) | {n:,} texts | {n / embed_s:,.0f} /s | | | |",
+            f"| model load (import + weights + first encode) | {load_s:.1f} s | +{model_mb:,.0f} MB RSS "
+            f"(process {rss:,.0f} MB) | | | |"]
 
 
 def dedup_big(big: int, n: int, n_plain: int) -> list[str]:

@@ -196,7 +196,7 @@ class VectorMatrix:
                 cand = np.argpartition(h, r)[:r]
                 sims = np.einsum("ij,j->i", self.mat[cand], q)
                 order = np.argsort(-sims, kind="stable")[:k]
-                return [(int(self.ids[cand[j]]), float(sims[j])) for j in order]
+                return ordered([(int(self.ids[cand[j]]), float(sims[j])) for j in order])
             return self._top(self._sims(q), m, k)
 
     def _hamming(self, q: np.ndarray) -> np.ndarray:
@@ -223,7 +223,7 @@ class VectorMatrix:
 
     def _top(self, sims, m, k) -> list[tuple[int, float]]:
         idx = self._top_idx(sims, m, k)
-        return [(int(self.ids[j]), float(sims[j])) for j in idx]
+        return ordered([(int(self.ids[j]), float(sims[j])) for j in idx])
 
     def rank_of(self, q: np.ndarray, memory_id: int, filters: Filters) -> tuple[int | None, float | None]:
         with self.lock:
@@ -273,6 +273,12 @@ class VectorMatrix:
                     for i, b, s in zip(part, best, top):
                         out[int(i)] = (int(self.ids[b]), float(s))
         return out
+
+
+def ordered(pairs: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Best first; ties (to 6 decimals, below which numpy and vec0 sum differently) by id, so the
+    matrix and vec0 list the same memories in the same order."""
+    return sorted(pairs, key=lambda p: (-round(p[1], 6), p[0]))
 
 
 def _pack(mat: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .filters import Filters
 from .store import connect
-from .vector_matrix import VectorMatrix
+from .vector_matrix import VectorMatrix, ordered
 
 
 def blob(vec: np.ndarray) -> bytes:
@@ -48,6 +48,8 @@ class VectorIndex:
 
     def _load(self) -> None:
         try:
+            if not self.store.path.exists():     # closed and removed meanwhile: nothing to load
+                return
             m = VectorMatrix()
             conn = connect(self.store.path)
             try:
@@ -114,7 +116,7 @@ class VectorIndex:
             rows = conn.execute(sql, args).fetchall()
         else:
             rows = self.store.read(sql, args)
-        return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
+        return ordered([(int(r[0]), 1.0 - float(r[1])) for r in rows])
 
     def similarities(self, q: np.ndarray, ids: list[int]) -> dict[int, float]:
         if not ids:

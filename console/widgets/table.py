@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
@@ -25,6 +26,23 @@ class DataGrid(DataTable):
         kwargs.setdefault("zebra_stripes", True)
         super().__init__(*args, **kwargs)
         self.last_copied: str | None = None
+
+    def add_row(self, *cells: Any, **kwargs: Any):
+        """Cells are data, never markup: DataTable would parse a str with Text.from_markup, so a
+        memory holding "[/bold]" crashed the console and "[x]" vanished from the cell."""
+        return super().add_row(*(Text(c, end="") if isinstance(c, str) else c for c in cells),
+                               **kwargs)
+
+    def _update_dimensions(self, new_rows) -> None:
+        """Textual caches rendered cells by row/column, not by width: a frame drawn between
+        add_row and the idle pass that sizes the columns kept cells clipped to the header width
+        ("Neve" for "Never force-push…") until each row was redrawn. Drop those cells when the
+        widths change."""
+        before = [c.content_width for c in self.columns.values()]
+        super()._update_dimensions(new_rows)
+        if [c.content_width for c in self.columns.values()] != before:
+            self._clear_caches()
+            self.refresh()
 
     # -- selection -------------------------------------------------------------------------------
     @property

@@ -67,6 +67,7 @@ class MemConsole(App):
     CSS_PATH = [HERE / "app.tcss", *sorted(SCREENS.glob("*.tcss"))]
     COMMANDS = App.COMMANDS | {ConsoleCommands}
     ENABLE_COMMAND_PALETTE = True
+    LAZY_PANES = True        # a pane mounts when first shown (bench/console_first_frame.py)
 
     BINDINGS = [
         *[Binding(s.key, f"switch_pane('{s.pane_id}')", s.title, show=False, id=f"pane.{s.pane_id}")
@@ -105,7 +106,9 @@ class MemConsole(App):
                 pane = load_pane(spec)
                 self._panes[spec.pane_id] = pane
                 with TabPane(f"{spec.key} {spec.title}", id=spec.pane_id):
-                    yield pane
+                    # The first frame is the header and the tabs; a pane mounts when first shown.
+                    if not self.LAZY_PANES:
+                        yield pane
         yield Footer()
 
     def on_mount(self) -> None:
@@ -113,6 +116,7 @@ class MemConsole(App):
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
+        self.ensure_pane(self.query_one("#tabs", TabbedContent).active)
         self.data_changed()
         if self.start_embedder_on_mount:
             # Let the panes' first queries finish before the model's import competes for the GIL.
@@ -131,6 +135,12 @@ class MemConsole(App):
     # -- panes ------------------------------------------------------------------------------------
     def pane(self, pane_id: str):
         return self._panes[pane_id]
+
+    def ensure_pane(self, pane_id: str) -> None:
+        """Mount a pane into its tab the first time it is needed."""
+        pane = self._panes.get(pane_id)
+        if pane is not None and pane.parent is None:
+            self.query_one(f"TabPane#{pane_id}", TabPane).mount(pane)
 
     def current_pane(self):
         try:
@@ -153,6 +163,7 @@ class MemConsole(App):
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = self._panes.get(event.pane.id or "")
         if pane is not None:
+            self.ensure_pane(pane.PANE_ID)
             pane.activated()
             self.call_after_refresh(pane.focus_main)   # keys reach the pane at once
 
@@ -186,14 +197,16 @@ class MemConsole(App):
     def open_message(self, session_id: str, message_id: int | None = None) -> None:
         """Show a session (and one of its messages) in pane 1."""
         self.switch_pane("sessions")
-        self.pane("sessions").show_session(session_id, message_id)
+        self.ensure_pane("sessions")
+        self.pane("sessions").when_mounted(self.pane("sessions").show_session, session_id, message_id)
 
     def start_forget(self, **prefill: Any) -> None:
         """Open pane 7 with a forget request pre-filled (e.g. memory_id=12)."""
         self.switch_pane("forget")
+        self.ensure_pane("forget")
         pane = self.pane("forget")
         if hasattr(pane, "prefill"):
-            pane.prefill(**prefill)
+            pane.when_mounted(pane.prefill, **prefill)
         else:
             self.notify("The Forget & Audit pane has not landed yet.", severity="warning")
 
@@ -228,7 +241,8 @@ class MemConsole(App):
         self._embedder_state = state
         self.query_one(StatusHeader).set_embedder(state)
         for pane in self._panes.values():
-            pane.embedder_changed(state)
+            if pane.ready:           # a pane mounted later reads the state in its on_mount
+                pane.embedder_changed(state)
         if not first and state == "ready":
             self.notify("Embedding model ready: search is hybrid now.", timeout=3)
         elif state == "failed":

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input
@@ -40,6 +40,30 @@ class Pane(Vertical):
         kwargs.setdefault("id", f"pane-{self.PANE_ID}")
         super().__init__(**kwargs)
         self.stale = True        # reload when next shown
+        self._on_mounted: list[tuple[Callable[..., Any], tuple, dict]] = []
+        self.ready = False       # mounted and every on_mount has run
+
+    @on(events.Mount)
+    def _pane_mounted(self) -> None:
+        # After every on_mount (the subclass's too) has run: the pending calls, then a first load.
+        self.call_after_refresh(self._ready)
+
+    def _ready(self) -> None:
+        self.ready = True
+        calls, self._on_mounted = self._on_mounted, []
+        for fn, args, kwargs in calls:
+            fn(*args, **kwargs)
+        if self.app.current_pane() is self:    # type: ignore[attr-defined]
+            self.activated()
+            self.focus_main()
+
+    def when_mounted(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """Call `fn` now if the pane is mounted, else right after it mounts (panes mount lazily,
+        the first time they are shown)."""
+        if self.ready:
+            fn(*args, **kwargs)
+        else:
+            self._on_mounted.append((fn, args, kwargs))
 
     # -- what the app gives every pane ----------------------------------------------------------
     @property
@@ -53,11 +77,11 @@ class Pane(Vertical):
 
     def activated(self) -> None:
         """The pane became the visible one."""
-        if self.stale:
+        if self.ready and self.stale:   # not ready yet: _ready() calls this again
             self.refresh_data()
 
     def data_changed(self, visible: bool) -> None:
-        if visible:
+        if visible and self.ready:
             self.refresh_data()
         else:
             self.stale = True

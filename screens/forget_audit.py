@@ -176,7 +176,8 @@ class ForgetAuditPane(Pane):
             self.query_one("#forget-scope", Select).value = "session"
             self.query_one("#forget-value", Input).value = str(scope["session_id"])
         self.query_one("#forget-reason", Input).focus()
-        self.notify("Give a reason and press enter to preview what would be forgotten.", timeout=4)
+        self.query_one("#forget-status", Static).update(
+            "Give a reason and press enter to preview what would be forgotten.")
 
     def action_new_request(self) -> None:
         self.query_one("#forget-value", Input).focus()

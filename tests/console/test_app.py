@@ -171,8 +171,10 @@ async def test_keyword_only_without_a_model(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         assert "keyword-only · no model" in str(app.query_one(StatusHeader).render())
+        await pilot.press("2")
+        await settle(app, pilot)
         assert "keyword-only" in str(app.query_one("#mode-badge").render())
-        await pilot.press("2", "slash", *"fridays deploy", "enter")
+        await pilot.press("slash", *"fridays deploy", "enter")
         await settle(app, pilot)
         pane = app.pane("search")
         assert pane.result.mode == "keyword"

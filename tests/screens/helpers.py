@@ -36,3 +36,9 @@ async def settle(app, pilot) -> None:
         except WorkerCancelled:      # an exclusive worker superseded by a newer one
             pass
         await pilot.pause()
+
+
+def row(table, index: int) -> list[str]:
+    """A table row as plain strings (cells are rich Text: data, never markup)."""
+    return [getattr(c, "plain", c) if not isinstance(c, (int, float)) else str(c)
+            for c in table.get_row_at(index)]

@@ -10,7 +10,7 @@ from console.widgets.table import DataGrid
 from engine import NotFound
 from screens.forget_audit import parse_audit_filter
 
-from .helpers import make_app, settle
+from .helpers import make_app, row, settle
 
 
 def test_parse_audit_filter():
@@ -65,7 +65,7 @@ async def test_forget_from_search_previews_then_requires_FORGET(seeded):
         assert case.status == "verified" and case.residue == 0
         status = str(app.query_one("#forget-status").render())
         assert f"case #{case.id} verified" in status and "residue 0" in status
-        assert cases.get_row_at(0)[3] == "verified"
+        assert row(cases, 0)[3] == "verified"
         assert app.errors == []
 
 
@@ -80,7 +80,7 @@ async def test_query_scope_forget_and_audit_filter(seeded):
         await pilot.press(*"白马尖", "tab", *"privacy request", "enter")
         await settle(app, pilot)
         preview = app.query_one("#forget-preview", DataGrid)
-        kinds = {preview.get_row_at(i)[0] for i in range(preview.row_count)}
+        kinds = {row(preview, i)[0] for i in range(preview.row_count)}
         assert {"memory", "message"} <= kinds
         await pilot.press("X")
         await pilot.pause()
@@ -93,10 +93,10 @@ async def test_query_scope_forget_and_audit_filter(seeded):
         await pilot.press("slash", *"action:forget")
         await settle(app, pilot)
         audit = app.query_one("#audit", DataGrid)
-        assert audit.row_count == 1 and audit.get_row_at(0)[3] == "forget"
+        assert audit.row_count == 1 and row(audit, 0)[3] == "forget"
         await pilot.press("ctrl+a", "ctrl+k")
         await settle(app, pilot)
-        rows = [" ".join(map(str, audit.get_row_at(i))) for i in range(audit.row_count)]
+        rows = [" ".join(map(str, row(audit, i))) for i in range(audit.row_count)]
         assert len(rows) == len(eng.audit_log())
         assert not any("白马尖" in r for r in rows)
         assert app.errors == []

@@ -6,7 +6,7 @@ from textual.widgets import Input, Select, TabbedContent
 from console.widgets.confirm import ConfirmModal, PromptModal
 from console.widgets.table import DataGrid
 
-from .helpers import make_app, settle
+from .helpers import make_app, row, settle
 
 
 async def _search(app, pilot, text: str):
@@ -24,7 +24,7 @@ async def test_search_shows_hits_breakdown_and_no_access_recorded(seeded):
         pane = await _search(app, pilot, "deploy fridays")
         table = app.query_one("#results", DataGrid)
         assert table.row_count >= 1
-        assert table.get_row_at(0)[1] == "Never deploy on Fridays"
+        assert row(table, 0)[1] == "Never deploy on Fridays"
         assert table.selected_key == str(ids["mem"]["fridays"])
         bars = str(app.query_one("#breakdown").render())
         for label in ("keyword", "vector", "fused (RRF)", "strength", "importance", "recency", "final"):

@@ -7,7 +7,7 @@ from textual.widgets import Input
 from console.widgets.table import DataGrid
 from screens.sessions import parse_filter
 
-from .helpers import make_app, settle
+from .helpers import make_app, row, settle
 
 
 def test_parse_filter():
@@ -31,7 +31,7 @@ async def test_list_filter_transcript_and_lineage(seeded):
         assert sessions.row_count == 2
         await pilot.press(*" part two")
         await settle(app, pilot)
-        assert [sessions.get_row_at(i)[4] for i in range(sessions.row_count)] == ["CI migration, part two"]
+        assert [row(sessions, i)[4] for i in range(sessions.row_count)] == ["CI migration, part two"]
         await pilot.press("ctrl+a", "ctrl+k", *"source:web since:2025-12-30")
         await settle(app, pilot)
         assert sessions.row_count == 1 and sessions.selected_key == "s-trip"
@@ -49,10 +49,10 @@ async def test_list_filter_transcript_and_lineage(seeded):
         assert "children: s-deploy-2" in str(app.query_one("#lineage").render())
         transcript = app.query_one("#transcript", DataGrid)
         assert transcript.row_count == 4
-        roles = [str(transcript.get_row_at(i)[1]) for i in range(4)]
+        roles = [str(row(transcript, i)[1]) for i in range(4)]
         assert roles == ["user", "assistant", "tool", "user"]
-        assert transcript.get_row_at(2)[2] == "shell"            # the tool's name
-        assert transcript.get_row_at(0)[0] == "2025-12-29 00:00"  # time
+        assert row(transcript, 2)[2] == "shell"            # the tool's name
+        assert row(transcript, 0)[0] == "2025-12-29 00:00"  # time
         await pilot.press("C")
         await settle(app, pilot)
         assert pane.detail.session.id == "s-deploy-2"
@@ -80,7 +80,7 @@ async def test_message_search_cjk_and_derived_memories(seeded):
         assert app.pane("sessions").detail.session.id == "s-deploy"
         assert transcript.selected_key == str(ids["deploy_msgs"][3])
         derived = app.query_one("#derived", DataGrid)
-        assert sorted(int(derived.get_row_at(i)[0][1:]) for i in range(derived.row_count)) == \
+        assert sorted(int(row(derived, i)[0][1:]) for i in range(derived.row_count)) == \
             sorted([ids["mem"]["fridays"], ids["mem"]["ticket"]])
         assert "Never deploy on Fridays" in str(app.query_one("#message-text").render()) or \
             "never deploy on Fridays" in str(app.query_one("#message-text").render())

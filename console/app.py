@@ -142,6 +142,11 @@ class MemConsole(App):
         if pane is not None and pane.parent is None:
             self.query_one(f"TabPane#{pane_id}", TabPane).mount(pane)
 
+    def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
+        """Notices quote operator and agent text (a typed score, an id in an error): never
+        markup, or a "[/x]" in it crashed the console (Widget.notify passes markup=True)."""
+        super().notify(message, markup=False, **kwargs)
+
     def current_pane(self):
         try:
             return self._panes.get(self.query_one("#tabs", TabbedContent).active)
@@ -271,4 +276,7 @@ class MemConsole(App):
 
 def run_console(db_path, actor: str | None = None) -> None:
     """`memconsole` with no verb: open the console on `db_path`."""
-    MemConsole(db_path=str(db_path), actor=actor).run()
+    app = MemConsole(db_path=str(db_path), actor=actor)
+    app.run()
+    if app.return_code:      # the app died on an error: the shell must not see success
+        raise SystemExit(app.return_code)

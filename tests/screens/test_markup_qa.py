@@ -1,0 +1,35 @@
+"""QA regressions: text an operator types or an agent wrote is never console markup. A rule or
+memory holding "[/bold]" and a typed "[/x]" used to crash the whole console (MarkupError)."""
+from __future__ import annotations
+
+from console.widgets.confirm import PromptModal
+from console.widgets.table import DataGrid
+
+from .helpers import make_app, settle
+from .seed_lifecycle import lifecycle  # noqa: F401  (fixture)
+
+TRAP = "Trap rule [/bold] and [red]not red[/red]"
+
+
+async def test_rule_with_markup_and_a_typed_markup_score_do_not_crash(lifecycle):
+    eng, ids, _ = lifecycle
+    rid = eng.add_rule(TRAP, score=9.9).id
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        table = app.query_one("#rules-table", DataGrid)
+        assert table.select_key(rid)
+        await settle(app, pilot)
+        row = table.get_row_at(table.cursor_row)
+        assert any(getattr(c, "plain", c) == TRAP for c in row)
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptModal)
+        await pilot.press("ctrl+a", "ctrl+k", *"[/x]", "enter")   # not a number: a notice
+        await settle(app, pilot)
+        assert app.is_running and not isinstance(app.screen, PromptModal)
+        assert any("[/x]" in n.message for n in app._notifications)
+    assert app.return_code in (0, None)
+    assert eng.get_rule(rid).score == 9.9

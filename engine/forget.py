@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 
 from . import audit
 from .clock import DAY, parse_time
@@ -28,6 +29,8 @@ from .types import load_json
 
 FTS_TABLES = ("memories_fts", "memories_tri", "messages_fts", "messages_tri", "rules_fts")
 DEFAULT_DEADLINE_DAYS = 30.0
+CHECKPOINT_TRIES = 10          # x 0.2 s: how long a forget waits for other readers to let go
+CHECKPOINT_PAUSE = 0.2
 
 
 def sha256(text: str) -> str:
@@ -202,13 +205,20 @@ class ForgetMixin:
         self.store.write(write)
         if residue == 0 and truncated:
             self.__dict__.get("_forget_texts", {}).pop(req.id, None)    # proven gone: let go of it
-        self._checkpoint()
+        self._checkpoint(tries=1)
         return ver
 
-    def _checkpoint(self) -> bool:
-        with self.store.lock:
-            busy, _, _ = self.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        return busy == 0
+    def _checkpoint(self, tries: int = CHECKPOINT_TRIES) -> bool:
+        """Copy the WAL into the database and truncate it. Another process's open read
+        transaction blocks that; readers are brief, so wait a little for them to finish."""
+        for i in range(tries):
+            with self.store.lock:
+                busy, _, _ = self.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy == 0:
+                return True
+            if i + 1 < tries:
+                time.sleep(CHECKPOINT_PAUSE)
+        return False
 
 
 def _items(conn, full) -> list[ForgetItem]:

@@ -234,3 +234,16 @@ def test_redaction_leaves_no_stray_word_beside_an_earlier_marker():
     assert redact("- rule 81: [forgotten]agrees\n- rule 9: keep", sec) == "- rule 81: [forgotten]\n- rule 9: keep"
     assert redact("say: never deploy on a Friday afternoon, ok", sec) == "say: [forgotten], ok"
     assert redact("nothing to do here", sec) == "nothing to do here"
+
+
+def test_a_brief_reader_is_waited_for(eng, db_path):
+    import threading
+
+    eng.add_memory(SECRET, dedup=False)
+    reader = connect(db_path)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM memories").fetchone()
+    threading.Timer(0.5, lambda: reader.execute("COMMIT")).start()
+    res = eng.forget("query", CANARY, "brief reader")
+    reader.close()
+    assert res.verification.wal_truncated and res.status == "verified"

@@ -163,7 +163,9 @@ record_access=False)` wall time, {args.queries} queries per row, the query's emb
 (`matrix_after`; sign-bit candidates + exact rescoring past `bits_from`), common-word pruning of
 the keyword query past `common_terms_from`; "plain": vec0's float32 brute-force KNN and every query
 word. Both engines run alternately in the same process, so contention hits both alike. The last
-two columns are the vector retriever alone (KNN of 10). Load average during the run: {load}.
+two columns are the vector retriever alone (KNN of 10). Load average at the end of the run: {load}
+(other engineers' jobs share the 2 cores; absolute times swing several-fold with their load from
+row to row, so the speed-up column, measured alternately, is the stable figure).
 
 | memories | filter | hybrid p50 ms (engine) | p95 ms | hybrid p50 ms (plain) | p95 ms | speed-up p50 | KNN p50 ms (matrix) | KNN p50 ms (vec0) |
 |---|---|---|---|---|---|---|---|---|

@@ -67,22 +67,31 @@ class VectorMatrix:
     def _load_all(self, conn) -> None:
         self._reset()
         top = conn.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0]
-        # vec0's own metadata columns read ~10x slower than the same fields from `memories`
-        rows = conn.execute("SELECT memory_id, embedding FROM memories_vec").fetchall()
+        # vec0's own metadata columns read ~10x slower than the same fields from `memories`;
+        # vectors are copied in chunks straight into the matrix (no second copy of every blob)
         meta = {int(r[0]): r[1:] for r in conn.execute(
             "SELECT id, tier, kind, category, agent, user FROM memories WHERE embedded = 1")}
-        rows = [r for r in rows if int(r[0]) in meta]
-        n = len(rows)
-        self._grow(n)
-        if n:      # bulk, not row by row
-            self.mat[:n] = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(n, self.dim)
-            self.ids[:n] = [int(r[0]) for r in rows]
-            self.alive[:n] = True
+        self._grow(len(meta))
+        cur = conn.execute("SELECT memory_id, embedding FROM memories_vec")
+        while True:
+            batch = cur.fetchmany(4096)
+            if not batch:
+                break
+            rows = [r for r in batch if int(r[0]) in meta]
+            if not rows:
+                continue
+            n, j = len(rows), self.n
+            self._grow(j + n)
+            self.mat[j:j + n] = np.frombuffer(b"".join(r[1] for r in rows),
+                                              dtype=np.float32).reshape(n, self.dim)
+            self.ids[j:j + n] = [int(r[0]) for r in rows]
+            self.alive[j:j + n] = True
             for k, f in enumerate(FIELDS):
-                self.codes[f][:n] = [self._code(f, meta[int(r[0])][k]) for r in rows]
-            self.bits[:, :n] = _pack(self.mat[:n])
-            self.row = {int(m): j for j, m in enumerate(self.ids[:n])}
-            self.n = n
+                self.codes[f][j:j + n] = [self._code(f, meta[int(r[0])][k]) for r in rows]
+            self.bits[:, j:j + n] = _pack(self.mat[j:j + n])
+            for i, r in enumerate(rows):
+                self.row[int(r[0])] = j + i
+            self.n = j + n
         self.seq = int(top)
 
     def _apply(self, conn, ids: list[int]) -> None:

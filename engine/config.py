@@ -62,9 +62,12 @@ class SearchSettings:
     # keyword-only R@1 -0.010 / R@10 -0.004 (at 0.05: keyword R@1 -0.03). 0 = keep every word.
     common_term_share: float = 0.1
     common_terms_from: int = 20_000
-    # Vector search answers from an in-memory matrix (exact, ~8x faster than vec0's scan at 100k)
-    # once an engine has run this many vector searches: long-lived engines (console, benches) get
-    # it, one-shot CLI calls never pay to load it. 0 = never automatically.
+    # Vector search answers from an in-memory matrix (engine/vector_matrix.py; KNN ~20x faster
+    # than vec0's scan at 100k) once an engine has run this many vector searches: the matrix then
+    # loads in a background thread on its own connection (seconds at 100k, ~1.5 KB a memory) and
+    # vec0 answers until it is ready. Long-lived engines (console, benches) get it; one-shot CLI
+    # calls never pay to load it. `eng.vectors.keep_in_memory(background=True)` starts it at
+    # once. It follows every process's writes through the vector_changes log. 0 = never.
     matrix_after: int = 3
     # From this many vectors on, the matrix finds candidates by the Hamming distance of sign bits
     # (32x less memory to scan) and rescores max(bits_rescore, 10·k) of them exactly; below it,

@@ -9,6 +9,17 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 
+class PlainCell(Text):
+    """A str cell shown literally; it still equals its str, as the cell value did before."""
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return self.plain == other
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class DataGrid(DataTable):
     """A row-cursor DataTable with j/k/g/G and y (cell) / Y (row) copy."""
 
@@ -30,7 +41,7 @@ class DataGrid(DataTable):
     def add_row(self, *cells: Any, **kwargs: Any):
         """Cells are data, never markup: DataTable would parse a str with Text.from_markup, so a
         memory holding "[/bold]" crashed the console and "[x]" vanished from the cell."""
-        return super().add_row(*(Text(c, end="") if isinstance(c, str) else c for c in cells),
+        return super().add_row(*(PlainCell(c, end="") if isinstance(c, str) else c for c in cells),
                                **kwargs)
 
     def _update_dimensions(self, new_rows) -> None:

@@ -15,7 +15,7 @@ async def test_rule_with_markup_and_a_typed_markup_score_do_not_crash(lifecycle)
     eng, ids, _ = lifecycle
     rid = eng.add_rule(TRAP, score=9.9).id
     app = make_app(eng)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:   # toasts drawn
         await settle(app, pilot)
         await pilot.press("3")
         await settle(app, pilot)

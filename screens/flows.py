@@ -8,6 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
 from textual.widgets import Input, Select, Sparkline, Static
 from textual_plotext import PlotextPlot
 
@@ -146,7 +147,7 @@ class FlowsPane(Pane):
             self.query_one("#flow-steps", Static).update("")
             return
         f, s = d.flow, d.flow.stats
-        self.query_one("#flow-detail").border_title = f"flow {f.name}"
+        self.query_one("#flow-detail").border_title = f"flow {escape(f.name)}"   # not markup
         head = Text()
         head.append(f"{f.name} ", style="bold red" if s.flagged else "bold")
         head.append(f"{_pct(s.effectiveness)}% · {s.passes} of {s.uses} passed · ")

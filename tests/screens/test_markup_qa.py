@@ -2,6 +2,8 @@
 memory holding "[/bold]" and a typed "[/x]" used to crash the whole console (MarkupError)."""
 from __future__ import annotations
 
+from textual.content import Content
+
 from console.widgets.confirm import PromptModal
 from console.widgets.table import DataGrid
 
@@ -33,3 +35,21 @@ async def test_rule_with_markup_and_a_typed_markup_score_do_not_crash(lifecycle)
         assert any("[/x]" in n.message for n in app._notifications)
     assert app.return_code in (0, None)
     assert eng.get_rule(rid).score == 9.9
+
+
+async def test_flow_named_with_markup_shows_its_detail(lifecycle):
+    eng, _, _ = lifecycle
+    f = eng.add_flow("trap-[/b]", ["[/b] step one", "step [red]two"], triggers=["[/i] trap"])
+    eng.record_flow_run(f.id, "fail", note="[/n] note")
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        await settle(app, pilot)
+        table = app.query_one("#flows-table", DataGrid)
+        assert table.select_key(f.id)
+        await settle(app, pilot)
+        assert app.pane("flows").detail.flow.id == f.id
+        title = app.query_one("#flow-detail").border_title      # shown as markup
+        assert Content.from_markup(str(title)).plain == "flow trap-[/b]"
+    assert app.errors == []

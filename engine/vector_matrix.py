@@ -199,7 +199,13 @@ class VectorMatrix:
                 return []
             q = np.asarray(q, dtype=np.float32)
             r = max(rescore, 10 * k)
-            if bits_from and self.n >= bits_from and int(m.sum()) > r:
+            passing = int(m.sum())
+            if passing * 4 < self.n:       # a narrow filter: score only the rows it keeps
+                rows = np.flatnonzero(m)
+                sims = np.einsum("ij,j->i", self.mat[rows], q)
+                order = np.argsort(-sims, kind="stable")[:k]
+                return ordered([(int(self.ids[rows[j]]), float(sims[j])) for j in order])
+            if bits_from and self.n >= bits_from and passing > r:
                 h = self._hamming(q)
                 h[~m] = np.iinfo(np.uint16).max
                 cand = np.argpartition(h, r)[:r]

@@ -76,7 +76,10 @@ def test_matrix_equals_vec0_and_follows_other_connections(tmp_path, clock):
         # another connection writes: a new close memory, an archive, a hard delete
         new_id = b.add_memory("alpha gamma sigma", agent="y", dedup=False)
         top_old = _exact(a, q, 1, f_all)[0][0]
-        b.archive_memory(top_old if top_old != new_id else 1)
+        archived = top_old if top_old != new_id else 1
+        b.archive_memory(archived)
+        # a narrow filter (scored over its own rows only) sees the archive at once
+        assert [m for m, _ in a.vectors.knn(q, 5, Filters(tiers=("archived",)))] == [archived]
         victim = _exact(a, q, 3, f_y)[-1][0]
         b.store.write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (victim,)))
         got = a.vectors.knn(q, 10, f_y)

@@ -95,6 +95,7 @@ class MemConsole(App):
         self.db_label = db_label or str(engine.path)   # what the header shows (tests fix it)
         self.errors: list[str] = []           # every failure shown as a notice (tests read it)
         self._panes: dict[str, Any] = {}
+        self._pane_ids = {s.pane_id for s in PANE_SPECS}
         self._data_version: int | None = None
         self._embedder_state: str | None = None
 
@@ -103,12 +104,11 @@ class MemConsole(App):
         yield StatusHeader(self.db_label, self.engine.actor, id="status")
         with TabbedContent(id="tabs"):
             for spec in PANE_SPECS:
-                pane = load_pane(spec)
-                self._panes[spec.pane_id] = pane
                 with TabPane(f"{spec.key} {spec.title}", id=spec.pane_id):
-                    # The first frame is the header and the tabs; a pane mounts when first shown.
+                    # The first frame is the header and the tabs; a pane's module is imported
+                    # and the pane mounted when it is first shown.
                     if not self.LAZY_PANES:
-                        yield pane
+                        yield self.pane(spec.pane_id)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -134,12 +134,15 @@ class MemConsole(App):
 
     # -- panes ------------------------------------------------------------------------------------
     def pane(self, pane_id: str):
+        """The pane object (created on first use; mounted by ensure_pane)."""
+        if pane_id not in self._panes:
+            self._panes[pane_id] = load_pane(next(s for s in PANE_SPECS if s.pane_id == pane_id))
         return self._panes[pane_id]
 
     def ensure_pane(self, pane_id: str) -> None:
         """Mount a pane into its tab the first time it is needed."""
-        pane = self._panes.get(pane_id)
-        if pane is not None and pane.parent is None:
+        pane = self.pane(pane_id)
+        if pane.parent is None:
             self.query_one(f"TabPane#{pane_id}", TabPane).mount(pane)
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
@@ -166,9 +169,9 @@ class MemConsole(App):
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        pane = self._panes.get(event.pane.id or "")
-        if pane is not None:
-            self.ensure_pane(pane.PANE_ID)
+        if event.pane.id in self._pane_ids:
+            self.ensure_pane(event.pane.id)
+            pane = self.pane(event.pane.id)
             pane.activated()
             self.call_after_refresh(pane.focus_main)   # keys reach the pane at once
 
@@ -189,7 +192,7 @@ class MemConsole(App):
                           "(knows the current pane)", id="app.palette")
         sections = [("Global", [*self.BINDINGS, palette]), ("Tables", list(DataGrid.BINDINGS))]
         for spec in PANE_SPECS:
-            pane = self._panes[spec.pane_id]
+            pane = self.pane(spec.pane_id)
             own = [b for b in pane.BINDINGS if isinstance(b, Binding) and b.show]
             if own:
                 sections.append((f"{spec.key} {spec.title}", own))

@@ -42,6 +42,7 @@ class Pane(Vertical):
         self.stale = True        # reload when next shown
         self._on_mounted: list[tuple[Callable[..., Any], tuple, dict]] = []
         self.ready = False       # mounted and every on_mount has run
+        self._focus_target = None  # an explicit focus (focus_on) that focus_main must not undo
 
     @on(events.Mount)
     def _pane_mounted(self) -> None:
@@ -101,12 +102,21 @@ class Pane(Vertical):
     def focus_main(self) -> None:
         """Focus the pane's main widget (after a switch to this pane), unless focus is already
         inside the pane (e.g. a pre-filled input)."""
+        target, self._focus_target = self._focus_target, None
+        if target is not None:               # widget.focus() is deferred: app.focused may lag
+            target.focus()
+            return
         focused = self.app.focused
         if focused is not None and self in focused.ancestors:
             return
         main = self.query(self.MAIN_SELECTOR)
         if main and main.first().focusable:
             main.first().focus()
+
+    def focus_on(self, widget) -> None:
+        """Focus `widget` and keep the pane switch that may follow from moving focus elsewhere."""
+        self._focus_target = widget
+        widget.focus()
 
     def action_leave_input(self) -> None:
         if isinstance(self.app.focused, Input):

@@ -175,7 +175,7 @@ class ForgetAuditPane(Pane):
         elif "session_id" in scope:
             self.query_one("#forget-scope", Select).value = "session"
             self.query_one("#forget-value", Input).value = str(scope["session_id"])
-        self.query_one("#forget-reason", Input).focus()
+        self.focus_on(self.query_one("#forget-reason", Input))
         self.query_one("#forget-status", Static).update(
             "Give a reason and press enter to preview what would be forgotten.")
 

@@ -188,7 +188,7 @@ class SessionsPane(Pane):
         tr.border_title = f"transcript ({len(d.messages)} messages)"
         if event.message_id is not None:
             tr.select_key(event.message_id)
-            tr.focus()
+            self.focus_on(tr)
         self.table("#session-list").select_key(s.id)
         self._show_message(tr.selected_key)
 

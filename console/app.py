@@ -6,6 +6,7 @@ found through PANE_SPECS, so a pane that has not landed yet shows as a placehold
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,9 @@ class MemConsole(App):
         super().__init__()
         if engine is None:
             from engine import open_engine   # "lazy": the model loads after the first frame
-            engine = open_engine(db_path, embedder="default", load="lazy", actor=actor)
+            choice = os.environ.get("MEMCONSOLE_EMBEDDER") or "default"   # as the CLI verbs
+            engine = open_engine(db_path, embedder=None if choice == "none" else choice,
+                                 load="lazy", actor=actor)
             self._owns_engine = True
         else:
             self._owns_engine = False

@@ -61,3 +61,15 @@ def test_doctor_on_read_only_database_reports_no_false_fts_failure(tmp_path):
         assert all("read-only" in c.detail for c in fts)
     finally:
         eng.close()
+
+
+def test_console_honours_memconsole_embedder_none(tmp_path, monkeypatch):
+    """MEMCONSOLE_EMBEDDER=none means keyword-only for the console too, as for every verb."""
+    from console.app import MemConsole
+
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "none")
+    app = MemConsole(db_path=str(tmp_path / "c.db"), start_embedder=False, poll_interval=None)
+    try:
+        assert app.engine.embedder.state == "none"
+    finally:
+        app.engine.close()

@@ -146,6 +146,8 @@ class SearchPane(Pane):
         self.query_one("#search-status", Static).update(status)
         self.query_one("#elsewhere", Static).update(self._elsewhere_text(res))
         self._show_detail(table.selected_key)
+        if res.hits and self.app.focused is self.query_one("#query", Input):
+            table.focus()      # keys act on the hits now (p, i, a, f, o, w); / returns here
 
     def _elsewhere_text(self, res: SearchResult) -> str:
         e = res.elsewhere or {}

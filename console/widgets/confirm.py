@@ -35,7 +35,7 @@ class ConfirmModal(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.title_text, id="confirm-title")
+            yield Label(self.title_text, id="confirm-title", markup=False)
             yield Static(self.body, id="confirm-body", markup=False)
             if self.require_text:
                 yield Label(f"Type {self.require_text} to confirm:")
@@ -90,7 +90,7 @@ class PromptModal(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(self.question, markup=False)
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
 
     def on_mount(self) -> None:

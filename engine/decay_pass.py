@@ -35,7 +35,7 @@ def _days(days) -> float:
     except (TypeError, ValueError):
         raise InvalidInput(f"days must be a number, not {days!r}") from None
     if not 0 < d <= 3650:
-        raise InvalidInput(f"days must be between 0 and 3650, not {d:g}")
+        raise InvalidInput(f"days must be more than 0 and at most 3650, not {d:g}")
     return d
 
 

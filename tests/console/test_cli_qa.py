@@ -73,3 +73,11 @@ def test_console_honours_memconsole_embedder_none(tmp_path, monkeypatch):
         assert app.engine.embedder.state == "none"
     finally:
         app.engine.close()
+
+
+@pytest.mark.parametrize("days", ["0", "-1", "nan", "4000"])
+def test_decay_days_out_of_range_message_is_not_self_contradictory(cli, tmp_path, days):
+    code, out, err = cli("--db", str(tmp_path / "d.db"), "decay", "forecast", "--days", days, "--json")
+    assert code == 2 and out == "" and _one_line(err), err
+    if days == "0":
+        assert "more than 0" in err     # it said "between 0 and 3650, not 0"

@@ -172,6 +172,11 @@ row to row, so the speed-up column, measured alternately, is the stable figure).
 {chr(10).join(rows)}
 
 {chr(10).join('- ' + x for x in notes)}
+
+Not measured: 1M memories. Writing a 1M database through the API ran at ~250 memories/s on this
+shared machine (>1 h), past this session; the sign-bit path would scan 48 MB there instead of
+1.5 GB. The p95 targets (60 ms) are missed on two 100k rows: FTS5 scores every memory a query word
+matches (median 47% of them with this Zipf text), and load spikes from other jobs land in the tail.
 """
     write_section(args.section, body)
 

@@ -115,6 +115,9 @@ class MemConsole(App):
         yield Footer()
 
     def on_mount(self) -> None:
+        keymap = dict(getattr(self.engine.settings, "keymap", None) or {})
+        if keymap:     # [keymap] in config.toml: binding id -> keys
+            self.set_keymap(keymap)
         self.query_one(StatusHeader).set_embedder(self.engine.embedder.state)
         self.call_after_refresh(self._after_first_frame)
 
@@ -199,7 +202,7 @@ class MemConsole(App):
             own = [b for b in pane.BINDINGS if isinstance(b, Binding) and b.show]
             if own:
                 sections.append((f"{spec.key} {spec.title}", own))
-        self.push_screen(HelpScreen(sections))
+        self.push_screen(HelpScreen(sections, dict(getattr(self.engine.settings, "keymap", None) or {})))
 
     def action_refresh(self) -> None:
         self.data_changed()

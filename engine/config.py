@@ -119,6 +119,9 @@ class Settings:
     lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
     curator: CuratorSettings = field(default_factory=CuratorSettings)
     model_path: str | None = None
+    # The console's key remaps: binding id -> keys, e.g. {"app.quit" = "ctrl+q", "search.pin" = "P"}
+    # (every binding's id is listed by `?` in the console). A dict of strings: no UI import here.
+    keymap: dict = field(default_factory=dict)
 
 
 def _apply(obj, data: dict):

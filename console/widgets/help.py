@@ -22,10 +22,11 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, sections: list[tuple[str, list[Binding]]]) -> None:
+    def __init__(self, sections: list[tuple[str, list[Binding]]], keymap: dict | None = None) -> None:
         super().__init__()
+        self.keymap = keymap or {}
         self.sections = sections
-        self.entries = [(title, _key(b), b.description or b.action)
+        self.entries = [(title, self._keys(b), b.description or b.action)
                         for title, bindings in sections for b in bindings]
 
     def compose(self) -> ComposeResult:
@@ -35,11 +36,17 @@ class HelpScreen(ModalScreen[None]):
                           expand=False, padding=(0, 1), title_style="bold")
                 t.add_column("key", style="bold cyan", width=22)
                 t.add_column("what")
+                t.add_column("id (remap in config.toml [keymap])", style="dim")
                 for b in bindings:
-                    t.add_row(self._display(b), b.description or b.action)
+                    t.add_row(self._display(b), b.description or b.action, b.id or "")
                 yield Static(t, classes="help-section")
 
+    def _keys(self, b: Binding) -> str:
+        return self.keymap.get(b.id, _key(b)) if b.id else _key(b)
+
     def _display(self, b: Binding) -> str:
+        if b.id and b.id in self.keymap:
+            return self.keymap[b.id]
         try:
             return self.app.get_key_display(b)
         except Exception:

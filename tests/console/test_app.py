@@ -203,3 +203,29 @@ async def test_run_console_opens_lazily(tmp_path, monkeypatch):
     monkeypatch.setattr(app_mod.MemConsole, "run", fake_run)
     app_mod.run_console(tmp_path / "lazy.db", actor="operator-1")
     assert seen["state"] == "idle" and seen["actor"] == "operator-1"
+
+
+async def test_keys_remap_from_settings(tmp_path):
+    """[keymap] in config.toml remaps a binding by its id (here: pin becomes P)."""
+    from dataclasses import replace
+
+    from engine.config import load_settings
+
+    eng = make_engine(tmp_path / "km.db")
+    ids = seed(eng, curator=False)
+    eng.settings = replace(load_settings(tmp_path / "none.toml"), keymap={"search.pin": "P"})
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2", "slash", *"deploy fridays", "enter")
+        await settle(app, pilot)
+        await pilot.press("p")                      # no longer bound
+        await settle(app, pilot)
+        assert eng.get_memory(ids["mem"]["fridays"]).pinned is False
+        await pilot.press("P")
+        await settle(app, pilot)
+        assert eng.get_memory(ids["mem"]["fridays"]).pinned is True
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert ("2 Search", "P", "Pin/unpin") in app.screen.entries
+    eng.close()

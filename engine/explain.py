@@ -42,6 +42,9 @@ class ExplainMixin:
         final = hit.score if hit else self._would_score(result, mem, bm25_rank, vrank, filters)
         summary = _summarize(mem, hit is not None, k, result.mode, excluded, bm25_rank, matches,
                              matched, unmatched, vrank, vsim, final, kth, p.index)
+        if hit is not None and hit.breakdown.context > 0:
+            summary += (f" Its session neighbours add {hit.breakdown.context:.4f} to its fused score"
+                        f" (session context).")
         return Explanation(query=q, memory_id=mem.id, found=True, in_top_k=hit is not None, k=k,
                            mode=result.mode, excluded_by=excluded, bm25_rank=bm25_rank,
                            bm25_matches=matches, vector_rank=vrank,

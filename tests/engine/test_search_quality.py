@@ -176,6 +176,7 @@ def test_session_neighbour_lifts_the_answer_turn(tmp_path, clock):
         by_id = {h.id: h for h in res.hits}
         assert ids[1] in by_id
         assert by_id[ids[1]].breakdown.context > 0
+        assert "session context" in eng.explain("telescope meteor shower", ids[1], k=5).summary
         # outside hybrid there is no session context
         kw = eng.search("telescope meteor shower", k=5, mode="keyword", record_access=False)
         assert all(h.breakdown.context == 0 for h in kw.hits)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,8 +135,10 @@ class MemConsole(App):
         self.engine.start_embedder()
         self._embedder_changed(self.engine.embedder.state)
 
+    close_engine_on_unmount = True   # run_console closes it itself, after the terminal is back
+
     def on_unmount(self) -> None:
-        if self._owns_engine:
+        if self._owns_engine and self.close_engine_on_unmount:
             self.engine.close()
 
     # -- panes ------------------------------------------------------------------------------------
@@ -195,7 +198,7 @@ class MemConsole(App):
 
     def action_help(self) -> None:
         palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", "Command palette "
-                          "(knows the current pane)", id="app.palette")
+                          "(knows the current pane)")
         sections = [("Global", [*self.BINDINGS, palette]), ("Tables", list(DataGrid.BINDINGS))]
         for spec in PANE_SPECS:
             pane = self.pane(spec.pane_id)
@@ -286,6 +289,15 @@ class MemConsole(App):
 def run_console(db_path, actor: str | None = None) -> None:
     """`memconsole` with no verb: open the console on `db_path`."""
     app = MemConsole(db_path=str(db_path), actor=actor)
-    app.run()
+    app.close_engine_on_unmount = False
+    try:
+        app.run()
+    finally:
+        # close() lets a half-loaded model finish (exiting mid-import aborts): that takes seconds,
+        # so say why the terminal waits instead of leaving it blank after `q`.
+        if app.engine.embedder.state == "loading":
+            print("memconsole: letting the embedding model finish loading before exit…",
+                  file=sys.stderr, flush=True)
+        app.engine.close()
     if app.return_code:      # the app died on an error: the shell must not see success
         raise SystemExit(app.return_code)

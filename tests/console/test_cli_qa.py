@@ -81,3 +81,23 @@ def test_decay_days_out_of_range_message_is_not_self_contradictory(cli, tmp_path
     assert code == 2 and out == "" and _one_line(err), err
     if days == "0":
         assert "more than 0" in err     # it said "between 0 and 3650, not 0"
+
+
+def test_quitting_while_the_model_loads_says_why_it_waits(tmp_path, monkeypatch, capsys):
+    """After `q` the console closes the engine, which lets a half-loaded model finish (seconds):
+    the terminal says so instead of staying blank, and the engine is closed exactly once."""
+    from console import app as app_mod
+
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "none")
+    closed = []
+
+    def fake_run(self):
+        self.engine.embedder.state = "loading"          # as if `q` came mid-load
+        real_close = self.engine.close
+        self.engine.close = lambda: (closed.append(1), real_close())
+        self.on_unmount()                                # what Textual calls on the way out
+
+    monkeypatch.setattr(app_mod.MemConsole, "run", fake_run)
+    app_mod.run_console(tmp_path / "q.db")
+    assert closed == [1]
+    assert "finish loading" in capsys.readouterr().err

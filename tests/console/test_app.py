@@ -229,3 +229,27 @@ async def test_keys_remap_from_settings(tmp_path):
         await pilot.pause()
         assert ("2 Search", "P", "Pin/unpin") in app.screen.entries
     eng.close()
+
+
+async def test_live_refresh_keeps_scroll_position(seeded):
+    eng, ids = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("7")
+        await settle(app, pilot)
+        audit = app.query_one("#audit", DataGrid)
+        audit.focus()
+        await pilot.press("G", "k", "k")
+        await settle(app, pilot)
+        key, y = audit.selected_key, audit.scroll_y
+        assert y > 0
+        app.poll_db()
+        await settle(app, pilot)
+        other = open_engine(eng.path, embedder=None, actor="agent-x")
+        other.add_memory("written by an agent while the operator scrolls", agent="atlas")
+        other.close()
+        app.poll_db()
+        await settle(app, pilot)
+        assert audit.row_count == len(eng.audit_log())          # the new audit row arrived
+        assert audit.selected_key == key and audit.scroll_y == y

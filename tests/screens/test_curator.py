@@ -3,7 +3,7 @@ undo restores, runs (dry and real) report back."""
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Select
+from textual.widgets import Input, Select
 
 from console.widgets.confirm import ConfirmModal, PromptModal
 from console.widgets.table import DataGrid
@@ -68,7 +68,8 @@ async def test_edit_then_approve_uses_the_operator_text(seeded):
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, PromptModal)
-        await pilot.press("ctrl+a", "ctrl+k", *"Staging is refreshed nightly from production", "enter")
+        app.screen.query_one(Input).value = "Staging is refreshed nightly from production"
+        await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal)
         assert "Staging is refreshed nightly from production" in app.screen.body
@@ -90,7 +91,8 @@ async def test_reject_with_reason_and_undo_applied(seeded):
         await pilot.press("x")
         await pilot.pause()
         assert isinstance(app.screen, PromptModal)
-        await pilot.press(*"still needed for onboarding", "enter")
+        app.screen.query_one(Input).value = "still needed for onboarding"
+        await pilot.press("enter")
         await settle(app, pilot)
         p = eng.get_proposal(archive).proposal
         assert p.status == "rejected" and p.reason == "still needed for onboarding"

@@ -32,7 +32,8 @@ async def test_forget_from_search_previews_then_requires_FORGET(seeded):
         assert app.query_one("#forget-scope", Select).value == "memory"
         assert app.query_one("#forget-value", Input).value == str(mid)
         assert app.focused is app.query_one("#forget-reason", Input)
-        await pilot.press(*"user asked to erase it", "enter")
+        app.query_one("#forget-reason", Input).value = "user asked to erase it"
+        await pilot.press("enter")
         await settle(app, pilot)
         preview = app.query_one("#forget-preview", DataGrid)
         assert f"memory:{mid}" in [preview.coordinate_to_cell_key((i, 0)).row_key.value

@@ -185,8 +185,7 @@ async def test_keyword_only_without_a_model(tmp_path):
 
 
 async def test_run_console_opens_lazily(tmp_path, monkeypatch):
-    """The real entry point opens the engine without loading the model before the first frame."""
-    import sys
+    """The real entry point opens the engine lazily (model not loading yet) with --actor."""
     from console import app as app_mod
 
     eng = make_engine(tmp_path / "lazy.db")
@@ -197,12 +196,29 @@ async def test_run_console_opens_lazily(tmp_path, monkeypatch):
     def fake_run(self):
         seen["state"] = self.engine.embedder.state
         seen["actor"] = self.engine.actor
-        seen["st"] = "sentence_transformers" in sys.modules
         self.engine.close()
 
     monkeypatch.setattr(app_mod.MemConsole, "run", fake_run)
     app_mod.run_console(tmp_path / "lazy.db", actor="operator-1")
     assert seen["state"] == "idle" and seen["actor"] == "operator-1"
+
+
+def test_console_start_does_not_import_the_model(tmp_path):
+    """In a fresh interpreter: building the console (engine open, panes composed) imports
+    neither sentence-transformers nor torch; they load after the first frame."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from console.app import MemConsole\n"
+        f"app = MemConsole(db_path={str(tmp_path / 'fresh.db')!r}, actor='x')\n"
+        "bad = [m for m in ('sentence_transformers', 'torch') if m in sys.modules]\n"
+        "assert app.engine.embedder.state == 'idle', app.engine.embedder.state\n"
+        "assert not bad, bad\n"
+        "app.engine.close()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
 
 
 async def test_keys_remap_from_settings(tmp_path):

@@ -147,6 +147,11 @@ class Applier:
         r = self._live_memory(self.members[0])
         if r["pinned"] or r["tier"] == "core":
             raise InvalidInput(f"proposal {self.p['id']} is stale: memory {r['id']} is now pinned or core")
+        active = max(r["last_accessed_at"] or 0.0, r["last_reinforced_at"] or 0.0)
+        if active > float(self.p["created_at"]):
+            # "No activity for N days" was the evidence; activity since then voids it.
+            raise InvalidInput(f"proposal {self.p['id']} is stale: memory {r['id']} was used after the "
+                               "proposal was made; reject it and run the curator again")
         self.conn.execute("UPDATE memories SET tier = 'archived', updated_at = ? WHERE id = ?",
                           (self.now, r["id"]))
         return r["id"]
@@ -168,6 +173,9 @@ class Applier:
 
     def _retire(self, text, vector) -> int:
         r = self._live_rule(self.members[0])
+        if (r["last_reinforced_at"] or 0.0) > float(self.p["created_at"]):
+            raise InvalidInput(f"proposal {self.p['id']} is stale: rule {r['id']} was reinforced after the "
+                               "proposal was made; reject it and run the curator again")
         self.conn.execute("UPDATE rules SET status = 'retired', updated_at = ? WHERE id = ?", (self.now, r["id"]))
         self._history(r["id"], r, float(r["score"]), "retired")
         return r["id"]

@@ -289,3 +289,20 @@ def test_rules_merge_by_meaning_and_progress_is_reported(eng):
     assert [p.members for p in merges] == [[a, b]] and merges[0].evidence["same_prefix"] is False
     assert merges[0].evidence["survivor_id"] == b            # the higher score survives
     assert "scan" in seen
+
+
+def test_approving_a_stale_archive_or_retire_is_refused(eng, clock):
+    """The evidence was inactivity: use since the proposal voids it (QA: idle 45 d, used today)."""
+    from engine import InvalidInput
+    m = eng.add_memory("A note that looked abandoned", dedup=False)
+    age(eng, m, 45)
+    r = add_rule(eng, "Prefer the old build script", score=3.5, status="dormant", last=clock.now() - 90 * 86400)
+    props = {p.kind: p for p in eng.run_curator().proposals if p.kind in ("archive", "retire")}
+    clock.advance(60)
+    eng.reinforce_memory(m)
+    eng.reinforce_rule(r)
+    for kind in ("archive", "retire"):
+        with pytest.raises(InvalidInput, match="stale"):
+            eng.approve_proposal(props[kind].id)
+        assert eng.get_proposal(props[kind].id).proposal.status == "pending"
+    assert eng.get_memory(m).tier == "active"

@@ -2,7 +2,6 @@
 failures as notices, keyword-only mode."""
 from __future__ import annotations
 
-import pytest
 from textual.widgets import Input, TabbedContent
 
 from console.widgets.header import StatusHeader

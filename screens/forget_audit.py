@@ -78,6 +78,7 @@ class ForgetAuditPane(Pane):
         self.cases: dict[str, ForgetRequest] = {}
         self.preview: ForgetPreview | None = None
         self.result: ForgetResult | None = None
+        self._want_case: int | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="forget-form"):
@@ -120,6 +121,8 @@ class ForgetAuditPane(Pane):
                            "–" if c.residue is None else c.residue, c.requested_by])
                    for c in cases)
         t.border_title = f"forget cases ({len(cases)})"
+        if self._want_case is not None and t.select_key(self._want_case):
+            self._want_case = None            # the case just previewed (it may be new)
         self._show_case(t.selected_key)
 
     @on(DataGrid.RowHighlighted, "#cases")
@@ -224,7 +227,9 @@ class ForgetAuditPane(Pane):
         t = self.table("#forget-preview")
         t.set_rows((f"{i.kind}:{i.id}", [i.kind, i.id, i.why, one_line(i.preview, 60)]) for i in pv.items)
         t.border_title = f"preview of case #{pv.request.id}: {counts_text(pv.counts)}"
-        self.table("#cases").select_key(pv.request.id)
+        if not self.table("#cases").select_key(pv.request.id):
+            self._want_case = pv.request.id   # a new case: select it once the list has it
+            self.load_cases()
         self.query_one("#forget-reason", Input).value = ""
         self.table("#cases").focus()
 

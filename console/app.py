@@ -260,6 +260,9 @@ class MemConsole(App):
         for pane in self._panes.values():
             if pane.ready:           # a pane mounted later reads the state in its on_mount
                 pane.embedder_changed(state)
+        if state == "ready" and self._owns_engine:
+            # A long-lived console answers vector search from memory (vec0 scans until loaded).
+            self.engine.vectors.keep_in_memory(background=True)
         if not first and state == "ready":
             self.notify("Embedding model ready: search is hybrid now.", timeout=3)
         elif state == "failed":

@@ -15,13 +15,16 @@ def bar(value: float, width: int = WIDTH) -> str:
 
 
 def breakdown_text(b, max_rrf: float | None = None) -> Text:
-    """Bars for a Breakdown (engine.types). RRF is scaled to the best hit's so bars compare."""
+    """Bars for a Breakdown (engine.types). The fused score is scaled to the best hit's so bars compare."""
     rows = []
     rrf_scale = max_rrf or b.rrf or 1.0
     rows.append(("keyword", _rank_frac(b.bm25_rank), f"rank {b.bm25_rank}" if b.bm25_rank else "no match"))
     rows.append(("vector", b.vector_similarity or 0.0,
                  f"rank {b.vector_rank} · sim {b.vector_similarity:.3f}" if b.vector_rank else "not ranked"))
-    rows.append(("fused (RRF)", (b.rrf / rrf_scale) if rrf_scale else 0.0, f"{b.rrf:.4f}"))
+    rows.append(("fused", (b.rrf / rrf_scale) if rrf_scale else 0.0, f"{b.rrf:.4f}"))
+    ctx = getattr(b, "context", 0.0) or 0.0
+    if ctx:   # lifted by a neighbouring memory of the same session (see engine/search.py)
+        rows.append(("context", ctx / rrf_scale if rrf_scale else 0.0, f"+{ctx:.4f}"))
     rows.append(("strength", b.strength, f"{b.strength:.3f}"))
     rows.append(("importance", b.importance, f"{b.importance:.2f}"))
     rows.append(("recency", b.recency, f"{b.recency:.3f}"))

@@ -27,7 +27,7 @@ async def test_search_shows_hits_breakdown_and_no_access_recorded(seeded):
         assert row(table, 0)[1] == "Never deploy on Fridays"
         assert table.selected_key == str(ids["mem"]["fridays"])
         bars = str(app.query_one("#breakdown").render())
-        for label in ("keyword", "vector", "fused (RRF)", "strength", "importance", "recency", "final"):
+        for label in ("keyword", "vector", "fused", "strength", "importance", "recency", "final"):
             assert label in bars
         assert "█" in bars
         assert "hybrid" in str(app.query_one("#search-status").render())

@@ -71,7 +71,9 @@ def searcher(db: str, stop_file: str) -> None:
     eng = _open(db, "console")
     reads: list[float] = []
     writes: list[float] = []
-    while not os.path.exists(stop_file):
+    # A few rounds of each at least, even if the writers finished before this process started
+    # (a loaded machine can start it late: "the searcher never searched" was a flaky failure).
+    while not os.path.exists(stop_file) or len(reads) < 3 or len(writes) < 3:
         q = " ".join(rng.choice(WORDS) for _ in range(2))
         t0 = time.perf_counter()
         if len(reads) <= len(writes):

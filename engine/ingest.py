@@ -33,8 +33,10 @@ def _time(v, where: str):
     raise ImportFailed(f"{where}: a time must be ISO-8601 text or epoch seconds")
 
 
-def read_records(path: Path) -> list[tuple[int, dict]]:
-    out = []
+def json_lines(path: Path):
+    """Yield (line number, "FILE:LINE", object) for each non-blank line of a JSONL file. Anything
+    unreadable — the file, a line that is not JSON or not an object, bytes that are not UTF-8 —
+    is an ImportFailed naming the file and line."""
     try:
         f = open(path, encoding="utf-8")
     except OSError as exc:
@@ -49,15 +51,23 @@ def read_records(path: Path) -> list[tuple[int, dict]]:
                     rec = json.loads(line)
                 except ValueError as exc:
                     raise ImportFailed(f"{where}: not valid JSON ({exc.msg})") from None
-                if not isinstance(rec, dict) or rec.get("type") not in ("session", "message", "memory"):
-                    raise ImportFailed(f"{where}: each line must be an object with \"type\" "
-                                       f"session, message or memory")
-                for k in _TIME_FIELDS:
-                    if k in rec:
-                        rec[k] = _time(rec[k], where)
-                out.append((no, rec))
+                if not isinstance(rec, dict):
+                    raise ImportFailed(f"{where}: each line must be a JSON object")
+                yield no, where, rec
         except UnicodeDecodeError as exc:
             raise ImportFailed(f"{path}: not UTF-8 text ({exc.reason})") from None
+
+
+def read_records(path: Path) -> list[tuple[int, dict]]:
+    out = []
+    for no, where, rec in json_lines(path):
+        if rec.get("type") not in ("session", "message", "memory"):
+            raise ImportFailed(f"{where}: each line must be an object with \"type\" "
+                               f"session, message or memory")
+        for k in _TIME_FIELDS:
+            if k in rec:
+                rec[k] = _time(rec[k], where)
+        out.append((no, rec))
     return out
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import audit, schema
 from ..errors import ImportFailed
+from ..ingest import json_lines
 from ..store import Error as DbError
 from .common import DryRun, ExportSummary, ImportSummary, Progress, tick
 
@@ -122,54 +123,37 @@ def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]) -> list[
     """Validate the whole file before anything is written: (line, table, row, vector)."""
     by_type = {TYPE_OF.get(t, t): t for t in live} | {t: t for t in live}
     out = []
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise ImportFailed(f"{path}: cannot read ({exc.strerror})") from None
-    with f:
-        seen_header = False
-        try:
-            for no, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{no}"
-                try:
-                    rec = json.loads(line)
-                except ValueError as exc:
-                    raise ImportFailed(f"{where}: not valid JSON ({exc.msg})") from None
-                if not isinstance(rec, dict):
-                    raise ImportFailed(f"{where}: each line must be a JSON object")
-                if not seen_header:
-                    if rec.get("type") != "header" or rec.get("format") != FORMAT:
-                        raise ImportFailed(f"{where}: not a memconsole export (the first line must be "
-                                           f"its header); for hand-written files use `ingest`")
-                    if not isinstance(rec.get("version"), int) or rec["version"] > VERSION:
-                        raise ImportFailed(f"{where}: export format version {rec.get('version')!r} "
-                                           f"is newer than this memconsole reads ({VERSION})")
-                    seen_header = True
-                    continue
-                table = by_type.get(rec.get("type"))
-                if table is None:
-                    raise ImportFailed(f"{where}: unknown record type {rec.get('type')!r}")
-                row = rec.get("row")
-                if not isinstance(row, dict) or not row:
-                    raise ImportFailed(f"{where}: a {rec['type']} record needs a \"row\" object")
-                unknown = [c for c in row if c not in live[table][0]]
-                if unknown:
-                    raise ImportFailed(f"{where}: {table} has no column(s) {', '.join(unknown)} "
-                                       f"(exported by a newer memconsole?)")
-                vec = rec.get("vector")
-                if vec is not None:
-                    try:
-                        vec = base64.b64decode(vec, validate=True)
-                    except (ValueError, TypeError):
-                        raise ImportFailed(f"{where}: \"vector\" is not base64") from None
-                    if table != "memories" or len(vec) != 4 * schema.EMBED_DIM:
-                        raise ImportFailed(f"{where}: a vector must belong to a memory and hold "
-                                           f"{schema.EMBED_DIM} float32 values")
-                out.append((no, table, {c: _dec(v) for c, v in row.items()}, vec))
-        except UnicodeDecodeError as exc:
-            raise ImportFailed(f"{path}: not UTF-8 text ({exc.reason})") from None
+    seen_header = False
+    for no, where, rec in json_lines(path):
+        if not seen_header:
+            if rec.get("type") != "header" or rec.get("format") != FORMAT:
+                raise ImportFailed(f"{where}: not a memconsole export (the first line must be "
+                                   f"its header); for hand-written files use `ingest`")
+            if not isinstance(rec.get("version"), int) or rec["version"] > VERSION:
+                raise ImportFailed(f"{where}: export format version {rec.get('version')!r} "
+                                   f"is newer than this memconsole reads ({VERSION})")
+            seen_header = True
+            continue
+        table = by_type.get(rec.get("type"))
+        if table is None:
+            raise ImportFailed(f"{where}: unknown record type {rec.get('type')!r}")
+        row = rec.get("row")
+        if not isinstance(row, dict) or not row:
+            raise ImportFailed(f"{where}: a {rec['type']} record needs a \"row\" object")
+        unknown = [c for c in row if c not in live[table][0]]
+        if unknown:
+            raise ImportFailed(f"{where}: {table} has no column(s) {', '.join(unknown)} "
+                               f"(exported by a newer memconsole?)")
+        vec = rec.get("vector")
+        if vec is not None:
+            try:
+                vec = base64.b64decode(vec, validate=True)
+            except (ValueError, TypeError):
+                raise ImportFailed(f"{where}: \"vector\" is not base64") from None
+            if table != "memories" or len(vec) != 4 * schema.EMBED_DIM:
+                raise ImportFailed(f"{where}: a vector must belong to a memory and hold "
+                                   f"{schema.EMBED_DIM} float32 values")
+        out.append((no, table, {c: _dec(v) for c, v in row.items()}, vec))
     if not seen_header:
         raise ImportFailed(f"{path}: empty file (no memconsole export header)")
     return out

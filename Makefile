@@ -22,6 +22,8 @@ $(STAMP): pyproject.toml
 $(DEMO_DB): | $(STAMP)
 	$(BIN)/memconsole --db $(DEMO_DB) demo
 
+demo: $(DEMO_DB)
+
 run: $(STAMP) $(DEMO_DB)
 	$(BIN)/memconsole --db $(DEMO_DB)
 

@@ -200,12 +200,17 @@ class VectorMatrix:
             q = np.asarray(q, dtype=np.float32)
             r = max(rescore, 10 * k)
             passing = int(m.sum())
-            if passing * 4 < self.n:       # a narrow filter: score only the rows it keeps
+            # Up to ~32k passing rows, gathering them and scoring exactly is cheapest; past that
+            # the sign-bit scan over every row wins (measured at 1M: 0.6 s -> 30 ms for 200k).
+            use_bits = bits_from and self.n >= bits_from and passing > max(r, 32_768)
+            if passing * 4 < self.n and not use_bits:   # a narrow filter: score only its rows
                 rows = np.flatnonzero(m)
                 sims = np.einsum("ij,j->i", self.mat[rows], q)
                 order = np.argsort(-sims, kind="stable")[:k]
                 return ordered([(int(self.ids[rows[j]]), float(sims[j])) for j in order])
-            if bits_from and self.n >= bits_from and passing > r:
+            if use_bits:
+                # Filtered or not: gathering the rows a filter keeps copies them (200k rows at 1M:
+                # 300 MB, 0.6 s a query); sign bits over every row cost a fraction of that.
                 h = self._hamming(q)
                 h[~m] = np.iinfo(np.uint16).max
                 cand = np.argpartition(h, r)[:r]

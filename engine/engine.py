@@ -48,9 +48,8 @@ class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, Inge
         self.actor = actor or default_actor()
         self.store = Store(self.path)
         self.reconciled = self.store.retrying(lambda: schema.reconcile(self.store.conn))
-        self.vectors = VectorIndex(self.store)
-        self.vectors.bits_from = self.settings.search.bits_from     # before any search, too
-        self.vectors.rescore = self.settings.search.bits_rescore
+        self.vectors = VectorIndex(self.store, self.settings.search.bits_from,
+                                   self.settings.search.bits_rescore)
         self.embedder = EmbedderHandle(embedder, self.settings.model_path)
         self._closed = threading.Event()
         if auto_backfill:

@@ -52,8 +52,7 @@ class SearchMixin:
         qvec = None
         if ran in ("hybrid", "vector") and q.strip():
             qvec = self.embed_query(q)
-            s = self.settings.search
-            self.vectors.note_search(s.matrix_after, s.bits_from, s.bits_rescore)
+            self.vectors.note_search(self.settings.search.matrix_after)
             vec = {mid: (i + 1, sim) for i, (mid, sim) in enumerate(self.vectors.knn(qvec, n, filters))}
         if not q.strip():
             message = "nothing to search for: the query is empty"

@@ -24,11 +24,11 @@ def blob(vec: np.ndarray) -> bytes:
 
 
 class VectorIndex:
-    def __init__(self, store) -> None:
+    def __init__(self, store, bits_from: int = 0, rescore: int = 2000) -> None:
         self.store = store
         self.matrix: VectorMatrix | None = None
         self.searches = 0
-        self.bits_from, self.rescore = 0, 2000
+        self.bits_from, self.rescore = bits_from, rescore   # SearchSettings.bits_from / bits_rescore
         self._loading = False
         self._load_lock = threading.Lock()
 
@@ -65,10 +65,9 @@ class VectorIndex:
         finally:
             self._loading = False
 
-    def note_search(self, matrix_after: int, bits_from: int = 0, rescore: int = 2000) -> None:
+    def note_search(self, matrix_after: int) -> None:
         """Count a vector search; the `matrix_after`-th starts loading the matrix in the
         background (0: never automatically)."""
-        self.bits_from, self.rescore = bits_from, rescore
         self.searches += 1
         if self.matrix is None and matrix_after and self.searches >= matrix_after:
             self.keep_in_memory(background=True)

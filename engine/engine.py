@@ -18,6 +18,7 @@ from .embed import Embedder, EmbedderHandle
 from .explain import ExplainMixin
 from .importers.mixin import ImportMixin
 from .ingest import IngestMixin
+from .keyword import KeywordMixin
 from .lifecycle import LifecycleMixin
 from .lifecycle_views import LifecycleViewsMixin
 from .memories import MemoriesMixin
@@ -35,8 +36,8 @@ def default_actor() -> str:
         return os.environ.get("USER", "unknown")
 
 
-class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, ExplainMixin, IngestMixin,
-                   DoctorMixin, ImportMixin, AuditMixin, CuratorMixin, ForgetMixin,
+class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, KeywordMixin, ExplainMixin,
+                   IngestMixin, DoctorMixin, ImportMixin, AuditMixin, CuratorMixin, ForgetMixin,
                    LifecycleMixin, LifecycleViewsMixin):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,

@@ -42,6 +42,9 @@ class ExplainMixin:
         final = hit.score if hit else self._would_score(result, mem, bm25_rank, vrank, filters)
         summary = _summarize(mem, hit is not None, k, result.mode, excluded, bm25_rank, matches,
                              matched, unmatched, vrank, vsim, final, kth, p.index)
+        scope = self._keyword_scope(p, mem.id, matched)
+        if scope and result.mode != "vector":
+            summary += " " + " ".join(scope)
         if hit is not None and hit.breakdown.context > 0:
             summary += (f" Its session neighbours add {hit.breakdown.context:.4f} to its fused score"
                         f" (session context).")
@@ -51,7 +54,30 @@ class ExplainMixin:
                            vector_similarity=None if vsim is None else round(vsim, 6),
                            matched_terms=matched, unmatched_terms=unmatched,
                            final=None if final is None else round(final, 6),
-                           kth_final=kth, summary=summary)
+                           kth_final=kth, summary=summary, keyword_scope=scope)
+
+    def _keyword_scope(self, p, memory_id: int, matched: list[str]) -> list[str]:
+        """Plain sentences on the cost bounds a big database put on this keyword query."""
+        out = []
+        share = self.settings.search.common_term_share
+        if p.dropped:
+            words = ", ".join(f"{t} ({df:,} memories)" for t, df in p.dropped)
+            out.append(f"Left out of the keyword query as too common to rank by (in more than "
+                       f"{share:.0%} of memories): {words}.")
+        if p.recent_from is not None:
+            common = {t for t, _ in p.windowed}
+            words = ", ".join(f"{t} ({df:,} memories)" for t, df in p.windowed)
+            rare = [t for t in p.terms if t not in common]
+            out.append(f"Keyword search scored the commoner words {words} over the newest "
+                       f"memories only (ids above {p.recent_from:,})"
+                       + (f", and every memory for {', '.join(rare)}." if rare else "."))
+            if memory_id <= p.recent_from and matched:
+                mine = [t for t in matched if t not in common]
+                out.append(f"This memory is older (id {memory_id:,}), so keyword search ranked it "
+                           + (f"on {', '.join(mine)} alone." if mine else
+                              "not at all: it has none of the rarer words.")
+                           + " The rank above is over every match.")
+        return out
 
     def _full_keyword_rank(self, p, memory_id: int, filters: Filters) -> tuple[int | None, int]:
         if p.index in ("none", "like"):

@@ -65,6 +65,10 @@ class FtsPlan:
     match: str | None
     like: tuple[str, ...]
     terms: tuple[str, ...]
+    # Set by the keyword retriever's cost bounds on big databases (engine/keyword.py):
+    dropped: tuple[tuple[str, int], ...] = ()    # (word, memories containing it) left out
+    windowed: tuple[tuple[str, int], ...] = ()   # kept words scored over the newest memories only
+    recent_from: int | None = None               # ... those with ids above this
 
 
 def plan(text: str) -> FtsPlan:

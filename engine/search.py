@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import fusion
-from .errors import EngineError, InvalidInput
+from .errors import InvalidInput
 from .filters import Filters
 from .memories import row_to_memory
-from .query import FtsPlan, clean, plan, quote
+from .query import clean
 from .types import SEARCH_MODES, Breakdown, Hit, SearchResult, load_json
 
 MAX_K = 1000
@@ -73,66 +73,6 @@ class SearchMixin:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.require().embed([text])[0]
-
-    # -- retrievers --------------------------------------------------------------------------------
-    def keyword_plan(self, text: str) -> FtsPlan:
-        """The FTS plan for `text`, less the words that a big share of the memories contain once
-        the database is big (SearchSettings.common_term_share / common_terms_from): BM25 weighs
-        such a word little, yet FTS5 would score every memory containing it — so the cost of a
-        keyword query follows its rarer words. Document frequencies are cached per engine."""
-        p = plan(text)
-        s = self.settings.search
-        if p.index != "words" or len(p.terms) < 2 or not s.common_term_share:
-            return p
-        top = self.store.read_one("SELECT max(id) FROM memories")[0] or 0
-        cache = getattr(self, "_df_cache", None)
-        if cache is None or abs(top - cache["top"]) > 0.1 * max(cache["top"], 1):
-            n = self.store.read_one("SELECT count(*) FROM memories")[0]
-            cache = self._df_cache = {"top": top, "n": n, "df": {}}
-        if cache["n"] < s.common_terms_from:
-            return p
-        keep = []
-        for t in p.terms:
-            df = cache["df"].get(t)
-            if df is None:
-                try:
-                    df = self.store.read_one("SELECT count(*) FROM memories_fts WHERE memories_fts "
-                                             "MATCH ?", (quote(t),))[0]
-                except Exception:
-                    df = 0
-                if len(cache["df"]) > 50_000:
-                    cache["df"].clear()
-                cache["df"][t] = df
-            if df <= s.common_term_share * cache["n"]:
-                keep.append(t)
-        if not keep:          # every word is common: keep the rarest one
-            keep = [min(p.terms, key=lambda t: cache["df"][t])]
-        if len(keep) == len(p.terms):
-            return p
-        return FtsPlan("words", " OR ".join(quote(x) for x in keep), (), tuple(keep))
-
-    def _keyword_ranks(self, p: FtsPlan, filters: Filters, n: int) -> dict[int, tuple[int, float]]:
-        """{memory_id: (rank, bm25)} — FTS5's bm25() is lower-is-better; we report its negation."""
-        where, params = filters.sql("m.")
-        if p.index == "none":
-            return {}
-        try:
-            if p.index == "like":
-                conds = " OR ".join("m.content LIKE ? ESCAPE '\\'" for _ in p.like)
-                rows = self.store.read(
-                    f"SELECT m.id, 0.0 FROM memories m WHERE ({conds}) AND {where} "
-                    f"ORDER BY m.id DESC LIMIT ?", [*p.like, *params, n])
-            else:
-                fts = "memories_fts" if p.index == "words" else "memories_tri"
-                rows = self.store.read(
-                    f"SELECT m.id, bm25({fts}) AS b FROM {fts} JOIN memories m ON m.id = {fts}.rowid "
-                    f"WHERE {fts} MATCH ? AND {where} ORDER BY b LIMIT ?", [p.match, *params, n])
-        except EngineError:
-            raise
-        except Exception as exc:  # a query FTS5 still refuses: report, don't raise
-            self._last_search_error = str(exc)
-            return {}
-        return {int(r[0]): (i + 1, -float(r[1])) for i, r in enumerate(rows)}
 
     def _fuse(self, kw: dict[int, tuple[int, float]], vec: dict[int, tuple[int, float]],
               k: int, filters: Filters | None = None,
@@ -222,7 +162,7 @@ class SearchMixin:
     def elsewhere(self, query: str, filters: Filters) -> dict:
         """Matches outside the searched tiers and in session transcripts, so an empty result is
         never read as proof that nothing is known."""
-        p = plan(query)
+        p = self.keyword_plan(query)
         out: dict = {}
         other = tuple(t for t in ("core", "active", "archived") if t not in filters.tiers)
         if other and p.index != "none":

@@ -118,6 +118,8 @@ class Explanation:
     final: float | None
     kth_final: float | None      # the k-th hit's final score (the bar to clear)
     summary: str                 # plain words
+    # How big-database cost bounds shaped the keyword query (words left out, newest-only scoring).
+    keyword_scope: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -95,3 +95,28 @@ def test_operator_edits_are_audited(eng):
         eng.pin_memory(999999)
     with pytest.raises(InvalidInput):
         eng.set_importance(mid, 2)
+
+
+def test_pipelined_batches_store_each_memorys_own_vector(eng):
+    """Batches are embedded one ahead of their write: every memory still gets its own vector,
+    and dedup inside and across batches still holds."""
+    import hashlib
+    words = [hashlib.md5(str(i).encode()).hexdigest() for i in range(230)]
+    items = [{"content": f"{w[:8]} {w[8:16]} {w[16:24]} {w[24:]}"} for w in words]
+    items += [dict(items[5])]                                  # twin of item 5, in batch 5
+    ids = eng.add_memories(items, batch_size=50)
+    assert len(set(ids)) == 230 and ids[-1] == ids[5]
+    emb = HashEmbedder()
+    for i in (0, 49, 50, 199, 229):
+        q = emb.embed([items[i]["content"]])[0]
+        assert eng.vectors.similarities(q, [ids[i]])[ids[i]] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_pipelined_batches_fail_at_the_bad_batch_in_order(eng):
+    """A bad item in batch 3 of 4: batches 1-2 are written, nothing of 3-4, and the error names
+    the item — the same as without embedding ahead."""
+    items = [{"content": f"memory {i}"} for i in range(400)]
+    items[250] = {"content": "x", "importance": 7}
+    with pytest.raises(InvalidInput, match="importance"):
+        eng.add_memories(items, dedup=False, batch_size=100)
+    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 200

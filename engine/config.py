@@ -62,12 +62,13 @@ class SearchSettings:
     # keyword-only R@1 -0.010 / R@10 -0.004 (at 0.05: keyword R@1 -0.03). 0 = keep every word.
     common_term_share: float = 0.1
     common_terms_from: int = 20_000
-    # Rows one keyword query may score exactly (engine/keyword.py): the kept words' matches up to
-    # this are all scored; past it, the commoner words are scored over the newest memories only,
-    # in a window of ids sized to about this many matches. FTS5 spends ~1-1.5 us a scored row, so
-    # 40k bounds the keyword side near 60 ms at any size; below 40k memories it never applies.
-    # 0 = score every match.
-    keyword_rows: int = 40_000
+    # Matches one keyword query scores over every memory (engine/keyword.py): past this, the kept
+    # words' commoner part is scored over the newest memories only, in a window of ids sized to
+    # about this many matches. A cap on the worst queries, not a speed-up of the median: at 1M
+    # (bench/keyword_bounds.py) the slowest of 100 queries 563 -> 295 ms, p50/p95 and the top 10
+    # unchanged vs no bound (69.0% vs 69.1% agreement with every-word search); 40k also cut p95
+    # (228 -> 141 ms) but agreement to 57%. Never applies below this many memories. 0 = off.
+    keyword_rows: int = 150_000
     # Vector search answers from an in-memory matrix (engine/vector_matrix.py; KNN ~20x faster
     # than vec0's scan at 100k) once an engine has run this many vector searches: the matrix then
     # loads in a background thread on its own connection (seconds at 100k, ~1.5 KB a memory) and

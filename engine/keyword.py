@@ -1,15 +1,19 @@
 """The keyword retriever: BM25 over FTS5, with its cost bounded on big databases.
 
-FTS5 computes bm25() for every memory a MATCH finds (~1–1.5 µs each here), so a query's cost
-follows how many memories contain its words, not how many hits it returns: at 1M memories one word
-in a third of them costs ~0.3–0.6 s. Two bounds keep it in hand, both reported by `explain`:
+FTS5 computes bm25() for every memory a MATCH finds (~1 µs each here), so a query's cost follows
+how many memories contain its words, not how many hits it returns: at 1M memories one word in a
+third of them costs ~0.3–0.6 s. What keeps it in hand (bench/keyword_bounds.py has the figures):
 
+- a tier-only filter (the default) ranks by BM25 alone and filters the best few afterwards: no
+  row lookup per match, about half the cost, and exactly the same top n;
 - words more than `common_term_share` of the memories contain are left out (BM25 weighs them
   little), unless only such words are left — then the rarest stays;
 - the words still kept are scored over every memory while their matches fit `keyword_rows`; the
   commoner rest is scored over the newest memories only (a window of ids sized to that budget),
   merged with the exact scan of the rarer words. A memory inside the window gets its exact BM25;
-  one outside it is ranked on its rarer words alone.
+  one outside it is ranked on its rarer words alone. This bounds the tail (one very common word).
+
+`explain` reports the last two whenever they shaped a query.
 """
 from __future__ import annotations
 

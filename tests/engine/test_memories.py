@@ -97,9 +97,8 @@ def test_operator_edits_are_audited(eng):
         eng.set_importance(mid, 2)
 
 
-def test_pipelined_batches_store_each_memorys_own_vector(eng):
-    """Batches are embedded one ahead of their write: every memory still gets its own vector,
-    and dedup inside and across batches still holds."""
+def test_batches_store_each_memorys_own_vector(eng):
+    """Across batches every memory gets its own vector, and dedup across batches holds."""
     import hashlib
     words = [hashlib.md5(str(i).encode()).hexdigest() for i in range(230)]
     items = [{"content": f"{w[:8]} {w[8:16]} {w[16:24]} {w[24:]}"} for w in words]
@@ -112,9 +111,9 @@ def test_pipelined_batches_store_each_memorys_own_vector(eng):
         assert eng.vectors.similarities(q, [ids[i]])[ids[i]] == pytest.approx(1.0, abs=1e-5)
 
 
-def test_pipelined_batches_fail_at_the_bad_batch_in_order(eng):
+def test_batches_fail_at_the_bad_batch_in_order(eng):
     """A bad item in batch 3 of 4: batches 1-2 are written, nothing of 3-4, and the error names
-    the item — the same as without embedding ahead."""
+    the field."""
     items = [{"content": f"memory {i}"} for i in range(400)]
     items[250] = {"content": "x", "importance": 7}
     with pytest.raises(InvalidInput, match="importance"):

@@ -95,8 +95,9 @@ def machine() -> str:
                 break
     except OSError:
         pass
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (f"{os.cpu_count()} cores ({cpu}), no GPU, Python {platform.python_version()}, "
-            f"shared with other jobs; {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+            f"load average {load} when written; {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
 
 
 def write_section(name: str, body: str) -> None:

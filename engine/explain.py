@@ -165,7 +165,7 @@ def _summarize(mem, in_top, k, mode, excluded, bm25_rank, matches, matched, unma
     if index == "none":
         parts.append("The query has no searchable words, so keyword search could not rank anything.")
     elif bm25_rank is not None:
-        parts.append(f"Keyword search ranks it {bm25_rank} of {matches} matches"
+        parts.append(f"Keyword search ranks it {bm25_rank:,} of {matches:,} matches"
                      + (f" (matched: {', '.join(matched)})" if matched else "") + ".")
     else:
         why = (f"none of the query's words ({', '.join(unmatched[:8])}) occur in its text"
@@ -174,7 +174,7 @@ def _summarize(mem, in_top, k, mode, excluded, bm25_rank, matches, matched, unma
     if unmatched and matched:
         parts.append(f"Words it lacks: {', '.join(unmatched[:8])}.")
     if vrank is not None:
-        parts.append(f"By meaning it ranks {vrank} (cosine similarity {vsim:.3f}).")
+        parts.append(f"By meaning it ranks {vrank:,} (cosine similarity {vsim:.3f}).")
     elif mode == "keyword":
         parts.append("Vector search did not run (keyword-only mode).")
     if not in_top and final is not None and kth is not None:

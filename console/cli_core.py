@@ -94,6 +94,8 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
     def human(r):
         if r.message:
             click.echo(f"({r.message})")
+        for note in r.keyword_scope:
+            click.echo(f"(keyword search: {note})")
         rows = [[i + 1, h.id, f"{h.score:.4f}", h.breakdown.bm25_rank or "-",
                  h.breakdown.vector_rank or "-",
                  "-" if h.breakdown.vector_similarity is None else f"{h.breakdown.vector_similarity:.3f}",

@@ -60,6 +60,17 @@ class KeywordMixin:
         return FtsPlan("words", " OR ".join(quote(x) for x in keep), (), tuple(keep),
                        dropped=tuple(dropped), windowed=tuple(windowed), recent_from=recent_from)
 
+    @staticmethod
+    def scope_notes(p: FtsPlan) -> list[str]:
+        """One line each for the bounds that shaped plan `p` (explain gives the long form)."""
+        out = []
+        if p.dropped:
+            out.append("left out as too common: " + ", ".join(t for t, _ in p.dropped))
+        if p.recent_from is not None:
+            out.append(f"scored over memories above id {p.recent_from:,} only: "
+                       + ", ".join(t for t, _ in p.windowed))
+        return out
+
     def _term_stats(self) -> dict:
         """Memory count and id range (the id range read fresh: windows follow new writes), with
         the document-frequency cache, dropped when the count has moved by a tenth."""

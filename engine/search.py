@@ -65,7 +65,8 @@ class SearchMixin:
             self.store.write(lambda c: self._reinforce(c, ids, now, action="access",
                                                        reason=f"returned by search ({ran})"))
         # The text as searched: lone surrogates cannot be printed or sent as JSON.
-        result = SearchResult(query=q, mode=ran, hits=hits, message=message)
+        result = SearchResult(query=q, mode=ran, hits=hits, message=message,
+                              keyword_scope=self.scope_notes(p) if ran != "vector" else [])
         result.fusion_context = ctx     # not a field: explain scores a missing memory against it
         if len(hits) < min(k, self.settings.search.thin_results):
             result.elsewhere = self.elsewhere(q, filters)

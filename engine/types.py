@@ -98,6 +98,8 @@ class SearchResult:
     hits: list[Hit]
     elsewhere: dict = field(default_factory=dict)
     message: str | None = None   # why a query returned nothing, or that the model is loading
+    # Big databases: how the keyword query was bounded (words left out, newest-only scoring).
+    keyword_scope: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -143,6 +143,8 @@ class SearchPane(Pane):
         status = f"{len(res.hits)} hits · {res.mode}"
         if res.message:
             status += f" · {res.message}"
+        if res.keyword_scope:
+            status += " · keyword: " + "; ".join(res.keyword_scope)
         self.query_one("#search-status", Static).update(status)
         self.query_one("#elsewhere", Static).update(self._elsewhere_text(res))
         self._show_detail(table.selected_key)

@@ -95,3 +95,15 @@ def test_small_databases_are_never_bounded(eng, corpus):
     p = eng.keyword_plan("status zeppelin")
     assert p.dropped == () and p.recent_from is None
     assert not getattr(eng, "_df_cache", {}).get("df")
+
+
+def test_search_result_says_how_the_keyword_query_was_bounded(eng, corpus):
+    bounded(eng, share=0.5)
+    res = eng.search("status zeppelin", k=3, mode="keyword", record_access=False)
+    assert res.keyword_scope == ["left out as too common: status"]
+    bounded(eng)
+    res = eng.search("status", k=3, mode="keyword", record_access=False)
+    assert len(res.keyword_scope) == 1 and res.keyword_scope[0].startswith("scored over memories above id")
+    assert eng.search("status", k=3, mode="vector", record_access=False).keyword_scope == []
+    bounded(eng, rows=0)
+    assert eng.search("status", k=3, mode="keyword", record_access=False).keyword_scope == []

@@ -18,16 +18,19 @@ third of them costs ~0.3–0.6 s. What keeps it in hand (bench/keyword_bounds.py
 from __future__ import annotations
 
 import json
+import time
 
 from .errors import EngineError
 from .filters import Filters
 from .query import FtsPlan, plan, quote
 
+STATS_TTL_S = 300.0
+
 
 class KeywordMixin:
     def keyword_plan(self, text: str) -> FtsPlan:
-        """The FTS plan for `text` with the bounds above applied. Document frequencies are cached
-        per engine and refreshed when the database has grown or shrunk by a tenth."""
+        """The FTS plan for `text` with the bounds above applied. Document frequencies and tier
+        counts are cached per engine (see _term_stats)."""
         p = plan(text)
         s = self.settings.search
         if p.index != "words":
@@ -72,18 +75,21 @@ class KeywordMixin:
         return out
 
     def _term_stats(self) -> dict:
-        """Memory count and id range (the id range read fresh: windows follow new writes), with
-        the document-frequency cache, dropped when the count has moved by a tenth."""
+        """Memory count, tier counts and id range (the range read fresh, so windows follow new
+        writes), with the document-frequency cache. All but the range are re-read when ids have
+        moved by a tenth of the count or after STATS_TTL_S (decay and forget change tiers and
+        counts without new ids); stale figures only shift where the bounds fall a little."""
         cache = getattr(self, "_df_cache", None)
         # Two statements: SQLite answers a lone min() or max() from the index, both at once by a scan.
-        hi = self.store.read_one("SELECT max(id) FROM memories")[0]
-        lo = self.store.read_one("SELECT min(id) FROM memories")[0]
-        if cache is None or abs((hi or 0) - cache["top_at_count"]) > 0.1 * max(cache["n"], 1):
+        hi = self.store.read_one("SELECT max(id) FROM memories")[0] or 0
+        lo = self.store.read_one("SELECT min(id) FROM memories")[0] or 0
+        if (cache is None or abs(hi - cache["top_at_count"]) > 0.1 * max(cache["n"], 1)
+                or time.monotonic() - cache["at"] > STATS_TTL_S):
             tiers = {r[0]: int(r[1]) for r in self.store.read(
                 "SELECT tier, count(*) FROM memories GROUP BY tier")}
-            n = sum(tiers.values())
-            cache = self._df_cache = {"top_at_count": hi or 0, "n": n, "df": {}, "tiers": tiers}
-        cache["top"], cache["bottom"] = hi or 0, lo or 0
+            cache = self._df_cache = {"top_at_count": hi, "n": sum(tiers.values()), "df": {},
+                                      "tiers": tiers, "at": time.monotonic()}
+        cache["top"], cache["bottom"] = hi, lo
         return cache
 
     def _doc_freq(self, term: str) -> int:

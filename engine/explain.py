@@ -39,7 +39,7 @@ class ExplainMixin:
                 vrank, vsim = self.vectors.rank_of(self.embed_query(q), mem.id, scope)
         hit = next((h for h in result.hits if h.id == mem.id), None)
         kth = result.hits[-1].score if len(result.hits) >= k else None
-        final = hit.score if hit else self._would_score(result, mem, bm25_rank, vrank, filters)
+        final = hit.score if hit else self._would_score(result, mem, bm25_rank, vrank, filters, p)
         summary = _summarize(mem, hit is not None, k, result.mode, excluded, bm25_rank, matches,
                              matched, unmatched, vrank, vsim, final, kth, p.index)
         scope = self._keyword_scope(p, mem.id, matched)
@@ -126,7 +126,7 @@ class ExplainMixin:
             (matched if ok else unmatched).append(t)
         return matched, unmatched
 
-    def _would_score(self, result, mem, bm25_rank, vrank, filters=None) -> float | None:
+    def _would_score(self, result, mem, bm25_rank, vrank, filters=None, p=None) -> float | None:
         """The final score the memory would get from its full ranks, to compare with the k-th hit."""
         if bm25_rank is None and vrank is None:
             return None
@@ -137,7 +137,7 @@ class ExplainMixin:
             return None
         kw = vec = None
         if bm25_rank and result.mode != "vector":
-            kw = (bm25_rank, self._bm25_score(self.keyword_plan(result.query), mem.id))
+            kw = (bm25_rank, self._bm25_score(p or self.keyword_plan(result.query), mem.id))
         if vrank and result.mode != "keyword":
             vsim = self.vectors.similarities(self.embed_query(result.query), [mem.id]).get(mem.id)
             vec = (vrank, vsim) if vsim is not None else None

@@ -2,9 +2,10 @@
 
 The scan looks for every forgotten text whole, for each of its 12-byte windows (any substring
 of 12+ characters contains one), in UTF-8 as written and lower-cased, and for its words of 6+
-characters (the terms an FTS segment keeps, lower-cased). A window or word that live records still hold (another memory saying "the user prefers") is not
-distinctive and is skipped, except for a forget-by-query's query text, which must occur nowhere.
-The file scan is a rolling hash in numpy, so a 100 MB database is read once in seconds.
+characters (the terms an FTS segment keeps, lower-cased). A window or word that live records
+still hold (another memory saying "the user prefers") is not distinctive and is skipped,
+except for a forget-by-query's query text, which must occur nowhere. The file scan hashes every
+8-byte key in numpy (see _positions), so a 100 MB database is read once in seconds.
 """
 from __future__ import annotations
 

@@ -146,7 +146,8 @@ class KeywordMixin:
         # On the FTS rowid, so FTS5 seeks past older entries instead of scoring and dropping them.
         window, wparams = ("", []) if above is None else (f" AND {fts}.rowid > ?", [above])
         where, params = filters.sql("m.")
-        stats = self._term_stats()
+        # Tier counts as keyword_plan last read them (it refreshes them): no queries per call.
+        stats = getattr(self, "_df_cache", None) or self._term_stats()
         share = sum(stats["tiers"].get(t, 0) for t in filters.tiers) / max(stats["n"], 1)
         if filters == Filters(filters.tiers) and share >= 0.3:
             # A tier-only filter that passes most memories: rank by BM25 alone (no row lookup

@@ -139,9 +139,11 @@ class MemoriesMixin:
                     if dedup and vecs is not None else None)
             for i, n in enumerate(norm):
                 vec = vecs[i] if vecs is not None else None
-                dup = self._find_duplicate(
-                    conn, n, vec, _twin(pairs, fresh, i, n["agent"], thr), thr,
-                    near[i] if near else None) if dedup else None
+                dup = None
+                if dedup:
+                    dup = _twin(pairs, fresh, i, n["agent"], thr)
+                    if dup is None:
+                        dup = self._find_duplicate(conn, n, vec, thr, near[i] if near else None)
                 if dup is not None:
                     self._reinforce(conn, [dup], now, action="reinforce",
                                     reason=reason or "near-duplicate added")
@@ -169,17 +171,14 @@ class MemoriesMixin:
 
         return self.store.write(write)
 
-    def _find_duplicate(self, conn, n: dict, vec, twin: int | None, thr: float,
-                        near=None) -> int | None:
-        """`twin`: an earlier memory of this batch it nearly repeats (see _twin); `near`: (id,
-        similarity) of the closest stored memory of the same agent (batched)."""
+    def _find_duplicate(self, conn, n: dict, vec, thr: float, near=None) -> int | None:
+        """A stored memory `n` repeats. `near`: (id, similarity) of the closest stored memory of
+        the same agent (batched)."""
         if vec is None:    # keyword-only engine: exact text is the only safe duplicate test
             row = conn.execute(
                 "SELECT id FROM memories WHERE content = ? AND agent = ? AND tier != 'archived' LIMIT 1",
                 (n["content"], n["agent"])).fetchone()
             return int(row[0]) if row else None
-        if twin is not None:
-            return twin
         if near is not None and near[0] is not None and near[1] >= thr:
             return near[0]
         return None

@@ -9,7 +9,7 @@ from . import fusion
 from .errors import InvalidInput
 from .filters import Filters
 from .memories import row_to_memory
-from .query import clean
+from .query import clean, plan
 from .types import SEARCH_MODES, Breakdown, Hit, SearchResult, load_json
 
 MAX_K = 1000
@@ -46,8 +46,9 @@ class SearchMixin:
                 message = "keyword-only: no embedding model is available" + (
                     f" ({self.embedder.error})" if self.embedder.error else "")
         n = max(self.settings.search.candidates, k)
-        p = self.keyword_plan(q)
-        kw = self._keyword_ranks(p, filters, n) if ran in ("hybrid", "keyword") else {}
+        # The bounded plan reads document frequencies: only when the keyword side runs.
+        p = self.keyword_plan(q) if ran != "vector" else plan(q)
+        kw = self._keyword_ranks(p, filters, n) if ran != "vector" else {}
         vec: dict[int, tuple[int, float]] = {}
         qvec = None
         if ran in ("hybrid", "vector") and q.strip():

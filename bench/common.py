@@ -86,6 +86,19 @@ class Timer:
         self.s = time.perf_counter() - self.t0
 
 
+def locomo_path() -> Path:
+    """locomo_dev.json: $MEMCONSOLE_LOCOMO (the file or its folder), else ../shared/data/locomo
+    beside the project. Missing, it is one clear line, not a traceback."""
+    env = os.environ.get("MEMCONSOLE_LOCOMO")
+    p = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+    if p.is_dir():
+        p = p / "locomo_dev.json"
+    if not p.is_file():
+        raise SystemExit(f"LoCoMo data not found at {p}: set MEMCONSOLE_LOCOMO to locomo_dev.json "
+                         f"(or its folder); the project expects it in ../shared/data/locomo")
+    return p
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:

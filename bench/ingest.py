@@ -18,18 +18,17 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from common import SyntheticCorpus, TableEmbedder, machine, out_dir, write_section
+from common import SyntheticCorpus, TableEmbedder, locomo_path, machine, out_dir, write_section
 from search_latency import build, rss_mb
 
 from engine import FixedClock, open_engine
 from engine.config import Settings
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
 
 
 def texts(n: int) -> list[str]:
     out = []
-    for conv in json.loads(DATA.read_text(encoding="utf-8")):
+    for conv in json.loads(locomo_path().read_text(encoding="utf-8")):
         c = conv["conversation"]
         for key, turns in c.items():
             if key.startswith("session_") and isinstance(turns, list):

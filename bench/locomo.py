@@ -17,12 +17,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from common import CachedEmbedder, machine, out_dir, pct, write_section
+from common import CachedEmbedder, locomo_path, machine, out_dir, pct, write_section
 
 from engine import FixedClock, open_engine
 from engine.config import Settings, SearchSettings
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
 MODES = ("keyword", "vector", "hybrid")
 KS = (1, 5, 10, 20)
 REFERENCE = {  # ../shared/data/locomo/README.md, plain setup, 762 questions
@@ -121,7 +120,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     args = ap.parse_args()
 
-    data = json.loads(DATA.read_text(encoding="utf-8"))
+    data = json.loads(locomo_path().read_text(encoding="utf-8"))
     pick = [int(x) for x in args.conversations.split(",") if x.strip()] or list(range(len(data)))
     search = SearchSettings()
     for kv in args.set:

@@ -13,12 +13,12 @@ import math
 from pathlib import Path
 
 import numpy as np
-from common import CachedEmbedder, out_dir
+from common import CachedEmbedder, locomo_path, out_dir
 
 from engine import FixedClock, open_engine
 from engine.filters import Filters
 from engine.query import plan
-from locomo import DATA, turn_content, turns
+from locomo import turn_content, turns
 
 N = 200
 
@@ -27,7 +27,7 @@ def dump(style: str) -> list[dict]:
     path = out_dir("locomo") / f"cands_{style}.json"
     if path.exists():
         return json.loads(path.read_text())
-    data = json.loads(DATA.read_text())
+    data = json.loads(locomo_path().read_text(encoding="utf-8"))
     emb = CachedEmbedder(out_dir("locomo") / "embeddings.npz")
     rows = []
     for i, conv in enumerate(data):

@@ -14,6 +14,14 @@ def default_db() -> Path:
     return Path(user_data_dir("memconsole", appauthor=False)) / "memory.db"
 
 
+def state_dir() -> Path:
+    """Where the installation's key and audit anchors live (outside every database)."""
+    env = os.environ.get("MEMCONSOLE_STATE")
+    if env:
+        return Path(env)
+    return Path(user_config_dir("memconsole", appauthor=False))
+
+
 def config_file() -> Path:
     return Path(user_config_dir("memconsole", appauthor=False)) / "config.toml"
 

@@ -7,6 +7,11 @@ import os
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The key and audit anchors of the run live in one throwaway folder, never in ~/.config.
+if "MEMCONSOLE_STATE" not in os.environ:
+    import tempfile
+
+    os.environ["MEMCONSOLE_STATE"] = tempfile.mkdtemp(prefix="memconsole-state-")
 
 from engine import FixedClock, HashEmbedder, open_engine  # noqa: E402
 

@@ -1,0 +1,81 @@
+"""The installation's secret key, kept outside every database: keyed hashes (tombstones, the audit
+chain) cannot be recomputed or dictionary-attacked by someone who holds only the database file.
+
+The key lives in `<state dir>/secret.key` (32 random bytes, 0600, in a 0700 folder); the state dir
+is `$MEMCONSOLE_STATE`, else `<user config dir>/memconsole`. `$MEMCONSOLE_KEY_FILE` points several
+machines that share one PostgreSQL database at one key. Each purpose gets its own derived key.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+import threading
+from pathlib import Path
+
+from .errors import EngineError
+from .paths import state_dir
+
+KEY_BYTES = 32
+_lock = threading.Lock()
+_cache: dict[str, bytes] = {}
+
+
+def key_file() -> Path:
+    env = os.environ.get("MEMCONSOLE_KEY_FILE")
+    return Path(env) if env else state_dir() / "secret.key"
+
+
+def _read_key(path: Path) -> bytes:
+    """Read the key through a descriptor opened without following a symlink, and check it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise EngineError(f"{path}: cannot read the memconsole key ({exc.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise EngineError(f"{path}: the memconsole key is not a regular file")
+        data = os.read(fd, KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) != KEY_BYTES:
+        raise EngineError(f"{path}: the memconsole key is damaged ({len(data)} bytes, not {KEY_BYTES})")
+    return data
+
+
+def master_key() -> bytes:
+    """The key, created on first use (O_EXCL, so two processes racing agree on one)."""
+    path = key_file()
+    with _lock:
+        cached = _cache.get(str(path))
+        if cached is not None:
+            return cached
+        if not path.exists() and not path.is_symlink():
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise EngineError(f"{path}: cannot create the memconsole key ({exc.strerror})") from None
+            else:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(secrets.token_bytes(KEY_BYTES))
+                    f.flush()
+                    os.fsync(f.fileno())
+        key = _read_key(path)
+        _cache[str(path)] = key
+        return key
+
+
+def derived_key(purpose: str) -> bytes:
+    return hmac.new(master_key(), b"memconsole:" + purpose.encode(), hashlib.sha256).digest()
+
+
+def keyed_hash(purpose: str, data: str | bytes) -> str:
+    """HMAC-SHA256 (hex) of `data` under the purpose's key."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return hmac.new(derived_key(purpose), raw, hashlib.sha256).hexdigest()

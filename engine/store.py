@@ -180,6 +180,9 @@ class Store:
         self.conn = connect(path, readonly=readonly)
         self.lock = threading.RLock()
         self._in_write = False
+        # Called with the connection after each committed write (outside its transaction): the
+        # audit chain's head anchor is written there, never for a write that rolled back.
+        self.after_commit: list[Callable[[sqlite3.Connection], None]] = []
 
     def read(self, sql: str, params: tuple | dict = ()) -> list:
         with self.lock:
@@ -260,6 +263,9 @@ class Store:
                 try:
                     result = fn(self.conn)
                     self.conn.execute("COMMIT")
+                    self._in_write = False
+                    for hook in self.after_commit:
+                        hook(self.conn)
                     return result
                 except sqlite3.OperationalError as exc:
                     if self.conn.in_transaction:

@@ -183,6 +183,7 @@ class Store:
         # Called with the connection after each committed write (outside its transaction): the
         # audit chain's head anchor is written there, never for a write that rolled back.
         self.after_commit: list[Callable[[sqlite3.Connection], None]] = []
+        self.hook_errors: list[str] = []
 
     def read(self, sql: str, params: tuple | dict = ()) -> list:
         with self.lock:
@@ -264,8 +265,7 @@ class Store:
                     result = fn(self.conn)
                     self.conn.execute("COMMIT")
                     self._in_write = False
-                    for hook in self.after_commit:
-                        hook(self.conn)
+                    self._run_after_commit()
                     return result
                 except sqlite3.OperationalError as exc:
                     if self.conn.in_transaction:
@@ -286,6 +286,14 @@ class Store:
                 f"{self.path}: the database stayed locked by other writers through "
                 f"{tries} tries in {WRITE_TIMEOUT_S:.0f} s ({last})"
             )
+
+    def _run_after_commit(self) -> None:
+        """The write is committed: a failing hook must not make the caller retry it."""
+        for hook in self.after_commit:
+            try:
+                hook(self.conn)
+            except Exception as exc:   # noqa: BLE001 - recorded for doctor, never re-raised
+                self.hook_errors.append(f"{getattr(hook, '__name__', hook)}: {exc}")
 
     def data_version(self) -> int:
         """Changes when another connection commits (cheap poll for live refresh)."""

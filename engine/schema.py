@@ -213,8 +213,10 @@ TABLES: tuple[Table, ...] = (
         ("request_id", "INTEGER REFERENCES forget_requests(id)"),
         ("target_kind", "TEXT NOT NULL"),
         ("target_id", "TEXT NOT NULL"),
-        ("content_sha256", "TEXT NOT NULL"),
+        ("content_sha256", "TEXT NOT NULL"),       # legacy rows only (plain sha256); new rows ''
         ("forgotten_at", "REAL NOT NULL"),
+        ("ident_hash", "TEXT"),                    # keyed hashes (engine/tombstones.py), never text
+        ("content_hash", "TEXT"),
     )),
     Table("import_watermarks", (
         ("source", "TEXT PRIMARY KEY"),
@@ -282,6 +284,10 @@ NAMED: tuple[Named, ...] = (
     Named("index", "proposals_fp", "CREATE INDEX proposals_fp ON proposals(fingerprint)"),
     Named("index", "audit_target", "CREATE INDEX audit_target ON audit(target_kind, target_id)"),
     Named("index", "audit_at", "CREATE INDEX audit_at ON audit(at)"),
+    Named("index", "tombstones_ident", "CREATE INDEX tombstones_ident ON tombstones(target_kind, ident_hash)"),
+    Named("index", "tombstones_content", "CREATE INDEX tombstones_content ON tombstones(target_kind, content_hash)"),
+    Named("index", "tombstones_legacy", "CREATE INDEX tombstones_legacy ON tombstones(target_kind, content_sha256) "
+          "WHERE content_sha256 != ''"),
     *_fts_sync("messages", "messages_fts", "content"),
     *_fts_sync("messages", "messages_tri", "content"),
     *_fts_sync("memories", "memories_fts", "content"),

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from .cli_common import Ctx
+from .text_safety import SafeStream
 
 VERB_MODULES = [
     "console.cli_rules",
@@ -40,7 +41,17 @@ def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
     if ctx.invoked_subcommand is None:
         from .app import run_console
 
-        run_console(ctx.obj.db, actor=actor)
+        # The console draws with escape codes of its own (its widgets escape stored text).
+        out, err = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _raw(out), _raw(err)
+        try:
+            run_console(ctx.obj.db, actor=actor)
+        finally:
+            sys.stdout, sys.stderr = out, err
+
+
+def _raw(stream):
+    return getattr(stream, "_raw", stream) if isinstance(stream, SafeStream) else stream
 
 
 for _name in VERB_MODULES:
@@ -48,7 +59,18 @@ for _name in VERB_MODULES:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: engine errors and anything unexpected become one line on stderr."""
+    """Entry point: engine errors and anything unexpected become one line on stderr. Every
+    character written goes through SafeStream: stored or typed text (a memory, `--actor`, an
+    error quoting input) never reaches the terminal as control sequences."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: list[str] | None) -> int:
     from engine.errors import EngineError
 
     try:

@@ -3,6 +3,7 @@ document or a readable table, and turning errors into one clear line (never a tr
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any, Callable
 import click
 
 from engine.types import to_json
+
+from .text_safety import json_safe, visible
 
 
 @dataclass
@@ -36,26 +39,74 @@ pass_ctx = click.make_pass_decorator(Ctx)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 
 
+def dumps(obj: Any, indent: int | None = None) -> str:
+    """Strict JSON (non-finite numbers are null, never `NaN`/`Infinity`) with every control,
+    C1 and bidi character escaped, so a terminal shows it and any JSON parser reads it."""
+    return json_safe(json.dumps(to_json(obj), ensure_ascii=False, allow_nan=False, indent=indent))
+
+
 def emit(obj: Any, as_json: bool, human: Callable[[Any], None] | None = None) -> None:
     if as_json or human is None:
-        click.echo(json.dumps(to_json(obj), ensure_ascii=False, indent=None if as_json else 2))
+        click.echo(dumps(obj, indent=None if as_json else 2))
     else:
         human(obj)
 
 
+class Refused(click.ClickException):
+    """One line, exit 2 (bad input) unless the caller says otherwise."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = code
+
+
 def fail(message: str, code: int = 2) -> None:
-    """One clear line on stderr, a non-zero exit."""
-    raise click.ClickException(message.splitlines()[0] if message else "error")
+    """One clear line on stderr, a non-zero exit (2: the input was refused)."""
+    raise Refused(message.splitlines()[0] if message else "error", code)
+
+
+class Number(click.ParamType):
+    """A finite number within [lo, hi]: `nan`, `inf`, `1e999` and `2**70` are refused at the door
+    (exit 2, nothing written) instead of reaching the database."""
+
+    def __init__(self, lo: float | None = None, hi: float | None = None, integer: bool = False) -> None:
+        self.lo, self.hi, self.integer = lo, hi, integer
+        self.name = "integer" if integer else "number"
+
+    def convert(self, value, param, ctx):
+        try:
+            v = int(str(value).strip(), 10) if self.integer and not isinstance(value, int) else \
+                (value if self.integer else float(value))
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"{value!r} is not {'an integer' if self.integer else 'a number'}", param, ctx)
+        if not self.integer and not math.isfinite(v):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if (self.lo is not None and v < self.lo) or (self.hi is not None and v > self.hi):
+            self.fail(f"{value!r} is not between {_fmt(self.lo)} and {_fmt(self.hi)}", param, ctx)
+        return v
+
+
+def _fmt(x) -> str:
+    return "-inf" if x is None else (f"{x:g}" if isinstance(x, float) else str(x))
+
+
+MAX_ID = 2**63 - 1
+ID = Number(0, MAX_ID, integer=True)          # a row id: SQLite's integer range, never negative
+UNIT = Number(0.0, 1.0)                       # importance, strength, shares
+DAYS = Number(0.0, 36500.0)                   # a time span in days (a century at most)
+SCORE = Number(0.0, 10.0)                     # a rule score
 
 
 def table(rows: list[list[Any]], headers: list[str]) -> None:
     """A plain aligned table (no colour: pipes and scripts read this too)."""
-    cells = [[("" if c is None else str(c)).replace("\n", " ") for c in r] for r in rows]
+    cells = [[visible("" if c is None else str(c).replace("\n", " "), one_line=True) for c in r]
+             for r in rows]
     widths = [len(h) for h in headers]
     for r in cells:
         for i, c in enumerate(r):
             widths[i] = min(max(widths[i], len(c)), 80)
     line = lambda r: "  ".join(c[:widths[i]].ljust(widths[i]) for i, c in enumerate(r)).rstrip()
+    headers = [visible(h, one_line=True) for h in headers]
     click.echo(line(headers))
     for r in cells:
         click.echo(line(r))
@@ -65,6 +116,8 @@ def progress_bar(total: int, label: str):
     """A progress bar on a terminal, nothing when piped. Returns (advance, close)."""
     if not sys.stderr.isatty() or total <= 0:
         return (lambda n: None), (lambda: None)
-    bar = click.progressbar(length=total, label=label, file=sys.stderr)
+    # The bar's own \r and cursor codes are ours, not data: it writes past the SafeStream.
+    raw = getattr(sys.stderr, "_raw", sys.stderr)
+    bar = click.progressbar(length=total, label=visible(label, one_line=True), file=raw)
     bar.__enter__()
     return bar.update, (lambda: bar.__exit__(None, None, None))

@@ -7,7 +7,7 @@ import click
 
 from engine.clock import iso
 
-from .cli_common import emit, fail, json_option, pass_ctx, progress_bar, table
+from .cli_common import ID, UNIT, emit, fail, json_option, pass_ctx, progress_bar, table
 
 TIER_CHOICE = click.Choice(["core", "active", "archived", "all"])
 KIND_CHOICE = click.Choice(["episodic", "semantic", "procedural"])
@@ -25,7 +25,7 @@ def register(cli: click.Group) -> None:
 @click.option("--tier", type=click.Choice(["core", "active", "archived"]), default="active", show_default=True)
 @click.option("--agent", default="")
 @click.option("--user", default="")
-@click.option("--importance", type=float, default=0.5, show_default=True)
+@click.option("--importance", type=UNIT, default=0.5, show_default=True)
 @click.option("--no-dedup", is_flag=True, help="Insert even if a near-duplicate exists.")
 @json_option
 @pass_ctx
@@ -108,7 +108,7 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
 
 @click.command()
 @click.argument("query")
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=ID)
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
 @_filters
 @json_option
@@ -188,7 +188,7 @@ def memory():
 
 
 @memory.command("show")
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=ID)
 @json_option
 @pass_ctx
 def memory_show(ctx, memory_id, as_json):
@@ -208,8 +208,8 @@ def _memory_op(name: str, method: str, takes_value: bool = False):
     op = json_option(op)
     op = click.option("--reason", default="")(op)
     if takes_value:
-        op = click.argument("value", type=float)(op)
-    op = click.argument("memory_id", type=int)(op)
+        op = click.argument("value", type=UNIT)(op)
+    op = click.argument("memory_id", type=ID)(op)
     return memory.command(name)(pass_ctx(op))
 
 

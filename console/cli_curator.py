@@ -5,7 +5,7 @@ import click
 
 from engine.clock import iso
 
-from .cli_common import emit, json_option, pass_ctx, table
+from .cli_common import ID, emit, json_option, pass_ctx, table
 
 KINDS = click.Choice(["merge", "archive", "promote", "retire"])
 STATUSES = click.Choice(["pending", "approved", "rejected", "applied", "undone"])
@@ -74,7 +74,7 @@ def proposal():
 
 
 @proposal.command("show")
-@click.argument("proposal_id", type=int)
+@click.argument("proposal_id", type=ID)
 @json_option
 @pass_ctx
 def proposal_show(ctx, proposal_id, as_json):
@@ -104,7 +104,7 @@ def _done(verb: str):
 
 
 @proposal.command("approve")
-@click.argument("proposal_id", type=int)
+@click.argument("proposal_id", type=ID)
 @click.option("--text", default=None, help="Edit the survivor (merge) or rule (promote) text.")
 @click.option("--reason", default="")
 @json_option
@@ -117,7 +117,7 @@ def proposal_approve(ctx, proposal_id, text, reason, as_json):
 
 
 @proposal.command("reject")
-@click.argument("proposal_id", type=int)
+@click.argument("proposal_id", type=ID)
 @click.option("--reason", required=True)
 @json_option
 @pass_ctx
@@ -128,7 +128,7 @@ def proposal_reject(ctx, proposal_id, reason, as_json):
 
 
 @proposal.command("undo")
-@click.argument("proposal_id", type=int)
+@click.argument("proposal_id", type=ID)
 @click.option("--reason", default="")
 @json_option
 @pass_ctx

@@ -5,7 +5,7 @@ import click
 
 from engine.clock import iso, parse_time
 
-from .cli_common import emit, fail, json_option, pass_ctx, table
+from .cli_common import DAYS, ID, emit, fail, json_option, pass_ctx, table
 
 
 def register(cli: click.Group) -> None:
@@ -25,6 +25,8 @@ def _rates(values: tuple[str, ...]) -> dict | None:
             out[kind.strip()] = float(days)
         except ValueError:
             fail(f"--half-life takes KIND=DAYS (e.g. semantic=60), not {v!r}")
+        if not sep or not 0 < out[kind.strip()] <= 36500:     # also refuses nan and inf
+            fail(f"--half-life takes KIND=DAYS with DAYS a number above 0 and at most 36500, not {v!r}")
         if not sep:
             fail(f"--half-life takes KIND=DAYS (e.g. semantic=60), not {v!r}")
     return out or None
@@ -60,7 +62,7 @@ def decay_run(ctx, now, dry_run, scope, refresh_snapshots, as_json):
 
 
 @decay.command("forecast")
-@click.option("--days", type=float, required=True)
+@click.option("--days", type=DAYS, required=True)
 @click.option("--now", "now", default=None, help="ISO-8601 start (default: now).")
 @click.option("--agent", default=None)
 @click.option("--limit", type=click.IntRange(1, 100000), default=50, show_default=True)
@@ -87,8 +89,8 @@ def decay_forecast(ctx, days, now, agent, limit, half_life, as_json):
 
 
 @decay.command("curve")
-@click.argument("memory_id", type=int)
-@click.option("--days", type=float, default=60, show_default=True)
+@click.argument("memory_id", type=ID)
+@click.option("--days", type=DAYS, default=60, show_default=True)
 @click.option("--points", type=click.IntRange(2, 1000), default=13, show_default=True)
 @click.option("--rule", "is_rule", is_flag=True, help="The id is a rule: project its score.")
 @half_life_option

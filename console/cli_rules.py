@@ -6,7 +6,7 @@ import click
 
 from engine.clock import iso
 
-from .cli_common import emit, json_option, pass_ctx, table
+from .cli_common import DAYS, ID, SCORE, emit, json_option, pass_ctx, table
 
 STATUS_CHOICE = click.Choice(["critical", "active", "dormant", "retired"])
 
@@ -48,7 +48,7 @@ def rule() -> None:
 
 @rule.command("add")
 @click.argument("text")
-@click.option("--score", type=float, default=5.0, show_default=True)
+@click.option("--score", type=SCORE, default=5.0, show_default=True)
 @click.option("--domain", default="")
 @click.option("--agent", default="")
 @click.option("--source", type=click.Choice(["manual", "learning", "discovery", "rejection"]),
@@ -65,8 +65,8 @@ def rule_add(ctx, text, score, domain, agent, source, reason, as_json):
 
 
 @rule.command("show")
-@click.argument("rule_id", type=int)
-@click.option("--days", type=float, default=30, show_default=True, help="Projection window.")
+@click.argument("rule_id", type=ID)
+@click.option("--days", type=DAYS, default=30, show_default=True, help="Projection window.")
 @json_option
 @pass_ctx
 def rule_show(ctx, rule_id, days, as_json):
@@ -92,7 +92,7 @@ def rule_show(ctx, rule_id, days, as_json):
 
 def _change(verb: str, method: str, doc: str, *, needs_reason: bool = False):
     @rule.command(verb, help=doc)
-    @click.argument("rule_id", type=int)
+    @click.argument("rule_id", type=ID)
     @click.option("--reason", default="", required=needs_reason)
     @json_option
     @pass_ctx
@@ -114,8 +114,8 @@ _change("violate", "record_violation", "Record that an agent broke the rule.")
 
 
 @rule.command("set-score")
-@click.argument("rule_id", type=int)
-@click.argument("score", type=float)
+@click.argument("rule_id", type=ID)
+@click.argument("score", type=SCORE)
 @click.option("--reason", required=True, help="Why (kept in the rule's history).")
 @json_option
 @pass_ctx

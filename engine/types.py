@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -13,7 +14,10 @@ SEARCH_MODES = ("hybrid", "keyword", "vector")
 
 
 def to_json(obj: Any) -> Any:
-    """Dataclasses (nested) -> plain JSON-able values."""
+    """Dataclasses (nested) -> plain JSON-able values. A non-finite float (a malformed row) becomes
+    None: strict JSON has no NaN/Infinity, and one bad number must not sink a whole document."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
     if hasattr(obj, "__dataclass_fields__"):
         return {k: to_json(v) for k, v in asdict(obj).items()}
     if isinstance(obj, (list, tuple)):

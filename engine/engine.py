@@ -1,5 +1,9 @@
-"""MemoryEngine: the one object that owns a memory database. Each concern lives in its own mixin
-module; this file only wires them together and opens the file."""
+"""MemoryEngine: the façade over one memory database. It builds one Context (store, clock,
+settings, actor, embedder, vectors) and composes the services, grouped by noun
+(`eng.rules.pin(id)`, `eng.curator.approve(id)`); only the hot names stay flat on it.
+
+(Transition: the remaining mixins below are being turned into services; engine/moved.py maps the
+old flat names to their new homes.)"""
 from __future__ import annotations
 
 import getpass
@@ -25,6 +29,8 @@ from .memories import MemoriesMixin
 from .search import SearchMixin
 from .sessions import SessionsMixin
 from .store import Store
+from .context import Context
+from .moved import MOVED
 from .types import Counts
 from .vectors import VectorIndex
 
@@ -36,29 +42,99 @@ def default_actor() -> str:
         return os.environ.get("USER", "unknown")
 
 
-class MemoryEngine(SessionsMixin, MemoriesMixin, SearchMixin, KeywordMixin, ExplainMixin,
-                   IngestMixin, DoctorMixin, ImportMixin, AuditMixin, CuratorMixin, ForgetMixin,
-                   LifecycleMixin, LifecycleViewsMixin):
+class MemoryEngine(
+    SessionsMixin,
+    MemoriesMixin,
+    SearchMixin,
+    KeywordMixin,
+    ExplainMixin,
+    IngestMixin,
+    DoctorMixin,
+    ImportMixin,
+    AuditMixin,
+    CuratorMixin,
+    ForgetMixin,
+    LifecycleMixin,
+    LifecycleViewsMixin,
+):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
                  settings: Settings | None = None, load: str = "background",
                  auto_backfill: bool = True) -> None:
-        self.path = Path(path).expanduser().absolute()   # reports and scans resolve beside it
-        self.settings = settings or load_settings()
-        self.clock = clock or SystemClock()
-        self.actor = actor or default_actor()
-        self.store = Store(self.path)
-        self.reconciled = self.store.retrying(lambda: schema.reconcile(self.store.conn))
-        self.vectors = VectorIndex(self.store, self.settings.search.bits_from,
-                                   self.settings.search.bits_rescore)
-        self.embedder = EmbedderHandle(embedder, self.settings.model_path)
+        db = Path(path).expanduser().absolute()   # reports and scans resolve beside it
+        settings = settings or load_settings()
+        store = Store(db)
+        self.reconciled = store.retrying(lambda: schema.reconcile(store.conn))
+        self.ctx = Context(
+            store=store,
+            clock=clock or SystemClock(),
+            settings=settings,
+            actor=actor or default_actor(),
+            embedder=EmbedderHandle(embedder, settings.model_path),
+            vectors=VectorIndex(store, settings.search.bits_from, settings.search.bits_rescore),
+            path=db,
+        )
         self._closed = threading.Event()
+        # -- services (retrieval, memories, sessions) --
+        # -- services (lifecycle: decay, rules, flows, gates, boot) --
+        # -- services (curator, forget, audit, health, importers) --
         if auto_backfill:
             self.embedder.on_ready(self._backfill_quietly)
         if load == "background":
             self.embedder.start()
         elif load == "now":
             self.embedder.wait()
+
+    # -- the context, as attributes (settable: services see the change at once) --------------------
+    @property
+    def store(self) -> Store:
+        return self.ctx.store
+
+    @property
+    def path(self) -> Path:
+        return self.ctx.path
+
+    @property
+    def clock(self) -> Clock:
+        return self.ctx.clock
+
+    @clock.setter
+    def clock(self, value: Clock) -> None:
+        self.ctx.clock = value
+
+    @property
+    def settings(self) -> Settings:
+        return self.ctx.settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        self.ctx.settings = value
+
+    @property
+    def actor(self) -> str:
+        return self.ctx.actor
+
+    @actor.setter
+    def actor(self, value: str) -> None:
+        self.ctx.actor = value
+
+    @property
+    def embedder(self) -> EmbedderHandle:
+        return self.ctx.embedder
+
+    @property
+    def vectors(self) -> VectorIndex:
+        return self.ctx.vectors
+
+    def __getattr__(self, name: str):
+        """An old flat name (engine/moved.py) resolves to its service while callers move over."""
+        target = MOVED.get(name)
+        if target is None or "ctx" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        obj: object = self
+        for part in target.split("."):
+            obj = getattr(obj, part)
+        return obj
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def wait_for_embedder(self, timeout: float | None = None) -> bool:

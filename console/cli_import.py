@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .cli_common import emit, fail, json_option, pass_ctx, progress_bar
+from .cli_common import emit, json_option, pass_ctx, progress_bar
 
 KIND_CHOICE = click.Choice(["episodic", "semantic", "procedural"])
 
@@ -139,11 +139,12 @@ def export_group() -> None:
 def export_jsonl(ctx, file, no_vectors, force, as_json):
     """Write every record (sessions, messages, memories, rules, flows, proposals, audit,
     forget tombstones, ...) to FILE, readable only by you (0600)."""
-    if file.exists() and not force:
-        fail(f"{file} exists; use --force to overwrite it")
+    from engine.importers.jsonl_io import check_target
+
+    check_target(file, force)       # before opening the database: a refusal costs nothing
     with ctx.engine(embedder=None) as eng:
         s = _run(f"export {file.name}", lambda bar: eng.export_jsonl(
-            file, vectors=not no_vectors, progress=bar))
+            file, vectors=not no_vectors, overwrite=force, progress=bar))
     emit(s, as_json, lambda s: click.echo(
         f"exported {sum(s.records.values())} records ({_counts(s.records)}; {s.vectors} vectors) "
         f"to {s.path}, {s.bytes:,} bytes"))

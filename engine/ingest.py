@@ -12,13 +12,22 @@ from pathlib import Path
 from . import audit
 from .clock import parse_time
 from .errors import ImportFailed, InvalidInput
-from .memories import normalize_item
+from .importers import validate
+from .memories import MAX_CONTENT, normalize_item
 
 _TIME_FIELDS = ("started_at", "ended_at", "at", "created_at")
 
 
 def count_lines(path: Path) -> int:
-    with open(path, "rb") as f:
+    """Non-blank lines (for a progress bar); 0 for anything but a readable regular file, which
+    the ingest itself then refuses with one clear line."""
+    from .importers.files import open_regular
+
+    try:
+        f = open_regular(path)
+    except ImportFailed:
+        return 0
+    with f:
         return sum(1 for line in f if line.strip())
 
 
@@ -35,27 +44,31 @@ def _time(v, where: str):
 
 def json_lines(path: Path):
     """Yield (line number, "FILE:LINE", object) for each non-blank line of a JSONL file. Anything
-    unreadable — the file, a line that is not JSON or not an object, bytes that are not UTF-8 —
-    is an ImportFailed naming the file and line."""
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise ImportFailed(f"{path}: cannot read ({exc.strerror})") from None
-    with f:
-        try:
-            for no, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{no}"
-                try:
-                    rec = json.loads(line)
-                except ValueError as exc:
-                    raise ImportFailed(f"{where}: not valid JSON ({exc.msg})") from None
-                if not isinstance(rec, dict):
-                    raise ImportFailed(f"{where}: each line must be a JSON object")
-                yield no, where, rec
-        except UnicodeDecodeError as exc:
-            raise ImportFailed(f"{path}: not UTF-8 text ({exc.reason})") from None
+    unreadable — the file, a line that is not JSON or not an object, a number that is not finite
+    or an integer beyond 64 bits, bytes that are not UTF-8 — is an ImportFailed naming the file
+    and line. Only a regular file is opened (a FIFO would block, a device never ends)."""
+    from .importers.files import open_regular
+    from .importers.validate import loads
+
+    with open_regular(path) as f:
+        for no, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            where = f"{path}:{no}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportFailed(f"{where}: not UTF-8 text ({exc.reason})") from None
+            try:
+                rec = loads(line)
+            except InvalidInput as exc:
+                raise ImportFailed(f"{where}: {exc}") from None
+            except ValueError as exc:
+                raise ImportFailed(f"{where}: not valid JSON "
+                                   f"({getattr(exc, 'msg', None) or exc})") from None
+            if not isinstance(rec, dict):
+                raise ImportFailed(f"{where}: each line must be a JSON object")
+            yield no, where, rec
 
 
 def read_records(path: Path) -> list[tuple[int, dict]]:
@@ -72,6 +85,9 @@ def read_records(path: Path) -> list[tuple[int, dict]]:
 
 
 _TEXT, _NUM, _INT, _OBJ = (str,), (int, float), (int,), (dict,)
+# What add_session accepts (checked here so a long title fails before anything is written).
+_LIMITS = {"id": 200, "session_id": 200, "parent_session_id": 200, "agent": 10_000, "user": 10_000,
+           "source": 10_000, "model": 10_000, "title": 10_000, "tool_name": 10_000}
 # The shape each record's fields must have, checked before anything is written.
 _SHAPES = {
     "session": {"id": _TEXT, "agent": _TEXT, "user": _TEXT, "source": _TEXT, "model": _TEXT,
@@ -97,7 +113,13 @@ def _check_shape(kind: str, rec: dict) -> None:
             want = {_TEXT: "text", _NUM: "a number", _INT: "a whole number", _OBJ: "an object"}[types]
             raise InvalidInput(f"\"{key}\" must be {want}, not {type(v).__name__}")
         if types is _TEXT:
-            check_text(v, key, allow_empty=key not in ("id", "session_id"))
+            check_text(v, key, allow_empty=key not in ("id", "session_id"),
+                       limit=_LIMITS.get(key, MAX_CONTENT))
+        elif key in _TIME_FIELDS:
+            validate.epoch(v, key)
+        elif types is _INT:
+            validate.number(v, key, 0 if key == "token_count" else 1, validate.INT_MAX,
+                            integer=True)
     if kind == "message" and rec.get("role") not in (None, "", *ROLES):
         raise InvalidInput(f"unknown role {rec['role']!r}; use one of {', '.join(ROLES)}")
     try:

@@ -2,12 +2,11 @@
 (memories with their provenance, flows) that run inside the importer's one transaction."""
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .. import audit
+from .. import audit, tombstones
 from ..memories import normalize_item
 
 # progress(advance, total): called with how many items were just done and how many there are.
@@ -83,16 +82,24 @@ def set_watermark(conn, source: str, value, now: float) -> None:
 
 
 # -- forgotten things stay forgotten -------------------------------------------------------------
+# Tombstones (engine/tombstones.py) hold keyed hashes of a forgotten record's source identity and
+# content: the same record from the same source, a copy of that source elsewhere, or an export
+# written before the forget are all recognised, and no text is kept to recognise them by.
+def forgotten(conn, kind: str, *, ident: str | None = None, texts=()) -> bool:
+    """A tombstone of `kind` matches the identity or any of the texts."""
+    if ident is not None and tombstones.is_forgotten(conn, kind=kind, ident=str(ident)):
+        return True
+    return any(isinstance(t, str) and t.strip() and tombstones.is_forgotten(conn, kind=kind, text=t)
+               for t in texts)
+
+
 def forgotten_session(conn, session_id: str) -> bool:
-    return conn.execute("SELECT 1 FROM tombstones WHERE target_kind = 'session' AND target_id = ?"
-                        " LIMIT 1", (session_id,)).fetchone() is not None
+    return forgotten(conn, "session", ident=session_id)
 
 
-def forgotten_content(conn, content: str) -> bool:
-    """A memory with this exact text was forgotten here (tombstones keep only its sha256)."""
-    digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
-    return conn.execute("SELECT 1 FROM tombstones WHERE target_kind = 'memory' AND content_sha256 = ?"
-                        " LIMIT 1", (digest,)).fetchone() is not None
+def forgotten_content(conn, content: str, kind: str = "memory") -> bool:
+    """A record of `kind` with this content was forgotten here."""
+    return forgotten(conn, kind, texts=(content,))
 
 
 # -- memories ------------------------------------------------------------------------------------

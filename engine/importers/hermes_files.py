@@ -8,9 +8,18 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+try:                        # optional: without it, the plain `key: value` lines are read
+    import yaml
+except ImportError:         # pragma: no cover
+    yaml = None
+
 from ..clock import parse_time
 from ..errors import ImportFailed, InvalidInput
+from . import validate
+from .files import find, inside, read_regular, regular_file
 from .markdown import split_entries, steps_from_body
+
+MAX_FRONT_MATTER = 64 * 1024      # a skill's header is a few lines; more is not a header
 
 
 @dataclass
@@ -51,47 +60,81 @@ class FilesData:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, raw: bytes | None = None) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
+        return (read_regular(path) if raw is None else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ImportFailed(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ImportFailed(f"{path}: cannot read ({exc.strerror})") from None
 
 
 def read_files(home: Path, *, include_bundled: bool = False) -> FilesData:
+    """Only regular files whose real location is inside `home` are read; anything else (a FIFO, a
+    device, a symlink out of the home) is skipped with a warning. Trees are walked to a bounded
+    depth and never round a symlink loop."""
     out = FilesData()
+    root = home.resolve()
+    warn = out.warnings.append
     mem = home / "memories"
     for name, target in (("MEMORY.md", out.memory), ("USER.md", out.user)):
         p = mem / name
-        if p.is_file():     # never the .lock or *.bak.<timestamp> files beside it
-            target.extend(text for _, text in split_entries(_read_text(p), separator="§"))
+        # never the .lock or *.bak.<timestamp> files beside it
+        if p.exists() or p.is_symlink():
+            if regular_file(root, p, warn):
+                target.extend(text for _, text in split_entries(_read_text(p), separator="§"))
     skills = home / "skills"
-    if skills.is_dir():
-        _read_skills(skills, out, include_bundled)
+    if skills.is_dir() and inside(root, skills):
+        _read_skills(root, skills, out, include_bundled)
     curator = home / "logs" / "curator"
-    if curator.is_dir():
+    if curator.is_dir() and inside(root, curator):
         for d in sorted(p for p in curator.iterdir() if p.is_dir()):
-            _read_run(d, out)
+            if not inside(root, d):
+                warn(f"{d}: a symlink that leaves {home}; skipped")
+                continue
+            _read_run(root, d, out)
     return out
 
 
 # -- skills --------------------------------------------------------------------------------------
-def _front_matter(text: str) -> tuple[dict, str]:
+class _Refused(ValueError):
+    pass
+
+
+def _yaml(raw: str):
+    """YAML without anchors or aliases: a skill header never needs them, and nine nested aliases
+    (a "billion laughs") expand to gigabytes wherever the value is walked or printed. Refused at
+    the first event that carries one, before anything is built."""
+    if yaml is None:
+        raise _Refused("PyYAML is not installed")
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                raise _Refused("YAML aliases (*name) are not allowed")
+            if getattr(self.peek_event(), "anchor", None):
+                raise _Refused("YAML anchors (&name) are not allowed")
+            return super().compose_node(parent, index)
+
+    return yaml.load(raw, Loader=NoAliasLoader)   # noqa: S506 - a SafeLoader subclass
+
+
+def _front_matter(text: str, where: str = "", warn=None) -> tuple[dict, str]:
     if not text.startswith("---"):
         return {}, text
-    m = re.match(r"---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", text, re.S)
+    m = re.match(r"---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", text[:MAX_FRONT_MATTER + 16], re.S)
     if not m:
         return {}, text
     raw, body = m.group(1), text[m.end():]
     try:
-        import yaml
-
-        data = yaml.safe_load(raw)
-        return (data if isinstance(data, dict) else {}), body
-    except Exception:
-        # Not YAML we can parse: the plain `key: value` lines are still worth having.
+        data = _yaml(raw)
+        data = data if isinstance(data, dict) else {}
+        validate.finite_json(data, "front matter")
+        json.dumps(data, default=str)
+        return data, body
+    except Exception as exc:    # noqa: BLE001 - yaml.YAMLError, _Refused, a value we cannot keep
+        if warn is not None:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            warn(f"{where}: front matter not read as YAML ({first}); plain `key: value` lines used")
+        # Not YAML we can read: the plain `key: value` lines are still worth having.
         data = {}
         for line in raw.splitlines():
             k, sep, v = line.partition(":")
@@ -111,25 +154,27 @@ def _iso(v) -> float | None:
         return None
 
 
-def _json_file(path: Path, out: FilesData):
+def _json_file(root: Path, path: Path, out: FilesData):
+    if not regular_file(root, path, out.warnings.append):
+        return None
     try:
-        return json.loads(_read_text(path))
+        return validate.loads(_read_text(path))
     except ValueError as exc:
         out.warnings.append(f"{path}: not valid JSON ({exc}); ignored")
         return None
 
 
-def _bundled_names(skills: Path, out: FilesData) -> dict[str, str]:
+def _bundled_names(root: Path, skills: Path, out: FilesData) -> dict[str, str]:
     names: dict[str, str] = {}
     manifest = skills / ".bundled_manifest"
-    if manifest.is_file():
+    if manifest.exists() and regular_file(root, manifest, out.warnings.append):
         for line in _read_text(manifest).splitlines():
             name = line.split(":", 1)[0].strip()
             if name:
                 names[name] = "bundled"
     lock = skills / ".hub" / "lock.json"
-    if lock.is_file():
-        data = _json_file(lock, out)
+    if lock.exists():
+        data = _json_file(root, lock, out)
         entries = data.get("skills", data) if isinstance(data, dict) else data
         if isinstance(entries, dict):
             for name in entries:
@@ -141,20 +186,20 @@ def _bundled_names(skills: Path, out: FilesData) -> dict[str, str]:
     return names
 
 
-def _read_skills(skills: Path, out: FilesData, include_bundled: bool) -> None:
+def _read_skills(root: Path, skills: Path, out: FilesData, include_bundled: bool) -> None:
     usage_path = skills / ".usage.json"
-    usage = _json_file(usage_path, out) if usage_path.is_file() else {}
+    usage = _json_file(root, usage_path, out) if usage_path.exists() else {}
     usage = usage if isinstance(usage, dict) else {}
-    origins = _bundled_names(skills, out)
-    for p in sorted(skills.rglob("SKILL.md")):
+    origins = _bundled_names(root, skills, out)
+    for p in find(skills, "SKILL.md", out.warnings.append):
         rel = p.relative_to(skills)
         parts = rel.parts[:-1]
         if any(x.startswith(".") and x != ".archive" for x in parts):
             continue                                   # .hub caches and other hidden folders
         archived = bool(parts) and parts[0] == ".archive"
         folders = parts[1:] if archived else parts
-        raw = p.read_bytes()
-        fm, body = _front_matter(_read_text(p))
+        raw = read_regular(p)
+        fm, body = _front_matter(_read_text(p, raw), str(p), out.warnings.append)
         folder = folders[-1] if folders else p.parent.name
         if archived:
             folder = re.sub(r"-\d{14}$", "", folder)   # .archive/<skill>-YYYYMMDDHHMMSS
@@ -180,12 +225,12 @@ def _read_skills(skills: Path, out: FilesData, include_bundled: bool) -> None:
 
 
 # -- curator reports -----------------------------------------------------------------------------
-def _read_run(d: Path, out: FilesData) -> None:
+def _read_run(root: Path, d: Path, out: FilesData) -> None:
     p = d / "run.json"
-    if not p.is_file():
+    if not (p.exists() or p.is_symlink()):
         out.skip("curator folder without run.json")
         return
-    data = _json_file(p, out)
+    data = _json_file(root, p, out)
     if not isinstance(data, dict):
         out.skip("curator run.json unreadable")
         return

@@ -13,13 +13,16 @@ from __future__ import annotations
 import base64
 import json
 import os
+import stat
 from pathlib import Path
 
 from .. import audit, schema
-from ..errors import ImportFailed
+from ..errors import ImportFailed, InvalidInput
 from ..ingest import json_lines
 from ..store import Error as DbError
+from . import validate
 from .common import DryRun, ExportSummary, ImportSummary, Progress, tick
+from .jsonl_guard import Guard, database_id, export_database_id
 
 FORMAT = "memconsole-jsonl"
 VERSION = 1
@@ -74,7 +77,7 @@ def export_records(eng, *, vectors: bool = True):
                   for t, _, _ in tabs}
         yield {"type": "header", "format": FORMAT, "version": VERSION,
                "generation": schema.GENERATION, "exported_at": eng.clock.now(), "records": counts,
-               "vectors": bool(vectors)}
+               "vectors": bool(vectors), "database_id": database_id(conn)}
         for t, cols, _ in tabs:
             rtype = TYPE_OF.get(t, t)
             sql = f"SELECT {', '.join(cols)} FROM {t} ORDER BY rowid"
@@ -88,19 +91,24 @@ def export_records(eng, *, vectors: bool = True):
                 yield rec
 
 
-def export_file(eng, path: str | Path, *, vectors: bool = True,
+def export_file(eng, path: str | Path, *, vectors: bool = True, overwrite: bool = True,
                 progress: Progress | None = None) -> ExportSummary:
-    """Write the export atomically (temp file, then rename), private to the owner (0600)."""
+    """Write the export atomically (a new temp file, then rename), private to the owner (0600).
+    Only a regular file is ever replaced (and only with `overwrite`): never a symlink (its target
+    would stay, the link would go), a device or a FIFO."""
     path = Path(path)
+    check_target(path, overwrite)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     counts: dict[str, int] = {}
     nvec = 0
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # O_EXCL|O_NOFOLLOW: never through a planted symlink or into someone else's file.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         raise ImportFailed(f"{path}: cannot write ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), 0o600)            # whatever the umask
             step = None
             for rec in export_records(eng, vectors=vectors):
                 if rec["type"] == "header":
@@ -110,19 +118,49 @@ def export_file(eng, path: str | Path, *, vectors: bool = True,
                     nvec += "vector" in rec
                     step(1)
                 f.write(_dumps(rec) + "\n")
-        os.chmod(tmp, 0o600)
+        check_target(path, overwrite)               # nothing swapped in while we wrote
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return ExportSummary(str(path), counts, nvec, path.stat().st_size)
+    return ExportSummary(str(path), counts, nvec, os.stat(path).st_size)
+
+
+def check_target(path: Path, overwrite: bool) -> None:
+    """Refuse to replace anything but a regular file, and a regular file unless `overwrite`."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ImportFailed(f"{path}: cannot write ({exc.strerror})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise InvalidInput(f"{path} is a symlink; export writes only to a regular file "
+                           f"(give the real path)")
+    if not stat.S_ISREG(st.st_mode):
+        raise InvalidInput(f"{path} is {_kind_of(st.st_mode)}; export replaces only a regular file")
+    if not overwrite:
+        raise InvalidInput(f"{path} exists; use --force to overwrite it")
+
+
+def _kind_of(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 # -- import --------------------------------------------------------------------------------------
-def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]) -> list[tuple[int, str, dict, str | None]]:
-    """Validate the whole file before anything is written: (line, table, row, vector)."""
+def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]
+              ) -> tuple[dict, list[tuple[int, str, dict, bytes | None]]]:
+    """Validate the whole file before anything is written: (header, [(line, table, row, vector)]).
+    Every row is held to its table's schema (validate.check_row): a malformed row stored now
+    would make forget, proposals or the curator fail later."""
     by_type = {TYPE_OF.get(t, t): t for t in live} | {t: t for t in live}
     out = []
+    header: dict = {}
     seen_header = False
     for no, where, rec in json_lines(path):
         if not seen_header:
@@ -133,6 +171,7 @@ def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]) -> list[
                 raise ImportFailed(f"{where}: export format version {rec.get('version')!r} "
                                    f"is newer than this memconsole reads ({VERSION})")
             seen_header = True
+            header = rec
             continue
         table = by_type.get(rec.get("type"))
         if table is None:
@@ -145,18 +184,21 @@ def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]) -> list[
             raise ImportFailed(f"{where}: {table} has no column(s) {', '.join(unknown)} "
                                f"(exported by a newer memconsole?)")
         vec = rec.get("vector")
-        if vec is not None:
-            try:
-                vec = base64.b64decode(vec, validate=True)
-            except (ValueError, TypeError):
-                raise ImportFailed(f"{where}: \"vector\" is not base64") from None
-            if table != "memories" or len(vec) != 4 * schema.EMBED_DIM:
-                raise ImportFailed(f"{where}: a vector must belong to a memory and hold "
-                                   f"{schema.EMBED_DIM} float32 values")
-        out.append((no, table, {c: _dec(v) for c, v in row.items()}, vec))
+        try:
+            if vec is not None:
+                if table != "memories":
+                    raise InvalidInput("a vector must belong to a memory")
+                vec = validate.vector(vec)
+            row = {c: _dec(v) for c, v in row.items()}
+            validate.check_row(table, row)
+        except InvalidInput as exc:
+            raise ImportFailed(f"{where}: {exc}") from None
+        except (ValueError, TypeError):
+            raise ImportFailed(f"{where}: a \"{_BLOB}\" value is not base64") from None
+        out.append((no, table, row, vec))
     if not seen_header:
         raise ImportFailed(f"{path}: empty file (no memconsole export header)")
-    return out
+    return header, out
 
 
 def import_file(eng, path: str | Path, *, dry_run: bool = False,
@@ -165,19 +207,26 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
     with eng.store.reading() as conn:
         live = {t: (cols, pk) for t, cols, pk in tables(conn)}
         vlog = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_changes'").fetchone()
-    records = read_file(path, live)
+        here = database_id(conn)
+    header, records = read_file(path, live)
+    same_db = here is not None and export_database_id(header, records) == here
     step = tick(progress, len(records))
 
     def write(conn) -> ImportSummary:
         s = ImportSummary(source=str(path), format="jsonl", dry_run=dry_run)
         conn.execute("PRAGMA defer_foreign_keys = ON")       # rows arrive parents first anyway
         lines: dict[tuple[str, int], int] = {}               # (table, rowid) -> line, for FK errors
+        guard = Guard(conn, same_db)
         for no, table, row, vec in records:
             step(1)
             rtype = TYPE_OF.get(table, table)
             _, pk = live[table]
+            why = guard.reason(table, row)
+            if why is not None:
+                s.skip(f"{rtype} {why}")
+                continue
             try:
-                how = _restore(eng, conn, table, pk, row, vec, bool(vlog))
+                how = _restore(eng, conn, table, pk, row, vec, bool(vlog), keep_live=same_db)
                 if isinstance(how, int):
                     lines[(table, how)] = no
                     how = "added"
@@ -210,7 +259,7 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
 
 
 def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None,
-             vlog: bool) -> str | int:
+             vlog: bool, keep_live: bool = False) -> str | int:
     """"same" | "kept" for a row already there, else the new row's rowid."""
     if all(k in row for k in pk) and pk != ["rowid"]:
         where = " AND ".join(f"{k} = ?" for k in pk)
@@ -219,7 +268,7 @@ def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None,
             # `embedded` only says whether a vector exists yet: not part of a row's identity.
             if all(have[c] == v for c, v in row.items() if c != "embedded"):
                 return "same"
-            if table in _KEEP_LIVE:
+            if table in _KEEP_LIVE or keep_live:     # the live row is newer than its export
                 return "kept"
             ident = ", ".join(str(row[k]) for k in pk)
             raise ImportFailed(f"{TYPE_OF.get(table, table)} {ident} already exists with different "

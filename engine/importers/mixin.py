@@ -32,10 +32,12 @@ class ImportMixin:
         """Restore a full-fidelity export (see engine/importers/jsonl_io.py)."""
         return jsonl_io.import_file(self, path, dry_run=dry_run, progress=progress)
 
-    def export_jsonl(self, path: str | Path, *, vectors: bool = True,
+    def export_jsonl(self, path: str | Path, *, vectors: bool = True, overwrite: bool = True,
                      progress: Progress | None = None) -> ExportSummary:
-        """Write every record of the database to `path` (0600), vectors included by default."""
-        return jsonl_io.export_file(self, path, vectors=vectors, progress=progress)
+        """Write every record of the database to `path` (0600), vectors included by default.
+        Only a regular file is replaced (and only with `overwrite`)."""
+        return jsonl_io.export_file(self, path, vectors=vectors, overwrite=overwrite,
+                                    progress=progress)
 
     def export_records(self, *, vectors: bool = True):
         """The export as an iterator of records (header first): what `export_jsonl` writes."""

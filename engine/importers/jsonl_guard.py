@@ -1,0 +1,91 @@
+"""What a JSONL restore must not bring back: forgotten records, their children, and (restoring into
+the very database the export came from) rows that database has deleted since.
+
+A record is forgotten when a tombstone matches its identity or content (engine/tombstones.py):
+that holds for an export written before the forget, restored into any database that holds the
+tombstones. Restoring into the same database (same `database_id`) is a re-import of an older
+snapshot: ids are never reused, so an id the database has already handed out but no longer holds
+was deleted here (forgotten, merged away, cascaded) and is not re-created; a live row that differs
+from its older exported copy (redacted, edited since) is kept as it is."""
+from __future__ import annotations
+
+from .common import forgotten
+
+# Integer-keyed tables whose deleted rows a same-database restore must not re-create.
+NEVER_RECREATE = ("memories", "messages", "rules", "rule_history", "flows", "flow_runs", "proposals",
+                  "curator_runs", "audit", "forget_requests", "tombstones")
+# child table -> (its column naming the parent, parent table)
+CHILDREN = {"messages": ("session_id", "sessions"), "rule_history": ("rule_id", "rules"),
+            "flow_runs": ("flow_id", "flows")}
+
+
+def database_id(conn) -> str | None:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'database_id'").fetchone()
+    except Exception:                   # noqa: BLE001 - no meta table: not one of ours yet
+        return None
+    return row[0] if row and row[0] else None
+
+
+def export_database_id(header: dict, records) -> str | None:
+    """The exporting database's id: in the header (newer exports) or its meta row."""
+    if isinstance(header.get("database_id"), str):
+        return header["database_id"]
+    for _, table, row, _ in records:
+        if table == "meta" and row.get("key") == "database_id" and isinstance(row.get("value"), str):
+            return row["value"]
+    return None
+
+
+class Guard:
+    def __init__(self, conn, same_db: bool) -> None:
+        self.conn = conn
+        self.same_db = same_db
+        self.skipped: dict[str, set] = {}         # table -> keys of rows not restored
+        self._high: dict[str, int] = {}
+
+    def _high_water(self, table: str) -> int:
+        """The largest id this database ever handed out in `table`."""
+        if table not in self._high:
+            seq = 0
+            try:
+                row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?",
+                                        (table,)).fetchone()
+                seq = int(row[0]) if row and row[0] is not None else 0
+            except Exception:           # noqa: BLE001 - no AUTOINCREMENT table in this file
+                pass
+            top = self.conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
+            self._high[table] = max(seq, int(top))
+        return self._high[table]
+
+    def reason(self, table: str, row: dict) -> str | None:
+        """Why this exported row must not be restored (None: restore it)."""
+        child = CHILDREN.get(table)
+        if child and row.get(child[0]) in self.skipped.get(child[1], ()):
+            return f"its {child[1][:-1]} was not restored"
+        why = self._forgotten(table, row)
+        if why is None and self.same_db and table in NEVER_RECREATE and isinstance(row.get("id"), int):
+            have = self.conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (row["id"],)).fetchone()
+            if have is None and row["id"] <= self._high_water(table):
+                why = "deleted from this database since the export"
+        if why is not None:
+            key = row.get("id")
+            if key is not None:
+                self.skipped.setdefault(table, set()).add(key)
+        return why
+
+    def _forgotten(self, table: str, row: dict) -> str | None:
+        c = self.conn
+        hit = False
+        if table == "memories":
+            hit = forgotten(c, "memory", texts=(row.get("content"),))
+        elif table == "sessions":
+            hit = forgotten(c, "session", ident=row.get("id"))
+        elif table == "messages":
+            hit = forgotten(c, "session", ident=row.get("session_id")) or \
+                forgotten(c, "message", texts=(row.get("content"),))
+        elif table == "rules":
+            hit = forgotten(c, "rule", texts=(row.get("text"),))
+        elif table == "flows":
+            hit = forgotten(c, "flow", ident=row.get("name"), texts=(row.get("description"),))
+        return "forgotten here (tombstone)" if hit else None

@@ -131,24 +131,117 @@ class Settings:
     keymap: dict = field(default_factory=dict)
 
 
-def _apply(obj, data: dict):
+def _apply(obj, data: dict, where: str = ""):
     known = {f.name: f for f in fields(obj)}
     changes = {}
     for k, v in data.items():
+        key = f"{where}{k}"
         if k not in known:
-            raise ValueError(f"unknown setting {k!r}")
+            raise ConfigError(f"unknown setting {key}")
         cur = getattr(obj, k)
-        if hasattr(cur, "__dataclass_fields__") and isinstance(v, dict):
-            changes[k] = _apply(cur, v)
-        elif isinstance(cur, dict) and isinstance(v, dict):
+        if hasattr(cur, "__dataclass_fields__"):
+            if not isinstance(v, dict):
+                raise ConfigError(f"{key} must be a table ([{key}]), not {_got(v)}")
+            changes[k] = _apply(cur, v, key + ".")
+        elif isinstance(cur, dict):
+            if not isinstance(v, dict):
+                raise ConfigError(f"{key} must be a table of values (got {_got(v)})")
             changes[k] = {**cur, **v}
+        elif isinstance(cur, tuple):
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise ConfigError(f"{key} must be a list of names (got {_got(v)})")
+            changes[k] = tuple(v)
         else:
             changes[k] = v
     return replace(obj, **changes)
 
 
+class ConfigError(ValueError):
+    """A value in the config file is wrong; the message names the key."""
+
+
+def _got(v) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+_BIG = 10**9
+_UNIT = (0.0, 1.0)
+# key -> (kind, low, high). kind: "float" (finite; ints accepted), "int", "pos" (finite, > 0).
+# Every numeric setting is listed: a new one without a range fails test_every_number_has_a_range.
+_RANGES: dict[str, tuple[str, float, float]] = {
+    "decay.archive_threshold": ("float", *_UNIT), "decay.reinforce_boost": ("float", *_UNIT),
+    "decay.rule_grace_days": ("float", 0, 36500), "decay.rule_daily_loss": ("float", 0, 10),
+    "decay.rule_reinforce_boost": ("float", 0, 10), "decay.rule_violation_boost": ("float", 0, 10),
+    "decay.snapshot_step": ("float", *_UNIT),
+    "search.candidates": ("int", 1, 100_000), "search.keyword_share": ("float", *_UNIT),
+    "search.session_context": ("float", *_UNIT), "search.rrf_k": ("pos", 0, 1e6),
+    "search.keyword_weight": ("float", 0, 1e6), "search.vector_weight": ("float", 0, 1e6),
+    "search.common_term_share": ("float", *_UNIT), "search.common_terms_from": ("int", 0, _BIG),
+    "search.keyword_rows": ("int", 0, _BIG), "search.matrix_after": ("int", 0, _BIG),
+    "search.bits_from": ("int", 0, _BIG), "search.bits_rescore": ("int", 1, _BIG),
+    "search.dedup_matrix_from": ("int", 1, _BIG), "search.strength_weight": ("float", *_UNIT),
+    "search.importance_weight": ("float", *_UNIT), "search.recency_weight": ("float", *_UNIT),
+    "search.recency_half_life_days": ("pos", 0, 36500), "search.dedup_threshold": ("float", *_UNIT),
+    "search.thin_results": ("int", 0, 10_000),
+    "curator.merge_threshold": ("float", *_UNIT), "curator.rule_prefix_chars": ("int", 1, 100_000),
+    "curator.max_cluster": ("int", 2, 100_000), "curator.stale_days": ("float", 0, 36500),
+    "curator.archive_days": ("float", 0, 36500), "curator.promote_min_reinforcements": ("int", 0, _BIG),
+    "curator.promote_rule_score": ("float", 0, 10), "curator.retire_days": ("float", 0, 36500),
+    "curator.merged_rule_bonus": ("float", 0, 10),
+    "lifecycle.flow_flag_below": ("float", *_UNIT), "lifecycle.flow_flag_min_runs": ("int", 0, _BIG),
+    "lifecycle.flow_trend_window": ("int", 1, 100_000), "lifecycle.boot_max_rules": ("int", 0, 100_000),
+    "lifecycle.boot_max_items": ("int", 0, 100_000), "lifecycle.chars_per_token": ("pos", 0, 1000),
+    "lifecycle.state_similarity": ("float", *_UNIT),
+}
+_CHOICES = {"search.fusion": ("convex", "rrf")}
+
+
+def _check_number(key: str, v, kind: str, lo: float, hi: float) -> None:
+    if kind == "int":
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ConfigError(f"{key} must be a whole number (got {_got(v)})")
+    elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise ConfigError(f"{key} must be a finite number (got {_got(v)})")
+    if kind == "pos" and not v > 0:
+        raise ConfigError(f"{key} must be above 0 (got {_got(v)})")
+    if not lo <= v <= hi:
+        raise ConfigError(f"{key} must be between {lo:g} and {hi:g} (got {_got(v)})")
+
+
+def validate(s: Settings) -> Settings:
+    """Types and ranges of every value (a file can hold `3` for a share or `nan` for a weight:
+    TOML has both). Raises ConfigError naming the first bad key."""
+    from .curator_types import PROPOSAL_KINDS
+    from .types import KINDS
+
+    for section in ("decay", "search", "curator", "lifecycle"):
+        obj = getattr(s, section)
+        for f in fields(obj):
+            key, v = f"{section}.{f.name}", getattr(obj, f.name)
+            if key in _RANGES:
+                _check_number(key, v, *_RANGES[key])
+            elif key in _CHOICES and v not in _CHOICES[key]:
+                raise ConfigError(f"{key} must be one of {', '.join(_CHOICES[key])} (got {_got(v)})")
+    for kind, days in s.decay.half_life_days.items():
+        if kind not in KINDS:
+            raise ConfigError(f"decay.half_life_days.{kind}: unknown kind (known: {', '.join(KINDS)})")
+        _check_number(f"decay.half_life_days.{kind}", days, "pos", 0, 36500)
+    bad = [k for k in s.curator.auto_apply if k not in PROPOSAL_KINDS]
+    if bad:
+        raise ConfigError(f"curator.auto_apply: unknown proposal kind {bad[0]!r} "
+                          f"(known: {', '.join(PROPOSAL_KINDS)})")
+    if s.model_path is not None and not isinstance(s.model_path, str):
+        raise ConfigError(f"model_path must be a string (got {_got(s.model_path)})")
+    for k, v in s.keymap.items():
+        if not isinstance(v, str):
+            raise ConfigError(f"keymap.{k} must be a string of keys (got {_got(v)})")
+    return s
+
+
 def load_settings(path: str | os.PathLike | None = None) -> Settings:
-    """Defaults, overlaid with the TOML file if there is one. A bad file is a clear error."""
+    """Defaults, overlaid with the TOML file if there is one, every value checked. A bad file is
+    one clear InvalidInput naming the file and the key."""
     from .errors import InvalidInput
 
     if path is None:
@@ -164,6 +257,11 @@ def load_settings(path: str | os.PathLike | None = None) -> Settings:
         return Settings()
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
-        return _apply(Settings(), data)
-    except (tomllib.TOMLDecodeError, ValueError, TypeError) as exc:
-        raise InvalidInput(f"{p}: bad configuration ({exc})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"{p}: not valid TOML ({exc})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{p}: cannot read the configuration ({exc})") from exc
+    try:
+        return validate(_apply(Settings(), data))
+    except (ConfigError, TypeError) as exc:
+        raise InvalidInput(f"{p}: {exc}") from exc

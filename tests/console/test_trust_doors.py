@@ -131,3 +131,55 @@ def test_number_type_accepts_the_good_ones(run):
     assert code == 0, err
     m = _strict(run("memory", "show", str(_strict(out)["id"]), "--json")[1])
     assert math.isclose(m["importance"], 0.7)
+
+
+# -- config at load ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("toml, needle", [
+    ("[search]\nkeyword_share = 3\n", "search.keyword_share must be between 0 and 1 (got 3)"),
+    ("[search]\nkeyword_share = nan\n", "search.keyword_share must be a finite number"),
+    ("[search]\nvector_weight = inf\n", "search.vector_weight must be a finite number"),
+    ("[search]\ncandidates = 0\n", "search.candidates must be between 1"),
+    ("[search]\ncandidates = 2.5\n", "search.candidates must be a whole number"),
+    ("[search]\ncandidates = 99999999999999999\n", "search.candidates must be between 1"),
+    ("[search]\nfusion = \"magic\"\n", "search.fusion must be one of convex, rrf"),
+    ("[search]\ndedup_threshold = \"high\"\n", "search.dedup_threshold must be a finite number"),
+    ("[decay]\nhalf_life_days = { semantic = -5 }\n", "decay.half_life_days.semantic must be above 0"),
+    ("[decay]\nhalf_life_days = { semantic = 0 }\n", "decay.half_life_days.semantic must be above 0"),
+    ("[decay]\nhalf_life_days = { weird = 5 }\n", "decay.half_life_days.weird: unknown kind"),
+    ("[decay]\narchive_threshold = true\n", "decay.archive_threshold must be a finite number"),
+    ("[curator]\nmerge_threshold = 1.5\n", "curator.merge_threshold must be between 0 and 1"),
+    ("[curator]\nauto_apply = [\"everything\"]\n", "curator.auto_apply: unknown proposal kind"),
+    ("[curator]\nstale_days = -1\n", "curator.stale_days must be between 0"),
+    ("[lifecycle]\nstate_similarity = 2\n", "lifecycle.state_similarity must be between 0 and 1"),
+    ("[search]\nno_such = 1\n", "unknown setting search.no_such"),
+    ("search = 3\n", "search must be a table"),
+    ("[search\n", "not valid TOML"),
+])
+def test_config_values_are_checked_at_load_with_one_line_naming_the_key(run, tmp_path, monkeypatch,
+                                                                          toml, needle):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(toml)
+    monkeypatch.setenv("MEMCONSOLE_CONFIG", str(cfg))
+    code, out, err = run("search", "x", "--json")
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "config.toml: " in err and needle in err, err
+
+
+def test_defaults_and_good_values_pass(tmp_path):
+    from dataclasses import fields
+
+    from engine import config
+
+    s = config.validate(config.Settings())
+    for section in ("decay", "search", "curator", "lifecycle"):
+        for f in fields(getattr(s, section)):
+            v = getattr(getattr(s, section), f.name)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                assert f"{section}.{f.name}" in config._RANGES, f"no range for {section}.{f.name}"
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[search]\nkeyword_share = 0.5\nfusion = \"rrf\"\n[decay]\n"
+                   "half_life_days = { semantic = 12 }\n[curator]\nauto_apply = [\"archive\"]\n")
+    s = config.load_settings(cfg)
+    assert s.search.keyword_share == 0.5 and s.decay.half_life_days["semantic"] == 12
+    assert s.curator.auto_apply == ("archive",)

@@ -1,15 +1,20 @@
 """One declarative description of the database; opening a file reconciles it to this.
 
 Reconciling creates what is missing and adds missing columns; it never drops data. Triggers and
-indexes hold no data, so a changed definition is simply recreated. `PRAGMA user_version` records
-the generation. Bump GENERATION whenever this file changes shape, and keep a fixture for each
-generation under tests/fixtures/ (issue: schema evolution).
+indexes hold no data, so a changed definition is simply recreated; a table that must become
+AUTOINCREMENT (ids never reused) is rebuilt with every row (engine/schema_upgrade.py).
+`PRAGMA user_version` and the `meta` row `generation` record the generation; `application_id` and
+`meta` app / database_id mark the file as ours (engine/identity.py refuses any other file).
+Bump GENERATION whenever this file changes shape, and keep a fixture for each generation under
+tests/fixtures/ (issue: schema evolution).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-GENERATION = 1
+from . import schema_upgrade
+
+GENERATION = 2          # 2: AUTOINCREMENT ids, the identity stamp (application_id, meta)
 EMBED_DIM = 384
 
 
@@ -70,7 +75,7 @@ TABLES: tuple[Table, ...] = (
         ("metadata", "TEXT NOT NULL DEFAULT '{}'"),
     )),
     Table("messages", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("session_id", "TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE"),
         ("role", "TEXT NOT NULL DEFAULT 'user'"),
         ("content", "TEXT NOT NULL DEFAULT ''"),
@@ -80,7 +85,7 @@ TABLES: tuple[Table, ...] = (
         ("metadata", "TEXT NOT NULL DEFAULT '{}'"),
     )),
     Table("memories", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("content", "TEXT NOT NULL"),
         ("kind", "TEXT NOT NULL DEFAULT 'semantic'"),
         ("category", "TEXT NOT NULL DEFAULT 'general'"),
@@ -104,7 +109,7 @@ TABLES: tuple[Table, ...] = (
         ("updated_at", "REAL NOT NULL DEFAULT 0"),
     )),
     Table("rules", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("text", "TEXT NOT NULL"),
         ("domain", "TEXT NOT NULL DEFAULT ''"),
         ("agent", "TEXT NOT NULL DEFAULT ''"),
@@ -121,7 +126,7 @@ TABLES: tuple[Table, ...] = (
         ("updated_at", "REAL NOT NULL DEFAULT 0"),
     )),
     Table("rule_history", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("rule_id", "INTEGER NOT NULL REFERENCES rules(id) ON DELETE CASCADE"),
         ("at", "REAL NOT NULL"),
         ("old_score", "REAL"),
@@ -132,7 +137,7 @@ TABLES: tuple[Table, ...] = (
         ("actor", "TEXT NOT NULL DEFAULT ''"),
     )),
     Table("flows", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("name", "TEXT NOT NULL UNIQUE"),
         ("domain", "TEXT NOT NULL DEFAULT ''"),
         ("agent", "TEXT NOT NULL DEFAULT ''"),
@@ -146,7 +151,7 @@ TABLES: tuple[Table, ...] = (
         ("metadata", "TEXT NOT NULL DEFAULT '{}'"),
     )),
     Table("flow_runs", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("flow_id", "INTEGER NOT NULL REFERENCES flows(id) ON DELETE CASCADE"),
         ("outcome", "TEXT NOT NULL CHECK (outcome IN ('pass', 'fail'))"),
         ("note", "TEXT NOT NULL DEFAULT ''"),
@@ -154,7 +159,7 @@ TABLES: tuple[Table, ...] = (
         ("at", "REAL NOT NULL"),
     )),
     Table("proposals", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("kind", "TEXT NOT NULL"),                 # merge | archive | promote | retire
         ("target_kind", "TEXT NOT NULL"),          # memory | rule
         ("status", "TEXT NOT NULL DEFAULT 'pending'"),
@@ -173,7 +178,7 @@ TABLES: tuple[Table, ...] = (
         ("snapshot", "TEXT"),                      # prior state, for an exact undo
     )),
     Table("curator_runs", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("started_at", "REAL NOT NULL"),
         ("finished_at", "REAL"),
         ("dry_run", "INTEGER NOT NULL DEFAULT 0"),
@@ -182,7 +187,7 @@ TABLES: tuple[Table, ...] = (
         ("watermark", "INTEGER"),
     )),
     Table("audit", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("at", "REAL NOT NULL"),
         ("actor", "TEXT NOT NULL"),
         ("action", "TEXT NOT NULL"),
@@ -194,7 +199,7 @@ TABLES: tuple[Table, ...] = (
         ("hash", "TEXT NOT NULL DEFAULT ''"),
     )),
     Table("forget_requests", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("scope_kind", "TEXT NOT NULL"),           # memory | session | agent | user | query
         ("scope_value", "TEXT NOT NULL"),          # ids, names, or the query's sha256 once executed
         ("reason", "TEXT NOT NULL"),
@@ -209,7 +214,7 @@ TABLES: tuple[Table, ...] = (
         ("verified_at", "REAL"),
     )),
     Table("tombstones", (
-        ("id", "INTEGER PRIMARY KEY"),
+        ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
         ("request_id", "INTEGER REFERENCES forget_requests(id)"),
         ("target_kind", "TEXT NOT NULL"),
         ("target_id", "TEXT NOT NULL"),
@@ -318,6 +323,7 @@ class Reconciled:
     created: list[str] = field(default_factory=list)
     added_columns: list[str] = field(default_factory=list)
     recreated: list[str] = field(default_factory=list)
+    rebuilt: list[str] = field(default_factory=list)      # tables rebuilt with AUTOINCREMENT ids
     from_generation: int = 0
 
 
@@ -333,8 +339,12 @@ def reconcile(conn) -> Reconciled:
     existing = {(r[0], r[1]): r[2] for r in conn.execute(
         "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
     names = {name for (_, name) in existing}
-    if out.from_generation == GENERATION and _complete(conn, names):
+    if (out.from_generation == GENERATION and _complete(conn, names, existing)
+            and schema_upgrade.stamped(conn, GENERATION)):
         return out
+    # Rebuilding a parent table must not cascade-delete its children: foreign keys are off for
+    # the reconcile (the pragma is a no-op inside a transaction, so it goes first).
+    conn.execute("PRAGMA foreign_keys = OFF")
     conn.execute("BEGIN IMMEDIATE")
     try:
         # Another process may have reconciled while we waited for the lock: look again.
@@ -351,6 +361,13 @@ def reconcile(conn) -> Reconciled:
                 if col not in have:
                     conn.execute(f"ALTER TABLE {t.name} ADD COLUMN {col} {_addable(decl)}")
                     out.added_columns.append(f"{t.name}.{col}")
+            sql = existing.get(("table", t.name))
+            if schema_upgrade.wants_autoincrement(t) and schema_upgrade.lacks_autoincrement(sql):
+                schema_upgrade.rebuild_autoincrement(conn, t, names)
+                out.rebuilt.append(t.name)
+        if out.rebuilt:     # their indexes and triggers went with the old tables
+            existing = {(r[0], r[1]): r[2] for r in conn.execute(
+                "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
         for v in VIRTUALS:
             if v.name not in names:
                 conn.execute(v.sql)
@@ -366,19 +383,25 @@ def reconcile(conn) -> Reconciled:
                 conn.execute(f"DROP {n.kind.upper()} {n.name}")
                 conn.execute(n.sql)
                 out.recreated.append(n.name)
-        conn.execute(f"PRAGMA user_version = {GENERATION}")
+        schema_upgrade.stamp(conn, GENERATION)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
     return out
 
 
-def _complete(conn, names: set[str]) -> bool:
+def _complete(conn, names: set[str], existing: dict) -> bool:
     wanted = {t.name for t in TABLES} | {v.name for v in VIRTUALS} | {n.name for n in NAMED}
     if not wanted <= names:
         return False
     for t in TABLES:
+        if schema_upgrade.wants_autoincrement(t) and schema_upgrade.lacks_autoincrement(
+                existing.get(("table", t.name))):
+            return False
         have = {r[1] for r in conn.execute(f"PRAGMA table_info({t.name})")}
         if any(c not in have for c, _ in t.columns):
             return False
@@ -389,7 +412,7 @@ def _addable(decl: str) -> str:
     """ALTER TABLE ADD COLUMN refuses PRIMARY KEY/UNIQUE, a NOT NULL column without a default, and
     a REFERENCES column with a non-NULL default: keep type, default and references, and give old
     rows a neutral value where the declaration has none."""
-    d = decl.replace("PRIMARY KEY", "").replace("UNIQUE", "").strip()
+    d = decl.replace("PRIMARY KEY", "").replace("AUTOINCREMENT", "").replace("UNIQUE", "").strip()
     if "NOT NULL" in d and "DEFAULT" not in d:
         if "REFERENCES" in d:
             d = d.replace("NOT NULL", "").strip()

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
-import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -20,7 +18,9 @@ from typing import Callable, Iterator, TypeVar
 import sqlean as sqlite3
 import sqlite_vec
 
+from . import identity
 from .errors import EngineError, InvalidInput, StoreBusy
+from .schema import GENERATION
 
 T = TypeVar("T")
 
@@ -68,58 +68,27 @@ def retry_busy(fn: Callable[[], T], *, timeout: float | None = None, what: str =
             _pause()
 
 
-def _peek(p: Path, immutable: bool) -> tuple[set[str], int]:
-    flag = "&immutable=1" if immutable else ""
-    c = sqlite3.connect(f"file:{p.resolve()}?mode=ro{flag}", uri=True)
-    try:
-        names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        return names, c.execute("PRAGMA user_version").fetchone()[0]
-    finally:
-        c.close()
-
-
-def refuse_foreign(p: Path) -> None:
-    """Opening someone else's database (a Hermes state.db, say) must never write to it: not our
-    schema, not even the WAL switch. Ours is empty, or has user_version set, or has `memories`.
-    The peek is read-only and immutable, so it creates no -wal/-shm either."""
-    if not p.exists() or p.stat().st_size == 0:
-        return
-    try:
-        names, gen = _peek(p, immutable=True)
-        wal = Path(f"{p}-wal")
-        if not names and wal.exists() and wal.stat().st_size:
-            # The schema is still only in the WAL. Reading it in place would take a read mark in
-            # the owner's -shm, so read a copy (the main file holds no table: it is tiny).
-            with tempfile.TemporaryDirectory() as tmp:
-                copy = Path(tmp) / "peek.db"
-                shutil.copyfile(p, copy)
-                shutil.copyfile(wal, f"{copy}-wal")
-                names, gen = _peek(copy, immutable=False)
-    except sqlite3.DatabaseError:
-        return                   # not SQLite at all: connect() says so in its own words
-    if names and gen == 0 and "memories" not in names:
-        shown = ", ".join(sorted(names)[:6]) + (", ..." if len(names) > 6 else "")
-        raise EngineError(f"{p}: not a memconsole database (it holds tables {shown}); nothing "
-                          f"was written. To bring its contents in, use `memconsole import`.")
-
-
 def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Connection:
-    """Open `path` with sqlite-vec loaded and the house pragmas set."""
+    """Open `path` with sqlite-vec loaded and the house pragmas set. A file that is not ours, or
+    is from a newer memconsole, is refused before anything is written (engine/identity.py)."""
     p = Path(path)
+    state = identity.OURS
     if readonly:
-        uri = f"file:{p.resolve()}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(identity.uri(p, mode="ro"), uri=True, isolation_level=None,
+                               check_same_thread=False)
     else:
         if p.is_dir():
             raise EngineError(f"{p}: is a directory, not a database file")
-        refuse_foreign(p)
+        state = identity.check(p, GENERATION)
         try:
             _ensure_private_file(p)
         except OSError as exc:
-            raise EngineError(f"{p}: cannot create the database ({exc.strerror})") from None
+            raise EngineError(f"{p}: cannot create the database ({exc.strerror}"
+                              f"{'; the folder is read-only' if _ro_error(exc) else ''})") from None
         old_umask = os.umask(0o077)   # -wal and -shm are born private too
         try:
-            conn = sqlite3.connect(str(p), isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(identity.uri(p), uri=True, isolation_level=None,
+                                   check_same_thread=False)
         except sqlite3.Error as exc:   # a directory (`--db ""` is "."), a vanished folder, ...
             raise EngineError(f"{p}: cannot open the database ({exc})") from None
         finally:
@@ -130,6 +99,8 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         conn.enable_load_extension(False)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         if not readonly:   # needs a lock: several processes may create the file at once
+            if state == identity.NEW:   # the marker goes into page 1 before anything else
+                retry_busy(lambda: _stamp_new(conn), what=str(p))
             retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone(), what=str(p))
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
@@ -139,9 +110,21 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         raise
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise EngineError(f"{p}: not a usable SQLite database ({exc})") from exc
+        raise (plain_error(exc, p) or EngineError(
+            f"{p}: not a usable SQLite database ({exc})")) from exc
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _stamp_new(conn: sqlite3.Connection) -> None:
+    if conn.execute("PRAGMA application_id").fetchone()[0] != identity.APP_ID:
+        conn.execute(f"PRAGMA application_id = {identity.APP_ID}")
+
+
+def _ro_error(exc: OSError) -> bool:
+    import errno
+
+    return exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
 def bad_value(exc: BaseException) -> InvalidInput | None:
@@ -159,11 +142,20 @@ def bad_value(exc: BaseException) -> InvalidInput | None:
 _BIND_ERRORS = (UnicodeEncodeError, OverflowError, sqlite3.InterfaceError)
 
 
-def _readonly(exc: BaseException, path: Path) -> EngineError | None:
-    """A write to a file we may not write (0444, a read-only mount) is the operator's situation,
-    not a bug: say so in one line."""
-    if "readonly" in str(exc).lower() or "read-only" in str(exc).lower():
-        return EngineError(f"{path}: the database is read-only; nothing was written ({exc})")
+def plain_error(exc: BaseException, path: Path) -> EngineError | None:
+    """A full disk or a read-only location is the operator's situation, not a bug: say so in
+    one line (the transaction rolled back, so nothing was written)."""
+    msg = str(exc).lower()
+    if "disk is full" in msg or "database or disk is full" in msg:
+        return EngineError(f"{path}: the disk is full; nothing was written")
+    if "readonly" in msg or "read-only" in msg:
+        return EngineError(f"{path}: the database is read-only (its file or folder may not be "
+                           f"written); nothing was written ({exc})")
+    if "unable to open database file" in msg and not os.access(path.parent, os.W_OK):
+        return EngineError(f"{path}: its folder is read-only; nothing was written")
+    if "disk i/o error" in msg:
+        return EngineError(f"{path}: the disk reported an I/O error (full or failing?); "
+                           f"nothing was written ({exc})")
     return None
 
 
@@ -205,8 +197,11 @@ class Store:
     def retrying(self, fn: Callable[[], T], timeout: float | None = None) -> T:
         """Run `fn()` that opens its own transaction (schema reconcile), retrying BUSY."""
         with self.lock:
-            return retry_busy(fn, timeout=WRITE_TIMEOUT_S if timeout is None else timeout,
-                              what=str(self.path))
+            try:
+                return retry_busy(fn, timeout=WRITE_TIMEOUT_S if timeout is None else timeout,
+                                  what=str(self.path))
+            except sqlite3.OperationalError as exc:
+                raise (plain_error(exc, self.path) or exc) from None
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -256,7 +251,7 @@ class Store:
                     self.conn.execute("BEGIN IMMEDIATE")
                 except sqlite3.OperationalError as exc:
                     if not _is_busy(exc):
-                        raise (_readonly(exc, self.path) or exc) from None
+                        raise (plain_error(exc, self.path) or exc) from None
                     last = exc
                     _pause()
                     continue
@@ -271,7 +266,7 @@ class Store:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
                     if not _is_busy(exc):
-                        raise (_readonly(exc, self.path) or exc) from None
+                        raise (plain_error(exc, self.path) or exc) from None
                     last = exc
                     _pause()
                 except BaseException as exc:

@@ -11,6 +11,7 @@ import pytest
 import sqlean
 
 from engine import EngineError, HashEmbedder, open_engine, schema
+from engine.identity import APP_ID
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GENERATIONS = sorted(FIXTURES.glob("schema_gen*.db.gz"))
@@ -69,12 +70,16 @@ def test_fixture_upgrades_in_place_without_loss(gz, tmp_path):
         kept = [tuple(r[i] for i in idx) for r in new_rows]
         if table == "audit":     # the doctor's FTS check writes nothing; only rows may be added
             kept = kept[:len(rows)]
+        if table == "meta":      # the identity stamp (app, generation, database_id) is added
+            kept = [r for r in kept if r[0] not in ("app", "generation", "database_id")]
+            rows = [r for r in rows if r[0] not in ("app", "generation", "database_id")]
         assert kept == [tuple(r) for r in rows], f"{table} rows changed"
     with open_engine(db, embedder=HashEmbedder(), auto_backfill=False) as eng:
         assert not (eng.reconciled.created or eng.reconciled.added_columns or eng.reconciled.recreated)
 
 
-OLD_SHAPE = """
+# A memconsole file from before generation 1 (it carries the marker: an unmarked file is refused).
+OLD_SHAPE = f"PRAGMA application_id = {APP_ID};" + """
 CREATE TABLE sessions (id TEXT PRIMARY KEY, agent TEXT, started_at REAL);
 CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL
   DEFAULT 'user', content TEXT NOT NULL DEFAULT '', at REAL);

@@ -1,13 +1,17 @@
 """The curator's files: `run.json` (for machines) and `REPORT.md` (for people), written 0600 in a
-0700 folder `curator/<YYYYMMDD-HHMMSS>/` beside the database. Forget redacts them (forget_verify)."""
+0700 folder `curator/<YYYYMMDD-HHMMSS>/` beside the database. Forget redacts them (forget_verify).
+Every folder and file is reached through checked descriptors (engine/paths.py): a symlinked
+`curator/`, or a link inside it, is refused with one line, never written through."""
 from __future__ import annotations
 
 import json
+import os
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .clock import iso
-from .paths import private_dir, private_write
+from .paths import check_entry, open_dir, read_at, write_at
 from .types import to_json
 
 PREVIEW = 160
@@ -18,26 +22,46 @@ def curator_root(db_path: Path) -> Path:
 
 
 def report_dir_for(db_path: Path, started_at: float) -> Path:
-    """A fresh folder name for a run; a second run in the same second gets a suffix."""
+    """A fresh folder name for a run; a second run in the same second gets a suffix. Checks (and
+    creates, 0700) the curator folder first, so an unsafe one is refused before the run writes."""
     root = curator_root(db_path)
     stamp = datetime.fromtimestamp(started_at, tz=timezone.utc).strftime("%Y%m%d-%H%M%S")
-    d, n = root / stamp, 2
-    while d.exists():
-        d, n = root / f"{stamp}-{n}", n + 1
-    return d
+    fd = open_dir(root)
+    try:
+        name, n = stamp, 2
+        while _exists(name, fd):
+            name, n = f"{stamp}-{n}", n + 1
+    finally:
+        os.close(fd)
+    return root / name
+
+
+def _exists(name: str, at: int) -> bool:
+    try:
+        os.stat(name, dir_fd=at, follow_symlinks=False)
+        return True
+    except FileNotFoundError:
+        return False
 
 
 def write_report(folder: Path, run, members_text: dict) -> None:
     """`run` is a CuratorRun; `members_text` maps (target_kind, id) -> text, for the people's report."""
-    private_dir(folder.parent)
-    private_dir(folder)
     doc = {
         "run_id": run.id, "started_at": iso(run.started_at), "finished_at": iso(run.finished_at),
         "dry_run": run.dry_run, "counts": run.counts, "timings": run.timings,
         "auto_applied": run.auto_applied, "proposals": to_json(run.proposals),
     }
-    private_write(folder / "run.json", json.dumps(doc, ensure_ascii=False, indent=2))
-    private_write(folder / "REPORT.md", markdown(run, members_text))
+    root = open_dir(folder.parent)
+    try:
+        fd = open_dir(folder.name, at=root, label=folder)
+        try:
+            for name, text in (("run.json", json.dumps(doc, ensure_ascii=False, indent=2)),
+                               ("REPORT.md", markdown(run, members_text))):
+                write_at(fd, name, text.encode("utf-8", "surrogatepass"), label=folder / name)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(root)
 
 
 def markdown(run, members_text: dict) -> str:
@@ -88,12 +112,69 @@ def _min_sim(sims) -> float | None:
     return min(vals) if vals else None
 
 
+MAX_DEPTH = 4
+
+
+def _db_inodes(db_path: Path) -> set[tuple[int, int]]:
+    """(device, inode) of the database's files, by stat (which opens nothing)."""
+    out = set()
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            st = os.stat(f"{db_path}{suffix}")
+            out.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+    return out
+
+
+@contextmanager
+def _walk(db_path: Path):
+    """Yields a list of (folder descriptor, name, path) of every report file, each checked: a
+    symlink, a hard link, a special file or a database file anywhere in curator/ is refused."""
+    root = curator_root(db_path)
+    if not os.path.lexists(root):
+        yield []
+        return
+    avoid = _db_inodes(db_path)
+    fds: list[int] = []
+    out: list[tuple[int, str, Path]] = []
+    try:
+        def visit(fd: int, path: Path, depth: int) -> None:
+            fds.append(fd)
+            for e in sorted(os.scandir(fd), key=lambda e: e.name):
+                if e.is_dir(follow_symlinks=False) and depth < MAX_DEPTH:
+                    visit(open_dir(e.name, at=fd, label=path / e.name, create=False), path / e.name, depth + 1)
+                else:
+                    check_entry(e.name, at=fd, label=path / e.name, avoid=avoid)
+                    out.append((fd, e.name, path / e.name))
+
+        visit(open_dir(root, create=False), root, 0)
+        yield out
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def report_files(db_path: Path) -> list[Path]:
     """Every file the curator wrote beside this database (forget scans and redacts these)."""
-    root = curator_root(db_path)
-    if not root.exists():
-        return []
-    return sorted(p for p in root.rglob("*") if p.is_file())
+    with _walk(db_path) as entries:
+        return [p for _, _, p in entries]
+
+
+def rewrite_reports(db_path: Path, fn) -> int:
+    """Apply `fn(path, text) -> text` to every report; rewrite (in place, checked) those it changes."""
+    changed = 0
+    with _walk(db_path) as entries:
+        for fd, name, path in entries:
+            try:
+                raw = read_at(fd, name).decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            new = fn(path, raw)
+            if new != raw:
+                write_at(fd, name, new.encode("utf-8", "surrogatepass"), label=path, create=False)
+                changed += 1
+    return changed
 
 
 def boilerplate() -> str:

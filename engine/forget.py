@@ -5,36 +5,40 @@ memories (their FTS entries and vec0 rows go with them through triggers), the me
 from them (forgotten too; their other sources are restored to active, so only the forgotten part is
 lost), rules promoted from them, the messages and sessions in scope, the proposals that mention any
 of it (their snapshots hold copies), and the audit previews quoting it (the chain is re-hashed and
-the forget's own audit row names the rows). Then FTS indexes are optimized (old segments merged
-away; secure_delete zeroes the freed pages), the curator's report files are redacted, the WAL is
-checkpointed and truncated, and the bytes of the database, -wal, -shm and reports are scanned.
-Tombstones and audit rows keep a sha256, never the text.
+the forget's own audit row names the rows), flows in scope, and the quotes of it in records that
+stay (forget_scrub). Then FTS indexes are optimized (old segments merged away; secure_delete zeroes
+the freed pages), the curator's report files are redacted, the WAL is checkpointed and truncated,
+and the bytes of the database, -wal, -shm and reports are scanned in a child process.
+Tombstones (engine/tombstones.py), cases and audit rows keep keyed hashes, never the text; the
+texts verification needs are sealed outside the database until it passes (forget_seal), so a case
+interrupted anywhere is finished by running `execute` (or `verify`) again from any process.
 """
 from __future__ import annotations
 
-import hashlib
 import json
+import os
 import time
+from pathlib import Path
 
-from . import audit
+from . import audit, tombstones
 from .clock import DAY, parse_time
 from .curator_report import report_files
 from .curator_types import (FORGET_SCOPES, ForgetItem, ForgetPreview, ForgetRequest, ForgetResult,
                             Verification)
 from .errors import InvalidInput, NotFound
+from .forget_scan import scan_files
+from .forget_scrub import scrub
+from .forget_seal import discard, new_token, seal, unseal
 from .forget_select import Selection, close_over, resolve
-from .forget_verify import (char_windows, db_files, redact, redact_files, rows_containing, scan_file,
-                            targets, walk_strings)
+from .forget_verify import (char_windows, db_files, redact, redact_reports, rows_containing, targets,
+                            walk_strings)
+from .keys import keyed_hash
 from .types import load_json
 
-FTS_TABLES = ("memories_fts", "memories_tri", "messages_fts", "messages_tri", "rules_fts")
+FTS_TABLES = ("memories_fts", "memories_tri", "messages_fts", "messages_tri", "rules_fts", "flows_fts")
 DEFAULT_DEADLINE_DAYS = 30.0
 CHECKPOINT_TRIES = 10          # x 0.2 s: how long a forget waits for other readers to let go
 CHECKPOINT_PAUSE = 0.2
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def row_to_request(r) -> ForgetRequest:
@@ -68,7 +72,7 @@ class ForgetMixin:
                 " deadline, status) VALUES (?,?,?,?,?,?,'open')",
                 (scope_kind, value, reason, self.actor, now, dl)).lastrowid)
             # A query names the content itself: the audit keeps only its hash.
-            shown = f"sha256:{sha256(value)}" if scope_kind == "query" else value
+            shown = query_digest(value) if scope_kind == "query" else value
             audit.append(conn, at=now, actor=self.actor, action="forget-request", target_kind="forget_request",
                          target_id=rid, reason=reason, summary={"scope": scope_kind, "value": shown})
             return rid
@@ -112,11 +116,16 @@ class ForgetMixin:
     def execute_forget(self, request_id: int, memory_ids: list[int] | None = None,
                        message_ids: list[int] | None = None, verify: bool = True) -> ForgetResult:
         """Remove the previewed set (or the chosen part of it: `memory_ids` / `message_ids`), then
-        physically purge and, by default, verify."""
+        physically purge and, by default, verify. A case already executed (interrupted, or left
+        `executed` by a reader) is finished: its reports redacted and its verification run."""
         req = self.get_forget_request(request_id)
+        if req.status == "executed" and memory_ids is None and message_ids is None:
+            return self._finish_forget(req.id, verify)
         if req.status not in ("open", "previewed"):
             raise InvalidInput(f"forget request {req.id} is already {req.status}")
+        report_files(self.path)          # an unsafe curator folder is refused before anything goes
         now = self.clock.now()
+        token = new_token()
 
         def write(conn):
             sel = resolve(conn, req.scope_kind, req.scope_value) if req.status == "open" \
@@ -125,32 +134,52 @@ class ForgetMixin:
             full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
             texts = full.texts(conn)
             strict = [req.scope_value] if req.scope_kind == "query" else []
-            stones = full.tombstones(conn)
-            for kind, tid, digest in stones:
-                conn.execute("INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256,"
-                             " forgotten_at) VALUES (?,?,?,?,?)", (req.id, kind, str(tid), digest, now))
+            # Sealed before the deletion commits: a process killed after the commit leaves a case
+            # that any other process can finish (engine/forget_seal.py).
+            seal(self.path, token, texts + full.extra_texts(conn), strict)
+            stones = full.stones(conn)
+            for kind, tid, ident, text in stones:
+                tombstones.record(conn, request_id=req.id, kind=kind, target_id=str(tid), ident=ident,
+                                  text=text, at=now)
             counts = full.delete(conn, texts + strict)
-            counts["audit_redacted"] = _redact_audit(conn, texts + strict, req.id)
+            counts["scrubbed"] = scrub(conn, texts + strict)
+            counts["audit_redacted"] = _redact_audit(conn, texts + strict)
             for t in FTS_TABLES:
                 conn.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')")
-            value = f"sha256:{sha256(req.scope_value)}" if req.scope_kind == "query" else req.scope_value
+            value = query_digest(req.scope_value) if req.scope_kind == "query" else req.scope_value
             reason = redact(req.reason, char_windows(texts + strict))
-            conn.execute("UPDATE forget_requests SET status = 'executed', executed_at = ?, scope_value = ?,"
-                         " reason = ?, selected = ?, counts = ? WHERE id = ?",
-                         (now, value, reason, json.dumps(full.as_ids()), json.dumps(counts), req.id))
-            digest = sha256("\n".join(sorted(d for _, _, d in stones)))
+            digest = keyed_hash("forget-case", "\n".join(sorted(str(st[1:]) for st in stones)))
             audit.append(conn, at=now, actor=self.actor, action="forget", target_kind="forget_request",
                          target_id=req.id, reason=reason,
-                         summary={"scope": req.scope_kind, "counts": counts, "content_sha256": digest})
-            return counts, texts, strict
+                         summary={"scope": req.scope_kind, "counts": counts, "content_hash": digest})
+            # The chain's head after this forget: a later truncation of the log shows from the case.
+            counts["audit_head"] = list(audit_head(conn))
+            conn.execute("UPDATE forget_requests SET status = 'executed', executed_at = ?, scope_value = ?,"
+                         " reason = ?, selected = ?, counts = ? WHERE id = ?",
+                         (now, value, reason, json.dumps({**full.as_ids(), "seal": token}),
+                          json.dumps(counts), req.id))
+            _test_pause("before-commit")
 
-        counts, texts, strict = self.store.write(write)
-        counts["reports_redacted"] = redact_files(report_files(self.path), texts + strict)
-        if counts["reports_redacted"]:
-            self.store.write(lambda c: c.execute("UPDATE forget_requests SET counts = ? WHERE id = ?",
-                                                 (json.dumps(counts), req.id)))
-        # Held in this process's memory only, so verify_forget can search for them; never stored.
-        self.__dict__.setdefault("_forget_texts", {})[req.id] = (texts, strict)
+        try:
+            self.store.write(write)
+        except BaseException:
+            discard(self.path, token)
+            raise
+        _test_pause("after-commit")
+        return self._finish_forget(req.id, verify)
+
+    def _finish_forget(self, request_id: int, verify: bool) -> ForgetResult:
+        """What follows the deletion: redact the curator's reports, then verify. Idempotent, so an
+        interrupted case is finished by running it again from any process."""
+        req = self.get_forget_request(request_id)
+        held = unseal(self.path, req.selected.get("seal"))
+        if held is not None:
+            counts = dict(req.counts)
+            counts["reports_redacted"] = counts.get("reports_redacted", 0) + \
+                redact_reports(self.path, held[0] + held[1])
+            if counts != req.counts:
+                self.store.write(lambda c: c.execute("UPDATE forget_requests SET counts = ? WHERE id = ?",
+                                                     (json.dumps(counts), req.id)))
         ver = self.verify_forget(req.id) if verify else None
         req = self.get_forget_request(req.id)
         return ForgetResult(req.id, req.status, req.counts, req.residue, ver)
@@ -170,22 +199,25 @@ class ForgetMixin:
 
     # -- verify ----------------------------------------------------------------------------------------
     def verify_forget(self, request_id: int) -> Verification:
-        """Checkpoint and truncate the WAL, then scan the database files and reports for the text.
-        The text to search for exists only in the memory of the process that executed the case,
-        until a verification passes (the engine stores no copy); elsewhere the result says
-        `checked_texts == 0` and is not recorded."""
+        """Checkpoint and truncate the WAL, then scan the database files and reports for the text,
+        in a child process (engine/forget_scan.py: this process must never open and close the
+        database's files while its connection lives). The texts come from the case's sealed copy,
+        so any process of this installation can re-verify; without one (already verified, or
+        sealed under another key) the result says `checked_texts == 0` and is not recorded."""
         req = self.get_forget_request(request_id)
         if req.status not in ("executed", "verified"):
             raise InvalidInput(f"forget request {req.id} is {req.status}; execute it first")
-        held = self.__dict__.get("_forget_texts", {}).get(req.id)
+        token = req.selected.get("seal")
+        held = unseal(self.path, token)
         texts, strict = held if held else (None, [])
         truncated = self._checkpoint()
         with self.store.reading() as conn:
             tg = targets(conn, texts or [], strict)
-        files = {}
-        for f in db_files(self.path) + report_files(self.path):
-            files[f.name if f.parent == self.path.parent else str(f.relative_to(self.path.parent))] = \
-                scan_file(f, tg)
+        reports = report_files(self.path)
+        paths = db_files(self.path) + reports
+        found = scan_files(paths, tg.wins, tg.short, tg.terms) if (tg.wins or tg.short or tg.terms) \
+            else {str(p): 0 for p in paths}
+        files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
         residue = sum(files.values())
         ver = Verification(req.id, residue, files, len(texts or []) + len(strict),
                            len(tg.wins) + len(tg.short) + len(tg.terms), tg.skipped, truncated)
@@ -204,7 +236,7 @@ class ForgetMixin:
 
         self.store.write(write)
         if residue == 0 and truncated:
-            self.__dict__.get("_forget_texts", {}).pop(req.id, None)    # proven gone: let go of it
+            discard(self.path, token)        # proven gone: the sealed copy goes too
         self._checkpoint(tries=1)
         return ver
 
@@ -221,10 +253,38 @@ class ForgetMixin:
         return False
 
 
+def _shown(db_path: Path, f: Path) -> str:
+    return f.name if f.parent == db_path.parent else str(f.relative_to(db_path.resolve().parent))
+
+
+def _test_pause(stage: str) -> None:
+    """Tests only: `MEMCONSOLE_FORGET_TEST_PAUSE=<stage>:<marker file>` stops here (marker
+    written, then a long sleep) so a test can kill the process at this exact point."""
+    spec = os.environ.get("MEMCONSOLE_FORGET_TEST_PAUSE", "")
+    if spec.partition(":")[0] == stage:
+        Path(spec.partition(":")[2]).write_text(stage)
+        time.sleep(120)
+
+
+def query_digest(value: str) -> str:
+    """What a case and its audit keep of a query: a keyed hash (a plain sha256 of a short query is
+    a dictionary lookup away from it)."""
+    return "hmac:" + keyed_hash("forget-query", value)
+
+
+def audit_head(conn) -> tuple[int, str]:
+    head = getattr(audit, "head", None)
+    if head is not None:
+        return head(conn)
+    r = conn.execute("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+    return (int(r[0]), r[1]) if r else (0, "0" * 64)
+
+
 def _items(conn, full) -> list[ForgetItem]:
     out = []
     for kind, table, col in (("memory", "memories", "content"), ("message", "messages", "content"),
-                             ("rule", "rules", "text"), ("session", "sessions", "title")):
+                             ("rule", "rules", "text"), ("session", "sessions", "title"),
+                             ("flow", "flows", "name")):
         for tid, why in full.listing(kind):
             r = conn.execute(f"SELECT {col} FROM {table} WHERE id = ?", (tid,)).fetchone()
             text = " ".join((r[0] or "").split()) if r else ""
@@ -232,7 +292,7 @@ def _items(conn, full) -> list[ForgetItem]:
     return out
 
 
-def _redact_audit(conn, texts: list[str], request_id: int) -> int:
+def _redact_audit(conn, texts: list[str]) -> int:
     """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
     sec = char_windows(texts)
     if not sec.wins and not sec.short:
@@ -256,7 +316,22 @@ def _redact_audit(conn, texts: list[str], request_id: int) -> int:
         if reason != r["reason"] or summary != r["summary"]:
             changes[int(r["id"])] = (reason, summary)
     audit.rewrite(conn, changes)
+    if changes:
+        _rehead_cases(conn, min(changes))
     return len(changes)
+
+
+def _rehead_cases(conn, first: int) -> None:
+    """Redaction re-chains the rows from `first` on: earlier cases that recorded a head among them
+    get its new hash (only forget re-chains, and its own audit row says so)."""
+    for r in conn.execute("SELECT id, counts FROM forget_requests WHERE status IN ('executed', 'verified')"
+                          " AND json_valid(counts) AND json_extract(counts, '$.audit_head[0]') >= ?",
+                          (first,)).fetchall():
+        counts = load_json(r["counts"])
+        row = conn.execute("SELECT hash FROM audit WHERE id = ?", (counts["audit_head"][0],)).fetchone()
+        if row is not None:
+            counts["audit_head"][1] = row[0]
+            conn.execute("UPDATE forget_requests SET counts = ? WHERE id = ?", (json.dumps(counts), r["id"]))
 
 
 def _scope_value(kind: str, values) -> str:

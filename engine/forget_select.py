@@ -1,20 +1,52 @@
 """What a forget request reaches: the scope's own records, then the cascade to everything derived
-from them (merged memories, promoted rules, proposals quoting them). Runs inside a transaction."""
+from them (merged memories, promoted rules, proposals quoting them). Runs inside a transaction.
+
+A query matches a record by any field that holds its text: memories by content or metadata,
+messages by content, tool name or metadata (tool calls, reasoning), rules by text or metadata,
+flows by name, description, triggers, steps or metadata. Those records go whole; text the query
+finds in records that stay (session metadata and system prompts, rule history, flow run notes, ...)
+is redacted by engine/forget_scrub.py. Malformed JSON in any row never stops a forget."""
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 
 from .errors import InvalidInput, NotFound
+from .tombstones import flow_text
 
 DERIVED = "derived: merged from forgotten memory"
 SOURCE = "source of a forgotten merged memory"
 PROMOTED = "rule promoted from forgotten memory"
 
 
-def _sha(text: str | None) -> str:
-    return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()
+def _members(raw) -> set:
+    """A proposal's member ids; a malformed list is treated as empty (it cannot stop a forget)."""
+    try:
+        val = json.loads(raw or "[]")
+    except (ValueError, TypeError):
+        return set()
+    return {v for v in val if isinstance(v, int)} if isinstance(val, list) else set()
+
+
+def _strings(raw) -> list[str]:
+    """Every string inside a JSON column (or the raw text when it is not JSON)."""
+    try:
+        doc = json.loads(raw) if raw else None
+    except (ValueError, TypeError):
+        return [raw] if isinstance(raw, str) else []
+    out: list[str] = []
+
+    def walk(v):
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+    walk(doc)
+    return out
 
 
 def _in(ids) -> str:
@@ -23,6 +55,12 @@ def _in(ids) -> str:
 
 def _like(q: str) -> str:
     return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _patterns(q: str) -> list[str]:
+    """LIKE patterns of a query: as typed, and as it reads inside a JSON string (escaped)."""
+    forms = {q, json.dumps(q)[1:-1], json.dumps(q, ensure_ascii=False)[1:-1]}
+    return [_like(f) for f in sorted(forms)]
 
 
 @dataclass
@@ -34,6 +72,7 @@ class Selection:
     titles: dict[str, str] = field(default_factory=dict)         # session titles blanked (query scope)
     revive: set[int] = field(default_factory=set)                # other sources of a derived merge
     proposals: set[int] = field(default_factory=set)
+    flows: dict[int, str] = field(default_factory=dict)
 
     @classmethod
     def from_ids(cls, d: dict) -> "Selection":
@@ -43,11 +82,13 @@ class Selection:
         s.rules = {int(i): "selected" for i in d.get("rules", [])}
         s.sessions = {str(i): "selected" for i in d.get("sessions", [])}
         s.titles = {str(i): "title matches" for i in d.get("titles", [])}
+        s.flows = {int(i): "selected" for i in d.get("flows", [])}
         return s
 
     def as_ids(self) -> dict:
         return {"memories": sorted(self.memories), "messages": sorted(self.messages),
-                "rules": sorted(self.rules), "sessions": sorted(self.sessions), "titles": sorted(self.titles)}
+                "rules": sorted(self.rules), "sessions": sorted(self.sessions), "titles": sorted(self.titles),
+                "flows": sorted(self.flows)}
 
     def narrowed(self, memory_ids, message_ids) -> "Selection":
         """Keep only the operator's chosen part of a previewed set."""
@@ -69,11 +110,12 @@ class Selection:
                 "merged_sources": sum(1 for w in mem if w == SOURCE),
                 "revived_sources": len(self.revive), "messages": len(self.messages),
                 "rules": len(self.rules), "sessions": len(self.sessions),
-                "session_titles": len(self.titles), "proposals": len(self.proposals)}
+                "session_titles": len(self.titles), "proposals": len(self.proposals),
+                "flows": len(self.flows)}
 
     def listing(self, kind: str) -> list[tuple]:
         src = {"memory": self.memories, "message": self.messages, "rule": self.rules,
-               "session": {**self.titles, **self.sessions}}[kind]
+               "session": {**self.titles, **self.sessions}, "flow": self.flows}[kind]
         return sorted(src.items(), key=lambda kv: str(kv[0]))
 
     # -- content (for tombstones, redaction and verification; never stored) -----------------------
@@ -86,20 +128,56 @@ class Selection:
         return [(r[0], r[1] or "") for r in out]
 
     def texts(self, conn) -> list[str]:
+        """The forgotten texts themselves: redacted wherever a copy of them lies, and scanned for."""
         out = []
         for table, col, ids in (("memories", "content", self.memories), ("messages", "content", self.messages),
                                 ("rules", "text", self.rules),
                                 ("sessions", "title", {**self.sessions, **self.titles})):
             out += [t for _, t in self._rows(conn, table, col, ids) if t.strip()]
+        for _, name, desc, trig, steps in self._flow_rows(conn):
+            out += [t for t in [name, desc, *_strings(trig), *_strings(steps)] if t.strip()]
         return out
 
-    def tombstones(self, conn) -> list[tuple[str, object, str]]:
+    def extra_texts(self, conn) -> list[str]:
+        """Strings held in the deleted records' metadata (tool calls, reasoning, system prompts):
+        scanned for by verification (where no live record still holds them), never used to redact
+        other records (a shared system prompt or file name must stay where it is live)."""
+        out = []
+        for table, ids in (("memories", self.memories), ("messages", self.messages), ("rules", self.rules),
+                           ("sessions", self.sessions), ("flows", self.flows)):
+            for _, raw in self._rows(conn, table, "metadata", ids):
+                out += [t for t in _strings(raw) if len(t.strip()) >= 12]
+        return out
+
+    def _flow_rows(self, conn) -> list:
+        ids = sorted(self.flows)
+        out = []
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            out += conn.execute(f"SELECT id, name, description, triggers, steps FROM flows WHERE id IN ({_in(chunk)})",
+                                chunk).fetchall()
+        return [tuple("" if v is None else v for v in r) for r in out]
+
+    def stones(self, conn) -> list[tuple[str, object, str | None, str | None]]:
+        """(kind, id, source identity, content) of every removed record, for its tombstone."""
         out = []
         for kind, table, col, ids in (("memory", "memories", "content", self.memories),
                                       ("message", "messages", "content", self.messages),
-                                      ("rule", "rules", "text", self.rules),
-                                      ("session", "sessions", "title", self.sessions)):
-            out += [(kind, i, _sha(t)) for i, t in self._rows(conn, table, col, ids)]
+                                      ("rule", "rules", "text", self.rules)):
+            rows = self._rows(conn, table, col, ids)
+            skills = {}
+            if kind == "memory":       # a Hermes skill's memory is known by the skill's name too
+                for i, raw in self._rows(conn, table, "metadata", ids):
+                    try:
+                        name = json.loads(raw).get("hermes_skill") if raw else None
+                    except (ValueError, TypeError, AttributeError):
+                        name = None
+                    if isinstance(name, str) and name:
+                        skills[i] = f"hermes_skill:{name}"
+            out += [(kind, i, skills.get(i), t) for i, t in rows]
+        out += [("session", sid, sid, None) for sid in sorted(self.sessions)]
+        out += [("flow", fid, name, flow_text(desc, _strings(steps)))
+                for fid, name, desc, _, steps in self._flow_rows(conn)]
         return out
 
     # -- removal --------------------------------------------------------------------------------------
@@ -116,6 +194,7 @@ class Selection:
             conn.execute(f"UPDATE memories SET tier = 'active', absorbed_into = NULL WHERE id IN ({_in(ids)})", ids)
         _delete(conn, "memories", self.memories)
         _delete(conn, "rules", self.rules)
+        _delete(conn, "flows", self.flows)
         if self.messages:
             ids = sorted(self.messages)
             for i in range(0, len(ids), 500):
@@ -172,18 +251,22 @@ def resolve(conn, kind: str, value: str) -> Selection:
             f"SELECT id FROM memories WHERE {col} = ?", (value,))})
         if kind == "agent":
             s.rules = {r[0]: "agent's rule" for r in conn.execute("SELECT id FROM rules WHERE agent = ?", (value,))}
-        if not (s.sessions or s.memories or s.rules):
+            s.flows = {r[0]: "agent's flow" for r in conn.execute("SELECT id FROM flows WHERE agent = ?", (value,))}
+        if not (s.sessions or s.memories or s.rules or s.flows):
             raise NotFound(f"nothing belongs to {kind} {value!r}")
     elif kind == "query":
-        pat = _like(value)
-        s.memories = {r[0]: "text matches" for r in conn.execute(
-            "SELECT id FROM memories WHERE content LIKE ? ESCAPE '\\'", (pat,))}
-        s.messages = {r[0]: "text matches" for r in conn.execute(
-            "SELECT id FROM messages WHERE content LIKE ? ESCAPE '\\'", (pat,))}
-        s.rules = {r[0]: "text matches" for r in conn.execute(
-            "SELECT id FROM rules WHERE text LIKE ? ESCAPE '\\'", (pat,))}
-        s.titles = {r[0]: "title matches" for r in conn.execute(
-            "SELECT id FROM sessions WHERE title LIKE ? ESCAPE '\\'", (pat,))}
+        pats = _patterns(value)
+
+        def match(table: str, cols: tuple[str, ...], key: str = "id") -> dict:
+            cond = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in cols for _ in pats)
+            params = [p for _ in cols for p in pats]
+            return {r[0]: "text matches" for r in conn.execute(f"SELECT {key} FROM {table} WHERE {cond}", params)}
+
+        s.memories = match("memories", ("content", "metadata"))
+        s.messages = match("messages", ("content", "tool_name", "metadata"))
+        s.rules = match("rules", ("text", "metadata"))
+        s.flows = match("flows", ("name", "description", "triggers", "steps", "metadata"))
+        s.titles = match("sessions", ("title",))
     else:
         raise InvalidInput(f"unknown scope {kind!r}")
     return s
@@ -217,11 +300,12 @@ def close_over(conn, sel: Selection, cascade_sources: bool = False) -> Selection
     for i in range(0, len(mids), 500):
         chunk = mids[i:i + 500]
         out.rules.update({r[0]: PROMOTED for r in conn.execute(
-            f"SELECT id FROM rules WHERE json_extract(metadata, '$.promoted_from') IN ({_in(chunk)})", chunk)
+            f"SELECT id FROM rules WHERE json_valid(metadata) AND"
+            f" json_extract(metadata, '$.promoted_from') IN ({_in(chunk)})", chunk)
             if r[0] not in out.rules})
     mem, rules = set(out.memories), set(out.rules)
     for r in conn.execute("SELECT id, target_kind, members, result_id, kind FROM proposals"):
-        members = set(json.loads(r[2] or "[]"))
+        members = _members(r[2])
         pool = mem if r[1] == "memory" else rules
         result_pool = rules if (r[4] == "promote" or r[1] == "rule") else mem
         if members & pool or (r[3] is not None and r[3] in result_pool):

@@ -4,8 +4,9 @@ The scan looks for every forgotten text whole, for each of its 12-byte windows (
 of 12+ characters contains one), in UTF-8 as written and lower-cased, and for its words of 6+
 characters (the terms an FTS segment keeps, lower-cased). A window or word that live records
 still hold (another memory saying "the user prefers") is not distinctive and is skipped,
-except for a forget-by-query's query text, which must occur nowhere. The file scan hashes every
-8-byte key in numpy (see _positions), so a 100 MB database is read once in seconds.
+except for a forget-by-query's query text, which must occur nowhere. The file scan runs in a
+child process (engine/forget_scan.py says why: this process must never open and close the
+database's files while its connection lives).
 """
 from __future__ import annotations
 
@@ -17,13 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-W = 12                      # bytes (and characters) in a distinctive window
+from .forget_scan import W, _positions, find
+
 MIN_WHOLE = 6               # shorter texts are too common to prove anything by their bytes
-_MAGIC = np.uint64(0x9E3779B97F4A7C15)     # Fibonacci hashing of the 8-byte keys
-_MASK_BITS = 22
-_SHIFT = np.uint64(64 - _MASK_BITS)
-CHUNK = 8 << 20
-TERM_SCAN_BUDGET = 5_000_000_000   # terms x bytes: past this, a file is scanned for windows only
 REDACTED = "[forgotten]"
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _GAP = " \t-,.;:'\"/()"
@@ -105,96 +102,6 @@ def targets(conn, texts: list[str], strict: list[str]) -> Targets:
         wins, short, terms = wins - common, kept_short, kept_terms
     sw, ss = byte_windows(strict)
     return Targets(wins | sw, short | ss, terms, skipped)
-
-
-def _key(k8: np.ndarray, k4: np.ndarray) -> np.ndarray:
-    """One 64-bit key for a 12-byte window: its first 8 bytes hashed, xor its last 4."""
-    return (k8 * _MAGIC) ^ k4.astype(np.uint64)
-
-
-def _positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
-    """Sorted offsets in `data` where one of the 12-byte `wins` starts, and {key: window}.
-
-    The 8 bytes at every offset are read as little-endian integers straight from the buffer (eight
-    strided views, no copying) and hashed with one multiply into a bitmap; candidates are then
-    matched exactly on all 12 bytes, all in numpy. About a second per 100 MB."""
-    if not wins or len(data) < W:
-        return np.zeros(0, dtype=np.int64), {}
-    ws = sorted(wins)
-    k8 = np.frombuffer(b"".join(w[:8] for w in ws), dtype="<u8")
-    keys = _key(k8, np.frombuffer(b"".join(w[8:W] for w in ws), dtype="<u4"))
-    by_key = dict(zip(keys.tolist(), ws))
-    sorted_keys = np.unique(keys)
-    bitmap = np.zeros(1 << _MASK_BITS, dtype=bool)
-    bitmap[((k8 * _MAGIC) >> _SHIFT).astype(np.intp)] = True
-    arr = np.frombuffer(data, dtype=np.uint8)
-    last = len(data) - W + 1                         # a window must fit
-    found = []
-    for start in range(0, last, CHUNK):
-        stop = min(start + CHUNK, last)
-        for k in range(8):
-            p0 = start + k
-            count = max(0, (stop - p0 + 7) // 8)
-            if count == 0:
-                continue
-            v = np.frombuffer(data, dtype="<u8", count=count, offset=p0)
-            idx = np.nonzero(bitmap[((v * _MAGIC) >> _SHIFT).astype(np.intp)])[0]
-            if len(idx) == 0:
-                continue
-            pos = p0 + 8 * idx
-            tail = (arr[pos + 8].astype(np.uint32) | (arr[pos + 9].astype(np.uint32) << 8)
-                    | (arr[pos + 10].astype(np.uint32) << 16) | (arr[pos + 11].astype(np.uint32) << 24))
-            kk = _key(v[idx], tail)
-            hit = np.isin(kk, sorted_keys)
-            found.append(np.stack([pos[hit], kk[hit].view(np.int64)], axis=1))
-    if not found:
-        return np.zeros(0, dtype=np.int64), {}
-    both = np.concatenate(found)
-    both = both[np.argsort(both[:, 0], kind="stable")]
-    # A key collision could stand for another window: check each distinct key's bytes once.
-    uniq, first = np.unique(both[:, 1], return_index=True)
-    ok_keys, seen = [], {}
-    for key, at in zip(uniq.tolist(), both[first, 0].tolist()):
-        w = by_key.get(int(np.int64(key).view(np.uint64)))
-        if w is not None and data[at:at + W] == w:
-            ok_keys.append(key)
-            seen[key] = w
-    keep = np.isin(both[:, 1], np.asarray(ok_keys, dtype=np.int64))
-    return both[keep, 0], seen
-
-
-def find(data: bytes, wins: set[bytes]) -> tuple[int, set[bytes]]:
-    """(occurrences with overlapping hits merged, the windows seen) of `wins` in `data`."""
-    pos, seen = _positions(data, wins)
-    if len(pos) == 0:
-        return 0, set()
-    reach = np.maximum.accumulate(pos + W - 1)
-    count = 1 + int(np.count_nonzero(pos[1:] > reach[:-1]))
-    return count, set(seen.values())
-
-
-def scan_file(path: Path, t: Targets) -> int:
-    """Occurrences of any target in the file's bytes."""
-    if not path.exists():
-        return 0
-    data = path.read_bytes()
-    n = sum(data.count(x) for x in t.short) + find(data, t.wins)[0]
-    if len(t.terms) * max(len(data), 1) <= TERM_SCAN_BUDGET:
-        n += sum(_standalone(data, x) for x in t.terms)
-    return n
-
-
-def _standalone(data: bytes, term: bytes) -> int:
-    """Occurrences of `term` not glued to letters or digits (in a record, neighbouring columns'
-    text lies right next to it: "question" + "support" is not the word "questions")."""
-    n, i = 0, data.find(term)
-    while i >= 0:
-        before = data[i - 1:i] if i else b""
-        after = data[i + len(term):i + len(term) + 1]
-        if not (before.isalnum() or after.isalnum()):
-            n += 1
-        i = data.find(term, i + 1)
-    return n
 
 
 def db_files(db_path: Path) -> list[Path]:
@@ -308,24 +215,15 @@ def redact_json_text(raw: str, sec: Secrets) -> str:
     return raw if new == doc else json.dumps(new, ensure_ascii=False, indent=2)
 
 
-def redact_files(files: list[Path], texts: list[str]) -> int:
-    """Rewrite each file that holds forgotten text (0600 kept). Returns how many changed."""
+def redact_reports(db_path: Path, texts: list[str]) -> int:
+    """Rewrite each curator report that holds forgotten text. Returns how many changed."""
+    from .curator_report import rewrite_reports
+
     sec = char_windows(texts)
-    changed = 0
-    for f in files:
-        try:
-            raw = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        new = redact_json_text(raw, sec) if f.suffix == ".json" else redact(raw, sec)
-        if new != raw:
-            fd = os.open(f, os.O_WRONLY | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(new)
-                fh.flush()
-                os.fsync(fh.fileno())
-            changed += 1
-    return changed
+    if not (sec.wins or sec.short):
+        return 0
+    return rewrite_reports(db_path, lambda p, raw: redact_json_text(raw, sec) if p.suffix == ".json"
+                           else redact(raw, sec))
 
 
 def rows_containing(values: list[str], texts: list[str]) -> set[int]:

@@ -1,7 +1,9 @@
 """Where memconsole keeps things, in one place (platformdirs; env vars point it elsewhere)."""
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 from platformdirs import user_config_dir, user_data_dir
@@ -26,15 +28,115 @@ def config_file() -> Path:
     return Path(user_config_dir("memconsole", appauthor=False)) / "config.toml"
 
 
+# -- the engine's own files beside the database ------------------------------------------------------
+# Reports, redactions and sealed forget cases are created and rewritten only through descriptors:
+# each folder is opened O_NOFOLLOW|O_DIRECTORY and checked (ours, a folder, 0700), each file is
+# opened relative to it with O_NOFOLLOW and checked (a regular file of ours with one link) BEFORE
+# it is truncated, so a planted symlink or hard link (to memory.db, ~/.bashrc, /dev/...) is refused
+# with one line instead of being written through.
+
+def _refuse(path, why: str):
+    from .errors import EngineError
+
+    return EngineError(f"{path}: {why}; memconsole never writes its reports through links or into "
+                       f"folders it does not own (remove it and run again)")
+
+
+def open_dir(name: str | os.PathLike, *, at: int | None = None, label=None, create: bool = True) -> int:
+    """A descriptor of folder `name` (relative to folder descriptor `at`, if given), created 0700
+    when missing, never through a symlink, checked to be ours; too-open modes are tightened."""
+    label = label or name
+    if create:
+        try:
+            os.mkdir(name, 0o700, dir_fd=at)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise _refuse(label, f"cannot create the folder ({exc.strerror})") from None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=at)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(name, at):
+            raise _refuse(label, "is a symbolic link") from None
+        raise _refuse(label, f"is not a usable folder ({exc.strerror})") from None
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid():
+        os.close(fd)
+        raise _refuse(label, "belongs to another user")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.fchmod(fd, 0o700)
+    return fd
+
+
+def _is_link(name, at) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=at, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def check_entry(name: str, *, at: int, label, avoid: set[tuple[int, int]] = frozenset()) -> os.stat_result:
+    """lstat of `name` in folder `at`, refused unless a regular file of ours with one link and not
+    one of the `avoid` (device, inode) pairs (the database's own files). Nothing is opened."""
+    st = os.stat(name, dir_fd=at, follow_symlinks=False)
+    if stat.S_ISLNK(st.st_mode):
+        raise _refuse(label, "is a symbolic link")
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse(label, "is not a regular file")
+    if st.st_nlink != 1 or (st.st_dev, st.st_ino) in avoid:
+        raise _refuse(label, "is a hard link to another file")
+    if st.st_uid != os.geteuid():
+        raise _refuse(label, "belongs to another user")
+    return st
+
+
+def write_at(at: int, name: str, data: bytes, *, label, create: bool = True) -> None:
+    """Replace the content of file `name` in folder `at` (created 0600), checked before truncation."""
+    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(name, flags, 0o600, dir_fd=at)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse(label, "is a symbolic link") from None
+        raise _refuse(label, f"cannot be written ({exc.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_uid != os.geteuid():
+            raise _refuse(label, "is not a private regular file")
+        if stat.S_IMODE(st.st_mode) & 0o077:
+            os.fchmod(fd, 0o600)
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_at(at: int, name: str) -> bytes:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=at)
+    try:
+        chunks = []
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                return b"".join(chunks)
+            chunks.append(b)
+    finally:
+        os.close(fd)
+
+
 def private_dir(path: Path) -> Path:
-    """Create (0700) a folder for reports and exports beside the database."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create (0700) and check a folder whose parent exists (reports and exports beside the db)."""
+    os.close(open_dir(path))
     return path
 
 
 def private_write(path: Path, text: str) -> None:
-    """Write a report or export file created 0600."""
-    private_dir(path.parent)
-    fd = os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
+    """Write a report or export file created 0600, never through a link."""
+    fd = open_dir(path.parent)
+    try:
+        write_at(fd, path.name, text.encode("utf-8", "surrogatepass"), label=path)
+    finally:
+        os.close(fd)

@@ -6,7 +6,11 @@ A tombstone keeps two keyed hashes (HMAC under the installation key, engine/keys
 - `content_hash`: the content, whitespace-collapsed and case-folded, so a copy of the record under
   another identity (a copied Hermes home, a JSONL export written before the forget) is recognised too.
 A plain sha256 of short text is a dictionary away from the text; the keyed hashes are useless to
-someone who holds only the database. Rows written before keyed hashes carry `content_sha256` (plain,
+someone who holds only the database.
+
+What forget records per kind (ident / content): session: session id / none (titles repeat);
+message: none / content; memory: `hermes_skill:<name>` for a skill's memory, else none / content;
+rule: none / text; flow: name / flow_text(description, steps). Rows written before keyed hashes carry `content_sha256` (plain,
 exact text) and, for sessions, the session id in `target_id`: `is_forgotten` still honours them.
 """
 from __future__ import annotations
@@ -32,6 +36,12 @@ def digest(text: str) -> str:
 def ident_digest(kind: str, ident: str) -> str:
     """Keyed hash of a source identity of one kind (a session id, a flow name...)."""
     return keyed_hash(_IDENT, f"{kind}\x00{ident}")
+
+
+def flow_text(description: str, steps: list[str]) -> str:
+    """A flow's content as its tombstone hashes it (an importer hashes a re-imported skill's
+    flow the same way: description, then each step, one per line)."""
+    return "\n".join([description or "", *[str(x) for x in steps]])
 
 
 def _kind(kind: str) -> str:

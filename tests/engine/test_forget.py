@@ -66,10 +66,15 @@ def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
     assert ex.bm25_rank is None
     assert eng.get_memory(keep).content.startswith(OTHER)      # untouched
     req = eng.get_forget_request(res.request_id)
-    assert req.scope_value == "sha256:" + hashlib.sha256(CANARY.encode()).hexdigest()
+    # keyed hashes (issue 12): a plain sha256 of the query or content is a dictionary away from it
+    from engine import tombstones
+    from engine.forget import query_digest
+
+    assert req.scope_value == query_digest(CANARY)
+    assert hashlib.sha256(CANARY.encode()).hexdigest() not in req.scope_value
     stones = eng.store.read("SELECT * FROM tombstones WHERE request_id = ?", (req.id,))
-    assert {(s["target_kind"], s["content_sha256"]) for s in stones} >= {
-        ("memory", hashlib.sha256(SECRET.encode()).hexdigest())}
+    assert {(s["target_kind"], s["content_hash"]) for s in stones} >= {("memory", tombstones.digest(SECRET))}
+    assert all(s["content_sha256"] == "" for s in stones)
     entries = eng.audit_log(limit=1000)
     assert "forget" in [e.action for e in entries]
     assert not any(CANARY in str(e.summary) or CANARY in e.reason for e in entries)
@@ -149,8 +154,10 @@ def test_query_execute_on_a_chosen_subset(eng):
     assert res.counts["memories"] == 1
     assert eng.get_memory(b)                          # kept by the operator's choice...
     assert res.residue > 0 and res.status == "executed"   # ...so the query text is still stored: honest
-    with pytest.raises(InvalidInput):
-        eng.execute_forget(pv.request.id)
+    again = eng.execute_forget(pv.request.id)        # issue 12: executing again finishes/re-verifies
+    assert again.status == "executed" and again.residue > 0
+    with pytest.raises(InvalidInput):                # but never widens an executed case
+        eng.execute_forget(pv.request.id, memory_ids=[b])
     with pytest.raises(InvalidInput, match="not in this request"):
         eng.execute_forget(eng.forget("query", "wifi", "x", preview=True).request.id, memory_ids=[999])
 

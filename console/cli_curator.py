@@ -49,6 +49,9 @@ def curate_run(ctx, dry_run, no_model, as_json):
             click.echo(f"report: {r.report_dir}/REPORT.md")
         if r.auto_applied:
             click.echo(f"auto-applied by policy: {', '.join(map(str, r.auto_applied))}")
+        if r.counts.get("malformed"):
+            click.echo(f"skipped {r.counts['malformed']} malformed row(s) (run `memconsole doctor`): "
+                       + "; ".join(r.counts.get("malformed_rows", [])[:5]))
     emit(run, as_json, human)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import curator_apply, curator_report
+from . import curator_apply, curator_report, curator_state
 from .curator_scan import Candidate, merge_candidate, scan
 from .curator_types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, Proposal, ProposalDetail, ProposalMember
 from .errors import InvalidInput, NotFound
@@ -23,10 +23,27 @@ from .types import load_json
 
 def row_to_proposal(r) -> Proposal:
     return Proposal(id=r["id"], kind=r["kind"], target_kind=r["target_kind"], status=r["status"],
-                    members=json.loads(r["members"]), survivor_text=r["survivor_text"],
-                    evidence=load_json(r["evidence"]), created_at=r["created_at"], run_id=r["run_id"],
+                    members=curator_state.parse_members(r["members"]), survivor_text=r["survivor_text"],
+                    evidence=_dict(load_json(r["evidence"])), created_at=r["created_at"], run_id=r["run_id"],
                     decided_at=r["decided_at"], decided_by=r["decided_by"], reason=r["reason"],
                     applied_at=r["applied_at"], undone_at=r["undone_at"], result_id=r["result_id"])
+
+
+def _dict(v) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _text(v) -> str:
+    return v if isinstance(v, str) else ("" if v is None else str(v))
+
+
+def _num(fn) -> float:
+    """A member's strength or score for display; 0.0 when the stored row holds something odd."""
+    try:
+        v = float(fn())
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+    return v if v == v and abs(v) != float("inf") else 0.0
 
 
 def _run_from_row(r, proposals: list[Proposal]) -> CuratorRun:
@@ -57,6 +74,11 @@ class CuratorMixin:
                        progress=progress)
             t = time.perf_counter()
             fresh, updates, skipped = self._dedup(conn, res.candidates)
+            # Read in the scan's snapshot: a change before the write is caught at approval too.
+            h, mark = curator_state._hasher(), curator_state.audit_mark(conn)
+            for c in [*fresh, *(c for _, c in updates)]:
+                c.evidence["member_state"] = curator_state.member_state(conn, c.target_kind, c.members, h)
+                c.evidence["audit_mark"] = mark
             res.timings["dedup"] = round(time.perf_counter() - t, 4)
         counts = dict(res.counts)
         counts["proposed"] = {k: sum(1 for c in fresh if c.kind == k) for k in PROPOSAL_KINDS}
@@ -120,7 +142,7 @@ class CuratorMixin:
         pending_members: dict[int, list[int]] = {}
         for r in conn.execute("SELECT id, members FROM proposals WHERE status = 'pending' AND kind = 'merge'"
                               " AND target_kind = 'memory'"):
-            pending_members[r[0]] = json.loads(r[1])
+            pending_members[r[0]] = curator_state.parse_members(r[1])
             for m in pending_members[r[0]]:
                 pending_of.setdefault(m, r[0])
         fresh: list[Candidate] = []
@@ -200,18 +222,20 @@ class CuratorMixin:
                 v = self.vectors.vector_of(m) if r is not None else None
                 if v is not None:
                     vecs[m] = v
-                members.append(ProposalMember(m, "memory", r["content"], r["tier"],
-                                              round(self.current_strength(r), 4), r["agent"])
+                members.append(ProposalMember(m, "memory", _text(r["content"]), _text(r["tier"]),
+                                              _num(lambda: round(self.current_strength(r), 4)), _text(r["agent"]))
                                if r else ProposalMember(m, "memory", "", "gone", 0.0, "", exists=False))
             else:
                 r = self.store.read_one("SELECT * FROM rules WHERE id = ?", (m,))
-                members.append(ProposalMember(m, "rule", r["text"], r["status"], float(r["score"]), r["agent"])
+                members.append(ProposalMember(m, "rule", _text(r["text"]), _text(r["status"]),
+                                              _num(lambda: float(r["score"])), _text(r["agent"]))
                                if r else ProposalMember(m, "rule", "", "gone", 0.0, "", exists=False))
         sims = p.evidence.get("similarities")
-        if not sims:
+        if not isinstance(sims, list) or len(sims) != len(p.members):
             sims = [[round(float(np.dot(vecs[a], vecs[b])), 4) if a in vecs and b in vecs else None
                      for b in p.members] for a in p.members]
-        return ProposalDetail(p, members, sims, p.evidence.get("survivor_id"))
+        sid = p.evidence.get("survivor_id")
+        return ProposalDetail(p, members, sims, sid if isinstance(sid, int) else None)
 
     def _proposal_row(self, proposal_id: int):
         try:
@@ -265,7 +289,7 @@ class CuratorMixin:
                          " survivor_text = coalesce(?, survivor_text) WHERE id = ?",
                          (now, self.actor, reason, text, r["id"]))
             curator_apply.record(conn, self, r["id"], "proposal-approved", now, reason,
-                                 {"kind": r["kind"], "members": json.loads(r["members"]),
+                                 {"kind": r["kind"], "members": curator_state.parse_members(r["members"]),
                                   "edited": text is not None})
             if apply:
                 self._apply_in(conn, r["id"], now, reason, vector)
@@ -303,7 +327,7 @@ class CuratorMixin:
                      " WHERE id = ?", (now, result, json.dumps(snapshot, ensure_ascii=False), pid))
         curator_apply.record(conn, self, pid, "proposal-applied", now, reason,
                              {"kind": row["kind"], "target_kind": row["target_kind"],
-                              "members": json.loads(row["members"]), "result_id": result})
+                              "members": curator_state.parse_members(row["members"]), "result_id": result})
 
     def reject_proposal(self, proposal_id: int, reason: str) -> Proposal:
         r = self._proposal_row(proposal_id)
@@ -318,7 +342,7 @@ class CuratorMixin:
             conn.execute("UPDATE proposals SET status = 'rejected', decided_at = ?, decided_by = ?, reason = ?"
                          " WHERE id = ?", (now, self.actor, reason, r["id"]))
             curator_apply.record(conn, self, r["id"], "proposal-rejected", now, reason,
-                                 {"kind": r["kind"], "members": json.loads(r["members"])})
+                                 {"kind": r["kind"], "members": curator_state.parse_members(r["members"])})
 
         self.store.write(write)
         return self._proposals([r["id"]])[0]
@@ -338,7 +362,7 @@ class CuratorMixin:
             conn.execute("UPDATE proposals SET status = 'undone', undone_at = ?, snapshot = NULL WHERE id = ?",
                          (now, r["id"]))
             curator_apply.record(conn, self, r["id"], "proposal-undone", now, reason,
-                                 {"kind": row["kind"], "members": json.loads(row["members"]),
+                                 {"kind": row["kind"], "members": curator_state.parse_members(row["members"]),
                                   "result_id": row["result_id"], **done})
 
         self.store.write(write)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from . import audit
+from . import audit, curator_state
 from .errors import InvalidInput
 from .types import load_json
 
@@ -34,8 +34,13 @@ class Applier:
     def __init__(self, eng, conn, proposal_row, now: float, reason: str = "") -> None:
         self.eng, self.conn, self.p, self.now = eng, conn, proposal_row, now
         self.reason = reason
-        self.members = json.loads(proposal_row["members"])
+        self.members = curator_state.parse_members(proposal_row["members"])
+        if not self.members:
+            raise InvalidInput(f"proposal {proposal_row['id']} has no readable member list; reject it"
+                               " and run the curator again")
         self.evidence = load_json(proposal_row["evidence"])
+        if not isinstance(self.evidence, dict):
+            self.evidence = {}
         self.before: dict[str, dict] = {"memories": {}, "rules": {}}
         self.created: dict[str, list[int]] = {"memories": [], "rules": [], "rule_history": []}
 
@@ -78,7 +83,16 @@ class Applier:
               ("retire", "rule"): self._retire}.get((kind, target))
         if fn is None:
             raise InvalidInput(f"proposal {self.p['id']}: unknown kind {kind}/{target}")
-        result = fn(text, vector)
+        # Only what was proposed: a member edited, archived, used or merged since voids it.
+        curator_state.check_unchanged(self.conn, self.p, self.evidence)
+        try:
+            result = fn(text, vector)
+        except InvalidInput:
+            raise
+        except (TypeError, ValueError, OverflowError, KeyError) as exc:
+            # A malformed member row (odd types, non-finite numbers): refuse, change nothing.
+            raise InvalidInput(f"proposal {self.p['id']} cannot be applied: a member row is malformed"
+                               f" ({type(exc).__name__}: {str(exc)[:120]}); run `memconsole doctor`") from None
         after = {t: {k: _row(self.conn, t, int(k)) for k in rows} for t, rows in self.before.items()}
         for t, ids in self.created.items():
             if t in after:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .curator_state import float_ as _float, int_ as _int, skip as _skip, str_ as _str
 from .schema import EMBED_DIM
 
 DAY = 86400.0
@@ -154,7 +155,8 @@ def pairwise(mat: np.ndarray) -> list[list[float]]:
     return [[round(float(x), 4) for x in row] for row in sims]
 
 
-def memory_clusters(conn, settings, new_ids: set[int] | None, progress=None) -> tuple[list[Candidate], dict]:
+def memory_clusters(conn, settings, new_ids: set[int] | None, progress=None,
+                    malformed: list | None = None) -> tuple[list[Candidate], dict]:
     """Near-duplicate clusters of memories touching `new_ids` (None: compare everything)."""
     cs = settings.curator
     thr = float(cs.merge_threshold)
@@ -194,9 +196,10 @@ def memory_clusters(conn, settings, new_ids: set[int] | None, progress=None) -> 
     index = dict(zip(wanted.tolist(), where[np.searchsorted(ids, wanted)].tolist()))   # ids are sorted
     out = []
     for g in groups:
-        for chunk in _split(g, members_rows, cs.max_cluster):
-            vecs = mat[[index[m] for m in chunk]]
-            out.append(merge_candidate(chunk, members_rows, vecs))
+        with _skip(malformed, "memory", {"id": g[0]}):
+            for chunk in _split(g, members_rows, cs.max_cluster):
+                vecs = mat[[index[m] for m in chunk]]
+                out.append(merge_candidate(chunk, members_rows, vecs))
     return out, stats
 
 
@@ -233,11 +236,17 @@ def merge_candidate(members: list[int], rows: dict, vecs: np.ndarray) -> Candida
     return Candidate("merge", "memory", members, rows[survivor]["content"], evidence, fp)
 
 
-def rule_clusters(conn, settings, embedder) -> tuple[list[Candidate], dict]:
+def rule_clusters(conn, settings, embedder, malformed: list | None = None) -> tuple[list[Candidate], dict]:
     """Near-duplicate rules of one agent: the same first N characters, or cosine >= threshold."""
     cs = settings.curator
-    rows = conn.execute("SELECT * FROM rules WHERE status != 'retired' AND absorbed_into IS NULL"
-                        " ORDER BY id").fetchall()
+    rows = []
+    for r in conn.execute("SELECT * FROM rules WHERE status != 'retired' AND absorbed_into IS NULL"
+                          " ORDER BY id"):
+        with _skip(malformed, "rule", r):     # text a string, score finite, agent text: or skipped
+            if not isinstance(r["text"], str) or not isinstance(r["agent"], str):
+                raise TypeError("text or agent is not text")
+            _float(r["score"]), _float(r["last_reinforced_at"] or 0), _int(r["pinned"])
+            rows.append(r)
     stats = {"rules": len(rows), "rules_by_meaning": embedder is not None}
     if len(rows) < 2:
         return [], stats
@@ -271,7 +280,7 @@ def rule_clusters(conn, settings, embedder) -> tuple[list[Candidate], dict]:
     return out, stats
 
 
-def archive_candidates(conn, settings, now: float) -> tuple[list[Candidate], dict]:
+def archive_candidates(conn, settings, now: float, malformed: list | None = None) -> tuple[list[Candidate], dict]:
     """Active memories idle past the archive window; never pinned or core."""
     cs = settings.curator
     last = "max(created_at, coalesce(last_accessed_at, 0), last_reinforced_at)"
@@ -283,14 +292,16 @@ def archive_candidates(conn, settings, now: float) -> tuple[list[Candidate], dic
         f" AND absorbed_into IS NULL AND {last} < ? ORDER BY id", (now - cs.archive_days * DAY,)).fetchall()
     out = []
     for r in rows:
-        idle = round((now - float(r["last"])) / DAY, 1)
-        out.append(Candidate("archive", "memory", [int(r["id"])], None,
-                             {"idle_days": idle, "archive_days": cs.archive_days, "last_activity": r["last"]},
-                             fingerprint("archive", "memory", [int(r["id"]), round(float(r["last"]), 3)])))
+        with _skip(malformed, "memory", r):
+            last = _float(r["last"])
+            idle = round((now - last) / DAY, 1)
+            out.append(Candidate("archive", "memory", [int(r["id"])], None,
+                                 {"idle_days": idle, "archive_days": cs.archive_days, "last_activity": last},
+                                 fingerprint("archive", "memory", [int(r["id"]), round(last, 3)])))
     return out, {"stale": int(stale)}
 
 
-def promote_candidates(conn, settings) -> list[Candidate]:
+def promote_candidates(conn, settings, malformed: list | None = None) -> list[Candidate]:
     """Learnings and discoveries reinforced repeatedly, not yet a rule."""
     cs = settings.curator
     cats = tuple(cs.promote_categories)
@@ -299,29 +310,35 @@ def promote_candidates(conn, settings) -> list[Candidate]:
     rows = conn.execute(
         f"SELECT * FROM memories WHERE category IN ({','.join('?' * len(cats))}) AND tier != 'archived'"
         " AND absorbed_into IS NULL AND access_count >= ? AND NOT EXISTS (SELECT 1 FROM rules"
-        " WHERE json_extract(rules.metadata, '$.promoted_from') = memories.id) ORDER BY id",
+        " WHERE json_valid(rules.metadata) AND json_extract(rules.metadata, '$.promoted_from') = memories.id)"
+        " ORDER BY id",
         (*cats, int(cs.promote_min_reinforcements))).fetchall()
     out = []
     for r in rows:
-        out.append(Candidate("promote", "memory", [int(r["id"])], r["content"],
-                             {"reinforcements": int(r["access_count"]), "category": r["category"],
-                              "agent": r["agent"], "rule_score": cs.promote_rule_score},
-                             fingerprint("promote", "memory", [int(r["id"]), _sha(r["content"])])))
+        with _skip(malformed, "memory", r):
+            out.append(Candidate("promote", "memory", [int(r["id"])], _str(r["content"]),
+                                 {"reinforcements": _int(r["access_count"]), "category": r["category"],
+                                  "agent": _str(r["agent"]), "rule_score": cs.promote_rule_score},
+                                 fingerprint("promote", "memory", [int(r["id"]), _sha(_str(r["content"]))])))
     return out
 
 
-def retire_candidates(conn, settings, now: float) -> list[Candidate]:
+def retire_candidates(conn, settings, now: float, malformed: list | None = None) -> list[Candidate]:
     """Dormant rules unreinforced past the retire window; never pinned."""
     cs = settings.curator
     last = "coalesce(last_reinforced_at, created_at)"
     rows = conn.execute(
         f"SELECT *, {last} AS last FROM rules WHERE status = 'dormant' AND pinned = 0 AND {last} < ?"
         " ORDER BY id", (now - cs.retire_days * DAY,)).fetchall()
-    return [Candidate("retire", "rule", [int(r["id"])], None,
-                      {"idle_days": round((now - float(r["last"])) / DAY, 1), "score": float(r["score"]),
-                       "retire_days": cs.retire_days},
-                      fingerprint("retire", "rule", [int(r["id"]), round(float(r["last"]), 3)]))
-            for r in rows]
+    out = []
+    for r in rows:
+        with _skip(malformed, "rule", r):
+            last, score = _float(r["last"]), _float(r["score"])
+            out.append(Candidate("retire", "rule", [int(r["id"])], None,
+                                 {"idle_days": round((now - last) / DAY, 1), "score": score,
+                                  "retire_days": cs.retire_days},
+                                 fingerprint("retire", "rule", [int(r["id"]), round(last, 3)])))
+    return out
 
 
 def changed_since(conn, since: float | None, watermark: int | None) -> set[int] | None:
@@ -347,25 +364,29 @@ def scan(conn, settings, now: float, *, since: float | None, watermark: int | No
     new_ids = changed_since(conn, since, watermark)
     out.counts["incremental"] = new_ids is not None
     out.counts["new_or_changed"] = None if new_ids is None else len(new_ids)
+    malformed: list[str] = []
     if new_ids is None or new_ids:
-        mem, stats = memory_clusters(conn, settings, new_ids, progress)
+        mem, stats = memory_clusters(conn, settings, new_ids, progress, malformed)
     else:
         mem, stats = [], {"vectors": 0, "compared": 0}
     out.counts.update(stats)
     out.timings["merge_memories"] = round(time.perf_counter() - t, 4)
     t = time.perf_counter()
-    rules, rstats = rule_clusters(conn, settings, embedder)
+    rules, rstats = rule_clusters(conn, settings, embedder, malformed)
     out.counts.update(rstats)
     out.timings["merge_rules"] = round(time.perf_counter() - t, 4)
     t = time.perf_counter()
-    arch, astats = archive_candidates(conn, settings, now)
+    arch, astats = archive_candidates(conn, settings, now, malformed)
     out.counts.update(astats)
     out.timings["archive"] = round(time.perf_counter() - t, 4)
     t = time.perf_counter()
-    prom = promote_candidates(conn, settings)
-    ret = retire_candidates(conn, settings, now)
+    prom = promote_candidates(conn, settings, malformed)
+    ret = retire_candidates(conn, settings, now, malformed)
     out.timings["promote_retire"] = round(time.perf_counter() - t, 4)
     out.candidates = mem + rules + arch + prom + ret
+    # Skipped rows, named for the report (`memconsole doctor` finds and explains them).
+    out.counts["malformed"] = len(malformed)
+    out.counts["malformed_rows"] = malformed[:50]
     if progress:
         progress("scan", 1, 1)
     return out

@@ -200,7 +200,7 @@ class CuratorPane(Pane):
                     t.append(f"{'–' if v is None else format(v, '.3f'):>8}",
                              style="green" if v is not None and v >= 0.9 else "")
                 t.append("\n")
-        extra = {k: v for k, v in p.evidence.items() if k not in ("similarities", "survivor_id")}
+        extra = {k: v for k, v in p.evidence.items() if k not in ("similarities", "survivor_id", "member_state", "audit_mark")}
         if extra:
             t.append("\nevidence: ", style="bold")
             t.append(", ".join(f"{k} {when(v) if k.startswith('last') and isinstance(v, (int, float)) else v}"
@@ -364,6 +364,8 @@ def _run_text(run: CuratorRun | None) -> Text:
     t.append(" · proposed " + ", ".join(f"{k} {v}" for k, v in proposed.items()))
     t.append(f" · compared {c.get('compared', 0)} · stale {c.get('stale', 0)} · "
              f"skipped {c.get('skipped', 0)}")
+    if c.get("malformed"):
+        t.append(f" · {c['malformed']} malformed row(s) skipped (doctor)", style="yellow")
     if run.report_dir:
         t.append(f" · report {Path(run.report_dir).name}/REPORT.md (v)", style="dim")
     for p in run.proposals[:8]:

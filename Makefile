@@ -7,7 +7,7 @@ DEMO_DB ?= demo.db
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run test bench bench-1m stress demo clean
+.PHONY: install run test check bench bench-1m stress demo clean
 
 install: $(STAMP)
 
@@ -26,6 +26,13 @@ demo: $(DEMO_DB)
 
 run: $(STAMP) $(DEMO_DB)
 	$(BIN)/memconsole --db $(DEMO_DB)
+
+# Format, lint, types and import contracts (the layers of ARCHITECTURE.md), as CI runs them.
+check: $(STAMP)
+	$(BIN)/ruff format --check engine console screens tests bench
+	$(BIN)/ruff check engine console screens tests bench
+	$(BIN)/mypy engine console screens
+	$(BIN)/lint-imports
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider

@@ -1,4 +1,5 @@
-"""`audit`: the trail of every mutation, filtered; `--verify` checks its hash chain."""
+"""`audit`: the trail of every mutation, filtered; `--verify` checks its keyed hash chain and the
+head anchored outside the database (exit 1 on a break or a truncated tail); `--rekey` keys an old chain."""
 from __future__ import annotations
 
 import json
@@ -20,17 +21,23 @@ def register(cli: click.Group) -> None:
 @click.option("--action", default=None, help="add, edit, forget, proposal-applied, ...")
 @click.option("--since", default=None, help="ISO date or time (UTC unless it says otherwise).")
 @click.option("--limit", type=click.IntRange(1, 1_000_000), default=200, show_default=True)
-@click.option("--verify", is_flag=True, help="Check the hash chain instead of listing rows.")
+@click.option("--verify", is_flag=True,
+              help="Check the keyed hash chain and its head anchor instead of listing rows.")
+@click.option("--rekey", is_flag=True,
+              help="Key an unkeyed chain from an older version now (the next write does it anyway).")
 @json_option
 @pass_ctx
-def audit(ctx, target, actor, action, since, limit, verify, as_json):
+def audit(ctx, target, actor, action, since, limit, verify, rekey, as_json):
     """Who changed what, when and why (newest first)."""
     with ctx.engine(embedder=None) as eng:
+        if rekey:
+            emit({"result": eng.rekey_audit()}, as_json, lambda d: click.echo(d["result"]))
+            return
         if verify:
             chk = eng.verify_audit()
             emit(chk, as_json, lambda c: click.echo(c.message + "".join(f"\n  {p}" for p in c.problems)))
             if not chk.ok:
-                raise SystemExit(1)
+                raise click.exceptions.Exit(1)
             return
         rows = eng.audit_log(target=target, actor=actor, action=action, since=since, limit=limit)
 

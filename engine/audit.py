@@ -1,35 +1,100 @@
-"""The audit trail: every mutation appends who / what / when / why, hash-chained to the row
-before it so an edit or a deleted row shows as a break. Rows never hold forgotten content."""
+"""The audit trail: every mutation appends who / what / when / why, chained to the row before it
+with a keyed hash (audit_hash) so an edit, an insert or a deleted row shows as a break, and its
+head anchored outside the database (audit_anchor) so a truncated tail does too (audit_verify).
+Rows never hold forgotten content."""
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass
 
-GENESIS = "0" * 64
+from .audit_hash import GENESIS, KEYED, KEYED_FROM, PLAIN, Hasher, row_hash  # noqa: F401 - row_hash: legacy rows
+from .audit_verify import ChainCheck, verify_chain, walk  # noqa: F401 - the public names live here
+
+# Hashes this process wrote under the key: an append after one of its own skips re-checking it.
+_recent: OrderedDict[str, None] = OrderedDict()
 
 
-def row_hash(prev_hash: str, at: float, actor: str, action: str, target_kind: str,
-             target_id: str, reason: str, summary: str) -> str:
-    payload = json.dumps([prev_hash, round(at, 6), actor, action, target_kind, target_id,
-                          reason, summary], ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+def _insert(conn, hs: Hasher, prev: str, at: float, actor: str, action: str, target_kind: str,
+            tid: str, reason: str, summary: str) -> tuple[int, str]:
+    h = hs.keyed(prev, at, actor, action, target_kind, tid, reason, summary)
+    cur = conn.execute(
+        "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash)"
+        " VALUES (?,?,?,?,?,?,?,?,?)",
+        (at, actor, action, target_kind, tid, reason, summary, prev, h))
+    _recent[h] = None
+    if len(_recent) > 256:
+        _recent.popitem(last=False)
+    return int(cur.lastrowid), h
 
 
 def append(conn, *, at: float, actor: str, action: str, target_kind: str = "",
            target_id: object = "", reason: str = "", summary: object = "") -> int:
-    """Append one audit row inside the caller's write transaction."""
+    """Append one audit row, keyed, inside the caller's write transaction (an unkeyed chain from
+    an older version is upgraded first, see `rekey`)."""
     if not isinstance(summary, str):
         summary = json.dumps(summary, ensure_ascii=False, separators=(",", ":"), default=str)
     tid = "" if target_id is None else str(target_id)
-    last = conn.execute("SELECT hash FROM audit ORDER BY id DESC LIMIT 1").fetchone()
-    prev = last[0] if last else GENESIS
-    h = row_hash(prev, at, actor, action, target_kind, tid, reason or "", summary)
-    cur = conn.execute(
-        "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash)"
-        " VALUES (?,?,?,?,?,?,?,?,?)",
-        (at, actor, action, target_kind, tid, reason or "", summary, prev, h))
-    return int(cur.lastrowid)
+    hs = Hasher()
+    prev = _keyed_prev(conn, hs, at, actor)
+    return _insert(conn, hs, prev, at, actor, action, target_kind, tid, reason or "", summary)[0]
+
+
+def _keyed_prev(conn, hs: Hasher, at: float, actor: str) -> str:
+    last = conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+    if last is None:
+        _mark_keyed(conn, 1)
+        return GENESIS
+    if last["hash"] in _recent or hs.scheme(last) != PLAIN:
+        return last["hash"]      # keyed (or edited: linked as found, and verify reports it)
+    return _upgrade(conn, hs, at, actor)[1]
+
+
+def _upgrade(conn, hs: Hasher, at: float, actor: str) -> tuple[int, str]:
+    """An unkeyed chain (an older memconsole). Verified intact: re-hash every row under the key.
+    Broken: keep every row exactly as found (the break is evidence, never laundered) and say where
+    it is; the keyed rows after it pin that prefix. Either way an `audit-rekey` row records it."""
+    w = walk(conn, hs, allow_keyed=False)
+    if not w.problems:
+        prev = GENESIS
+        for r in conn.execute("SELECT * FROM audit ORDER BY id").fetchall():
+            h = hs.of(KEYED, prev, r)
+            conn.execute("UPDATE audit SET prev_hash = ?, hash = ? WHERE id = ?", (prev, h, r["id"]))
+            prev = h
+        reason = "audit chain keyed: the unkeyed chain verified intact and was re-hashed under the key"
+        summary = {"rekeyed": w.n, "through": w.last_id, "scheme": "hmac-sha256"}
+    else:
+        prev = w.last_hash
+        reason = ("audit chain keyed from here: the unkeyed rows before it were already broken and "
+                  "are kept as found")
+        summary = {"kept_unkeyed_through": w.last_id, "first_bad_id": w.first_bad,
+                   "problems": w.problems[:5], "scheme": "hmac-sha256"}
+    rid, h = _insert(conn, hs, prev, at, actor, "audit-rekey", "audit", str(w.last_id), reason,
+                     json.dumps(summary, separators=(",", ":")))
+    _mark_keyed(conn, 1 if not w.problems else rid)
+    return rid, h
+
+
+def _mark_keyed(conn, first_id: int) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (KEYED_FROM, str(first_id)))
+
+
+def rekey(conn, *, at: float, actor: str) -> str:
+    """The explicit re-key step (what the first keyed append does anyway)."""
+    hs = Hasher()
+    last = conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+    if last is None or hs.scheme(last) != PLAIN:
+        return "the audit chain is already keyed" if last is not None else "the audit log is empty"
+    rid, _ = _upgrade(conn, hs, at, actor)
+    row = conn.execute("SELECT summary FROM audit WHERE id = ?", (rid,)).fetchone()
+    return (f"audit chain keyed (row {rid})" if '"rekeyed"' in row[0] else
+            f"audit chain keyed from row {rid}; the unkeyed rows before it were already broken")
+
+
+def head(conn) -> tuple[int, str]:
+    """The last audit id and its hash, (0, GENESIS) when the log is empty: a forget case records it."""
+    r = conn.execute("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+    return (int(r[0]), r[1]) if r else (0, GENESIS)
 
 
 def snippet(text: str, n: int = 60) -> str:
@@ -52,15 +117,6 @@ class AuditEntry:
     reason: str
     summary: object          # the before -> after summary (a dict when it was recorded as one)
     hash: str
-
-
-@dataclass
-class ChainCheck:
-    ok: bool
-    rows: int
-    first_bad_id: int | None = None      # the first row whose hash or link does not hold
-    message: str = ""
-    problems: list[str] = field(default_factory=list)
 
 
 def _entry(r) -> AuditEntry:
@@ -97,47 +153,34 @@ def list_entries(conn, *, target: str | None = None, actor: str | None = None,
     return [_entry(r) for r in rows]
 
 
-def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
-    """Recompute every row's hash and link. A changed, inserted or deleted row shows as a break.
-    (Forget's redaction re-chains on purpose and says so in its own audit row.)"""
-    prev = GENESIS
-    n = 0
-    problems: list[str] = []
-    first_bad = None
-    for r in conn.execute("SELECT * FROM audit ORDER BY id"):
-        n += 1
-        if r["prev_hash"] != prev:
-            problems.append(f"row {r['id']}: link does not match the row before it")
-            first_bad = first_bad or r["id"]
-        h = row_hash(r["prev_hash"], r["at"], r["actor"], r["action"], r["target_kind"],
-                     r["target_id"], r["reason"], r["summary"])
-        if h != r["hash"]:
-            problems.append(f"row {r['id']}: content does not match its hash")
-            first_bad = first_bad or r["id"]
-        prev = r["hash"]
-        if len(problems) >= limit_problems:
-            break
-    ok = not problems
-    msg = f"audit chain intact ({n} rows)" if ok else f"audit chain broken at row {first_bad}"
-    return ChainCheck(ok, n, first_bad, msg, problems)
-
-
 def rewrite(conn, changes: dict[int, tuple[str, str]]) -> int:
     """Replace (reason, summary) of the given rows and re-chain every row from the first of them,
-    inside the caller's transaction. Used only by forget, whose own audit row lists the ids."""
+    under the key, inside the caller's transaction. Used only by forget, whose own audit row lists
+    the ids. A row that was already broken (edited, or after a deleted row) gets its new text but
+    keeps its old hash and link, so the rewrite never launders an earlier tampering."""
     if not changes:
         return 0
+    hs = Hasher()
     start = min(changes)
-    last = conn.execute("SELECT hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1", (start,)).fetchone()
-    prev = last[0] if last else GENESIS
+    before = conn.execute("SELECT id, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1",
+                          (start,)).fetchone()
+    old_prev = new_prev = before[1] if before else GENESIS
+    prev_id = before[0] if before else 0
     rows = conn.execute("SELECT * FROM audit WHERE id >= ? ORDER BY id", (start,)).fetchall()
     for r in rows:
         reason, summary = changes.get(r["id"], (r["reason"], r["summary"]))
-        h = row_hash(prev, r["at"], r["actor"], r["action"], r["target_kind"], r["target_id"],
-                     reason, summary)
-        conn.execute("UPDATE audit SET reason = ?, summary = ?, prev_hash = ?, hash = ? WHERE id = ?",
-                     (reason, summary, prev, h, r["id"]))
-        prev = h
+        sound = r["id"] == prev_id + 1 and r["prev_hash"] == old_prev
+        scheme = hs.scheme(r) if sound else None     # each row keeps its scheme (legacy prefix)
+        if scheme:
+            h = hs.of(scheme, new_prev, r, reason, summary)
+            conn.execute("UPDATE audit SET reason = ?, summary = ?, prev_hash = ?, hash = ? WHERE id = ?",
+                         (reason, summary, new_prev, h, r["id"]))
+            if scheme == KEYED:
+                _recent[h] = None
+        else:
+            h = r["hash"]
+            conn.execute("UPDATE audit SET reason = ?, summary = ? WHERE id = ?", (reason, summary, r["id"]))
+        old_prev, prev_id, new_prev = r["hash"], r["id"], h
     return len(rows)
 
 
@@ -158,3 +201,13 @@ class AuditMixin:
     def verify_audit(self) -> ChainCheck:
         with self.store.reading() as conn:
             return verify_chain(conn)
+
+    def _audit_anchor_hook(self):
+        """The Store.after_commit hook that keeps the chain's head anchored (engine.__init__)."""
+        from .audit_anchor import anchor_hook
+
+        return anchor_hook()
+
+    def rekey_audit(self) -> str:
+        """Key an unkeyed chain now (an older database), rather than on its next write."""
+        return self.store.write(lambda c: rekey(c, at=self.clock.now(), actor=self.actor))

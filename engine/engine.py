@@ -65,6 +65,7 @@ class MemoryEngine(
         settings = settings or load_settings()
         store = Store(db)
         self.reconciled = store.retrying(lambda: schema.reconcile(store.conn))
+        store.after_commit.append(self._audit_anchor_hook())   # the audit head, anchored outside
         self.ctx = Context(
             store=store,
             clock=clock or SystemClock(),

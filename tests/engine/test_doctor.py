@@ -138,7 +138,8 @@ def test_audit_rehashed_edit_still_breaks_the_chain(filled):
                        r["target_id"], r["reason"], r["summary"])
     c.execute("UPDATE audit SET action = 'forged', hash = ? WHERE id = ?", (h, r["id"]))
     chain = _check(eng.doctor(), "audit-chain")
-    assert not chain.ok and chain.ids == [r["id"] + 1]
+    # keyed chain (issue 12): the re-hashed row itself no longer verifies, and the next link breaks
+    assert not chain.ok and chain.ids == [r["id"], r["id"] + 1]
 
 
 def test_repair_is_audited_and_keeps_the_chain(filled):

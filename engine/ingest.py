@@ -151,6 +151,7 @@ class IngestMixin:
                     memories.append(rec)
             except InvalidInput as exc:
                 raise ImportFailed(f"{where}: {exc}") from None
+        sessions, messages, memories, forgotten = self._drop_forgotten(sessions, messages, memories)
         known = {s["id"] for s in sessions}
         for where, m in messages:
             if m["session_id"] not in known and not self.store.read_one(
@@ -158,30 +159,55 @@ class IngestMixin:
                 raise ImportFailed(f"{where}: message refers to unknown session {m['session_id']!r}")
         added = {"sessions": 0, "messages": 0, "memories": 0}
         skipped = 0
-        for s in sessions:
-            if self.store.read_one("SELECT 1 FROM sessions WHERE id = ?", (s["id"],)):
-                skipped += 1
-            else:
-                sid = s.pop("id")
-                self.add_session(sid, **{k: v for k, v in s.items() if k in (
-                    "agent", "user", "source", "model", "title", "started_at", "ended_at",
-                    "parent_session_id", "metadata")})
-                added["sessions"] += 1
-            if progress:
-                progress(1)
-        by_session: dict[str, list[dict]] = {}
-        for _, m in messages:
-            by_session.setdefault(m.pop("session_id"), []).append(m)
-        for sid, ms in by_session.items():
-            self.add_messages(sid, ms)
-            added["messages"] += len(ms)
-            if progress:
-                progress(len(ms))
+
+        def write_log(conn) -> int:
+            """Sessions and messages in one transaction (nested writes join it)."""
+            skipped = 0
+            for s in sessions:
+                if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (s["id"],)).fetchone():
+                    skipped += 1
+                else:
+                    sid = s.pop("id")
+                    self.add_session(sid, **{k: v for k, v in s.items() if k in (
+                        "agent", "user", "source", "model", "title", "started_at", "ended_at",
+                        "parent_session_id", "metadata")})
+                    added["sessions"] += 1
+                if progress:
+                    progress(1)
+            by_session: dict[str, list[dict]] = {}
+            for _, m in messages:
+                by_session.setdefault(m.pop("session_id"), []).append(m)
+            for sid, ms in by_session.items():
+                self.add_messages(sid, ms)
+                added["messages"] += len(ms)
+                if progress:
+                    progress(len(ms))
+            return skipped
+
+        if sessions or messages:
+            skipped = self.store.write(write_log)
         results = self.add_memories_ex(memories, dedup=dedup, progress=progress) if memories else []
         added["memories"] = sum(1 for r in results if not r.deduplicated)
         dups = sum(1 for r in results if r.deduplicated)
         self.store.write(lambda c: audit.append(
             c, at=self.clock.now(), actor=self.actor, action="import", target_kind="file",
-            target_id=path.name, summary={"added": added, "deduplicated": dups, "skipped": skipped}))
+            target_id=path.name, summary={"added": added, "deduplicated": dups, "skipped": skipped,
+                                          "forgotten": forgotten}))
         return {"file": str(path), "added": added, "deduplicated": dups,
-                "skipped_existing_sessions": skipped}
+                "skipped_existing_sessions": skipped, "skipped_forgotten": forgotten}
+
+    def _drop_forgotten(self, sessions, messages, memories):
+        """What a forget removed here does not come back through ingest either: sessions by id,
+        messages by their session or content, memories by content (engine/tombstones.py)."""
+        from .importers.common import forgotten
+
+        with self.store.reading() as conn:
+            gone = {s["id"] for s in sessions if forgotten(conn, "session", ident=s["id"])}
+            gone |= {m["session_id"] for _, m in messages if m["session_id"] not in gone
+                     and forgotten(conn, "session", ident=m["session_id"])}
+            keep_s = [s for s in sessions if s["id"] not in gone]
+            keep_m = [(w, m) for w, m in messages if m["session_id"] not in gone
+                      and not forgotten(conn, "message", texts=(m.get("content"),))]
+            keep_k = [k for k in memories if not forgotten(conn, "memory", texts=(k.get("content"),))]
+        n = len(sessions) - len(keep_s) + len(messages) - len(keep_m) + len(memories) - len(keep_k)
+        return keep_s, keep_m, keep_k, n

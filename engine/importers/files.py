@@ -38,7 +38,9 @@ def read_regular(path: Path, *, limit: int = MAX_FILE_BYTES) -> bytes:
             raise ImportFailed(f"{path}: {_kind(st.st_mode)}, not a regular file; not read")
         if st.st_size > limit:
             raise ImportFailed(f"{path}: {st.st_size:,} bytes; files over {limit:,} are not read")
-        data = f.read(limit + 1)
+        data = f.read(st.st_size + 1)       # read(n) allocates n: ask for what stat promised
+        if len(data) > st.st_size:          # it grew meanwhile: read the rest, still capped
+            data += f.read(limit + 1 - len(data))
     if len(data) > limit:
         raise ImportFailed(f"{path}: over {limit:,} bytes; not read")
     return data

@@ -7,8 +7,9 @@ read; later columns only when `PRAGMA table_info` shows them. Derived search tab
 """
 from __future__ import annotations
 
-import json
+import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import sqlean as sqlite3
 
 from ..clock import parse_time
 from ..errors import ImportFailed, InvalidInput
+from . import validate
 
 KNOWN_VERSION = 30
 CORE_SESSION = ("id", "source", "user_id", "model", "model_config", "system_prompt",
@@ -93,6 +95,8 @@ def snapshot(src: Path, dest_dir: Path, tries: int = 5) -> Path:
             if d.exists():
                 d.unlink()
             try:
+                if not stat.S_ISREG(os.stat(s).st_mode):    # a FIFO blocks, a device never ends
+                    raise ImportFailed(f"{s}: not a regular file; not read")
                 shutil.copyfile(s, d)
             except FileNotFoundError:
                 if suffix == "":
@@ -123,9 +127,9 @@ def _json(text, default=None):
     if text is None or text == "":
         return default
     try:
-        return json.loads(text)
+        return validate.loads(text)
     except (TypeError, ValueError):
-        return text     # keep what was there rather than lose it
+        return text     # keep what was there (as text) rather than lose it or store NaN
 
 
 def read_state(copy: Path, label: Path, *, after_message_id: int = 0) -> StateData:
@@ -173,7 +177,8 @@ def _read(conn, label: Path, after: int) -> StateData:
             prompts = {r[0]: r[1] for r in conn.execute("SELECT hash, prompt FROM system_prompts")}
 
     for r in conn.execute(f"SELECT {', '.join(s_sel)} FROM sessions ORDER BY started_at, rowid"):
-        out.sessions.append(_session(dict(zip(s_sel, r)), prompts))
+        d = dict(zip(s_sel, r))
+        out.sessions.append(_checked(label, "session", d["id"], lambda: _session(d, prompts)))
     known = {s.id for s in out.sessions}
 
     row = conn.execute("SELECT max(id) FROM messages").fetchone()
@@ -187,8 +192,28 @@ def _read(conn, label: Path, after: int) -> StateData:
         if reason:
             out.skipped[reason] = out.skipped.get(reason, 0) + 1
             continue
-        out.messages.append(_message(d))
+        out.messages.append(_checked(label, "message", d["id"], lambda: _message(d)))
     return out
+
+
+def _checked(label: Path, what: str, ident, build):
+    """Build one record and hold it to what the memory database stores (finite times in range,
+    counts in 64 bits, JSON without NaN): one bad row refuses the import before anything is
+    written, naming the row."""
+    try:
+        rec = build()
+        for name in ("started_at", "ended_at", "at"):
+            v = getattr(rec, name, None)
+            if v is not None:
+                validate.epoch(v, name)
+        if getattr(rec, "token_count", None) is not None:
+            validate.number(rec.token_count, "token_count", 0, validate.INT_MAX, integer=True)
+        if isinstance(getattr(rec, "id", None), int):
+            validate.number(rec.id, "id", 1, validate.INT_MAX, integer=True)
+        validate.finite_json(rec.metadata, "metadata")
+    except (InvalidInput, OverflowError, ValueError) as exc:
+        raise ImportFailed(f"{label}: {what} {ident!r}: {exc}") from None
+    return rec
 
 
 def _skip_reason(d: dict, known: set[str]) -> str | None:

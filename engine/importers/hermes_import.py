@@ -11,11 +11,14 @@ import tempfile
 from pathlib import Path
 
 from .. import audit
+from ..keys import keyed_hash
+from ..tombstones import flow_text
 from ..errors import ImportFailed, InvalidInput
 from ..memories import MAX_CONTENT
-from .common import (DryRun, ImportSummary, Progress, embed_new, forgotten_content,
+from .common import (DryRun, ImportSummary, Progress, embed_new, forgotten, forgotten_content,
                      forgotten_session, get_watermark, insert_memory, memory_exists, set_watermark,
                      tick, upsert_flow)
+from .files import regular_file
 from .hermes import StateData, read_state, snapshot
 from .hermes_files import FilesData, Skill, read_files
 from .markdown import looks_like_preference
@@ -39,7 +42,10 @@ def import_home(eng, home: str | Path, *, agent: str | None = None, dry_run: boo
     key = f"hermes:{home.resolve()}"
     agent = agent or default_agent(home)
     state = StateData(version=None)
-    if db.exists():
+    # A FIFO, a device or a symlink out of the home is skipped with a warning, never opened.
+    use_db = (db.exists() or db.is_symlink()) and regular_file(home.resolve(), db,
+                                                               state.warnings.append)
+    if use_db:
         wm = eng.store.read_one("SELECT value FROM import_watermarks WHERE source = ?",
                                 (key + "#state.db",))
         after = int(json.loads(wm[0]).get("message_id", 0)) if wm else 0
@@ -64,7 +70,7 @@ def import_home(eng, home: str | Path, *, agent: str | None = None, dry_run: boo
         new_ids += _memories(eng, conn, s, files, state, agent, key, now, step)
         new_ids += _skills(eng, conn, s, files.skills, agent, key, now, step)
         _curator(eng, conn, s, files, key, now, step)
-        if db.exists():
+        if use_db:
             set_watermark(conn, key + "#state.db",
                           {"message_id": max(state.max_message_id, int(wm.get("message_id", 0))),
                            "schema_version": state.version}, now)
@@ -88,13 +94,20 @@ def _sessions(eng, conn, s: ImportSummary, state: StateData, agent: str, key: st
     blocked: set[str] = set()
     for hs in state.sessions:
         step(1)
-        meta = {**hs.metadata, "imported_from": key}
         row = conn.execute("SELECT agent, title, ended_at, metadata FROM sessions WHERE id = ?",
                            (hs.id,)).fetchone()
         if row is None and forgotten_session(conn, hs.id):
             blocked.add(hs.id)
             s.skip("session was forgotten here (tombstone)")
             continue
+        # Only what changed in the source since the last import is written: a kept session a
+        # forget scrubbed (its title, its system prompt) is not rewritten from an unchanged
+        # source, and a copy of the home elsewhere changes nothing. The first import's source
+        # stays its provenance.
+        live_meta = _loads(row["metadata"]) if row is not None else {}
+        sync = _sync(hs)
+        meta = {**hs.metadata, "imported_from": live_meta.get("imported_from") or key,
+                "hermes_sync": sync}
         if row is None:
             try:
                 eng.add_session(hs.id, agent=agent, user=hs.user, source=hs.source, model=hs.model,
@@ -108,21 +121,52 @@ def _sessions(eng, conn, s: ImportSummary, state: StateData, agent: str, key: st
             blocked.add(hs.id)
             s.skip("session id already used by another agent")
             continue
+        was = live_meta.get("hermes_sync") if isinstance(live_meta.get("hermes_sync"), dict) else {}
+        title = row["title"] if was.get("title") == sync["title"] else hs.title
+        if was.get("metadata") == sync["metadata"]:
+            meta = {**live_meta, "hermes_sync": sync}
         meta_json = json.dumps(meta, ensure_ascii=False)
-        if (row["title"], row["ended_at"], row["metadata"]) == (hs.title, hs.ended_at, meta_json):
+        if (row["title"], row["ended_at"], row["metadata"]) == (title, hs.ended_at, meta_json):
             s.skip("session already imported")
             continue
         conn.execute("UPDATE sessions SET title = ?, ended_at = ?, metadata = ? WHERE id = ?",
-                     (hs.title, hs.ended_at, meta_json, hs.id))
+                     (title, hs.ended_at, meta_json, hs.id))
         audit.append(conn, at=now, actor=eng.actor, action="import-update", target_kind="session",
-                     target_id=hs.id, summary={"title": hs.title, "ended_at": hs.ended_at})
+                     target_id=hs.id, summary={"ended_at": hs.ended_at})
         s.update("sessions")
     return blocked
+
+
+def _loads(text) -> dict:
+    try:
+        v = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+def _sync(hs) -> dict:
+    """Keyed hashes of the source's title and metadata as last imported (never the text): a
+    later import rewrites a field only when the source's own value changed."""
+    return {"title": keyed_hash("hermes-sync", hs.title),
+            "metadata": keyed_hash("hermes-sync", json.dumps(hs.metadata, sort_keys=True,
+                                                             ensure_ascii=False))}
+
+
+def _imported_ids(conn, session_id: str, cache: dict[str, set]) -> set:
+    """Hermes message ids this session already holds (a copy of the home, or another path to
+    it, has its own watermark: without this its messages would come in twice)."""
+    if session_id not in cache:
+        cache[session_id] = {r[0] for r in conn.execute(
+            "SELECT json_extract(metadata, '$.hermes_id') FROM messages WHERE session_id = ?",
+            (session_id,))}
+    return cache[session_id]
 
 
 def _messages(eng, conn, s: ImportSummary, state: StateData, after: int, blocked: set[str],
               step) -> None:
     by_session: dict[str, list[dict]] = {}
+    held: dict[str, set] = {}
     for m in state.messages:
         step(1)
         if m.id <= after:           # another import got here first
@@ -130,6 +174,12 @@ def _messages(eng, conn, s: ImportSummary, state: StateData, after: int, blocked
             continue
         if m.session_id in blocked:
             s.skip("message of a session held by another agent or forgotten")
+            continue
+        if m.id in _imported_ids(conn, m.session_id, held):
+            s.skip("message already imported")
+            continue
+        if forgotten(conn, "message", texts=(m.content,)):
+            s.skip("message was forgotten here (tombstone)")
             continue
         content, meta = m.content, m.metadata
         if len(content) > MAX_CONTENT:      # a huge tool dump: keep its head, say so
@@ -192,7 +242,11 @@ def _skills(eng, conn, s: ImportSummary, skills: list[Skill], agent: str, key: s
             "SELECT id, content, tier, pinned, metadata FROM memories WHERE agent = ? AND"
             " kind = 'procedural' AND json_extract(metadata, '$.hermes_skill') = ?",
             (agent, k.name)).fetchone()
-        if row is None and forgotten_content(conn, content):
+        # A forgotten skill is known by its name (the memory's and the flow's tombstones) or by
+        # its content; either keeps it out, here or from a copy of the home.
+        if row is None and (forgotten(conn, "memory", ident=f"hermes_skill:{k.name}",
+                                      texts=(content,))
+                            or forgotten(conn, "flow", ident=k.name)):
             s.skip("skill was forgotten here (tombstone)")
             continue
         if row is None:
@@ -206,7 +260,12 @@ def _skills(eng, conn, s: ImportSummary, skills: list[Skill], agent: str, key: s
         else:
             mid = int(row["id"])
             meta_json = json.dumps(meta, ensure_ascii=False)
-            if (row["content"], row["tier"], bool(row["pinned"]), row["metadata"]) == \
+            live = _loads(row["metadata"])
+            # The same SKILL.md as last time: unchanged, even where a forget scrubbed the row.
+            same_file = live.get("sha256") == k.sha256 and live.get("state") == k.state and \
+                live.get("usage") == k.usage
+            if same_file and (row["tier"], bool(row["pinned"])) == (tier, k.pinned) or \
+                    (row["content"], row["tier"], bool(row["pinned"]), row["metadata"]) == \
                     (content, tier, k.pinned, meta_json):
                 s.skip("skill unchanged")
             else:
@@ -222,6 +281,9 @@ def _skills(eng, conn, s: ImportSummary, skills: list[Skill], agent: str, key: s
                 s.update("skills")
         if not k.steps:             # a flow is an ordered list of steps: none, no flow
             s.skip("skill without steps (memory only, no flow)")
+            continue
+        if forgotten(conn, "flow", ident=k.name, texts=(flow_text(k.description, k.steps),)):
+            s.skip("flow was forgotten here (tombstone)")
             continue
         _, how = upsert_flow(eng, conn, name=k.name, agent=agent, description=k.description,
                              steps=k.steps, triggers=k.triggers or [k.name.replace("-", " ")],
@@ -247,7 +309,9 @@ def _curator(eng, conn, s: ImportSummary, files: FilesData, key: str, now: float
     done = set(get_watermark(conn, key + "#curator", []) or [])
     for run in files.runs:
         step(1)
-        if run.id in done:
+        if run.id in done or conn.execute(
+                "SELECT 1 FROM audit WHERE target_kind = 'hermes-curator-run' AND target_id = ?"
+                " AND actor = ? LIMIT 1", (run.id, CURATOR_ACTOR)).fetchone():
             s.skip("curator run already imported")
             continue
         d, at = run.data, run.started_at if run.started_at is not None else now

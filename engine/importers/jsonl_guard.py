@@ -9,6 +9,9 @@ was deleted here (forgotten, merged away, cascaded) and is not re-created; a liv
 from its older exported copy (redacted, edited since) is kept as it is."""
 from __future__ import annotations
 
+import json
+
+from ..tombstones import flow_text
 from .common import forgotten
 
 # Integer-keyed tables whose deleted rows a same-database restore must not re-create.
@@ -78,7 +81,9 @@ class Guard:
         c = self.conn
         hit = False
         if table == "memories":
-            hit = forgotten(c, "memory", texts=(row.get("content"),))
+            skill = _json(row.get("metadata")).get("hermes_skill")
+            hit = forgotten(c, "memory", ident=f"hermes_skill:{skill}" if isinstance(skill, str)
+                            and skill else None, texts=(row.get("content"),))
         elif table == "sessions":
             hit = forgotten(c, "session", ident=row.get("id"))
         elif table == "messages":
@@ -87,5 +92,18 @@ class Guard:
         elif table == "rules":
             hit = forgotten(c, "rule", texts=(row.get("text"),))
         elif table == "flows":
-            hit = forgotten(c, "flow", ident=row.get("name"), texts=(row.get("description"),))
+            steps = _json(row.get("steps"), [])
+            hit = forgotten(c, "flow", ident=row.get("name"), texts=(
+                flow_text(row.get("description") or "", steps if isinstance(steps, list) else []),))
         return "forgotten here (tombstone)" if hit else None
+
+
+def _json(text, default=None):
+    """A JSON column already validated (validate.check_row); {} / default when absent."""
+    try:
+        v = json.loads(text) if isinstance(text, str) and text else None
+    except ValueError:
+        v = None
+    if default is None:
+        return v if isinstance(v, dict) else {}
+    return v if v is not None else default

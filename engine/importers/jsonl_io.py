@@ -35,6 +35,8 @@ TYPE_OF = {"meta": "meta", "sessions": "session", "messages": "message", "memori
 _BLOB = "$b64"
 # Engine bookkeeping: a live value that differs is kept, not a conflict.
 _KEEP_LIVE = ("meta",)
+# Meta rows that name the file itself, never exported nor restored.
+IDENTITY_META = ("app", "generation", "database_id")
 # Derived logs (like the FTS and vec0 tables): rebuilt by the engine, never exported.
 DERIVED = {"vector_changes"}
 
@@ -65,6 +67,14 @@ def _dec(v):
     return v
 
 
+def _only(table: str) -> str:
+    """The file's own identity (meta app/generation/database_id) is no record to move: the
+    header carries the exporting database's id, and the restoring database keeps its own."""
+    if table != "meta":
+        return ""
+    return " WHERE key NOT IN (" + ", ".join(f"'{k}'" for k in IDENTITY_META) + ")"
+
+
 def _dumps(rec: dict) -> str:
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
 
@@ -73,14 +83,14 @@ def export_records(eng, *, vectors: bool = True):
     """Yield every record (the header first), all read from one snapshot of the file."""
     with eng.store.reading() as conn:
         tabs = tables(conn)
-        counts = {TYPE_OF.get(t, t): conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        counts = {TYPE_OF.get(t, t): conn.execute(f"SELECT count(*) FROM {t}{_only(t)}").fetchone()[0]
                   for t, _, _ in tabs}
         yield {"type": "header", "format": FORMAT, "version": VERSION,
                "generation": schema.GENERATION, "exported_at": eng.clock.now(), "records": counts,
                "vectors": bool(vectors), "database_id": database_id(conn)}
         for t, cols, _ in tabs:
             rtype = TYPE_OF.get(t, t)
-            sql = f"SELECT {', '.join(cols)} FROM {t} ORDER BY rowid"
+            sql = f"SELECT {', '.join(cols)} FROM {t}{_only(t)} ORDER BY rowid"
             if t == "memories" and vectors:
                 sql = (f"SELECT {', '.join('m.' + c for c in cols)}, v.embedding FROM memories m "
                        f"LEFT JOIN memories_vec v ON v.memory_id = m.id ORDER BY m.rowid")
@@ -221,6 +231,8 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
             step(1)
             rtype = TYPE_OF.get(table, table)
             _, pk = live[table]
+            if table == "meta" and row.get("key") in IDENTITY_META:
+                continue            # an older export's identity rows: this database keeps its own
             why = guard.reason(table, row)
             if why is not None:
                 s.skip(f"{rtype} {why}")

@@ -112,15 +112,14 @@ def import_file(eng, path, *, agent: str, user: str = "", kind: str = "semantic"
     from ..memories import check_text, normalize_item
     from .common import (DryRun, ImportSummary, embed_new, forgotten_content, insert_memory,
                          memory_exists, tick)
+    from .files import read_regular
 
     path = Path(path)
     agent = check_text(agent, "agent", limit=200)     # a memory file must belong to someone
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")     # never a FIFO or a device
     except UnicodeDecodeError as exc:
         raise ImportFailed(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ImportFailed(f"{path}: cannot read ({exc.strerror})") from None
     about_user = path.name.upper() == "USER.MD"
     items = []
     for no, entry in split_entries(text):

@@ -1,0 +1,373 @@
+"""Issue 12 "Trust", imports: input checked at the door (finite numbers, schema-shaped rows, FILE:LINE,
+nothing written), bounded imports (YAML bombs, FIFOs, devices, symlinks, depth), safe export, and
+forgotten content that never comes back through any importer."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import stat
+import time
+import tracemalloc
+from contextlib import contextmanager
+
+import pytest
+
+from console.cli import main
+from engine import FixedClock, HashEmbedder, ImportFailed, open_engine
+from tests.engine.hermes_fixture import HermesHome
+
+T = 1767000000.0
+HEADER = '{"type":"header","format":"memconsole-jsonl","version":1}\n'
+
+
+@contextmanager
+def deadline(seconds: int):
+    """A test that would block forever (a FIFO opened for reading) fails instead."""
+    def boom(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def counts(eng) -> tuple:
+    return tuple(eng.store.read_one(f"SELECT count(*) FROM {t}")[0]
+                 for t in ("sessions", "messages", "memories", "rules", "flows", "audit"))
+
+
+def cli(tmp_path, capsys, *args):
+    code = main(["--db", str(tmp_path / "cli.db"), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- 1/5: every number finite, every row schema-shaped, FILE:LINE, nothing written ---------------
+@pytest.mark.parametrize("bad, what", [
+    ('{"type":"memory","content":"x","importance":1e999}', "finite"),
+    ('{"type":"memory","content":"x","importance":NaN}', "NaN"),
+    ('{"type":"memory","content":"x","created_at":Infinity}', "Infinity"),
+    ('{"type":"memory","content":"x","created_at":-Infinity}', "Infinity"),
+    ('{"type":"memory","content":"x","message_id":1180591620717411303424}', "64 bits"),
+    ('{"type":"memory","content":"x","created_at":1e300}', "between"),
+    ('{"type":"memory","content":"x","metadata":{"n":NaN}}', "NaN"),
+    ('{"type":"memory","content":"x","metadata":{"n":1180591620717411303424}}', "64 bits"),
+    ('{"type":"message","session_id":"ok","content":"x","token_count":-3}', "between"),
+    ('{"type":"message","session_id":"ok","content":"x","at":1e999}', "finite"),
+    ('{"type":"session","id":"s2","started_at":"NaN"}', "s2|time|NaN"),
+    ('{"type":"session","id":"s2","title":"' + "t" * 10_001 + '"}', "limit"),
+])
+def test_ingest_refuses_bad_numbers_with_file_line_and_writes_nothing(eng, tmp_path, bad, what):
+    p = tmp_path / "in.jsonl"
+    p.write_text('{"type":"session","id":"ok","agent":"a"}\n'
+                 '{"type":"memory","content":"a good line","agent":"a"}\n' + bad + "\n")
+    before = counts(eng)
+    with pytest.raises(ImportFailed, match=rf"in\.jsonl:3: .*({what})"):
+        eng.ingest_jsonl(p)
+    assert counts(eng) == before
+
+
+def test_ingest_cli_error_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
+    p = tmp_path / "in.jsonl"
+    p.write_text('{"type":"memory","content":"ok"}\n{"type":"memory","content":"x","importance":1e999}\n')
+    code, out, err = cli(tmp_path, capsys, "ingest", str(p))
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "in.jsonl:2:" in err
+
+
+def _export_line(rtype: str, row: dict, **extra) -> str:
+    return json.dumps({"type": rtype, "row": row, **extra})
+
+
+_VEC_NAN = __import__("base64").b64encode(b"\x00\x00\xc0\x7f" * 384).decode()
+_VEC_ZERO = __import__("base64").b64encode(b"\x00" * 4 * 384).decode()
+_VEC_SHORT = __import__("base64").b64encode(b"\x00\x00\x80\x3f" * 383).decode()
+
+
+@pytest.mark.parametrize("line, what", [
+    ('{"type":"memory","row":{"id":7,"content":"v","importance":1e999}}', "finite"),
+    ('{"type":"memory","row":{"id":7,"content":"v","importance":2}}', "importance.*between 0 and 1"),
+    ('{"type":"memory","row":{"id":7,"content":"v","strength":NaN}}', "NaN"),
+    ('{"type":"memory","row":{"id":1180591620717411303424,"content":"v"}}', "64 bits"),
+    ('{"type":"memory","row":{"id":7,"content":"v","metadata":"not json"}}', "metadata.*not valid JSON"),
+    ('{"type":"memory","row":{"id":7,"content":"v","metadata":"[1]"}}', "metadata.*object"),
+    ('{"type":"memory","row":{"id":7,"content":"v","metadata":"{\\"a\\": NaN}"}}', "metadata.*NaN"),
+    ('{"type":"memory","row":{"id":7,"content":"v","created_at":1e300}}', "created_at.*between"),
+    ('{"type":"memory","row":{"id":7,"content":"v","access_count":-1}}', "access_count"),
+    ('{"type":"memory","row":{"id":7,"content":"v","pinned":5}}', "pinned"),
+    ('{"type":"memory","row":{"id":7,"content":"v","kind":"weird"}}', "kind"),
+    ('{"type":"memory","row":{"id":7,"content":null}}', "null"),
+    ('{"type":"memory","row":{"id":7,"content":["v"]}}', "text"),
+    (_export_line("memory", {"id": 7, "content": "v"}, vector=_VEC_NAN), "NaN or infinite"),
+    (_export_line("memory", {"id": 7, "content": "v"}, vector=_VEC_ZERO), "all zeros"),
+    (_export_line("memory", {"id": 7, "content": "v"}, vector=_VEC_SHORT), "384 float32"),
+    ('{"type":"flow","row":{"id":3,"name":"f","steps":"\\"x\\""}}', "steps.*list"),
+    ('{"type":"message","row":{"id":5,"session_id":"ok","role":"hacker"}}', "role"),
+    ('{"type":"rule","row":{"id":2,"text":"r","score":11}}', "score"),
+    ('{"type":"audit","row":{"id":9,"at":Infinity,"actor":"x","action":"y"}}', "Infinity"),
+])
+def test_jsonl_import_holds_every_row_to_the_schema(eng, tmp_path, line, what):
+    p = tmp_path / "bad.jsonl"
+    p.write_text(HEADER + '{"type":"session","row":{"id":"ok","agent":"a"}}\n' + line + "\n")
+    before = counts(eng)
+    with pytest.raises(ImportFailed, match=rf"bad\.jsonl:3: .*{what}"):
+        eng.import_jsonl(p)
+    assert counts(eng) == before
+
+
+# -- 2: bounded imports --------------------------------------------------------------------------
+BOMB = """---
+name: bomb
+description: nine levels of aliases
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+triggers: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+---
+1. survive
+"""
+
+
+def test_a_yaml_alias_bomb_is_refused_in_seconds_with_a_warning(eng, tmp_path):
+    home = tmp_path / "hermes"
+    d = home / "skills" / "bomb"
+    d.mkdir(parents=True)
+    (d / "SKILL.md").write_text(BOMB)
+    tracemalloc.start()
+    t0 = time.monotonic()
+    with deadline(60):
+        s = eng.import_hermes(home)
+    took = time.monotonic() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert took < 5 and peak < 50 * 2 ** 20, (took, peak)
+    assert any("bomb/SKILL.md" in w and ("alias" in w or "anchor" in w) for w in s.warnings), \
+        s.warnings
+    assert s.added.get("skills") == 1        # the skill itself, from its plain lines
+
+
+def _home_with_specials(tmp_path):
+    home = tmp_path / "hermes"
+    outside = tmp_path / "outside"
+    (outside / "skills" / "leak").mkdir(parents=True)
+    (outside / "skills" / "leak" / "SKILL.md").write_text("---\nname: leak\n---\n1. secret step\n")
+    (outside / "MEMORY.md").write_text("an outside secret")
+    (home / "memories").mkdir(parents=True)
+    (home / "skills" / "ok").mkdir(parents=True)
+    (home / "skills" / "ok" / "SKILL.md").write_text("---\nname: ok\ndescription: fine\n---\n1. go\n")
+    os.mkfifo(home / "memories" / "MEMORY.md")                  # would block a reader forever
+    os.mkfifo(home / "skills" / "SKILL.md")
+    (home / "memories" / "USER.md").symlink_to(outside / "MEMORY.md")
+    (home / "skills" / "escape").symlink_to(outside / "skills")
+    (home / "skills" / "ok" / "loop").symlink_to(home / "skills")  # inside, but a loop
+    deep = home / "skills"
+    for i in range(30):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    (deep / "SKILL.md").write_text("---\nname: too-deep\n---\n1. x\n")
+    os.mkfifo(home / "state.db")
+    return home
+
+
+def test_fifos_symlinks_out_loops_and_depth_are_skipped_with_warnings(eng, tmp_path):
+    home = _home_with_specials(tmp_path)
+    with deadline(30):
+        s = eng.import_hermes(home)
+    text = "\n".join(s.warnings)
+    assert "MEMORY.md: a FIFO" in text and "skills/SKILL.md: a FIFO" in text
+    assert "state.db: a FIFO" in text
+    assert "USER.md: a symlink that leaves" in text and "escape: a symlink that leaves" in text
+    assert "deeper than" in text
+    names = [r[0] for r in eng.store.read("SELECT json_extract(metadata, '$.hermes_skill') FROM memories")]
+    assert names == ["ok"]
+    assert not eng.store.read("SELECT 1 FROM memories WHERE content LIKE '%secret%'")
+
+
+def test_a_device_in_the_home_is_never_opened(eng, tmp_path):
+    home = tmp_path / "hermes"
+    (home / "memories").mkdir(parents=True)
+    try:
+        os.mknod(home / "memories" / "MEMORY.md", 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # zero
+    except PermissionError:
+        pytest.skip("creating a device node needs privileges")
+    with deadline(30):
+        s = eng.import_hermes(home)
+    assert any("character device" in w for w in s.warnings)
+
+
+def test_ingest_and_import_refuse_a_fifo_file(eng, tmp_path):
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)
+    with deadline(30):
+        for fn in (eng.ingest_jsonl, eng.import_jsonl):
+            with pytest.raises(ImportFailed, match="FIFO"):
+                fn(fifo)
+        with pytest.raises(ImportFailed, match="FIFO"):
+            eng.import_markdown(fifo, agent="a")
+
+
+# -- 3: export replaces only a regular file ------------------------------------------------------
+def _sha(p) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_export_force_refuses_symlinks_fifos_and_devices(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
+    assert cli(tmp_path, capsys, "add", "one memory")[0] == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(victim)
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    with deadline(60):
+        for target in (link, fifo):
+            code, _, err = cli(tmp_path, capsys, "export", "jsonl", str(target), "--force")
+            assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        code, _, err = cli(tmp_path, capsys, "export", "jsonl", "/dev/null", "--force")
+        assert code == 2 and "character device" in err
+    assert link.is_symlink() and victim.read_text() == "keep me"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    dangling = tmp_path / "dangling.jsonl"
+    dangling.symlink_to(tmp_path / "nowhere")
+    assert cli(tmp_path, capsys, "export", "jsonl", str(dangling))[0] == 2
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_export_is_0600_never_follows_a_planted_temp_and_force_replaces_a_file(tmp_path, capsys,
+                                                                                monkeypatch):
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
+    old = os.umask(0)
+    try:
+        assert cli(tmp_path, capsys, "add", "one memory")[0] == 0
+        out = tmp_path / "out.jsonl"
+        assert cli(tmp_path, capsys, "export", "jsonl", str(out))[0] == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o600
+        assert cli(tmp_path, capsys, "export", "jsonl", str(out))[0] == 2      # exists, no --force
+        assert cli(tmp_path, capsys, "export", "jsonl", str(out), "--force")[0] == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+    eng = open_engine(tmp_path / "cli.db", embedder=HashEmbedder(), actor="t")
+    try:
+        victim = tmp_path / "victim.txt"
+        victim.write_text("keep me")
+        (tmp_path / f".planted.jsonl.tmp-{os.getpid()}").symlink_to(victim)
+        with pytest.raises(ImportFailed, match="cannot write"):
+            eng.export_jsonl(tmp_path / "planted.jsonl")
+        assert victim.read_text() == "keep me"
+    finally:
+        eng.close()
+
+
+# -- 4: what was forgotten does not come back ----------------------------------------------------
+CANARY = "vault-4417"
+
+
+def canary_home(root) -> HermesHome:
+    h = HermesHome(root, version=30)
+    h.session("s1", started=T, ended=T + 600, title="daily work")
+    h.session("s2", started=T + 700, ended=T + 900, title="the secret session")
+    h.message("s1", "user", f"remember the {CANARY} code", T + 1)
+    h.message("s1", "assistant", "noted, I will keep it", T + 2)
+    h.message("s2", "user", "only in the second session: nebula-88", T + 701)
+    h.memories([f"The {CANARY} opens the back door.", "CI runs on the self-hosted runner."],
+               user=["Prefers short answers."])
+    h.skill("open-vault", f"Open the {CANARY}", f"1. Enter {CANARY}\n2. Turn the handle\n")
+    h.skill("deploy", "Deploy the blog", "1. pnpm build\n2. upload\n")
+    return h
+
+
+def residue(eng) -> list[str]:
+    """Every place an imported canary could live, as 'table.column'."""
+    out = []
+    for table, cols in (("memories", ("content", "metadata")), ("messages", ("content", "metadata")),
+                        ("sessions", ("id", "title", "metadata")), ("flows", ("name", "description",
+                                                                              "steps", "triggers")),
+                        ("rules", ("text",))):
+        for c in cols:
+            for needle in (CANARY, "nebula-88", "secret session"):
+                if eng.store.read_one(f"SELECT 1 FROM {table} WHERE {c} LIKE ?", (f"%{needle}%",)):
+                    out.append(f"{table}.{c}:{needle}")
+    return out
+
+
+@pytest.fixture
+def forgotten_home(eng, tmp_path):
+    """A Hermes home imported, then forgotten by query (the canary) and by session (s2)."""
+    h = canary_home(tmp_path / "hermes")
+    h.close()                               # closed before anything copies its files
+    eng.import_hermes(tmp_path / "hermes")
+    eng.add_rule(f"Never say {CANARY}") if hasattr(eng, "add_rule") else None
+    assert residue(eng)
+    export = tmp_path / "before.jsonl"
+    eng.export_jsonl(export)                # written BEFORE the forget
+    eng.forget("query", CANARY, "user asked")
+    eng.forget("session", "s2", "user asked")
+    assert residue(eng) == []
+    return tmp_path / "hermes", export
+
+
+def test_reimporting_the_same_hermes_home_brings_nothing_back(eng, forgotten_home):
+    home, _ = forgotten_home
+    before = counts(eng)[:5]
+    s = eng.import_hermes(home)
+    assert residue(eng) == [] and counts(eng)[:5] == before, s
+    assert any("forgotten" in r for r in s.skipped), s.skipped
+
+
+def test_a_copy_of_the_home_elsewhere_brings_nothing_back_nor_duplicates(eng, forgotten_home,
+                                                                         tmp_path):
+    home, _ = forgotten_home
+    copy = tmp_path / "elsewhere" / "hermes-copy"
+    shutil.copytree(home, copy)
+    before = counts(eng)[:5]
+    s = eng.import_hermes(copy, agent="hermes")
+    assert residue(eng) == [], s
+    assert counts(eng)[:5] == before, s.added      # nothing new, nothing twice
+
+
+def test_a_jsonl_export_written_before_the_forget_brings_nothing_back(eng, forgotten_home):
+    _, export = forgotten_home
+    before = counts(eng)[:5]
+    s = eng.import_jsonl(export)
+    assert residue(eng) == [] and counts(eng)[:5] == before, s
+    assert any("forgotten" in r or "deleted" in r for r in s.skipped), s.skipped
+
+
+def test_the_same_export_into_a_fresh_database_restores_it(forgotten_home, tmp_path):
+    """A fresh database holds no tombstones: an export is a backup the forget could not reach
+    (the forget case says so); restoring it elsewhere is the operator's deliberate act."""
+    _, export = forgotten_home
+    fresh = open_engine(tmp_path / "fresh.db", embedder=HashEmbedder(), clock=FixedClock(T),
+                        actor="restorer")
+    try:
+        fresh.import_jsonl(export)
+        assert residue(fresh)
+    finally:
+        fresh.close()
+
+
+def test_ingest_brings_no_forgotten_session_message_or_memory_back(eng, forgotten_home, tmp_path):
+    p = tmp_path / "again.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in (
+        {"type": "session", "id": "s2", "title": "again"},
+        {"type": "message", "session_id": "s2", "content": "only in the second session: nebula-88"},
+        {"type": "message", "session_id": "s1", "content": f"remember the {CANARY} code"},
+        {"type": "memory", "content": f"The {CANARY} opens the back door."},
+        {"type": "memory", "content": "a new fact"})) + "\n")
+    out = eng.ingest_jsonl(p)
+    assert residue(eng) == [] and out["skipped_forgotten"] == 4
+    assert out["added"]["memories"] == 1

@@ -17,8 +17,19 @@ def register(cli: click.Group) -> None:
 
 
 def _case(res) -> dict:
-    """The one JSON shape of a forget answer."""
-    return {"request_id": res.request_id, "status": res.status, "counts": res.counts, "residue": res.residue}
+    """The one JSON shape of a forget answer (a ForgetResult or a ForgetRequest)."""
+    rid = getattr(res, "request_id", None) or res.id
+    return {"request_id": rid, "status": res.status, "counts": res.counts, "residue": res.residue}
+
+
+def _verified(o: dict) -> None:
+    if not o["checked_texts"]:
+        click.echo(f"forget request {o['request_id']}: {o['status']}; nothing to check against here (the "
+                   "case's sealed texts are gone: verified already, or sealed by another installation)")
+        return
+    _human(o)
+    if not o["wal_truncated"]:
+        click.echo("  the WAL could not be truncated (another process holds a read open); run --verify later")
 
 
 def _human(o: dict) -> None:
@@ -74,17 +85,28 @@ def forget_requests(ctx, status, as_json):
 
 @click.command("forget-request")
 @click.argument("request_id", type=int)
-@click.option("--execute", is_flag=True, help="Execute a previewed case (then verify it).")
+@click.option("--execute", is_flag=True,
+              help="Execute a previewed case, or finish an interrupted one (then verify it).")
+@click.option("--verify", "verify", is_flag=True, help="Re-scan an executed case's files for the text.")
 @click.option("--memory", "memory_ids", type=int, multiple=True,
               help="With --execute: only these memories of the preview (repeatable).")
 @json_option
 @pass_ctx
-def forget_request(ctx, request_id, execute, memory_ids, as_json):
-    """One forget case; with --execute, carry it out."""
+def forget_request(ctx, request_id, execute, verify, memory_ids, as_json):
+    """One forget case; with --execute, carry it out (or finish it); with --verify, re-check it."""
+    if execute and verify:
+        fail("use --execute or --verify, not both (--execute verifies too)")
     with ctx.engine(embedder=None) as eng:
         if execute:
             res = eng.execute_forget(request_id, memory_ids=list(memory_ids) or None)
             emit(_case(res), as_json, _human)
+            return
+        if verify:
+            ver = eng.verify_forget(request_id)
+            r = eng.get_forget_request(request_id)
+            doc = {**_case(r), "checked_texts": ver.checked_texts, "files": ver.files,
+                   "wal_truncated": ver.wal_truncated}
+            emit(doc, as_json, _verified)
             return
         r = eng.get_forget_request(request_id)
     emit(r, as_json, lambda r: click.echo(

@@ -125,7 +125,11 @@ class ForgetMixin:
             raise InvalidInput(f"forget request {req.id} is already {req.status}")
         report_files(self.path)          # an unsafe curator folder is refused before anything goes
         now = self.clock.now()
-        token = new_token()
+        token = req.selected.get("seal")
+        if not token:      # recorded first, so a run killed mid-way leaves no seal nobody can name
+            token = new_token()
+            self.store.write(lambda c: c.execute("UPDATE forget_requests SET selected = ? WHERE id = ?",
+                                                 (json.dumps({**req.selected, "seal": token}), req.id)))
 
         def write(conn):
             sel = resolve(conn, req.scope_kind, req.scope_value) if req.status == "open" \

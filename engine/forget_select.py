@@ -278,7 +278,7 @@ def close_over(conn, sel: Selection, cascade_sources: bool = False) -> Selection
     memory are revived (so only the forgotten part is lost), unless `cascade_sources` (an operator
     named the merged memory itself by id): then they are forgotten with it."""
     out = Selection(dict(sel.memories), dict(sel.messages), dict(sel.rules), dict(sel.sessions),
-                    dict(sel.titles))
+                    dict(sel.titles), flows=dict(sel.flows))
     explicit = set(out.memories)
     todo = list(out.memories)
     while todo:

@@ -1,0 +1,341 @@
+"""Issue 12 (trust), the forget part: a console's forget never drops its SQLite locks; forget
+reaches every place text lives; tombstones hold keyed hashes only; an interrupted case resumes
+from any process; report files are never written through links; malformed rows never stop it;
+each case records the audit head."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import EngineError, HashEmbedder, open_engine, tombstones
+from engine.store import connect
+from tests.engine.curator_helpers import add_rule
+
+ROOT = Path(__file__).resolve().parents[2]
+CANARY = "Canary-Zebra-7f3a9c-Quokka"
+SECRET = f"The locker combination {CANARY} opens the east door"
+TWIN = f"The locker combination {CANARY} opens the east door!"
+
+
+def child(code: str, db: Path, env: dict | None = None, **kw) -> subprocess.Popen:
+    """Another process working on the same database through the engine."""
+    pre = ("import sys, time, json\nfrom engine import open_engine, HashEmbedder, FixedClock\n"
+           f"DB = {str(db)!r}\n")
+    return subprocess.Popen([sys.executable, "-c", pre + textwrap.dedent(code)], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+def run_child(code: str, db: Path, env: dict | None = None) -> str:
+    p = child(code, db, env)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err.decode()
+    return out.decode()
+
+
+def every_text(db: Path) -> str:
+    """Every value of every table (virtual tables' shadow tables included), from a fresh connection."""
+    c = connect(db)
+    try:
+        out = []
+        names = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for n in names:
+            try:
+                for row in c.execute(f'SELECT * FROM "{n}"'):
+                    out += [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in row]
+            except Exception:       # noqa: BLE001 - a vec0 table read through its shadows
+                continue
+        return "\n".join(out)
+    finally:
+        c.close()
+
+
+def file_bytes(db: Path) -> bytes:
+    files = [Path(f"{db}{s}") for s in ("", "-wal", "-shm")]
+    files += [p for p in (db.parent / "curator").rglob("*") if p.is_file()]
+    return b"".join(p.read_bytes() for p in files if p.exists())
+
+
+# -- 1. the console's forget keeps its locks ------------------------------------------------------------
+def test_console_forget_then_another_writer_then_console_keeps_every_write(eng, db_path):
+    """The verifier used to read memory.db/-wal/-shm with open()/close() inside the process that
+    holds the connection: that drops the process's POSIX locks, the next process deletes the WAL
+    under it and the console's later writes vanish into an orphaned WAL."""
+    from engine import audit
+
+    eng.add_memory("written by the console before the forget", dedup=False)
+    eng.add_memory(SECRET, dedup=False)
+    assert eng.forget("query", CANARY, "leak").status == "verified"
+    run_child("""
+        e = open_engine(DB, embedder=HashEmbedder(), actor="cli")
+        e.add_memory("written by another process after the forget", dedup=False)
+        e.close()
+    """, db_path)
+    # the long-lived engine still sees the other writer, and its own later write lands in the file
+    assert eng.store.read_one("SELECT count(*) FROM memories WHERE content LIKE '%another process%'")[0] == 1
+    eng.add_memory("written by the console after the other process", dedup=False)
+    eng.close()
+    c = connect(db_path)
+    try:
+        have = {r[0] for r in c.execute("SELECT content FROM memories")}
+        assert {"written by the console before the forget", "written by another process after the forget",
+                "written by the console after the other process"} <= have
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert audit.verify_chain(c).ok
+    finally:
+        c.close()
+
+
+# -- 2. forget reaches every place text lives ----------------------------------------------------------
+def test_forget_by_query_reaches_every_place_text_lives(eng, db_path):
+    q = "Zq7Kanary"
+    c = {p: f"{q}-{p}-{i:02d}x" for i, p in enumerate((
+        "memory", "memory_meta", "message", "tool_call", "reasoning", "message_meta", "tool_name",
+        "title", "system_prompt", "session_meta", "rule", "rule_meta", "rule_history", "flow_steps",
+        "flow_triggers", "flow_description", "flow_run_note", "proposal", "report", "audit_reason"))}
+    sid = eng.add_session(agent="atlas", title=f"chat about {c['title']}",
+                          metadata={"hermes": {"system_prompt": f"You are {c['system_prompt']}",
+                                               "cwd": c["session_meta"]}})
+    eng.add_message(sid, "user", f"remember {c['message']}")
+    eng.add_message(sid, "assistant", "calling a tool", metadata={
+        "tool_calls": [{"function": {"name": "save", "arguments": json.dumps({"v": c["tool_call"]})}}],
+        "reasoning": f"I should store {c['reasoning']}"})
+    eng.add_message(sid, "tool", "ok", tool_name=c["tool_name"])
+    eng.add_message(sid, "assistant", "noted", metadata={"note": c["message_meta"]})
+    kept_msg = eng.add_message(sid, "user", "an unrelated question about the weather")
+    eng.add_memory(f"fact: {c['memory']}", dedup=False, reason=f"why {c['audit_reason']}")
+    eng.add_memory("a memory whose metadata quotes it", metadata={"src": c["memory_meta"]}, dedup=False)
+    eng.add_rule(f"Never mention {c['rule']}")
+    eng.add_rule("A rule with a quoting note", metadata={"why": c["rule_meta"]})
+    kept_rule = eng.add_rule("Always greet the operator politely").id
+    eng.reinforce_rule(kept_rule, reason=f"because of {c['rule_history']}")
+    eng.add_flow("deploy", [f"run {c['flow_steps']}"])
+    eng.add_flow("rollback", ["revert"], triggers=[c["flow_triggers"]])
+    eng.add_flow("backup", ["copy"], description=f"nightly {c['flow_description']}")
+    eng.add_flow("lint", ["ruff"])
+    eng.record_flow_run("lint", "pass", note=f"fine {c['flow_run_note']}")
+    a = eng.add_memory(f"The vault code is {c['proposal']} for the west door", dedup=False)
+    eng.add_memory(f"The vault code is {c['proposal']} for the west door!", dedup=False)
+    eng.add_memory(f"The vault code {c['report']} stays in the report", dedup=False)
+    run = eng.run_curator()
+    assert run.proposals and a in run.proposals[0].members
+    before = every_text(db_path) + file_bytes(db_path).decode("utf-8", "replace")
+    missing = [p for p, v in c.items() if v not in before]
+    assert missing == [], f"canaries not planted: {missing}"
+
+    res = eng.forget("query", q, "every place")
+    assert res.status == "verified" and res.residue == 0, (res.verification.files, res.counts)
+    after = every_text(db_path)
+    raw = file_bytes(db_path)
+    assert [p for p, v in c.items() if v in after] == []
+    assert q.encode() not in raw and q.lower().encode() not in raw.lower()
+    assert eng.get_session(sid).session.title == ""
+    assert [m.id for m in eng.get_session(sid).messages] == [kept_msg]
+    assert eng.get_rule(kept_rule)
+    assert {f.name for f in eng.list_flows()} == {"lint"}
+    assert eng.verify_audit().ok
+
+
+# -- 3. tombstones: keyed hashes, never the text ---------------------------------------------------------
+def test_tombstones_hold_keyed_hashes_of_identity_and_content_only(eng, db_path):
+    sid = eng.add_session("hermes-sess-42", agent="scout", title="private chat")
+    eng.add_message(sid, "user", f"my code is {CANARY}")
+    eng.add_memory(SECRET, agent="scout", dedup=False)
+    add_rule(eng, f"Never reveal {CANARY}", agent="scout")
+    eng.add_flow("unlock-door", [f"type {CANARY}"], agent="scout", description="opens it")
+    res = eng.forget("agent", "scout", "agent decommissioned")
+    assert res.status == "verified"
+    rows = eng.store.read("SELECT * FROM tombstones WHERE request_id = ?", (res.request_id,))
+    assert {r["target_kind"] for r in rows} == {"session", "message", "memory", "rule", "flow"}
+    blob = json.dumps([list(r) for r in rows])
+    assert CANARY not in blob and "unlock-door" not in blob and "locker" not in blob
+    with eng.store.reading() as conn:
+        assert tombstones.is_forgotten(conn, kind="session", ident="hermes-sess-42")
+        assert tombstones.is_forgotten(conn, kind="memory", text="  the LOCKER combination " + CANARY.lower()
+                                       + "\n opens the east door")
+        assert tombstones.is_forgotten(conn, kind="message", text=f"my code is {CANARY}")
+        assert tombstones.is_forgotten(conn, kind="rule", text=f"Never reveal {CANARY}")
+        assert tombstones.is_forgotten(conn, kind="flow", ident="unlock-door")
+        assert tombstones.is_forgotten(conn, kind="flow", text=tombstones.flow_text("opens it", [f"type {CANARY}"]))
+        assert not tombstones.is_forgotten(conn, kind="session", ident="hermes-sess-43")
+        assert not tombstones.is_forgotten(conn, kind="memory", text="something else entirely")
+        assert not tombstones.is_forgotten(conn, kind="memory", text="")
+
+
+# -- 4. interrupted cases resume from another process ---------------------------------------------------
+@pytest.mark.parametrize("stage", ["before-commit", "after-commit"])
+def test_a_forget_killed_mid_execute_is_finished_by_another_process(tmp_path, db_path, stage):
+    e = open_engine(db_path, embedder=HashEmbedder())
+    e.add_memory(SECRET, dedup=False)
+    e.add_memory("an innocent memory about tea", dedup=False)
+    rid = e.forget("query", CANARY, "ticket 9", preview=True).request.id
+    e.close()
+    marker = tmp_path / "paused"
+    p = child(f"""
+        e = open_engine(DB, embedder=HashEmbedder())
+        e.execute_forget({rid})
+    """, db_path, env={"MEMCONSOLE_FORGET_TEST_PAUSE": f"{stage}:{marker}"})
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert p.poll() is None, p.stderr.read().decode()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    e = open_engine(db_path, embedder=HashEmbedder())
+    try:
+        assert e.get_forget_request(rid).status == ("previewed" if stage == "before-commit" else "executed")
+        res = e.execute_forget(rid)        # what `memconsole forget-request ID --execute` runs
+        assert res.status == "verified" and res.residue == 0
+        assert e.store.read_one("SELECT count(*) FROM memories")[0] == 1
+        assert not any((db_path.parent / "forget").glob("*.sealed"))     # proven gone: seal removed
+    finally:
+        e.close()
+    assert CANARY.encode() not in file_bytes(db_path)
+
+
+def test_a_case_left_executed_by_a_long_reader_is_verified_later_from_a_fresh_process(eng, db_path):
+    eng.add_memory(SECRET, dedup=False)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys
+            import sqlean as sqlite3
+            c = sqlite3.connect({str(db_path)!r}, isolation_level=None)
+            c.execute("BEGIN"); c.execute("SELECT count(*) FROM memories").fetchone()
+            print("ready", flush=True); sys.stdin.readline(); c.execute("COMMIT"); c.close()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert reader.stdout.readline().strip() == "ready"
+    res = eng.forget("query", CANARY, "long reader")
+    assert res.status == "executed" and not res.verification.wal_truncated
+    reader.stdin.write("\n")
+    reader.stdin.flush()
+    reader.wait(timeout=30)
+    out = run_child(f"""
+        e = open_engine(DB, embedder=HashEmbedder())
+        v = e.verify_forget({res.request_id})
+        print(json.dumps([e.get_forget_request({res.request_id}).status, v.residue, v.checked_texts]))
+        e.close()
+    """, db_path)
+    status, residue, checked = json.loads(out.strip().splitlines()[-1])
+    assert (status, residue) == ("verified", 0) and checked > 0
+    assert eng.get_forget_request(res.request_id).status == "verified"
+
+
+def test_cli_verify_rescans_a_case(tmp_path, capsys):
+    from console.cli import main
+
+    db = str(tmp_path / "memory.db")
+    e = open_engine(db, embedder=HashEmbedder())
+    e.add_memory(SECRET, dedup=False)
+    rid = e.forget("query", CANARY, "cli", preview=True).request.id
+    e.close()
+    assert main(["--db", db, "forget-request", str(rid), "--execute", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "verified"
+    assert main(["--db", db, "forget-request", str(rid), "--verify"]) == 0
+    assert "nothing to check against" in capsys.readouterr().out
+
+
+# -- 5. never through links, never outside the database's folder ----------------------------------------
+def _seed_curator(eng):
+    eng.add_memory(SECRET, dedup=False)
+    eng.add_memory(TWIN, dedup=False)
+
+
+def test_a_symlinked_curator_folder_is_refused_by_the_curator_and_forget(eng, db_path, tmp_path):
+    outside = tmp_path.parent / (tmp_path.name + "-outside")
+    outside.mkdir()
+    (db_path.parent / "curator").symlink_to(outside, target_is_directory=True)
+    _seed_curator(eng)
+    with pytest.raises(EngineError, match="symbolic link") as ei:
+        eng.run_curator()
+    assert "\n" not in str(ei.value)
+    assert list(outside.iterdir()) == []
+    n = eng.store.read_one("SELECT count(*) FROM memories")[0]
+    with pytest.raises(EngineError, match="symbolic link"):
+        eng.forget("query", CANARY, "x")
+    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == n      # nothing lost
+
+
+@pytest.mark.parametrize("kind", ["symlink-inside", "symlink-outside", "hardlink"])
+def test_a_linked_report_file_is_refused_and_its_target_untouched(eng, db_path, tmp_path, kind):
+    _seed_curator(eng)
+    run = eng.run_curator()
+    folder = Path(run.report_dir)
+    target = (folder / "run.json") if kind == "symlink-inside" else tmp_path.parent / f"{tmp_path.name}-{kind}.txt"
+    if kind != "symlink-inside":
+        target.write_text(f"outside file quoting {SECRET}")
+    before = target.read_bytes()
+    link = folder / "extra.md"
+    if kind == "hardlink":
+        os.link(target, link)
+    else:
+        link.symlink_to(target)
+    with pytest.raises(EngineError, match="link") as ei:
+        eng.forget("query", CANARY, "x")
+    assert "\n" not in str(ei.value)
+    assert target.read_bytes() == before
+    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 2
+
+
+def test_report_folders_are_created_private_and_checked(eng, db_path):
+    root = db_path.parent / "curator"
+    root.mkdir(mode=0o755)
+    os.chmod(root, 0o755)
+    _seed_curator(eng)
+    folder = Path(eng.run_curator().report_dir)
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700            # checked and tightened, not assumed
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()} == {0o600}
+
+
+# -- 6. malformed rows never stop a forget --------------------------------------------------------------
+def test_malformed_rows_never_make_forget_fail(eng, db_path):
+    m = eng.add_memory(SECRET, agent="scout", dedup=False)
+    sid = eng.add_session(agent="scout", title=f"about {CANARY}")
+    eng.add_message(sid, "user", f"hi {CANARY}")
+
+    def poison(c):
+        c.execute("UPDATE memories SET metadata = '{not json', importance = ? WHERE id = ?", (float("inf"), m))
+        c.execute("UPDATE sessions SET metadata = '[1, 2' WHERE id = ?", (sid,))
+        c.execute("UPDATE messages SET metadata = 'null' WHERE session_id = ?", (sid,))
+        c.execute("INSERT INTO rules(text, agent, metadata, score) VALUES (?, 'scout', '{\"promoted_from\": ', ?)",
+                  (f"rule {CANARY}", float("-inf")))
+        c.execute("INSERT INTO rules(text, metadata) VALUES ('other rule', 'garbage')")
+        c.execute("INSERT INTO proposals(kind, target_kind, members, evidence, fingerprint, created_at)"
+                  " VALUES ('merge', 'memory', 'not a list', '{bad', 'fp', 0)")
+        c.execute("INSERT INTO proposals(kind, target_kind, members, evidence, fingerprint, created_at)"
+                  " VALUES ('merge', 'memory', '{\"a\": 1}', 'null', 'fp2', 0)")
+        c.execute("INSERT INTO flows(name, steps, triggers, metadata) VALUES ('f', '[oops', 'x', '{')")
+        c.execute("INSERT INTO audit(at, actor, action, summary) VALUES (0, 'x', 'y', ?)", ("{" + CANARY,))
+    eng.store.write(poison)
+    res = eng.forget("agent", "scout", "malformed")
+    assert res.status in ("verified", "executed") and res.counts["memories"] == 1
+    res = eng.forget("query", CANARY, "malformed too")
+    assert res.residue == 0
+
+
+# -- 7. each case records the audit head ---------------------------------------------------------------
+def test_each_executed_case_records_the_audit_head(eng):
+    from engine import audit
+
+    eng.add_memory(SECRET, dedup=False)
+    res = eng.forget("query", CANARY, "head")
+    head = eng.get_forget_request(res.request_id).counts["audit_head"]
+    row = eng.store.read_one("SELECT id, hash, action FROM audit WHERE id = ?", (head[0],))
+    assert row["action"] == "forget" and row["hash"] == head[1]
+    # a later forget that redacts earlier rows re-chains them: the earlier case follows
+    eng.add_memory("Another secret: Wombat-99x-Sierra lives here", dedup=False)
+    eng.forget("query", "Wombat-99x-Sierra", "second")
+    head2 = eng.get_forget_request(res.request_id).counts["audit_head"]
+    with eng.store.reading() as c:
+        assert c.execute("SELECT hash FROM audit WHERE id = ?", (head2[0],)).fetchone()[0] == head2[1]
+        assert audit.head(c)[0] > head2[0]

@@ -56,7 +56,9 @@ def ingest(ctx, file, no_dedup, as_json):
             close()
     emit(summary, as_json, lambda s: click.echo(
         "ingested " + ", ".join(f"{v} {k}" for k, v in s["added"].items())
-        + (f"; {s['deduplicated']} near-duplicates reinforced" if s.get("deduplicated") else "")))
+        + (f"; {s['deduplicated']} near-duplicates reinforced" if s.get("deduplicated") else "")
+        + (f"; {s['skipped_forgotten']} forgotten here, not brought back"
+           if s.get("skipped_forgotten") else "")))
 
 
 def _filters(f):

@@ -18,6 +18,7 @@ import sqlean as sqlite3
 from ..clock import parse_time
 from ..errors import ImportFailed, InvalidInput
 from . import validate
+from .files import inside
 
 KNOWN_VERSION = 30
 CORE_SESSION = ("id", "source", "user_id", "model", "model_config", "system_prompt",
@@ -97,6 +98,8 @@ def snapshot(src: Path, dest_dir: Path, tries: int = 5) -> Path:
             try:
                 if not stat.S_ISREG(os.stat(s).st_mode):    # a FIFO blocks, a device never ends
                     raise ImportFailed(f"{s}: not a regular file; not read")
+                if not inside(src.parent.resolve(), s):     # -wal/-shm pointing elsewhere
+                    raise ImportFailed(f"{s}: a symlink that leaves {src.parent}; not read")
                 shutil.copyfile(s, d)
             except FileNotFoundError:
                 if suffix == "":

@@ -92,8 +92,8 @@ def epoch(v, what: str) -> None:
 _OBJ, _LIST, _ANY = dict, list, object
 # JSON text columns and the JSON type each must hold ("" allowed where the schema defaults to it).
 JSON_COLUMNS = {"metadata": _OBJ, "steps": _LIST, "triggers": _LIST, "members": _LIST,
-                "evidence": _OBJ, "snapshot": _ANY, "counts": _OBJ, "selected": _ANY,
-                "summary": _ANY}
+                "evidence": _OBJ, "snapshot": _ANY, "counts": _OBJ, "selected": _ANY}
+# (audit.summary is display text the chain hashes as written: any text, not parsed.)
 JSON_BY_TABLE = {"import_watermarks": {"value": _ANY}}
 UNIT = {("memories", "importance"), ("memories", "strength"), ("memories", "anchor_strength")}
 RANGES = {("rules", "score"): (0.0, 10.0), ("rule_history", "old_score"): (0.0, 10.0),

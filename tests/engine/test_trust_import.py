@@ -82,6 +82,33 @@ def test_ingest_cli_error_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
     assert "in.jsonl:2:" in err
 
 
+def test_cli_refuses_a_fifo_and_a_bad_export_line_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(HEADER + '{"type":"memory","row":{"id":7,"content":"v","importance":NaN}}\n')
+    with deadline(60):
+        for args in (("ingest", str(fifo)), ("import", "jsonl", str(fifo)),
+                     ("import", "markdown", str(fifo), "--agent", "a"),
+                     ("import", "jsonl", str(bad))):
+            code, _, err = cli(tmp_path, capsys, *args)
+            assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, args
+    assert "bad.jsonl:2:" in err and "NaN" in err
+
+
+def test_a_hermes_row_with_an_infinite_time_refuses_the_import_naming_it(eng, tmp_path):
+    h = HermesHome(tmp_path / "hermes", version=2)
+    h.session("ok", started=T)
+    h.message("ok", "user", "fine", T + 1)
+    h.session("inf", started=float("inf"))
+    h.close()
+    before = counts(eng)
+    with pytest.raises(ImportFailed, match=r"state\.db: session 'inf': .*started_at"):
+        eng.import_hermes(tmp_path / "hermes")
+    assert counts(eng) == before
+
+
 def _export_line(rtype: str, row: dict, **extra) -> str:
     return json.dumps({"type": rtype, "row": row, **extra})
 
@@ -310,7 +337,7 @@ def forgotten_home(eng, tmp_path):
     h = canary_home(tmp_path / "hermes")
     h.close()                               # closed before anything copies its files
     eng.import_hermes(tmp_path / "hermes")
-    eng.add_rule(f"Never say {CANARY}") if hasattr(eng, "add_rule") else None
+    eng.add_rule(f"Never say {CANARY}")
     assert residue(eng)
     export = tmp_path / "before.jsonl"
     eng.export_jsonl(export)                # written BEFORE the forget

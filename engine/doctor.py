@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import audit, schema
+from . import audit, doctor_rows, schema
 from .errors import EngineError
 from .store import Error as SqlError
 
@@ -63,11 +63,60 @@ def _ids(conn, sql: str, params=()) -> tuple[int, list]:
     return len(rows), [r[0] for r in rows[:SAMPLE]]
 
 
+def _guard(checks: list, name: str, fn) -> None:
+    """Run one check; a damaged file makes it a finding, never a traceback."""
+    try:
+        got = fn()
+    except SqlError as exc:
+        checks.append(DoctorCheck(name, False, f"could not be checked: {exc}", 1))
+        return
+    if isinstance(got, DoctorCheck):
+        checks.append(got)
+    elif isinstance(got, list) and all(isinstance(x, DoctorCheck) for x in got):
+        checks.extend(got)
+
+
+def _orphans(c, name: str, sql: str, what: str) -> DoctorCheck:
+    n, ids = _ids(c, sql)
+    return DoctorCheck(name, n == 0, f"{n} {what}" if n else "none", n, ids)
+
+
+def _chain(c) -> DoctorCheck:
+    chain = audit.verify_chain(c, limit_problems=SAMPLE)
+    bad = list(dict.fromkeys(int(m.group(1)) for p in chain.problems
+                             if (m := re.match(r"row (\d+):", p))))
+    return DoctorCheck(
+        "audit-chain", chain.ok, chain.message if chain.ok else
+        f"{chain.message}: {chain.problems[0]}" + (
+            f" (+{len(chain.problems) - 1} more)" if len(chain.problems) > 1 else ""),
+        len(chain.problems), bad)
+
+
+def _malformed(c) -> list[DoctorCheck]:
+    """One finding per malformed row (table, id, column); one ok line per kind when clean."""
+    out = []
+    for kind, find, clean in (("numbers", doctor_rows.number_findings, "every number is finite"),
+                              ("json", doctor_rows.json_findings, "every JSON column parses"),
+                              ("vectors", doctor_rows.vector_findings,
+                               f"every vector has {schema.EMBED_DIM} finite dimensions")):
+        found = find(c)
+        out.extend(DoctorCheck(f"malformed:{table}", False, f"{table} id {ident}: {what}", 1,
+                               [ident]) for table, ident, what in found)
+        if not found:
+            out.append(DoctorCheck(f"rows:{kind}", True, clean))
+    return out
+
+
 class DoctorMixin:
     def doctor(self, repair: bool = False) -> DoctorReport:
         """Check the database; with `repair`, rebuild derived indexes first and report what
         was done (then check again, so the report describes the file as it is now)."""
-        repaired = self._doctor_repair() if repair else []
+        repaired: list[str] = []
+        if repair:
+            try:
+                repaired = self._doctor_repair()
+            except (SqlError, EngineError) as exc:    # a damaged or read-only file: say so
+                repaired = [f"repair stopped: {exc}"]
         report = self._doctor_check()
         report.repaired = repaired
         return report
@@ -75,37 +124,51 @@ class DoctorMixin:
     # -- checks ----------------------------------------------------------------------------------
     def _doctor_check(self) -> DoctorReport:
         checks: list[DoctorCheck] = []
-        with self.store.reading() as c:
-            res = [r[0] for r in c.execute("PRAGMA integrity_check").fetchall()]
-            sound = res == ["ok"]
-            checks.append(DoctorCheck("sqlite-integrity", sound, "ok" if sound else "; ".join(res[:5]),
-                                      0 if sound else len(res)))
-            counts = {t: c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                      for t in dict.fromkeys(("memories", "messages", "sessions", "rules", "audit",
-                                              *(table for _, table in FTS_TABLES)))}
-            for fts, table in FTS_TABLES:
-                checks.append(self._fts_ids(c, fts, table, counts))
-            checks.extend(self._vector_checks(c, counts))
-            pending = [r[0] for r in c.execute(
-                "SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (PENDING_SAMPLE,))]
-            counts["pending_vectors"] = c.execute(
-                "SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0]
-            for name, sql, what in ORPHANS:
-                n, ids = _ids(c, sql)
-                checks.append(DoctorCheck(name, n == 0, f"{n} {what}" if n else "none", n, ids))
-            chain = audit.verify_chain(c, limit_problems=SAMPLE)
-            bad = list(dict.fromkeys(int(m.group(1)) for p in chain.problems
-                                     if (m := re.match(r"row (\d+):", p))))
-            checks.append(DoctorCheck(
-                "audit-chain", chain.ok, chain.message if chain.ok else
-                f"{chain.message}: {chain.problems[0]}" + (
-                    f" (+{len(chain.problems) - 1} more)" if len(chain.problems) > 1 else ""),
-                len(chain.problems), bad))
+        counts: dict = {}
+        pending: list[int] = []
+        try:
+            with self.store.reading() as c:
+                sound = self._integrity(c, checks)
+                for t in dict.fromkeys(("memories", "messages", "sessions", "rules", "audit",
+                                        *(table for _, table in FTS_TABLES))):
+                    _guard(checks, f"count:{t}", lambda t=t: counts.__setitem__(
+                        t, c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]))
+                for fts, table in FTS_TABLES:
+                    _guard(checks, f"fts-ids:{fts}", lambda f=fts, t=table: self._fts_ids(c, f, t, counts))
+                _guard(checks, "vectors", lambda: self._vector_checks(c, counts))
+                _guard(checks, "pending-vectors", lambda: pending.extend(self._pending(c, counts)))
+                for name, sql, what in ORPHANS:
+                    _guard(checks, name, lambda name=name, sql=sql, what=what: _orphans(c, name, sql, what))
+                _guard(checks, "audit-chain", lambda: _chain(c))
+                _guard(checks, "malformed-rows", lambda: _malformed(c))
+        except SqlError as exc:    # the file cannot even be read as far as a snapshot: a finding
+            checks.append(DoctorCheck("sqlite-readable", False, f"the file cannot be read ({exc})", 1))
+            sound = False
         # FTS5's own check (the index against its content) is an INSERT statement, so it takes
-        # the write lock; it changes nothing, hence no audit row.
-        for fts, _ in FTS_TABLES:
-            checks.append(self._fts_integrity(fts))
+        # the write lock; it changes nothing, hence no audit row. A file already found damaged is
+        # not written to at all.
+        if sound:
+            for fts, _ in FTS_TABLES:
+                checks.append(self._fts_integrity(fts))
         return DoctorReport(all(ch.ok for ch in checks), checks, counts, pending)
+
+    @staticmethod
+    def _integrity(c, checks: list) -> bool:
+        try:
+            res = [r[0] for r in c.execute("PRAGMA integrity_check").fetchall()]
+        except SqlError as exc:
+            res = [str(exc)]
+        sound = res == ["ok"]
+        checks.append(DoctorCheck("sqlite-integrity", sound, "ok" if sound else "; ".join(res[:5]),
+                                  0 if sound else len(res)))
+        return sound
+
+    @staticmethod
+    def _pending(c, counts: dict) -> list[int]:
+        counts["pending_vectors"] = c.execute(
+            "SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0]
+        return [r[0] for r in c.execute(
+            "SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (PENDING_SAMPLE,))]
 
     def _fts_ids(self, c, fts: str, table: str, counts: dict) -> DoctorCheck:
         # An external-content FTS5 table reads rows from its table; its docsize shadow table is
@@ -115,7 +178,7 @@ class DoctorMixin:
         missing, mids = _ids(c, f"SELECT id FROM {table} WHERE id NOT IN (SELECT id FROM {fts}_docsize)")
         extra, eids = _ids(c, f"SELECT id FROM {fts}_docsize WHERE id NOT IN (SELECT id FROM {table})")
         ok = missing == 0 and extra == 0
-        detail = (f"{n_idx} indexed = {counts[table]} rows" if ok else
+        detail = (f"{n_idx} indexed = {counts.get(table, '?')} rows" if ok else
                   f"{missing} {table} not indexed, {extra} indexed rows with no {table} row")
         return DoctorCheck(f"fts-ids:{fts}", ok, detail, missing + extra, mids + eids)
 

@@ -71,13 +71,14 @@ def inside(root: Path, path: Path) -> bool:
 
 
 def regular_file(root: Path, path: Path, warn) -> bool:
-    """Whether `path` may be read as part of the import rooted at `root`: a regular file whose
-    real location is inside the root. Anything else is reported through `warn` and skipped."""
+    """Whether `path` may be read as part of the import rooted at `root` (resolved): a regular
+    file whose real location is inside the root (neither it nor a folder above it a symlink
+    leading out). Anything else is reported through `warn` and skipped, never opened."""
     try:
-        st = os.lstat(path)
+        os.lstat(path)
     except OSError:
         return False
-    if stat.S_ISLNK(st.st_mode) and not inside(root, path):
+    if not inside(root, path):
         warn(f"{path}: a symlink that leaves {root}; skipped")
         return False
     try:
@@ -87,6 +88,16 @@ def regular_file(root: Path, path: Path, warn) -> bool:
         return False
     if not stat.S_ISREG(st.st_mode):
         warn(f"{path}: {_kind(st.st_mode)}, not a regular file; skipped")
+        return False
+    return True
+
+
+def folder(root: Path, path: Path, warn) -> bool:
+    """Whether `path` is a folder to read from: inside the root once symlinks are resolved."""
+    if not path.is_dir():
+        return False
+    if not inside(root, path):
+        warn(f"{path}: a symlink that leaves {root}; skipped")
         return False
     return True
 

@@ -16,7 +16,7 @@ except ImportError:         # pragma: no cover
 from ..clock import parse_time
 from ..errors import ImportFailed, InvalidInput
 from . import validate
-from .files import find, inside, read_regular, regular_file
+from .files import find, folder, read_regular, regular_file
 from .markdown import split_entries, steps_from_body
 
 MAX_FRONT_MATTER = 64 * 1024      # a skill's header is a few lines; more is not a header
@@ -82,15 +82,13 @@ def read_files(home: Path, *, include_bundled: bool = False) -> FilesData:
             if regular_file(root, p, warn):
                 target.extend(text for _, text in split_entries(_read_text(p), separator="§"))
     skills = home / "skills"
-    if skills.is_dir() and inside(root, skills):
+    if folder(root, skills, warn):
         _read_skills(root, skills, out, include_bundled)
     curator = home / "logs" / "curator"
-    if curator.is_dir() and inside(root, curator):
+    if folder(root, curator, warn):
         for d in sorted(p for p in curator.iterdir() if p.is_dir()):
-            if not inside(root, d):
-                warn(f"{d}: a symlink that leaves {home}; skipped")
-                continue
-            _read_run(root, d, out)
+            if folder(root, d, warn):
+                _read_run(root, d, out)
     return out
 
 
@@ -144,14 +142,25 @@ def _front_matter(text: str, where: str = "", warn=None) -> tuple[dict, str]:
 
 
 def _iso(v) -> float | None:
-    if v is None or v == "":
+    """A time from .usage.json: epoch seconds or ISO text; anything else (or out of range) None."""
+    if v is None or v == "" or isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)):
-        return float(v)
     try:
-        return parse_time(str(v))
-    except InvalidInput:
+        t = float(v) if isinstance(v, (int, float)) else parse_time(str(v))
+    except (InvalidInput, OverflowError):
         return None
+    return t if 0.0 <= t <= validate.TIME_MAX else None
+
+
+def _count(v) -> int:
+    """A usage counter: a whole number >= 0 in 64 bits, else 0 (never an error)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        return 0
+    try:
+        n = int(float(v)) if isinstance(v, (float, str)) else v
+    except (ValueError, OverflowError):
+        return 0
+    return n if 0 <= n <= validate.INT_MAX else 0
 
 
 def _json_file(root: Path, path: Path, out: FilesData):
@@ -206,7 +215,7 @@ def _read_skills(root: Path, skills: Path, out: FilesData, include_bundled: bool
         name = str(fm.get("name") or folder).strip()
         u = usage.get(name) if isinstance(usage.get(name), dict) else {}
         origin = origins.get(name, "agent")
-        if origin != "agent" and not include_bundled and not int(u.get("patch_count") or 0):
+        if origin != "agent" and not include_bundled and not _count(u.get("patch_count")):
             out.skip(f"skill {origin} with Hermes, never patched by the agent")
             continue
         last = [t for t in (_iso(u.get(k)) for k in ("last_used_at", "last_viewed_at",
@@ -218,8 +227,9 @@ def _read_skills(root: Path, skills: Path, out: FilesData, include_bundled: bool
             category=folders[-2] if len(folders) > 1 else "", path=str(rel),
             steps=steps_from_body(body), triggers=[str(t) for t in trig] if isinstance(trig, list) else [str(trig)],
             archived=archived, state=state, pinned=bool(u.get("pinned")), origin=origin,
-            usage={k: u[k] for k in ("use_count", "view_count", "patch_count", "created_by",
-                                     "archived_at") if u.get(k) is not None},
+            usage={k: _count(u[k]) if k.endswith("_count") else u[k]
+                   for k in ("use_count", "view_count", "patch_count", "created_by", "archived_at")
+                   if u.get(k) is not None},
             last_activity=max(last) if last else None, created_at=_iso(u.get("created_at")),
             sha256=hashlib.sha256(raw).hexdigest()))
 

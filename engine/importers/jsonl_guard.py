@@ -61,6 +61,14 @@ class Guard:
             self._high[table] = max(seq, int(top))
         return self._high[table]
 
+    def clean(self, table: str, row: dict) -> dict:
+        """A kept row's link to a forgotten session goes, as the forget unlinked it here."""
+        sid = row.get("session_id") if table == "memories" else None
+        if isinstance(sid, str) and sid and (sid in self.skipped.get("sessions", ())
+                                             or forgotten(self.conn, "session", ident=sid)):
+            return {**row, "session_id": None}
+        return row
+
     def reason(self, table: str, row: dict) -> str | None:
         """Why this exported row must not be restored (None: restore it)."""
         child = CHILDREN.get(table)

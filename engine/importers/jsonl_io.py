@@ -237,6 +237,7 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
             if why is not None:
                 s.skip(f"{rtype} {why}")
                 continue
+            row = guard.clean(table, row)
             try:
                 how = _restore(eng, conn, table, pk, row, vec, bool(vlog), keep_live=same_db)
                 if isinstance(how, int):

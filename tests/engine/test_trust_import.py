@@ -222,6 +222,19 @@ def test_fifos_symlinks_out_loops_and_depth_are_skipped_with_warnings(eng, tmp_p
     assert not eng.store.read("SELECT 1 FROM memories WHERE content LIKE '%secret%'")
 
 
+def test_a_memories_folder_linked_out_of_the_home_is_not_read(eng, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "MEMORY.md").write_text("someone else's secret")
+    home = tmp_path / "hermes"
+    home.mkdir()
+    (home / "memories").symlink_to(outside)
+    (home / "skills").symlink_to(outside)
+    s = eng.import_hermes(home)
+    assert sum("a symlink that leaves" in w for w in s.warnings) == 2, s.warnings
+    assert counts(eng)[2] == 0
+
+
 def test_a_device_in_the_home_is_never_opened(eng, tmp_path):
     home = tmp_path / "hermes"
     (home / "memories").mkdir(parents=True)

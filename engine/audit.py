@@ -8,7 +8,8 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .audit_hash import GENESIS, KEYED, KEYED_FROM, PLAIN, Hasher, row_hash  # noqa: F401 - row_hash: legacy rows
+from .audit_hash import GENESIS, KEYED, KEYED_FROM, PLAIN, Hasher, hasher
+from .audit_hash import row_hash  # noqa: F401 - legacy rows (tests build old chains with it)
 from .audit_verify import ChainCheck, verify_chain, walk  # noqa: F401 - the public names live here
 
 # Hashes this process wrote under the key: an append after one of its own skips re-checking it.
@@ -35,7 +36,7 @@ def append(conn, *, at: float, actor: str, action: str, target_kind: str = "",
     if not isinstance(summary, str):
         summary = json.dumps(summary, ensure_ascii=False, separators=(",", ":"), default=str)
     tid = "" if target_id is None else str(target_id)
-    hs = Hasher()
+    hs = hasher()
     prev = _keyed_prev(conn, hs, at, actor)
     return _insert(conn, hs, prev, at, actor, action, target_kind, tid, reason or "", summary)[0]
 
@@ -81,7 +82,7 @@ def _mark_keyed(conn, first_id: int) -> None:
 
 def rekey(conn, *, at: float, actor: str) -> str:
     """The explicit re-key step (what the first keyed append does anyway)."""
-    hs = Hasher()
+    hs = hasher()
     last = conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
     if last is None or hs.scheme(last) != PLAIN:
         return "the audit chain is already keyed" if last is not None else "the audit log is empty"
@@ -160,7 +161,7 @@ def rewrite(conn, changes: dict[int, tuple[str, str]]) -> int:
     keeps its old hash and link, so the rewrite never launders an earlier tampering."""
     if not changes:
         return 0
-    hs = Hasher()
+    hs = hasher()
     start = min(changes)
     before = conn.execute("SELECT id, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1",
                           (start,)).fetchone()

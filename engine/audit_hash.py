@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 
 from .keys import derived_key
 
@@ -64,3 +65,16 @@ class Hasher:
         return self._mac(json.dumps(["identity", r["id"], round(r["at"], 6), r["actor"], r["action"],
                                      r["target_kind"], r["target_id"]], ensure_ascii=False,
                                     separators=(",", ":")).encode("utf-8", "surrogatepass"))
+
+
+_hashers: dict[tuple, Hasher] = {}
+
+
+def hasher() -> Hasher:
+    """The Hasher for the current key location (the key itself is cached by engine.keys too):
+    resolving the key per row would cost more than the row."""
+    where = (os.environ.get("MEMCONSOLE_KEY_FILE"), os.environ.get("MEMCONSOLE_STATE"))
+    h = _hashers.get(where)
+    if h is None:
+        h = _hashers[where] = Hasher()
+    return h

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .audit_anchor import AnchorError, anchors_dir, follows, read_anchor
-from .audit_hash import GENESIS, KEYED, KEYED_FROM, PLAIN, Hasher
+from .audit_hash import GENESIS, KEYED, KEYED_FROM, PLAIN, Hasher, hasher
 from .clock import iso
 from .keys import key_file
 
@@ -24,6 +24,8 @@ class ChainCheck:
     anchor: str = "none"                 # ok | behind | rewritten | missing | unreadable | truncated | replaced
     anchor_detail: str = ""
     truncated_after: int | None = None   # the log ends here but was anchored further
+    anchor_file: str = ""
+    anchored: list = field(default_factory=list)   # [last id, last hash, rows] as anchored
 
 
 @dataclass
@@ -95,6 +97,8 @@ def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk) -> None:
                                  "a truncated tail cannot be ruled out")
         return
     a_id = rec["last_id"]
+    chk.anchor_file = str(anchors_dir() / f"{dbid}.json")
+    chk.anchored = [a_id, rec["last_hash"], rec.get("rows")]
     when = f"anchored at row {a_id} on {iso(float(rec.get('anchored_at') or 0))}"
     if a_id > w.last_id:
         chk.anchor, chk.truncated_after = "truncated", w.last_id
@@ -117,14 +121,16 @@ def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
     """Recompute every row's hash and link; compare the head with its anchor. A changed, inserted
     or deleted row, or a truncated tail, shows as a failure. (Forget's redaction re-chains on
     purpose, under the key, and says so in its own audit row.)"""
-    hs = Hasher()
+    hs = hasher()
     w = walk(conn, hs, limit_problems)
     chk = ChainCheck(not w.problems, w.n, w.first_bad, problems=w.problems, keyed=w.keyed > 0,
                      legacy_rows=w.plain, head_id=w.last_id)
     _anchor(conn, hs, chk, w)
     if chk.anchor in ("truncated", "replaced"):
         chk.ok = False
-        chk.problems.append(f"anchor: {chk.anchor_detail}")
+        a_id, a_hash, a_rows = chk.anchored
+        chk.problems.append(f"anchor: {chk.anchor_file} records row {a_id} (hash {a_hash[:16]}..., "
+                            f"{a_rows} rows); the log now ends at row {w.last_id} ({w.n} rows)")
     kind = ("keyed" if not w.plain else f"keyed; the first {w.plain} unkeyed from an older version"
             ) if w.keyed else ("unkeyed sha256 from an older version: keyed on the next write"
                                if w.plain else "")

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
 from .commands import ConsoleCommands
+from .text_safety import visible
 from .widgets.header import StatusHeader
 from .widgets.help import HelpScreen
 from .widgets.table import DataGrid
@@ -157,7 +158,7 @@ class MemConsole(App):
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
         """Notices quote operator and agent text (a typed score, an id in an error): never
         markup, or a "[/x]" in it crashed the console (Widget.notify passes markup=True)."""
-        super().notify(message, markup=False, **kwargs)
+        super().notify(visible(message), markup=False, **kwargs)
 
     def current_pane(self):
         try:

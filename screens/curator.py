@@ -14,8 +14,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import ProgressBar, Select, Static
+from textual.widgets import ProgressBar, Select
 
+from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.curator_types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, ProposalDetail
 

@@ -15,7 +15,9 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Input, Static
+from textual.widgets import Input
+
+from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from textual_plotext import PlotextPlot
 
 from console.widgets import charts

@@ -12,8 +12,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Select
 
+from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import parse_time
 from engine.curator_types import FORGET_SCOPES, ForgetPreview, ForgetRequest, ForgetResult

@@ -9,7 +9,9 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Input, Select, Static
+from textual.widgets import Input, Select
+
+from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from textual_plotext import PlotextPlot
 
 from console.widgets import charts

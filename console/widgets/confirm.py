@@ -7,7 +7,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Input, Label
+
+from console.text_safety import visible
+
+from .safe import SafeStatic
 
 
 class ConfirmModal(ModalScreen[bool]):
@@ -35,8 +39,8 @@ class ConfirmModal(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.title_text, id="confirm-title", markup=False)
-            yield Static(self.body, id="confirm-body", markup=False)
+            yield Label(visible(self.title_text), id="confirm-title", markup=False)
+            yield SafeStatic(self.body, id="confirm-body")
             if self.require_text:
                 yield Label(f"Type {self.require_text} to confirm:")
                 yield Input(placeholder=self.require_text, id="confirm-text")
@@ -90,7 +94,7 @@ class PromptModal(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question, markup=False)
+            yield Label(visible(self.question), markup=False)
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
 
     def on_mount(self) -> None:

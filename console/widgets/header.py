@@ -4,6 +4,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from console.text_safety import visible
+
 # embedder state -> (badge, style). Until the model is ready, search is keyword-only.
 BADGES = {
     "ready": ("hybrid", "bold black on green"),
@@ -55,8 +57,8 @@ class StatusHeader(Static):
                      f"rules {c.rules:,} │ proposals {c.pending_proposals:,} │ "
                      f"forget open {c.open_forget_requests:,}")
         t.append(" │ ")
-        t.append(_home(self.db_path), style="bold")
-        t.append(f" as {self.actor}", style="dim")
+        t.append(visible(_home(self.db_path), one_line=True), style="bold")
+        t.append(f" as {visible(self.actor, one_line=True)}", style="dim")    # --actor is typed text
         self.update(t)
 
 

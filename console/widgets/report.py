@@ -7,6 +7,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from console.text_safety import visible
+
 
 class ReportScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q", "close", "Close", id="report.close")]
@@ -18,7 +20,7 @@ class ReportScreen(ModalScreen[None]):
     def __init__(self, title: str, markdown: str) -> None:
         super().__init__()
         self.title_text = title
-        self.markdown = markdown
+        self.markdown = visible(markdown)      # the report quotes memories: controls spelled out
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as v:

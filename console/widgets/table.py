@@ -8,6 +8,10 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
+from console.text_safety import visible
+
+from .safe import safe_text
+
 
 class PlainCell(Text):
     """A str cell shown literally; it still equals its str, as the cell value did before."""
@@ -40,8 +44,10 @@ class DataGrid(DataTable):
 
     def add_row(self, *cells: Any, **kwargs: Any):
         """Cells are data, never markup: DataTable would parse a str with Text.from_markup, so a
-        memory holding "[/bold]" crashed the console and "[x]" vanished from the cell."""
-        return super().add_row(*(PlainCell(c, end="") if isinstance(c, str) else c for c in cells),
+        memory holding "[/bold]" crashed the console and "[x]" vanished from the cell. Control
+        characters are spelled out (safe_renderable): a stored ESC never reaches the terminal."""
+        return super().add_row(*(PlainCell(visible(c), end="") if isinstance(c, str)
+                                 else safe_text(c) if isinstance(c, Text) else c for c in cells),
                                **kwargs)
 
     def _update_dimensions(self, new_rows) -> None:

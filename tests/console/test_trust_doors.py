@@ -183,3 +183,39 @@ def test_defaults_and_good_values_pass(tmp_path):
     s = config.load_settings(cfg)
     assert s.search.keyword_share == 0.5 and s.decay.half_life_days["semantic"] == 12
     assert s.curator.auto_apply == ("archive",)
+
+
+# -- the console -------------------------------------------------------------------------------------
+async def test_console_shows_controls_escaped_in_search_cells_detail_and_header(seeded):
+    from textual.widgets import Static
+
+    from console.widgets.table import DataGrid
+    from tests.screens.helpers import make_app, settle
+
+    eng, _ = seeded
+    mid = eng.add_memory("zebracanary " + HOSTILE + " [bold]not bold[/bold]", dedup=False)
+    eng.actor = "\x1b[31mevil\u202e"
+    app = make_app(eng)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2", "slash", *"zebracanary", "enter")
+        await settle(app, pilot)
+        pane = app.pane("search")
+        assert [h.id for h in pane.result.hits][:1] == [mid]
+        grid = pane.query_one(DataGrid)
+        cells = [getattr(c, "plain", str(c)) for c in grid.get_row_at(0)]
+        shown = " ".join(cells)
+        assert "\\x1b[2J" in shown and "\\x07" in shown
+        _no_raw(shown)
+        await pilot.pause()
+        detail = " ".join(str(w.render()) for w in pane.query(Static))
+        assert "\\x1b]0;pwned" in detail and "[bold]not bold[/bold]" in detail
+        _no_raw(detail)
+        header = str(app.query_one("StatusHeader").render())
+        assert "\\x1b[31mevil\\u202e" in header
+        _no_raw(header)
+        app.notify("bad \x1b[2J news")
+        await pilot.pause()
+        svg = app.export_screenshot()
+        _no_raw(svg)
+        assert app.errors == [] if hasattr(app, "errors") else True

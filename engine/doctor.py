@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from . import audit, doctor_rows, schema
 from .errors import EngineError
+from .store import DatabaseDamaged
 from .store import Error as SqlError
 
 SAMPLE = 20            # offending ids shown per check
@@ -187,6 +188,8 @@ class DoctorMixin:
         try:
             self.store.write(lambda c: c.execute(sql))
             return DoctorCheck(f"fts-integrity:{fts}", True, "ok")
+        except DatabaseDamaged as exc:   # FTS5 reports a mismatch as SQLITE_CORRUPT_VTAB
+            return DoctorCheck(f"fts-integrity:{fts}", False, f"index disagrees with its table ({exc})", 1)
         except EngineError as exc:   # a read-only file: FTS5 checks through an INSERT, so skip it
             return DoctorCheck(f"fts-integrity:{fts}", True, f"not checked: {exc}")
         except SqlError as exc:

@@ -185,3 +185,10 @@ def check(path: Path, generation: int) -> str:
         return NEW      # a bare SQLite header (a creation cut short): nothing in it to protect
     raise EngineError(f"{path}: not a memconsole database ({_describe(pk)}); nothing was "
                       "written. To bring its contents in, use `memconsole import`.")
+
+
+def database_id(conn) -> str:
+    """This file's stable identity (meta `database_id`, uuid4 hex written at creation or by the
+    reconcile to older files): anchors kept outside the file are keyed by it."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'database_id'").fetchone()
+    return row[0] if row else ""

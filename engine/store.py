@@ -74,6 +74,8 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
     p = Path(path)
     state = identity.OURS
     if readonly:
+        if identity.check(p, GENERATION) == identity.NEW:
+            raise EngineError(f"{p}: no such database")
         conn = sqlite3.connect(identity.uri(p, mode="ro"), uri=True, isolation_level=None,
                                check_same_thread=False)
     else:
@@ -142,6 +144,10 @@ def bad_value(exc: BaseException) -> InvalidInput | None:
 _BIND_ERRORS = (UnicodeEncodeError, OverflowError, sqlite3.InterfaceError)
 
 
+class DatabaseDamaged(EngineError):
+    """SQLite found the file malformed: `doctor` says where; nothing more was written."""
+
+
 def plain_error(exc: BaseException, path: Path) -> EngineError | None:
     """A full disk or a read-only location is the operator's situation, not a bug: say so in
     one line (the transaction rolled back, so nothing was written)."""
@@ -153,6 +159,9 @@ def plain_error(exc: BaseException, path: Path) -> EngineError | None:
                            f"written); nothing was written ({exc})")
     if "unable to open database file" in msg and not os.access(path.parent, os.W_OK):
         return EngineError(f"{path}: its folder is read-only; nothing was written")
+    if "malformed" in msg:
+        return DatabaseDamaged(f"{path}: the database file is damaged ({exc}); nothing was "
+                               "written. Run `memconsole doctor` to see where")
     if "disk i/o error" in msg:
         return EngineError(f"{path}: the disk reported an I/O error (full or failing?); "
                            f"nothing was written ({exc})")
@@ -193,6 +202,8 @@ class Store:
             return retry_busy(fn, what=str(self.path))
         except _BIND_ERRORS as exc:
             raise (bad_value(exc) or exc) from None
+        except sqlite3.DatabaseError as exc:
+            raise (plain_error(exc, self.path) or exc) from None
 
     def retrying(self, fn: Callable[[], T], timeout: float | None = None) -> T:
         """Run `fn()` that opens its own transaction (schema reconcile), retrying BUSY."""
@@ -200,7 +211,7 @@ class Store:
             try:
                 return retry_busy(fn, timeout=WRITE_TIMEOUT_S if timeout is None else timeout,
                                   what=str(self.path))
-            except sqlite3.OperationalError as exc:
+            except sqlite3.DatabaseError as exc:
                 raise (plain_error(exc, self.path) or exc) from None
 
     @contextmanager
@@ -274,6 +285,8 @@ class Store:
                         self.conn.execute("ROLLBACK")
                     if isinstance(exc, _BIND_ERRORS) and bad_value(exc):
                         raise bad_value(exc) from None
+                    if isinstance(exc, sqlite3.DatabaseError) and plain_error(exc, self.path):
+                        raise plain_error(exc, self.path) from None
                     raise
                 finally:
                     self._in_write = False

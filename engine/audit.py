@@ -8,9 +8,17 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .audit_hash import GENESIS, KEYED, KEYED_FROM, PLAIN, Hasher, hasher
-from .audit_hash import row_hash  # noqa: F401 - legacy rows (tests build old chains with it)
-from .audit_verify import ChainCheck, verify_chain, walk  # noqa: F401 - the public names live here
+from .audit_anchor import AnchorError, read_anchor
+from .audit_hash import (
+    GENESIS,
+    KEYED,
+    KEYED_FROM,
+    PLAIN,
+    Hasher,
+    hasher,
+    row_hash,  # noqa: F401 - legacy rows (tests build old chains with it)
+)
+from .audit_verify import ChainCheck, keyed_from, verify_chain, walk  # noqa: F401 - public names
 
 # Hashes this process wrote under the key: an append after one of its own skips re-checking it.
 _recent: OrderedDict[str, None] = OrderedDict()
@@ -46,9 +54,20 @@ def _keyed_prev(conn, hs: Hasher, at: float, actor: str) -> str:
     if last is None:
         _mark_keyed(conn, 1)
         return GENESIS
-    if last["hash"] in _recent or hs.scheme(last) != PLAIN:
-        return last["hash"]      # keyed (or edited: linked as found, and verify reports it)
+    if last["hash"] in _recent or hs.scheme(last) != PLAIN or _was_keyed(conn):
+        return last["hash"]      # keyed (or tampered with: linked as found, verify reports it)
     return _upgrade(conn, hs, at, actor)[1]
+
+
+def _was_keyed(conn) -> bool:
+    """Was this chain keyed before (the meta row, or an anchor, which only keyed versions write)?
+    Then an unkeyed tail is someone's re-hash without the key, and re-keying it would launder it."""
+    if keyed_from(conn) is not None:
+        return True
+    try:
+        return read_anchor(conn)[1] is not None
+    except AnchorError:
+        return True
 
 
 def _upgrade(conn, hs: Hasher, at: float, actor: str) -> tuple[int, str]:
@@ -86,6 +105,9 @@ def rekey(conn, *, at: float, actor: str) -> str:
     last = conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
     if last is None or hs.scheme(last) != PLAIN:
         return "the audit chain is already keyed" if last is not None else "the audit log is empty"
+    if _was_keyed(conn):
+        return ("not re-keyed: this chain was keyed before and its tail is unkeyed now (re-hashed "
+                "without the key); `audit --verify` shows where")
     rid, _ = _upgrade(conn, hs, at, actor)
     row = conn.execute("SELECT summary FROM audit WHERE id = ?", (rid,)).fetchone()
     return (f"audit chain keyed (row {rid})" if '"rekeyed"' in row[0] else
@@ -134,20 +156,22 @@ def list_entries(conn, *, target: str | None = None, actor: str | None = None,
                  action: str | None = None, since: float | None = None, until: float | None = None,
                  limit: int = 500, newest_first: bool = True) -> list[AuditEntry]:
     """Audit rows matching every given filter. `target` is an id ("12") or kind:id ("memory:12")."""
-    where, params = ["1=1"], []
+    conds: list[tuple[str, object]] = []
     if target:
         kind, _, tid = str(target).rpartition(":")
         if kind:
-            where.append("target_kind = ?"); params.append(kind)
-        where.append("target_id = ?"); params.append(tid)
+            conds.append(("target_kind = ?", kind))
+        conds.append(("target_id = ?", tid))
     if actor:
-        where.append("actor = ?"); params.append(actor)
+        conds.append(("actor = ?", actor))
     if action:
-        where.append("action = ?"); params.append(action)
+        conds.append(("action = ?", action))
     if since is not None:
-        where.append("at >= ?"); params.append(float(since))
+        conds.append(("at >= ?", float(since)))
     if until is not None:
-        where.append("at < ?"); params.append(float(until))
+        conds.append(("at < ?", float(until)))
+    where = ["1=1", *(c for c, _ in conds)]
+    params = [v for _, v in conds]
     order = "DESC" if newest_first else "ASC"
     rows = conn.execute(f"SELECT * FROM audit WHERE {' AND '.join(where)} ORDER BY id {order} LIMIT ?",
                         [*params, int(limit)]).fetchall()

@@ -15,9 +15,9 @@ import re
 import secrets
 import stat
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from .audit_hash import Hasher, hasher
 from .errors import EngineError

@@ -21,7 +21,8 @@ class ChainCheck:
     keyed: bool = False                  # rows are HMAC-keyed (after any legacy prefix)
     legacy_rows: int = 0                 # unkeyed sha256 rows from an older memconsole (a prefix)
     head_id: int = 0
-    anchor: str = "none"                 # ok | behind | rewritten | missing | unreadable | truncated | replaced
+    # ok | behind | rewritten (forget re-linked it) | missing | unreadable | truncated | replaced
+    anchor: str = "none"
     anchor_detail: str = ""
     truncated_after: int | None = None   # the log ends here but was anchored further
     anchor_file: str = ""

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
-from engine import HashEmbedder, open_engine
-from engine import audit
+from engine import HashEmbedder, audit, open_engine
 from engine.audit_anchor import anchors_dir, database_id, read_anchor
 from engine.audit_hash import GENESIS, row_hash
 from engine.store import connect
@@ -47,6 +46,19 @@ def test_an_edit_rehashed_with_plain_sha256_is_detected(eng):
     assert not chk.ok and chk.first_bad_id == 1, chk.message     # no row verifies under the key
     assert any("re-hashed without the key" in p for p in chk.problems)
     assert chk.anchor == "replaced"          # the anchored head's hash is gone too
+    _add(eng, 1)                             # a later write does not "upgrade" the forgery
+    assert not eng.verify_audit().ok
+
+
+def test_a_plain_rehash_is_not_laundered_even_without_the_anchor(eng):
+    _add(eng, 3)
+    with eng.store.reading() as c:
+        (anchors_dir() / f"{database_id(c)}.json").unlink()
+    _plain_rechain(eng.store.conn, {2: "nothing to see here"})
+    assert "not re-keyed" in eng.rekey_audit()
+    _add(eng, 1)
+    chk = eng.verify_audit()
+    assert not chk.ok and chk.first_bad_id == 1, chk.message
 
 
 def test_deleting_the_last_rows_is_reported_as_truncation(eng):

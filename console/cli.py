@@ -38,6 +38,11 @@ def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
     from engine.paths import default_db
 
     ctx.obj = Ctx(db=db or default_db(), actor=actor)
+    if ctx.invoked_subcommand is not None and not isinstance(sys.stdout, SafeStream):
+        # Called without main() (click's CliRunner, an embedding program): same safe door.
+        out, err = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+        ctx.call_on_close(lambda: (setattr(sys, "stdout", out), setattr(sys, "stderr", err)))
     if ctx.invoked_subcommand is None:
         from .app import run_console
 
@@ -90,6 +95,14 @@ def _main(argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:      # a full disk, a read-only folder, a missing permission: say which
+        import errno
+
+        why = {errno.ENOSPC: "the disk is full", errno.EROFS: "the location is read-only",
+               errno.EACCES: "permission denied", errno.EPERM: "permission denied"}.get(
+                   exc.errno, exc.strerror or type(exc).__name__)
+        click.echo(f"memconsole: {why}" + (f": {exc.filename}" if exc.filename else ""), err=True)
+        return 1
     except Exception as exc:  # a bug: still one line for the operator; details on request
         if os.environ.get("MEMCONSOLE_DEBUG"):
             raise

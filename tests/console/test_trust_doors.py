@@ -219,3 +219,84 @@ async def test_console_shows_controls_escaped_in_search_cells_detail_and_header(
         svg = app.export_screenshot()
         _no_raw(svg)
         assert app.errors == [] if hasattr(app, "errors") else True
+
+
+def test_click_runner_gets_the_same_safe_output(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from console.cli import cli
+
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
+    monkeypatch.setenv("MEMCONSOLE_CONFIG", str(tmp_path / "none.toml"))
+    db = str(tmp_path / "r.db")
+    r = CliRunner().invoke(cli, ["--db", db, "--actor", "\x1b[31mevil", "add", HOSTILE])
+    assert r.exit_code == 0, r.output
+    for args in (["search", "note"], ["memory", "show", "1"], ["search", "note", "--json"]):
+        r = CliRunner().invoke(cli, ["--db", db, *args])
+        assert r.exit_code == 0, r.output
+        _no_raw(r.output)
+        assert "\\x1b" in r.output or "\\u001b" in r.output
+
+
+def test_bad_config_reaches_the_console_entry_as_one_line(run, tmp_path, monkeypatch):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[search]\nkeyword_share = 3\n")
+    monkeypatch.setenv("MEMCONSOLE_CONFIG", str(cfg))
+    code, out, err = run()          # no verb: the console
+    assert code == 2 and err.count("\n") == 1, err
+    assert "search.keyword_share must be between 0 and 1 (got 3)" in err
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    """A demo database with a hostile memory, a session title and non-finite numbers planted."""
+    import os
+
+    import sqlean as sqlite3
+
+    d = tmp_path_factory.mktemp("demo")
+    db = str(d / "demo.db")
+    old = {k: os.environ.get(k) for k in ("MEMCONSOLE_EMBEDDER", "MEMCONSOLE_CONFIG")}
+    os.environ.update(MEMCONSOLE_EMBEDDER="hash", MEMCONSOLE_CONFIG=str(d / "none.toml"))
+    try:
+        assert main(["--db", db, "demo"]) == 0
+        assert main(["--db", db, "add", "zebracanary " + HOSTILE]) == 0
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE memories SET importance = 9e999 WHERE id = 3")
+    conn.execute("UPDATE memories SET strength = -9e999, anchor_strength = 9e999 WHERE id = 4")
+    conn.execute("UPDATE sessions SET title = ? WHERE rowid = 1", (HOSTILE,))
+    conn.execute("UPDATE rules SET text = ? WHERE id = 2", (HOSTILE,))
+    conn.commit()
+    conn.close()
+    return db
+
+
+JSON_VERBS = [
+    ["search", "zebracanary"], ["search", "deploy"], ["explain", "deploy", "3"], ["sessions"],
+    ["messages", "deploy"], ["memory", "show", "3"], ["memory", "show", "4"], ["rules"],
+    ["rule", "show", "2"], ["flows"], ["boot"], ["decay", "forecast", "--days", "30"],
+    ["decay", "curve", "3"], ["decay", "run", "--dry-run"], ["curate", "run", "--dry-run", "--no-model"],
+    ["proposals"], ["audit"], ["forget-requests"], ["doctor"],
+]
+
+
+@pytest.mark.parametrize("args", JSON_VERBS, ids=lambda a: " ".join(a))
+def test_every_json_output_is_strict_and_escaped(demo_db, capsys, monkeypatch, args):
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
+    monkeypatch.setenv("MEMCONSOLE_CONFIG", demo_db + ".none.toml")
+    code = main(["--db", demo_db, *args, "--json"])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), (code, err)          # doctor may report findings (exit 1)
+    assert "Traceback" not in err and "internal error" not in err, err
+    _strict(out)
+    _no_raw(out, err)
+    code = main(["--db", demo_db, *args])        # and the plain form
+    out, err = capsys.readouterr()
+    assert code in (0, 1) and "internal error" not in err, err
+    _no_raw(out, err)

@@ -143,6 +143,24 @@ def read_anchor(conn) -> tuple[str, dict | None]:
         return dbid, (None if dfd is None else _read(dfd, f"{dbid}.json"))
 
 
+def others_for_path(conn, dbid: str) -> list[dict]:
+    """Anchors under another database id that name this file's path: when this database's own
+    anchor is missing, one of them may be it (its id row changed) — or an older database there."""
+    path, out = database_path(conn), []
+    with _folder(create=False) as dfd:
+        if dfd is None or not path:
+            return out
+        for name in sorted(os.listdir(dfd))[:1000]:
+            if name.endswith(".json") and name != f"{dbid}.json":
+                try:
+                    rec = _read(dfd, name)
+                except AnchorError:
+                    continue
+                if rec and rec.get("path") == path:
+                    out.append(rec)
+    return out
+
+
 def follows(hs: Hasher, anchor: dict, row) -> bool:
     """Is `row` (at the anchor's id) the row the anchor recorded? Same hash, or — after a forget
     re-linked the chain — same identity (id, time, actor, action, target)."""

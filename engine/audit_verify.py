@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .audit_anchor import AnchorError, anchors_dir, follows, read_anchor
+from .audit_anchor import AnchorError, anchors_dir, follows, others_for_path, read_anchor
 from .audit_hash import GENESIS, KEYED, KEYED_FROM, PLAIN, Hasher, hasher
 from .clock import iso
 from .keys import key_file
@@ -96,6 +96,10 @@ def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk) -> None:
             chk.anchor = "missing"
             chk.anchor_detail = (f"no head anchor for this database ({anchors_dir() / (dbid + '.json')}): "
                                  "a truncated tail cannot be ruled out")
+            for other in others_for_path(conn, dbid)[:3]:
+                chk.anchor_detail += (f"; an anchor for this path exists under database id "
+                                      f"{other.get('database_id')} (row {other['last_id']}): another "
+                                      "database that was here, or this one's id was changed")
         return
     a_id = rec["last_id"]
     chk.anchor_file = str(anchors_dir() / f"{dbid}.json")

@@ -234,3 +234,10 @@ def test_a_hostile_database_id_never_names_a_path(eng, bad):
     with eng.store.reading() as c:
         dbid = database_id(c)
     assert dbid.startswith("id-") and "/" not in dbid
+
+
+def test_a_changed_database_id_is_named_when_its_anchor_goes_missing(eng):
+    _add(eng, 3)
+    eng.store.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('database_id', 'forged0id')")
+    chk = eng.verify_audit()
+    assert chk.anchor == "missing" and "this one's id was changed" in chk.message, chk.message

@@ -62,7 +62,7 @@ def cli(tmp_path, capsys, *args):
     ('{"type":"message","session_id":"ok","content":"x","at":1e999}', "finite"),
     ('{"type":"session","id":"s2","started_at":"NaN"}', "s2|time|NaN"),
     ('{"type":"session","id":"s2","title":"' + "t" * 10_001 + '"}', "limit"),
-])
+], ids=lambda v: v[:48])
 def test_ingest_refuses_bad_numbers_with_file_line_and_writes_nothing(eng, tmp_path, bad, what):
     p = tmp_path / "in.jsonl"
     p.write_text('{"type":"session","id":"ok","agent":"a"}\n'
@@ -139,7 +139,7 @@ _VEC_SHORT = __import__("base64").b64encode(b"\x00\x00\x80\x3f" * 383).decode()
     ('{"type":"message","row":{"id":5,"session_id":"ok","role":"hacker"}}', "role"),
     ('{"type":"rule","row":{"id":2,"text":"r","score":11}}', "score"),
     ('{"type":"audit","row":{"id":9,"at":Infinity,"actor":"x","action":"y"}}', "Infinity"),
-])
+], ids=lambda v: v[:64])
 def test_jsonl_import_holds_every_row_to_the_schema(eng, tmp_path, line, what):
     p = tmp_path / "bad.jsonl"
     p.write_text(HEADER + '{"type":"session","row":{"id":"ok","agent":"a"}}\n' + line + "\n")

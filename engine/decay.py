@@ -13,6 +13,7 @@ Rule scores lose `rule_daily_loss` per daily cycle once a rule has gone `rule_gr
 reinforcement. Cycles are counted on a grid anchored at (last reinforced + grace), and
 `last_decayed_at` remembers the last cycle applied, so a pass at the same clock applies nothing new.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,7 +26,7 @@ from .types import KINDS
 BANDS = ((9.0, "critical"), (5.0, "active"), (3.0, "dormant"))
 STATUS_RANK = {"retired": 0, "dormant": 1, "active": 2, "critical": 3}
 SCORE_MIN, SCORE_MAX = 0.0, 10.0
-RETIRE_EDGE = BANDS[-1][0]     # below this a rule is retired and stops decaying
+RETIRE_EDGE = BANDS[-1][0]  # below this a rule is retired and stops decaying
 
 
 def band(score: float) -> str:
@@ -92,14 +93,15 @@ def strength_sql(now_param: str = ":now") -> str:
 
 def held_strength_sql(now_param: str = ":now") -> str:
     """Current strength of any row: core and pinned memories hold their anchor."""
-    return (f"(CASE WHEN pinned = 1 OR tier = 'core' THEN anchor_strength "
-            f"ELSE {strength_sql(now_param)} END)")
+    return f"(CASE WHEN pinned = 1 OR tier = 'core' THEN anchor_strength ELSE {strength_sql(now_param)} END)"
 
 
 def crossing_sql() -> str:
     """archive_at for a row: when its strength reaches :thr."""
-    return (f"(CASE WHEN anchor_strength <= :thr THEN last_reinforced_at "
-            f"ELSE last_reinforced_at + ln(anchor_strength / :thr) / {rate_sql()} END)")
+    return (
+        f"(CASE WHEN anchor_strength <= :thr THEN last_reinforced_at "
+        f"ELSE last_reinforced_at + ln(anchor_strength / :thr) / {rate_sql()} END)"
+    )
 
 
 # -- rules ---------------------------------------------------------------------------------------------
@@ -108,14 +110,24 @@ def rule_decays(status: str, pinned: bool, score: float) -> bool:
     return not pinned and status in ("active", "dormant") and score < BANDS[0][0]
 
 
-def rule_cycles(last_reinforced_at: float | None, created_at: float, last_decayed_at: float | None,
-                t: float, settings: DecaySettings) -> tuple[int, float | None]:
+def rule_cycles(
+    last_reinforced_at: float | None,
+    created_at: float,
+    last_decayed_at: float | None,
+    t: float,
+    settings: DecaySettings,
+) -> tuple[int, float | None]:
     """Daily cycles due at `t` that were not applied yet, and the grid time of the last one."""
-    base = float(last_reinforced_at if last_reinforced_at is not None else created_at) \
+    base = (
+        float(last_reinforced_at if last_reinforced_at is not None else created_at)
         + settings.rule_grace_days * DAY
+    )
     j1 = math.floor((t - base) / DAY) if t >= base else -1
-    j0 = math.floor((last_decayed_at - base) / DAY) \
-        if last_decayed_at is not None and last_decayed_at >= base else -1
+    j0 = (
+        math.floor((last_decayed_at - base) / DAY)
+        if last_decayed_at is not None and last_decayed_at >= base
+        else -1
+    )
     if j1 <= j0:
         return 0, last_decayed_at
     return j1 - j0, base + j1 * DAY
@@ -131,8 +143,7 @@ def rule_score_at(rule, t: float, settings: DecaySettings) -> tuple[float, str]:
     score, status = float(get("score")), get("status")
     if not rule_decays(status, bool(get("pinned")), score):
         return score, status
-    cycles, _ = rule_cycles(get("last_reinforced_at"), get("created_at"), get("last_decayed_at"),
-                            t, settings)
+    cycles, _ = rule_cycles(get("last_reinforced_at"), get("created_at"), get("last_decayed_at"), t, settings)
     new = clamp_score(score - settings.rule_daily_loss * min(cycles, cycles_to_retire(score, settings)))
     return new, band(new)
 
@@ -146,7 +157,8 @@ def cycles_to_retire(score: float, settings: DecaySettings) -> int:
 def rule_decay_sql() -> str:
     """One SELECT yielding every rule a pass at :now would lower, with old and new values.
 
-    Parameters: :now, :day, :grace (seconds), :loss, :edge (the retire edge, RETIRE_EDGE). Mirrors rule_cycles / rule_score_at.
+    Parameters: :now, :day, :grace (seconds), :loss, :edge (the retire edge, RETIRE_EDGE).
+    Mirrors rule_cycles / rule_score_at.
     """
     new_score = "max(0.0, score - :loss * min(j1 - j0, max(1, floor((score - :edge) / :loss) + 1)))"
     return f"""

@@ -14,21 +14,25 @@ from pathlib import Path
 from . import schema
 from .clock import Clock, SystemClock
 from .audit import AuditMixin
+from .boot import Boot
 from .config import Settings, load_settings
 from .curator import CuratorMixin
+from .decay_pass import Decay
 from .forget import ForgetMixin
 from .doctor import DoctorMixin
 from .embed import Embedder, EmbedderHandle
+from .flows import Flows
+from .gates import Gates
 from .explain import ExplainMixin
 from .importers.mixin import ImportMixin
 from .ingest import IngestMixin
 from .keyword import KeywordMixin
-from .lifecycle import LifecycleMixin
-from .lifecycle_views import LifecycleViewsMixin
 from .memories import MemoriesMixin
+from .rules import Rules
 from .search import SearchMixin
 from .sessions import SessionsMixin
 from .store import Store
+from .storage.sqlite.lifecycle import SqliteDecayAccess
 from .context import Context
 from .moved import MOVED
 from .types import Counts
@@ -54,8 +58,6 @@ class MemoryEngine(
     AuditMixin,
     CuratorMixin,
     ForgetMixin,
-    LifecycleMixin,
-    LifecycleViewsMixin,
 ):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
@@ -78,6 +80,12 @@ class MemoryEngine(
         self._closed = threading.Event()
         # -- services (retrieval, memories, sessions) --
         # -- services (lifecycle: decay, rules, flows, gates, boot) --
+        store.decay_access = SqliteDecayAccess()  # type: ignore[attr-defined]  # as keyword, vector
+        self.decay = Decay(self.ctx)
+        self.rules = Rules(self.ctx, self.memories)
+        self.flows = Flows(self.ctx)
+        self.boot = Boot(self.ctx, self.rules)
+        self.gates = Gates(self.ctx, self.rules, self.flows, self.boot, self.memories)
         # -- services (curator, forget, audit, health, importers) --
         if auto_backfill:
             self.embedder.on_ready(self._backfill_quietly)

@@ -1,38 +1,31 @@
-"""The memory lifecycle as one mixin for MemoryEngine. Every call returns dataclasses from
-engine/lifecycle_types.py; every mutation is audited.
+"""The memory lifecycle: decay, rules, flows, boot context and gates, as five services on the
+engine. Every call returns dataclasses from engine/lifecycle_types.py; every mutation is audited.
+(This text becomes the lifecycle package's docstring when the modules move into it.)
 
-Decay (decay_pass.py, math in decay.py)
-    decay_pass(now=None, dry_run=False, refresh_snapshots=False, scope="all") -> DecayPassResult
+eng.decay (decay_pass.py, math in decay.py)      Decay(ctx)
+    run(now=None, dry_run=False, refresh_snapshots=False, scope="all") -> DecayPassResult
     forecast(days, now=None, rates=None, limit=200, agent=None) -> Forecast        (writes nothing)
-    decay_curve(memory_id, days=60, rates=None, now=None, points=61) -> DecayCurve
-    rule_curve(rule_id, days=30, now=None) -> DecayCurve
-    strength_distribution(now=None, bins=10) -> StrengthDistribution
-    last_decay_pass_at() -> float | None
+    curve(memory_id, days=60, rates=None, now=None, points=61) -> DecayCurve
+    distribution(now=None, bins=10) -> StrengthDistribution
+    timeline(days=30, now=None, rates=None, agent=None) -> ForecastTimeline
+    last_run_at() -> float | None
     `rates` is a what-if of half-lives in days per kind, e.g. {"semantic": 60}.
-Rules and rejections (rules.py)
-    list_rules(status=, agent=, domain=, source=, min_score=, max_score=, pinned=, query=,
-               include_global=, order=, limit=) -> list[Rule]
-    get_rule(id), rule_detail(id, days=30) -> RuleDetail, rule_history(id), rule_counts(agent=None)
-    add_rule(text, score=5, ...), pin_rule, unpin_rule, retire_rule, revive_rule, reinforce_rule,
-    record_violation (each (id, reason="") -> Rule), set_rule_score(id, score, reason) -> Rule
+eng.rules (rules.py; history rows through tables/rule_history.py)      Rules(ctx, memories)
+    list(status=, agent=, domain=, source=, min_score=, max_score=, pinned=, query=,
+         include_global=, order=, limit=) -> list[Rule]
+    get(id), detail(id, days=30) -> RuleDetail, history(id), counts(agent=None),
+    curve(id, days=30, now=None) -> DecayCurve, facets() -> RuleFacets
+    add(text, score=5, ...), pin, unpin, retire, revive, reinforce, record_violation
+    (each (id, reason="") -> Rule), set_score(id, score, reason) -> Rule
     reject(text, agent=, user=, domain=) -> RejectResult
-Flows (flows.py)
-    list_flows(domain=, agent=, status=, flagged=) -> list[Flow]; get_flow(name_or_id);
-    flow_detail(name_or_id, runs=200) -> FlowDetail; check_flows(text, agent=, limit=5)
-    add_flow(name, steps, ...), add_flow_doc(doc, replace=False), record_flow_run(name, outcome, ...),
-    set_flow_status(name_or_id, "active" | "disabled")
-Boot and gates (boot.py, gates.py)
-    boot_context(agent=None, max_rules=None) -> BootContext (its .text is the fenced block)
-    gate_pre(text, agent=None) -> GatePre; gate_post(outcome, summary, agent=, flow=) -> GatePost
+eng.flows (flows.py)      Flows(ctx)
+    list(domain=, agent=, status=, flagged=) -> list[Flow]; get(name_or_id);
+    detail(name_or_id, runs=200) -> FlowDetail; check(text, agent=, limit=5) -> list[FlowMatch]
+    add(name, steps, ...), add_doc(doc, replace=False), record_run(name, outcome, ...),
+    set_status(name_or_id, "active" | "disabled")
+eng.boot, eng.gates (boot.py, gates.py)      Boot(ctx, rules); Gates(ctx, rules, flows, boot, memories)
+    boot.context(agent=None, max_rules=None) -> BootContext (its .text is the fenced block)
+    gates.pre(text, agent=None) -> GatePre; gates.post(outcome, summary, agent=, flow=) -> GatePost
+Storage: the decay pass reaches memories through `store.decay_access`
+(engine/storage/lifecycle_port.py), rules and flows match text through `store.keyword`.
 """
-from __future__ import annotations
-
-from .boot import BootMixin
-from .decay_pass import DecayMixin
-from .flows import FlowsMixin
-from .gates import GatesMixin
-from .rules import RulesMixin
-
-
-class LifecycleMixin(DecayMixin, RulesMixin, FlowsMixin, BootMixin, GatesMixin):
-    """Decay, rules, flows, boot context and gates (see each module's docstring)."""

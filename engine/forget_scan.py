@@ -47,7 +47,7 @@ def _positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
     ws = sorted(wins)
     k8 = np.frombuffer(b"".join(w[:8] for w in ws), dtype="<u8")
     keys = _key(k8, np.frombuffer(b"".join(w[8:W] for w in ws), dtype="<u4"))
-    by_key = dict(zip(keys.tolist(), ws))
+    by_key = dict(zip(keys.tolist(), ws, strict=True))
     sorted_keys = np.unique(keys)
     bitmap = np.zeros(1 << _MASK_BITS, dtype=bool)
     bitmap[((k8 * _MAGIC) >> _SHIFT).astype(np.intp)] = True
@@ -78,7 +78,7 @@ def _positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
     # A key collision could stand for another window: check each distinct key's bytes once.
     uniq, first = np.unique(both[:, 1], return_index=True)
     ok_keys, seen = [], {}
-    for key, at in zip(uniq.tolist(), both[first, 0].tolist()):
+    for key, at in zip(uniq.tolist(), both[first, 0].tolist(), strict=True):
         w = by_key.get(int(np.int64(key).view(np.uint64)))
         if w is not None and data[at:at + W] == w:
             ok_keys.append(key)

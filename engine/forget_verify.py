@@ -11,7 +11,6 @@ database's files while its connection lives).
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path

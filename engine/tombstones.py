@@ -10,8 +10,9 @@ someone who holds only the database.
 
 What forget records per kind (ident / content): session: session id / none (titles repeat);
 message: none / content; memory: `hermes_skill:<name>` for a skill's memory, else none / content;
-rule: none / text; flow: name / flow_text(description, steps). Rows written before keyed hashes carry `content_sha256` (plain,
-exact text) and, for sessions, the session id in `target_id`: `is_forgotten` still honours them.
+rule: none / text; flow: name / flow_text(description, steps). Rows written before keyed hashes
+carry `content_sha256` (plain, exact text) and, for sessions, the session id in `target_id`:
+`is_forgotten` still honours them.
 """
 from __future__ import annotations
 

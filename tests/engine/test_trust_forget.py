@@ -75,20 +75,25 @@ def test_console_forget_then_another_writer_then_console_keeps_every_write(eng, 
     eng.add_memory("written by the console before the forget", dedup=False)
     eng.add_memory(SECRET, dedup=False)
     assert eng.forget("query", CANARY, "leak").status == "verified"
-    run_child("""
+    other = """
         e = open_engine(DB, embedder=HashEmbedder(), actor="cli")
-        e.add_memory("written by another process after the forget", dedup=False)
+        e.add_memory(sys.argv[1], dedup=False)
         e.close()
-    """, db_path)
-    # the long-lived engine still sees the other writer, and its own later write lands in the file
-    assert eng.store.read_one("SELECT count(*) FROM memories WHERE content LIKE '%another process%'")[0] == 1
+    """
+    # Lost locks: this process's close checkpoints and deletes the WAL under the console ...
+    run_child(other.replace("sys.argv[1]", repr("written by another process after the forget")), db_path)
+    # ... the console's next write goes to an orphaned WAL, and it stops seeing other writers
     eng.add_memory("written by the console after the other process", dedup=False)
+    run_child(other.replace("sys.argv[1]", repr("written by another process later")), db_path)
+    assert eng.store.read_one("SELECT count(*) FROM memories WHERE content LIKE '%another process%'")[0] == 2
+    eng.add_memory("written by the console last", dedup=False)
     eng.close()
     c = connect(db_path)
     try:
         have = {r[0] for r in c.execute("SELECT content FROM memories")}
         assert {"written by the console before the forget", "written by another process after the forget",
-                "written by the console after the other process"} <= have
+                "written by the console after the other process", "written by another process later",
+                "written by the console last"} <= have
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert audit.verify_chain(c).ok
     finally:
@@ -165,7 +170,8 @@ def test_tombstones_hold_keyed_hashes_of_identity_and_content_only(eng, db_path)
         assert tombstones.is_forgotten(conn, kind="message", text=f"my code is {CANARY}")
         assert tombstones.is_forgotten(conn, kind="rule", text=f"Never reveal {CANARY}")
         assert tombstones.is_forgotten(conn, kind="flow", ident="unlock-door")
-        assert tombstones.is_forgotten(conn, kind="flow", text=tombstones.flow_text("opens it", [f"type {CANARY}"]))
+        flow = tombstones.flow_text("opens it", [f"type {CANARY}"])
+        assert tombstones.is_forgotten(conn, kind="flow", text=flow)
         assert not tombstones.is_forgotten(conn, kind="session", ident="hermes-sess-43")
         assert not tombstones.is_forgotten(conn, kind="memory", text="something else entirely")
         assert not tombstones.is_forgotten(conn, kind="memory", text="")
@@ -270,7 +276,8 @@ def test_a_linked_report_file_is_refused_and_its_target_untouched(eng, db_path, 
     _seed_curator(eng)
     run = eng.run_curator()
     folder = Path(run.report_dir)
-    target = (folder / "run.json") if kind == "symlink-inside" else tmp_path.parent / f"{tmp_path.name}-{kind}.txt"
+    target = folder / "run.json" if kind == "symlink-inside" else \
+        tmp_path.parent / f"{tmp_path.name}-{kind}.txt"
     if kind != "symlink-inside":
         target.write_text(f"outside file quoting {SECRET}")
     before = target.read_bytes()
@@ -304,11 +311,12 @@ def test_malformed_rows_never_make_forget_fail(eng, db_path):
     eng.add_message(sid, "user", f"hi {CANARY}")
 
     def poison(c):
-        c.execute("UPDATE memories SET metadata = '{not json', importance = ? WHERE id = ?", (float("inf"), m))
+        c.execute("UPDATE memories SET metadata = '{not json', importance = ? WHERE id = ?",
+                  (float("inf"), m))
         c.execute("UPDATE sessions SET metadata = '[1, 2' WHERE id = ?", (sid,))
         c.execute("UPDATE messages SET metadata = 'null' WHERE session_id = ?", (sid,))
-        c.execute("INSERT INTO rules(text, agent, metadata, score) VALUES (?, 'scout', '{\"promoted_from\": ', ?)",
-                  (f"rule {CANARY}", float("-inf")))
+        c.execute("INSERT INTO rules(text, agent, metadata, score)"
+                  " VALUES (?, 'scout', '{\"promoted_from\": ', ?)", (f"rule {CANARY}", float("-inf")))
         c.execute("INSERT INTO rules(text, metadata) VALUES ('other rule', 'garbage')")
         c.execute("INSERT INTO proposals(kind, target_kind, members, evidence, fingerprint, created_at)"
                   " VALUES ('merge', 'memory', 'not a list', '{bad', 'fp', 0)")

@@ -17,9 +17,11 @@ reinforcement. Cycles are counted on a grid anchored at (last reinforced + grace
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .clock import DAY
 from .config import DecaySettings
+from .errors import InvalidInput
 from .types import KINDS
 
 # Bands operators know: 9–10 critical, 7–8 and 5–6 active, 3–4 dormant, 1–2 (and below) retired.
@@ -43,6 +45,17 @@ def band_sql(expr: str) -> str:
     return f"CASE {whens} ELSE 'retired' END"
 
 
+def check_days(days: Any) -> float:
+    """A forecast window in days: more than 0, at most ten years."""
+    try:
+        d = float(days)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"days must be a number, not {days!r}") from None
+    if not 0 < d <= 3650:
+        raise InvalidInput(f"days must be more than 0 and at most 3650, not {d:g}")
+    return d
+
+
 def clamp_score(score: float) -> float:
     return max(SCORE_MIN, min(SCORE_MAX, float(score)))
 
@@ -53,8 +66,6 @@ def rates_for(settings: DecaySettings, half_lives: dict | None = None) -> dict[s
     if half_lives:
         bad = {k: v for k, v in half_lives.items() if k not in KINDS or not float(v) > 0}
         if bad:
-            from .errors import InvalidInput
-
             raise InvalidInput(f"half-lives must be positive days per kind ({', '.join(KINDS)}): {bad}")
         merged = {**settings.half_life_days, **{k: float(v) for k, v in half_lives.items()}}
         settings = DecaySettings(**{**settings.__dict__, "half_life_days": merged})

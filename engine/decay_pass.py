@@ -22,6 +22,7 @@ from .context import Context
 from .decay import (
     RETIRE_EDGE,
     STATUS_RANK,
+    check_days,
     crossing_sql,
     crossing_time,
     half_lives_for,
@@ -54,18 +55,12 @@ AUDIT_ID_CAP = 1000  # ids listed in the pass's audit row; counts are always exa
 LAST_PASS_KEY = "decay.last_pass_at"
 BULK_SCHEDULE = 50_000  # scheduling more rows than this rebuilds the index instead of updating it
 DECAYING = "tier = 'active' AND pinned = 0"  # the rows a decay pass can archive
+AUDIT_FIELDS = (
+    "now", "memories_scheduled", "memories_decayed", "memories_archived", "snapshots_refreshed",
+    "rules_decayed", "rules_demoted", "rules_retired", "archived_ids", "archived_ids_truncated",
+    "demoted_rule_ids", "retired_rule_ids",
+)  # fmt: skip
 DECAY_REASON = "decay: unreinforced past the grace period"
-
-
-def check_days(days: Any) -> float:
-    """A forecast window in days: more than 0, at most ten years."""
-    try:
-        d = float(days)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"days must be a number, not {days!r}") from None
-    if not 0 < d <= 3650:
-        raise InvalidInput(f"days must be more than 0 and at most 3650, not {d:g}")
-    return d
 
 
 class Decay:
@@ -130,26 +125,7 @@ class Decay:
                     action="decay-pass",
                     target_kind="decay",
                     target_id=f"{now:.3f}",
-                    summary={
-                        "scope": scope,
-                        **{
-                            k: getattr(res, k)
-                            for k in (
-                                "now",
-                                "memories_scheduled",
-                                "memories_decayed",
-                                "memories_archived",
-                                "snapshots_refreshed",
-                                "rules_decayed",
-                                "rules_demoted",
-                                "rules_retired",
-                                "archived_ids",
-                                "archived_ids_truncated",
-                                "demoted_rule_ids",
-                                "retired_rule_ids",
-                            )
-                        },
-                    },
+                    summary={"scope": scope, **{k: getattr(res, k) for k in AUDIT_FIELDS}},
                 )
             return res
 

@@ -18,8 +18,7 @@ from typing import Any, Protocol
 from . import audit
 from .clock import DAY
 from .context import Context
-from .decay import band, clamp_score, rule_score_at
-from .decay_pass import check_days
+from .decay import band, check_days, clamp_score, rule_score_at
 from .errors import InvalidInput, NotFound
 from .lifecycle_types import (
     RULE_SOURCES,

@@ -86,7 +86,7 @@ class MemConsole(App):
                  db_label: str | None = None) -> None:
         super().__init__()
         if engine is None:
-            from engine import open_engine   # "lazy": the model loads after the first frame
+            from engine import open_engine  # "lazy": the model loads after the first frame
             choice = os.environ.get("MEMCONSOLE_EMBEDDER") or "default"   # as the CLI verbs
             engine = open_engine(db_path, embedder=None if choice == "none" else choice,
                                  load="lazy", actor=actor)

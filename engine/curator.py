@@ -15,7 +15,14 @@ import numpy as np
 
 from . import curator_apply, curator_report, curator_state
 from .curator_scan import Candidate, merge_candidate, scan
-from .curator_types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, Proposal, ProposalDetail, ProposalMember
+from .curator_types import (
+    PROPOSAL_KINDS,
+    PROPOSAL_STATUSES,
+    CuratorRun,
+    Proposal,
+    ProposalDetail,
+    ProposalMember,
+)
 from .errors import InvalidInput, NotFound
 from .memories import check_text
 from .types import load_json
@@ -37,10 +44,10 @@ def _text(v) -> str:
     return v if isinstance(v, str) else ("" if v is None else str(v))
 
 
-def _num(fn) -> float:
+def _num(fn, arg) -> float:
     """A member's strength or score for display; 0.0 when the stored row holds something odd."""
     try:
-        v = float(fn())
+        v = round(float(fn(arg)), 4)
     except (TypeError, ValueError, OverflowError):
         return 0.0
     return v if v == v and abs(v) != float("inf") else 0.0
@@ -223,12 +230,12 @@ class CuratorMixin:
                 if v is not None:
                     vecs[m] = v
                 members.append(ProposalMember(m, "memory", _text(r["content"]), _text(r["tier"]),
-                                              _num(lambda: round(self.current_strength(r), 4)), _text(r["agent"]))
+                                              _num(self.current_strength, r), _text(r["agent"]))
                                if r else ProposalMember(m, "memory", "", "gone", 0.0, "", exists=False))
             else:
                 r = self.store.read_one("SELECT * FROM rules WHERE id = ?", (m,))
                 members.append(ProposalMember(m, "rule", _text(r["text"]), _text(r["status"]),
-                                              _num(lambda: float(r["score"])), _text(r["agent"]))
+                                              _num(float, r["score"]), _text(r["agent"]))
                                if r else ProposalMember(m, "rule", "", "gone", 0.0, "", exists=False))
         sims = p.evidence.get("similarities")
         if not isinstance(sims, list) or len(sims) != len(p.members):

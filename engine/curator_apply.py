@@ -12,6 +12,7 @@ from . import audit, curator_state
 from .errors import InvalidInput
 from .types import load_json
 
+
 def _row(conn, table: str, rid: int) -> dict | None:
     r = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (rid,)).fetchone()
     return None if r is None else dict(r)
@@ -92,7 +93,8 @@ class Applier:
         except (TypeError, ValueError, OverflowError, KeyError) as exc:
             # A malformed member row (odd types, non-finite numbers): refuse, change nothing.
             raise InvalidInput(f"proposal {self.p['id']} cannot be applied: a member row is malformed"
-                               f" ({type(exc).__name__}: {str(exc)[:120]}); run `memconsole doctor`") from None
+                               f" ({type(exc).__name__}: {str(exc)[:120]}); run `memconsole doctor`"
+                               ) from None
         after = {t: {k: _row(self.conn, t, int(k)) for k in rows} for t, rows in self.before.items()}
         for t, ids in self.created.items():
             if t in after:

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .curator_state import float_ as _float, int_ as _int, skip as _skip, str_ as _str
+from .curator_state import float_ as _float
+from .curator_state import int_ as _int
+from .curator_state import skip as _skip
+from .curator_state import str_ as _str
 from .schema import EMBED_DIM
 
 DAY = 86400.0
@@ -280,7 +283,8 @@ def rule_clusters(conn, settings, embedder, malformed: list | None = None) -> tu
     return out, stats
 
 
-def archive_candidates(conn, settings, now: float, malformed: list | None = None) -> tuple[list[Candidate], dict]:
+def archive_candidates(conn, settings, now: float,
+                       malformed: list | None = None) -> tuple[list[Candidate], dict]:
     """Active memories idle past the archive window; never pinned or core."""
     cs = settings.curator
     last = "max(created_at, coalesce(last_accessed_at, 0), last_reinforced_at)"

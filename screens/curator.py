@@ -201,7 +201,8 @@ class CuratorPane(Pane):
                     t.append(f"{'–' if v is None else format(v, '.3f'):>8}",
                              style="green" if v is not None and v >= 0.9 else "")
                 t.append("\n")
-        extra = {k: v for k, v in p.evidence.items() if k not in ("similarities", "survivor_id", "member_state", "audit_mark")}
+        hidden = ("similarities", "survivor_id", "member_state", "audit_mark")   # shown above, or internal
+        extra = {k: v for k, v in p.evidence.items() if k not in hidden}
         if extra:
             t.append("\nevidence: ", style="bold")
             t.append(", ".join(f"{k} {when(v) if k.startswith('last') and isinstance(v, (int, float)) else v}"

@@ -16,11 +16,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input
-
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from textual_plotext import PlotextPlot
 
 from console.widgets import charts
+from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import DAY, iso
 from engine.errors import NotFound

@@ -9,14 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
-
-from console.text_safety import visible
 from textual.widgets import Input, Select, Sparkline
-
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from textual_plotext import PlotextPlot
 
+from console.text_safety import visible
 from console.widgets import charts
+from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import DAY, iso
 
@@ -151,7 +149,8 @@ class FlowsPane(Pane):
             self.query_one("#flow-steps", Static).update("")
             return
         f, s = d.flow, d.flow.stats
-        self.query_one("#flow-detail").border_title = f"flow {escape(visible(f.name, one_line=True))}"   # not markup
+        # A border title is markup: the stored name is escaped twice (markup, then controls).
+        self.query_one("#flow-detail").border_title = f"flow {escape(visible(f.name, one_line=True))}"
         head = Text()
         head.append(f"{f.name} ", style="bold red" if s.flagged else "bold")
         head.append(f"{_pct(s.effectiveness)}% · {s.passes} of {s.uses} passed · ")

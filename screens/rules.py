@@ -10,11 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Select
-
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from textual_plotext import PlotextPlot
 
+from console.text_safety import visible
 from console.widgets import charts
+from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import DAY, iso
 from engine.decay import band
@@ -144,7 +144,9 @@ class RulesPane(Pane):
             w = self.query_one(sel, Select)
             keep = None if w.is_blank() else w.value
             with self.prevent(Select.Changed):
-                w.set_options([(v or "(none: global)", v) for v in values])
+                # Stored names: plain Text with controls spelled out (never markup).
+                w.set_options([(Text(visible(v, one_line=True)) if v else "(none: global)", v)
+                               for v in values])
                 if keep in values:
                     w.value = keep
 

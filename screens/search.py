@@ -14,9 +14,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Select
 
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.bars import breakdown_text
 from console.widgets.header import badge
+from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.types import CATEGORIES, KINDS, SearchResult
 

@@ -1,12 +1,15 @@
 """Embedders: the `Embedder` protocol, the real MiniLM model, a tiny deterministic one for tests,
 and the handle that loads a model in the background so nothing waits for it on a UI path."""
+
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import threading
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -56,18 +59,24 @@ class MiniLMEmbedder:
         if not os.path.exists(path):
             raise EmbedderUnavailable(f"embedding model not found at {path}")
         self.model = SentenceTransformer(path, device="cpu", local_files_only=True)
-        get_dim = getattr(self.model, "get_embedding_dimension", None) or \
-            self.model.get_sentence_embedding_dimension
+        get_dim = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
         self.dim = int(get_dim() or 384)
-        self._lock = threading.Lock()   # one encode at a time: torch already uses both cores
+        self._lock = threading.Lock()  # one encode at a time: torch already uses both cores
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            out = self.model.encode(list(texts), batch_size=self.batch_size,
-                                    normalize_embeddings=True, convert_to_numpy=True,
-                                    show_progress_bar=False)
+            out = self.model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return np.asarray(out, dtype=np.float32)
 
 
@@ -86,7 +95,7 @@ class HashEmbedder:
     def _vec(self, text: str) -> np.ndarray:
         v = np.zeros(self.dim, dtype=np.float32)
         words = [w.lower() for w in _TOKEN.findall(text)]
-        feats = words + [f"#{w[i:i + 3]}" for w in words for i in range(max(1, len(w) - 2))]
+        feats = words + [f"#{w[i : i + 3]}" for w in words for i in range(max(1, len(w) - 2))]
         for f in feats:
             h = hashlib.blake2b(f.encode("utf-8", "surrogatepass"), digest_size=8).digest()
             idx = int.from_bytes(h[:4], "little") % self.dim
@@ -103,11 +112,11 @@ class HashEmbedder:
         return np.stack([self._vec(t) for t in texts])
 
 
-_SHARED: dict[str, "MiniLMEmbedder"] = {}
+_SHARED: dict[str, MiniLMEmbedder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_minilm(model_path: str | None = None) -> "MiniLMEmbedder":
+def shared_minilm(model_path: str | None = None) -> MiniLMEmbedder:
     """One loaded model per process and path: engines opened and closed repeatedly (tests,
     in-process CLI calls, the console reopening a file) never pay the load twice."""
     key = model_path or default_model_path()
@@ -120,7 +129,7 @@ def shared_minilm(model_path: str | None = None) -> "MiniLMEmbedder":
 class EmbedderHandle:
     """Owns the embedder's lifecycle: none -> loading -> ready | failed."""
 
-    def __init__(self, spec: "Embedder | str | None", model_path: str | None = None) -> None:
+    def __init__(self, spec: Embedder | str | None, model_path: str | None = None) -> None:
         self._spec = spec
         self._model_path = model_path
         self._embedder: Embedder | None = None
@@ -192,10 +201,8 @@ class EmbedderHandle:
             self._ready.set()
         callbacks, self._on_ready = self._on_ready, []
         for fn in callbacks if self._embedder is not None else []:
-            try:
+            with contextlib.suppress(Exception):  # a failing callback must not fail the load
                 fn()
-            except Exception:
-                pass
 
     def wait(self, timeout: float | None = None) -> bool:
         self.start()
@@ -205,6 +212,7 @@ class EmbedderHandle:
     def require(self) -> Embedder:
         if not self.wait():
             raise EmbedderUnavailable(
-                "no embedding model is available" + (f" ({self._error})" if self._error else ""))
+                "no embedding model is available" + (f" ({self._error})" if self._error else "")
+            )
         assert self._embedder is not None
         return self._embedder

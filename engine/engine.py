@@ -9,7 +9,9 @@ from __future__ import annotations
 import getpass
 import os
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from . import schema
 from .clock import Clock, SystemClock
@@ -23,19 +25,19 @@ from .doctor import DoctorMixin
 from .embed import Embedder, EmbedderHandle
 from .flows import Flows
 from .gates import Gates
-from .explain import ExplainMixin
 from .importers.mixin import ImportMixin
 from .ingest import IngestMixin
-from .keyword import KeywordMixin
-from .memories import MemoriesMixin
+from .memories import MemoriesService
 from .rules import Rules
-from .search import SearchMixin
-from .sessions import SessionsMixin
+from .search import Retrieval
+from .sessions import SessionsService
 from .store import Store
+from .storage.sqlite.fts import SqliteKeywordIndex
 from .storage.sqlite.lifecycle import SqliteDecayAccess
+from .storage.sqlite.vec import SqliteVectorStore
 from .context import Context
 from .moved import MOVED
-from .types import Counts
+from .types import Counts, Explanation, SearchResult
 from .vectors import VectorIndex
 
 
@@ -47,11 +49,6 @@ def default_actor() -> str:
 
 
 class MemoryEngine(
-    SessionsMixin,
-    MemoriesMixin,
-    SearchMixin,
-    KeywordMixin,
-    ExplainMixin,
     IngestMixin,
     DoctorMixin,
     ImportMixin,
@@ -79,6 +76,11 @@ class MemoryEngine(
         )
         self._closed = threading.Event()
         # -- services (retrieval, memories, sessions) --
+        store.keyword = SqliteKeywordIndex()   # type: ignore[attr-defined]  # Store declares them in phase 2
+        store.vector = SqliteVectorStore()     # type: ignore[attr-defined]
+        self.memories = MemoriesService(self.ctx, closing=self._closed)
+        self.sessions = SessionsService(self.ctx)
+        self.retrieval = Retrieval(self.ctx, self.memories, self.sessions)
         # -- services (lifecycle: decay, rules, flows, gates, boot) --
         store.decay_access = SqliteDecayAccess()  # type: ignore[attr-defined]  # as keyword, vector
         self.decay = Decay(self.ctx)
@@ -135,6 +137,34 @@ class MemoryEngine(
     def vectors(self) -> VectorIndex:
         return self.ctx.vectors
 
+    # -- the hot names (memories, retrieval): explicit, so the hot path skips __getattr__ ----------
+    def add_memory(self, content: str, *, kind: str = "semantic", category: str = "general",
+                   tier: str = "active", agent: str = "", user: str = "", importance: float = 0.5,
+                   metadata: dict | None = None, session_id: str | None = None,
+                   message_id: int | None = None, pinned: bool = False, dedup: bool = True,
+                   reason: str = "") -> int:
+        return self.memories.add(content, kind=kind, category=category, tier=tier, agent=agent,
+                                 user=user, importance=importance, metadata=metadata,
+                                 session_id=session_id, message_id=message_id, pinned=pinned,
+                                 dedup=dedup, reason=reason)
+
+    def add_memories(self, items: Iterable[dict], dedup: bool = True, reason: str = "",
+                     batch_size: int = 256, progress: Callable[[int], object] | None = None) -> list[int]:
+        return self.memories.add_many(items, dedup=dedup, reason=reason, batch_size=batch_size,
+                                      progress=progress)
+
+    def search(self, query: str, k: int = 10, tier: Any = None, kind: str | None = None,
+               category: str | None = None, agent: str | None = None, user: str | None = None,
+               mode: str | None = None, record_access: bool = True) -> SearchResult:
+        return self.retrieval.search(query, k=k, tier=tier, kind=kind, category=category, agent=agent,
+                                     user=user, mode=mode, record_access=record_access)
+
+    def explain(self, query: str, memory_id: int, k: int = 10, tier: Any = None,
+                kind: str | None = None, category: str | None = None, agent: str | None = None,
+                user: str | None = None, mode: str | None = None) -> Explanation:
+        return self.retrieval.explain(query, memory_id, k=k, tier=tier, kind=kind, category=category,
+                                      agent=agent, user=user, mode=mode)
+
     def __getattr__(self, name: str):
         """An old flat name (engine/moved.py) resolves to its service while callers move over."""
         target = MOVED.get(name)
@@ -157,8 +187,8 @@ class MemoryEngine(
         if self._closed.is_set():
             return
         try:
-            if self.pending_vectors():
-                self.backfill_vectors()
+            if self.memories.pending_vectors():
+                self.memories.backfill_vectors()
         except Exception:
             pass   # the next open (or `doctor --repair`) finishes the job
 

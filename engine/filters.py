@@ -1,10 +1,13 @@
 """Search filters, applied inside each retriever (never after the limit)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import InvalidInput
-from .types import CATEGORIES, KINDS, TIERS
+from .sql import in_list
+from .types import KINDS, TIERS
 
 DEFAULT_TIERS = ("core", "active")
 
@@ -18,7 +21,16 @@ class Filters:
     user: str | None = None
 
     @classmethod
-    def make(cls, tier=None, kind=None, category=None, agent=None, user=None) -> "Filters":
+    def make(
+        cls,
+        tier: Any = None,
+        kind: str | None = None,
+        category: str | None = None,
+        agent: str | None = None,
+        user: str | None = None,
+    ) -> Filters:
+        """From what a caller passes: tier as None (the default tiers), "all", "a,b" or a list."""
+        tiers: tuple[str, ...]
         if tier is None or tier == "":
             tiers = DEFAULT_TIERS
         elif tier == "all":
@@ -32,18 +44,20 @@ class Filters:
                 raise InvalidInput(f"tier must be text or a list of tiers, not {tier!r}") from None
         bad = [t for t in tiers if t not in TIERS]
         if bad or not tiers:
-            raise InvalidInput(f"unknown tier {bad[0] if bad else tier!r}; use one of {', '.join(TIERS)} or all")
+            raise InvalidInput(
+                f"unknown tier {bad[0] if bad else tier!r}; use one of {', '.join(TIERS)} or all"
+            )
         if kind is not None and kind not in KINDS:
             raise InvalidInput(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
         if category is not None and not str(category).strip():
             category = None
         return cls(tiers, kind or None, category, agent or None, user or None)
 
-    def sql(self, prefix: str = "") -> tuple[str, list]:
+    def sql(self, prefix: str = "") -> tuple[str, list[Any]]:
         """A WHERE fragment over memory columns (`prefix` like 'm.'), and its parameters.
         Column names are fixed here; values always go in as parameters."""
-        parts = [f"{prefix}tier IN ({','.join('?' * len(self.tiers))})"]
-        params: list = list(self.tiers)
+        tiers, params = in_list(f"{prefix}tier", self.tiers)
+        parts = [tiers]
         for col in ("kind", "category", "agent", "user"):
             val = getattr(self, col)
             if val is not None:
@@ -51,7 +65,7 @@ class Filters:
                 params.append(val)
         return " AND ".join(parts), params
 
-    def excludes(self, mem) -> list[str]:
+    def excludes(self, mem: Any) -> list[str]:
         """Plain reasons these filters keep memory `mem` out of the searched set."""
         why = []
         if mem.tier not in self.tiers:
@@ -62,6 +76,3 @@ class Filters:
             if want is not None and have != want:
                 why.append(f"its {col} is {have or '(none)'!r}, the filter asks for {want!r}")
         return why
-
-
-KNOWN_CATEGORIES = CATEGORIES

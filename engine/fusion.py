@@ -11,6 +11,7 @@ much better the top keyword match is than the next ones: on LoCoMo, plain RRF lo
 at k ≤ 10, convex fusion beats both retrievers at every k (BENCHMARKS.md). `fusion = "rrf"` keeps
 weighted RRF (Σ w_r / (rrf_k + rank_r)) available. bench/locomo.py judges changes to these.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,23 +23,25 @@ from .config import SearchSettings
 @dataclass(frozen=True)
 class FusionContext:
     """What a fused score was computed against (so `explain` can score any memory the same way)."""
-    method: str                # "convex" | "rrf"
-    bm25_top: float | None     # best BM25 among the keyword candidates
-    sim_top: float | None      # best cosine among the vector candidates
-    sim_low: float | None      # last (lowest) cosine among the vector candidates
-    fused: dict = field(default_factory=dict, compare=False)   # every candidate's fused score
+
+    method: str  # "convex" | "rrf"
+    bm25_top: float | None  # best BM25 among the keyword candidates
+    sim_top: float | None  # best cosine among the vector candidates
+    sim_low: float | None  # last (lowest) cosine among the vector candidates
+    fused: dict = field(default_factory=dict, compare=False)  # every candidate's fused score
 
 
-def context(keyword: dict[int, tuple[int, float]], vector: dict[int, tuple[int, float]],
-            s: SearchSettings) -> FusionContext:
+def context(
+    keyword: dict[int, tuple[int, float]], vector: dict[int, tuple[int, float]], s: SearchSettings
+) -> FusionContext:
     kw = [b for _, b in keyword.values()]
     vs = [c for _, c in vector.values()]
-    return FusionContext(s.fusion, max(kw) if kw else None, max(vs) if vs else None,
-                         min(vs) if vs else None)
+    return FusionContext(s.fusion, max(kw) if kw else None, max(vs) if vs else None, min(vs) if vs else None)
 
 
-def one(ctx: FusionContext, s: SearchSettings, bm25: tuple[int, float] | None,
-        vec: tuple[int, float] | None) -> float:
+def one(
+    ctx: FusionContext, s: SearchSettings, bm25: tuple[int, float] | None, vec: tuple[int, float] | None
+) -> float:
     """The fused score of one memory from its (rank, score) in each retriever (None: absent)."""
     if ctx.method == "rrf":
         out = 0.0
@@ -52,14 +55,16 @@ def one(ctx: FusionContext, s: SearchSettings, bm25: tuple[int, float] | None,
     if bm25 is not None and ctx.bm25_top is not None:
         out += a * (bm25[1] / ctx.bm25_top if ctx.bm25_top > 0 else 1.0)
     if vec is not None and ctx.sim_top is not None:
-        span = ctx.sim_top - (ctx.sim_low if ctx.sim_low is not None else 0.0)
-        scaled = (vec[1] - ctx.sim_low) / span if span > 1e-9 else 1.0
+        low = ctx.sim_low if ctx.sim_low is not None else 0.0  # set whenever sim_top is
+        span = ctx.sim_top - low
+        scaled = (vec[1] - low) / span if span > 1e-9 else 1.0
         out += (1.0 - a) * min(1.0, max(0.0, scaled))
     return out
 
 
-def fuse(keyword: dict[int, tuple[int, float]], vector: dict[int, tuple[int, float]],
-         s: SearchSettings) -> tuple[dict[int, float], FusionContext]:
+def fuse(
+    keyword: dict[int, tuple[int, float]], vector: dict[int, tuple[int, float]], s: SearchSettings
+) -> tuple[dict[int, float], FusionContext]:
     """{memory_id: fused} from {memory_id: (rank 1-based, score)} of each retriever."""
     ctx = context(keyword, vector, s)
     ids = dict.fromkeys([*keyword, *vector])
@@ -83,5 +88,6 @@ def recency(now: float, last_active: float, s: SearchSettings) -> float:
 
 def weight(fused: float, strength: float, importance: float, rec: float, s: SearchSettings) -> float:
     base = 1.0 - s.strength_weight - s.importance_weight - s.recency_weight
-    return fused * (base + s.strength_weight * strength + s.importance_weight * importance
-                    + s.recency_weight * rec)
+    return fused * (
+        base + s.strength_weight * strength + s.importance_weight * importance + s.recency_weight * rec
+    )

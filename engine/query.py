@@ -5,26 +5,166 @@ escape_fts() does, and OR-ed so a natural-language question need not match every
 ranks memories matching more, and rarer, terms first). Stop words are dropped unless nothing else
 is left. Text with CJK goes to the trigram index; CJK shorter than 3 characters to a LIKE scan.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-MAX_TERMS = 32          # a 100 kB query must not become a 100 kB MATCH
+MAX_TERMS = 32  # a 100 kB query must not become a 100 kB MATCH
 MAX_TERM_LEN = 64
 
-STOP_WORDS = frozenset("""
-a about above after again against all am an and any are aren't as at be because been before being
-below between both but by can could did do does doing don't down during each few for from further
-had has have having he her here hers herself him himself his how i if in into is it its itself just
-me more most my myself no nor not now of off on once only or other our ours ourselves out over own
-same she should so some such than that that's the their theirs them themselves then there these they
-this those through to too under until up very was we were what when where which while who whom why
-will with would you your yours yourself yourselves s t d ll m o re ve y did does ever also
-""".split())
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "aren't",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "don't",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "that's",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "o",
+        "re",
+        "ve",
+        "y",
+        "did",
+        "does",
+        "ever",
+        "also",
+    ]
+)
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f\uff00-\uffef]")
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u3000-\u303f\uff00-\uffef]"
+)
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 
 
@@ -61,14 +201,15 @@ def quote(term: str) -> str:
 @dataclass(frozen=True)
 class FtsPlan:
     """How one query will run: an FTS5 MATCH on `index` ('words' or 'trigram'), or LIKE patterns."""
-    index: str                 # "words" | "trigram" | "like" | "none"
+
+    index: str  # "words" | "trigram" | "like" | "none"
     match: str | None
     like: tuple[str, ...]
     terms: tuple[str, ...]
     # Set by the keyword retriever's cost bounds on big databases (engine/keyword.py):
-    dropped: tuple[tuple[str, int], ...] = ()    # (word, memories containing it) left out
-    windowed: tuple[tuple[str, int], ...] = ()   # kept words scored over the newest memories only
-    recent_from: int | None = None               # ... those with ids above this
+    dropped: tuple[tuple[str, int], ...] = ()  # (word, memories containing it) left out
+    windowed: tuple[tuple[str, int], ...] = ()  # kept words scored over the newest memories only
+    recent_from: int | None = None  # ... those with ids above this
 
 
 def plan(text: str) -> FtsPlan:
@@ -80,8 +221,9 @@ def plan(text: str) -> FtsPlan:
         words = [w for w in terms(_CJK_RUN.sub(" ", t)) if w not in STOP_WORDS]
         long_runs = [r for r in runs if len(r) >= 3]
         if long_runs:
-            parts = [quote(r) for r in long_runs[:MAX_TERMS]] + \
-                    [quote(w) for w in words if len(w) >= 3][:MAX_TERMS]
+            parts = [quote(r) for r in long_runs[:MAX_TERMS]] + [quote(w) for w in words if len(w) >= 3][
+                :MAX_TERMS
+            ]
             return FtsPlan("trigram", " OR ".join(parts), (), tuple(long_runs + words))
         pats = tuple(f"%{_like_escape(r)}%" for r in runs[:8])
         return FtsPlan("like", None, pats, tuple(runs))

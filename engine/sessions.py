@@ -1,8 +1,12 @@
 """Sessions and their messages: the episodic log, with full-text search in two tokenizers."""
+
 from __future__ import annotations
 
+import builtins
 import json
 import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import audit
 from .errors import InvalidInput, NotFound
@@ -10,58 +14,116 @@ from .memories import check_text
 from .query import clean, plan
 from .types import Message, MessageHit, Session, SessionDetail, load_json
 
+if TYPE_CHECKING:
+    from .context import Context
+    from .storage.indexes import FtsIndex, KeywordIndex
+
 ROLES = ("user", "assistant", "system", "tool")
 
 
-def row_to_session(r) -> Session:
+def row_to_session(r: Any) -> Session:
     keys = r.keys()
-    return Session(id=r["id"], agent=r["agent"], user=r["user"], source=r["source"],
-                   model=r["model"], title=r["title"], started_at=r["started_at"],
-                   ended_at=r["ended_at"], parent_session_id=r["parent_session_id"],
-                   metadata=load_json(r["metadata"]),
-                   message_count=int(r["n"]) if "n" in keys and r["n"] is not None else 0)
+    return Session(
+        id=r["id"],
+        agent=r["agent"],
+        user=r["user"],
+        source=r["source"],
+        model=r["model"],
+        title=r["title"],
+        started_at=r["started_at"],
+        ended_at=r["ended_at"],
+        parent_session_id=r["parent_session_id"],
+        metadata=load_json(r["metadata"]),
+        message_count=int(r["n"]) if "n" in keys and r["n"] is not None else 0,
+    )
 
 
-def row_to_message(r) -> Message:
-    return Message(id=r["id"], session_id=r["session_id"], role=r["role"], content=r["content"],
-                   tool_name=r["tool_name"], at=r["at"], token_count=r["token_count"],
-                   metadata=load_json(r["metadata"]))
+def row_to_message(r: Any) -> Message:
+    return Message(
+        id=r["id"],
+        session_id=r["session_id"],
+        role=r["role"],
+        content=r["content"],
+        tool_name=r["tool_name"],
+        at=r["at"],
+        token_count=r["token_count"],
+        metadata=load_json(r["metadata"]),
+    )
 
 
-class SessionsMixin:
-    def add_session(self, id: str | None = None, *, agent: str = "", user: str = "",
-                    source: str = "", model: str = "", title: str = "",
-                    started_at: float | None = None, ended_at: float | None = None,
-                    parent_session_id: str | None = None, metadata: dict | None = None) -> str:
+class SessionsService:
+    """Sessions and the messages in them (the episodic log), with transcript search."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    @property
+    def index(self) -> KeywordIndex:
+        """The store's keyword index (attached by the façade)."""
+        return self.ctx.store.keyword  # type: ignore[attr-defined]
+
+    def add(
+        self,
+        id: str | None = None,
+        *,
+        agent: str = "",
+        user: str = "",
+        source: str = "",
+        model: str = "",
+        title: str = "",
+        started_at: float | None = None,
+        ended_at: float | None = None,
+        parent_session_id: str | None = None,
+        metadata: dict | None = None,
+    ) -> str:
         sid = check_text(id, "session id", limit=200) if id else f"s_{uuid.uuid4().hex[:12]}"
-        for name, val in (("agent", agent), ("user", user), ("source", source), ("model", model),
-                          ("title", title)):
+        for name, val in (
+            ("agent", agent),
+            ("user", user),
+            ("source", source),
+            ("model", model),
+            ("title", title),
+        ):
             check_text(val or "", name, allow_empty=True, limit=10_000)
-        now = self.clock.now()
+        now = self.ctx.clock.now()
 
-        def write(conn):
+        def write(conn: Any) -> None:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
                 raise InvalidInput(f"a session with id {sid!r} already exists")
             conn.execute(
                 "INSERT INTO sessions(id, agent, user, source, model, title, started_at, ended_at,"
                 " parent_session_id, metadata) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (sid, agent or "", user or "", source or "", model or "", title or "",
-                 started_at if started_at is not None else now, ended_at, parent_session_id,
-                 json.dumps(metadata or {}, ensure_ascii=False)))
-            audit.append(conn, at=now, actor=self.actor, action="add", target_kind="session",
-                         target_id=sid, summary={"agent": agent, "source": source})
+                (
+                    sid, agent or "", user or "", source or "", model or "", title or "",
+                    started_at if started_at is not None else now, ended_at, parent_session_id,
+                    json.dumps(metadata or {}, ensure_ascii=False),
+                ),
+            )  # fmt: skip
+            audit.append(
+                conn, at=now, actor=self.ctx.actor, action="add", target_kind="session", target_id=sid,
+                summary={"agent": agent, "source": source},
+            )  # fmt: skip
 
-        self.store.write(write)
+        self.ctx.store.write(write)
         return sid
 
-    def add_message(self, session_id: str, role: str, content: str, *, tool_name: str | None = None,
-                    at: float | None = None, token_count: int | None = None,
-                    metadata: dict | None = None) -> int:
-        return self.add_messages(session_id, [dict(role=role, content=content, tool_name=tool_name,
-                                                   at=at, token_count=token_count,
-                                                   metadata=metadata)])[0]
+    def add_message(
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        *,
+        tool_name: str | None = None,
+        at: float | None = None,
+        token_count: int | None = None,
+        metadata: dict | None = None,
+    ) -> int:
+        one = dict(
+            role=role, content=content, tool_name=tool_name, at=at, token_count=token_count, metadata=metadata
+        )
+        return self.add_messages(session_id, [one])[0]
 
-    def add_messages(self, session_id: str, messages: list[dict]) -> list[int]:
+    def add_messages(self, session_id: str, messages: builtins.list[dict]) -> builtins.list[int]:
         rows = []
         for m in messages:
             role = m.get("role") or "user"
@@ -71,98 +133,124 @@ class SessionsMixin:
             tc = m.get("token_count")
             if tc is None:
                 tc = max(1, len(content) // 4) if content else 0
-            rows.append((role, content, m.get("tool_name"), m.get("at"), int(tc),
-                         json.dumps(m.get("metadata") or {}, ensure_ascii=False)))
-        now = self.clock.now()
+            meta = json.dumps(m.get("metadata") or {}, ensure_ascii=False)
+            rows.append((role, content, m.get("tool_name"), m.get("at"), int(tc), meta))
+        now = self.ctx.clock.now()
 
-        def write(conn):
+        def write(conn: Any) -> list[int]:
             if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
                 raise NotFound(f"no session with id {session_id!r}")
             ids = []
             for role, content, tool, at, tc, meta in rows:
-                cur = conn.execute(
+                got = conn.execute(
                     "INSERT INTO messages(session_id, role, content, tool_name, at, token_count, metadata)"
-                    " VALUES (?,?,?,?,?,?,?)",
-                    (session_id, role, content, tool, at if at is not None else now, tc, meta))
-                ids.append(int(cur.lastrowid))
-            audit.append(conn, at=now, actor=self.actor, action="add-messages", target_kind="session",
-                         target_id=session_id, summary={"messages": len(ids)})
+                    " VALUES (?,?,?,?,?,?,?) RETURNING id",
+                    (session_id, role, content, tool, at if at is not None else now, tc, meta),
+                ).fetchall()
+                ids.append(int(got[0][0]))
+            audit.append(
+                conn, at=now, actor=self.ctx.actor, action="add-messages", target_kind="session",
+                target_id=session_id, summary={"messages": len(ids)},
+            )  # fmt: skip
             return ids
 
-        return self.store.write(write)
+        return self.ctx.store.write(write)
 
-    def list_sessions(self, *, agent: str | None = None, user: str | None = None,
-                      source: str | None = None, since: float | None = None,
-                      until: float | None = None, text: str | None = None,
-                      limit: int = 500) -> list[Session]:
-        where, params = ["1=1"], []
+    def list(
+        self,
+        *,
+        agent: str | None = None,
+        user: str | None = None,
+        source: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        text: str | None = None,
+        limit: int = 500,
+    ) -> builtins.list[Session]:
+        where: list[str] = ["1=1"]
+        params: list[Any] = []
         for col, val in (("s.agent", agent), ("s.user", user), ("s.source", source)):
             if val:
-                where.append(f"{col} = ?"); params.append(val)
+                where.append(f"{col} = ?")
+                params.append(val)
         if since is not None:
-            where.append("s.started_at >= ?"); params.append(since)
+            where.append("s.started_at >= ?")
+            params.append(since)
         if until is not None:
-            where.append("s.started_at < ?"); params.append(until)
+            where.append("s.started_at < ?")
+            params.append(until)
         if text:
             t = f"%{clean(text)}%"
             where.append("(s.title LIKE ? OR s.id LIKE ? OR s.agent LIKE ? OR s.user LIKE ?)")
             params += [t, t, t, t]
-        rows = self.store.read(
+        rows = self.ctx.store.read(
             "SELECT s.*, (SELECT count(*) FROM messages WHERE session_id = s.id) AS n FROM sessions s"
-            f" WHERE {' AND '.join(where)} ORDER BY s.started_at DESC LIMIT ?", [*params, int(limit)])
+            f" WHERE {' AND '.join(where)} ORDER BY s.started_at DESC LIMIT ?",
+            (*params, int(limit)),
+        )
         return [row_to_session(r) for r in rows]
 
-    def get_session(self, session_id: str) -> SessionDetail:
-        with self.store.reading() as conn:
-            r = conn.execute("SELECT s.*, (SELECT count(*) FROM messages WHERE session_id = s.id) AS n"
-                             " FROM sessions s WHERE id = ?", (session_id,)).fetchone()
+    def get(self, session_id: str) -> SessionDetail:
+        with self.ctx.store.reading() as conn:
+            r = conn.execute(
+                "SELECT s.*, (SELECT count(*) FROM messages WHERE session_id = s.id) AS n"
+                " FROM sessions s WHERE id = ?",
+                (session_id,),
+            ).fetchone()
             if r is None:
                 raise NotFound(f"no session with id {session_id!r}")
-            msgs = conn.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY at, id",
-                                (session_id,)).fetchall()
+            msgs = conn.execute(
+                "SELECT * FROM messages WHERE session_id = ? ORDER BY at, id", (session_id,)
+            ).fetchall()
             parent = None
             if r["parent_session_id"]:
                 p = conn.execute("SELECT * FROM sessions WHERE id = ?", (r["parent_session_id"],)).fetchone()
                 parent = row_to_session(p) if p else None
-            kids = conn.execute("SELECT * FROM sessions WHERE parent_session_id = ? ORDER BY started_at",
-                                (session_id,)).fetchall()
-        return SessionDetail(row_to_session(r), [row_to_message(m) for m in msgs], parent,
-                             [row_to_session(k) for k in kids])
+            kids = conn.execute(
+                "SELECT * FROM sessions WHERE parent_session_id = ? ORDER BY started_at", (session_id,)
+            ).fetchall()
+        return SessionDetail(
+            row_to_session(r), [row_to_message(m) for m in msgs], parent, [row_to_session(k) for k in kids]
+        )
 
     def get_message(self, message_id: int) -> Message:
-        r = self.store.read_one("SELECT * FROM messages WHERE id = ?", (message_id,))
+        r = self.ctx.store.read_one("SELECT * FROM messages WHERE id = ?", (message_id,))
         if r is None:
             raise NotFound(f"no message with id {message_id}")
         return row_to_message(r)
 
-    def search_messages(self, query: str, *, limit: int = 50, session_id: str | None = None,
-                        agent: str | None = None) -> list[MessageHit]:
+    def search_messages(
+        self, query: str, *, limit: int = 50, session_id: str | None = None, agent: str | None = None
+    ) -> builtins.list[MessageHit]:
         """Full-text search of transcripts: words (porter) for most text, trigram for CJK, and
         a LIKE scan for CJK shorter than three characters. Never raises on odd input."""
         p = plan(query)
         extra, params = "", []
         if session_id:
-            extra += " AND m.session_id = ?"; params.append(session_id)
+            extra += " AND m.session_id = ?"
+            params.append(session_id)
         if agent:
-            extra += " AND s.agent = ?"; params.append(agent)
-        base = ("SELECT m.*, s.title AS session_title FROM messages m JOIN sessions s ON s.id = m.session_id")
+            extra += " AND s.agent = ?"
+            params.append(agent)
         if p.index == "none":
             return []
         if p.index == "like":
             conds = " OR ".join("m.content LIKE ? ESCAPE '\\'" for _ in p.like)
-            rows = self.store.read(f"{base} WHERE ({conds}){extra} ORDER BY m.at DESC LIMIT ?",
-                                   [*p.like, *params, int(limit)])
+            rows = self.ctx.store.read(
+                "SELECT m.*, s.title AS session_title FROM messages m JOIN sessions s ON s.id = m.session_id"
+                f" WHERE ({conds}){extra} ORDER BY m.at DESC LIMIT ?",
+                (*p.like, *params, int(limit)),
+            )
         else:
-            fts = "messages_fts" if p.index == "words" else "messages_tri"
-            rows = self.store.read(
-                f"{base} JOIN {fts} f ON f.rowid = m.id WHERE {fts} MATCH ?{extra}"
-                f" ORDER BY bm25({fts}) LIMIT ?", [p.match, *params, int(limit)])
-        hits = []
-        for r in rows:
-            hits.append(MessageHit(row_to_message(r), _snippet(r["content"], p.terms), r["session_title"]))
-        return hits
+            index: FtsIndex = "words" if p.index == "words" else "trigram"
+            match = p.match or ""
+            with self.ctx.store.reading() as conn:
+                rows = self.index.messages(conn, index, match, extra, params, int(limit))
+        return [
+            MessageHit(row_to_message(r), _snippet(r["content"], p.terms), r["session_title"]) for r in rows
+        ]
 
-    def count_message_matches(self, query: str) -> tuple[int, list[str]]:
+    def count_matches(self, query: str) -> tuple[int, builtins.list[str]]:
         """How many messages match, and in which sessions (first few): the 'elsewhere' hint."""
         hits = self.search_messages(query, limit=200)
         sessions: list[str] = []
@@ -172,9 +260,9 @@ class SessionsMixin:
         return len(hits), sessions[:5]
 
 
-def _snippet(text: str, terms, width: int = 160) -> str:
+def _snippet(text: str, terms: Sequence[str], width: int = 160) -> str:
     low = text.lower()
     pos = min((low.find(t.lower()) for t in terms if t and low.find(t.lower()) >= 0), default=0)
     start = max(0, pos - width // 3)
-    s = text[start:start + width].replace("\n", " ")
+    s = text[start : start + width].replace("\n", " ")
     return ("…" if start else "") + s + ("…" if start + width < len(text) else "")

@@ -8,28 +8,38 @@ the log past the last sequence number it applied (one indexed lookup when nothin
 writes from this process and from any other process are picked up before each search. If the log
 was pruned past that point, it reloads everything.
 """
+
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .filters import Filters
+from .sql import chunked
+
+if TYPE_CHECKING:
+    from .storage.indexes import VectorStore
 
 FIELDS = ("tier", "kind", "category", "agent", "user")
-_CHUNK = 500
 
 
 class VectorMatrix:
-    def __init__(self, dim: int = 384) -> None:
+    def __init__(self, dim: int = 384, vectors: VectorStore | None = None) -> None:
         self.dim = dim
+        if vectors is None:  # a bare matrix (tests): over the SQLite file's vector store
+            from .storage.sqlite.vec import SqliteVectorStore
+
+            vectors = SqliteVectorStore()
+        self.vectors: VectorStore = vectors
         self.lock = threading.RLock()
         self._reset()
 
     def _reset(self) -> None:
         dim = self.dim
-        self.seq = -1                      # last vector_changes.seq applied (-1: never loaded)
-        self.n = 0                         # rows in use (dead rows stay until compaction)
+        self.seq = -1  # last vector_changes.seq applied (-1: never loaded)
+        self.n = 0  # rows in use (dead rows stay until compaction)
         self.mat = np.zeros((0, dim), dtype=np.float32)
         self.ids = np.zeros(0, dtype=np.int64)
         self.alive = np.zeros(0, dtype=bool)
@@ -37,26 +47,32 @@ class VectorMatrix:
         self.vocab: dict[str, dict[str, int]] = {f: {} for f in FIELDS}
         self.row: dict[int, int] = {}
         self.dead = 0
-        self.bits = np.zeros((dim // 64, 0), dtype=np.uint64)   # sign bits, one row per 64 dims
+        self.bits = np.zeros((dim // 64, 0), dtype=np.uint64)  # sign bits, one row per 64 dims
         self._masks: dict = {}
 
     # -- keeping up with the file --------------------------------------------------------------
-    def sync(self, conn) -> bool:
+    def sync(self, conn: Any) -> bool:
         """Apply what changed since the last sync. Returns True if anything did. Call it outside a
         write transaction (a rolled-back write must never reach the matrix)."""
         with self.lock:
             # two subqueries: SQLite answers a lone min() or max() from the index, both together
             # in one SELECT by scanning the whole log
-            top, low = conn.execute("SELECT coalesce((SELECT max(seq) FROM vector_changes), 0), "
-                                    "coalesce((SELECT min(seq) FROM vector_changes), 0)").fetchone()
+            top, low = conn.execute(
+                "SELECT coalesce((SELECT max(seq) FROM vector_changes), 0), "
+                "coalesce((SELECT min(seq) FROM vector_changes), 0)"
+            ).fetchone()
             if self.seq == top:
                 return False
             if self.seq < 0 or (low > self.seq + 1 and top > 0):
                 self._load_all(conn)
                 return True
-            ids = [int(r[0]) for r in conn.execute(
-                "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ? AND seq <= ?",
-                (self.seq, top))]
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ? AND seq <= ?",
+                    (self.seq, top),
+                )
+            ]
             self._apply(conn, ids)
             self.seq = int(top)
             self._masks = {}
@@ -64,43 +80,41 @@ class VectorMatrix:
                 self._compact()
             return True
 
-    def _load_all(self, conn) -> None:
+    def _load_all(self, conn: Any) -> None:
         self._reset()
         top = conn.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0]
         # vec0's own metadata columns read ~10x slower than the same fields from `memories`;
         # vectors are copied in chunks straight into the matrix (no second copy of every blob)
-        meta = {int(r[0]): r[1:] for r in conn.execute(
-            "SELECT id, tier, kind, category, agent, user FROM memories WHERE embedded = 1")}
+        meta = {
+            int(r[0]): r[1:]
+            for r in conn.execute(
+                "SELECT id, tier, kind, category, agent, user FROM memories WHERE embedded = 1"
+            )
+        }
         self._grow(len(meta))
-        cur = conn.execute("SELECT memory_id, embedding FROM memories_vec")
-        while True:
-            batch = cur.fetchmany(4096)
-            if not batch:
-                break
+        for batch in self.vectors.scan(conn, 4096):
             rows = [r for r in batch if int(r[0]) in meta]
             if not rows:
                 continue
             n, j = len(rows), self.n
             self._grow(j + n)
-            self.mat[j:j + n] = np.frombuffer(b"".join(r[1] for r in rows),
-                                              dtype=np.float32).reshape(n, self.dim)
-            self.ids[j:j + n] = [int(r[0]) for r in rows]
-            self.alive[j:j + n] = True
+            self.mat[j : j + n] = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
+                n, self.dim
+            )
+            self.ids[j : j + n] = [int(r[0]) for r in rows]
+            self.alive[j : j + n] = True
             for k, f in enumerate(FIELDS):
-                self.codes[f][j:j + n] = [self._code(f, meta[int(r[0])][k]) for r in rows]
-            self.bits[:, j:j + n] = _pack(self.mat[j:j + n])
+                self.codes[f][j : j + n] = [self._code(f, meta[int(r[0])][k]) for r in rows]
+            self.bits[:, j : j + n] = _pack(self.mat[j : j + n])
             for i, r in enumerate(rows):
                 self.row[int(r[0])] = j + i
             self.n = j + n
         self.seq = int(top)
 
-    def _apply(self, conn, ids: list[int]) -> None:
+    def _apply(self, conn: Any, ids: list[int]) -> None:
         found: set[int] = set()
-        for i in range(0, len(ids), _CHUNK):
-            part = ids[i:i + _CHUNK]
-            rows = conn.execute(
-                "SELECT memory_id, embedding, tier, kind, category, agent, user FROM memories_vec "
-                f"WHERE memory_id IN ({','.join('?' * len(part))})", part).fetchall()
+        for part in chunked(ids):  # a chunk's blobs at a time, not every changed vector at once
+            rows = self.vectors.entries(conn, part)
             self._grow(self.n + len(rows))
             for r in rows:
                 self._put(r)
@@ -116,14 +130,14 @@ class VectorMatrix:
             return
         cap = max(need, int(len(self.ids) * 1.5) + 1024)
         mat = np.zeros((cap, self.dim), dtype=np.float32)
-        mat[:self.n] = self.mat[:self.n]
+        mat[: self.n] = self.mat[: self.n]
         self.mat = mat
         self.ids = np.resize(self.ids, cap)
-        self.alive = np.concatenate([self.alive[:self.n], np.zeros(cap - self.n, dtype=bool)])
+        self.alive = np.concatenate([self.alive[: self.n], np.zeros(cap - self.n, dtype=bool)])
         for f in FIELDS:
             self.codes[f] = np.resize(self.codes[f], cap)
         bits = np.zeros((self.dim // 64, cap), dtype=np.uint64)
-        bits[:, :self.n] = self.bits[:, :self.n]
+        bits[:, : self.n] = self.bits[:, : self.n]
         self.bits = bits
 
     def _code(self, field: str, value) -> int:
@@ -142,13 +156,13 @@ class VectorMatrix:
             self.row[mid] = j
             self.ids[j] = mid
         self.mat[j] = np.frombuffer(r[1], dtype=np.float32)
-        self.bits[:, j] = _pack(self.mat[j:j + 1])[:, 0]
+        self.bits[:, j] = _pack(self.mat[j : j + 1])[:, 0]
         self.alive[j] = True
         for k, f in enumerate(FIELDS):
             self.codes[f][j] = self._code(f, r[2 + k])
 
     def _compact(self) -> None:
-        keep = np.flatnonzero(self.alive[:self.n])
+        keep = np.flatnonzero(self.alive[: self.n])
         self.mat = np.ascontiguousarray(self.mat[keep])
         self.ids = self.ids[keep]
         self.alive = np.ones(len(keep), dtype=bool)
@@ -187,8 +201,9 @@ class VectorMatrix:
                 m &= self.codes[f][:n] == code
         return m
 
-    def knn(self, q: np.ndarray, k: int, filters: Filters, bits_from: int = 0,
-            rescore: int = 2000) -> list[tuple[int, float]]:
+    def knn(
+        self, q: np.ndarray, k: int, filters: Filters, bits_from: int = 0, rescore: int = 2000
+    ) -> list[tuple[int, float]]:
         """Exact top-k by cosine. From `bits_from` rows on (0: never), candidates come from the
         Hamming distance of sign bits (48 bytes a row instead of 1,536) and max(rescore, 10k) of
         them are rescored exactly: recall@10 against exact search is measured in
@@ -203,7 +218,7 @@ class VectorMatrix:
             # Up to ~32k passing rows, gathering them and scoring exactly is cheapest; past that
             # the sign-bit scan over every row wins (measured at 1M: 0.6 s -> 30 ms for 200k).
             use_bits = bits_from and self.n >= bits_from and passing > max(r, 32_768)
-            if passing * 4 < self.n and not use_bits:   # a narrow filter: score only its rows
+            if passing * 4 < self.n and not use_bits:  # a narrow filter: score only its rows
                 rows = np.flatnonzero(m)
                 sims = np.einsum("ij,j->i", self.mat[rows], q)
                 order = np.argsort(-sims, kind="stable")[:k]
@@ -221,15 +236,15 @@ class VectorMatrix:
 
     def _hamming(self, q: np.ndarray) -> np.ndarray:
         qb = _pack(q[None, :])[:, 0]
-        h = np.bitwise_count(self.bits[0, :self.n] ^ qb[0]).astype(np.uint16)
+        h = np.bitwise_count(self.bits[0, : self.n] ^ qb[0]).astype(np.uint16)
         for i in range(1, len(qb)):
-            h += np.bitwise_count(self.bits[i, :self.n] ^ qb[i])
+            h += np.bitwise_count(self.bits[i, : self.n] ^ qb[i])
         return h
 
     def _sims(self, q: np.ndarray) -> np.ndarray:
         """Cosine to every row. einsum's single-threaded loop, not BLAS: a matrix-vector product is
         memory-bound, and BLAS threads fighting other processes for two cores ran it 1.3-4x slower."""
-        return np.einsum("ij,j->i", self.mat[:self.n], np.asarray(q, dtype=np.float32))
+        return np.einsum("ij,j->i", self.mat[: self.n], np.asarray(q, dtype=np.float32))
 
     @staticmethod
     def _top_idx(sims: np.ndarray, m: np.ndarray, k: int) -> np.ndarray:
@@ -263,10 +278,11 @@ class VectorMatrix:
             if not rows:
                 return {}
             sims = self.mat[[j for _, j in rows]] @ np.asarray(q, dtype=np.float32)
-            return {m: float(s) for (m, _), s in zip(rows, sims)}
+            return {m: float(s) for (m, _), s in zip(rows, sims, strict=True)}
 
-    def best_matches(self, vecs: np.ndarray, agents: list[str], tiers: tuple[str, ...],
-                     skip: set[int]) -> list[tuple[int | None, float]]:
+    def best_matches(
+        self, vecs: np.ndarray, agents: list[str], tiers: tuple[str, ...], skip: set[int]
+    ) -> list[tuple[int | None, float]]:
         """For each vector, the most similar memory of the same agent in `tiers` (batched: one
         matrix product per agent), ignoring ids in `skip`."""
         out: list[tuple[int | None, float]] = [(None, -1.0)] * len(vecs)
@@ -280,17 +296,17 @@ class VectorMatrix:
                 m = self.mask(Filters(tiers=tiers, agent=agent))
                 if m is None:
                     continue
-                m = m.copy()               # the cached mask is shared
+                m = m.copy()  # the cached mask is shared
                 m[skip_rows] = False
                 if not m.any():
                     continue
-                for c in range(0, len(sel), 64):      # bounded memory: 64 x n similarities at once
-                    part = sel[c:c + 64]
-                    sims = vecs[part] @ self.mat[:self.n].T
+                for c in range(0, len(sel), 64):  # bounded memory: 64 x n similarities at once
+                    part = sel[c : c + 64]
+                    sims = vecs[part] @ self.mat[: self.n].T
                     sims[:, ~m] = -np.inf
                     best = sims.argmax(axis=1)
                     top = sims[np.arange(len(part)), best]
-                    for i, b, s in zip(part, best, top):
+                    for i, b, s in zip(part, best, top, strict=True):
                         out[int(i)] = (int(self.ids[b]), float(s))
         return out
 

@@ -1,0 +1,136 @@
+"""The two indexes whose SQL differs by backend: the keyword index (FTS5 BM25 on SQLite, a
+`tsvector` BM25 on PostgreSQL) and the vector store (vec0 / pgvector).
+
+Services keep the retrieval policy (plans, bounds, fusion) and pass only what varies: an index
+name, a quoted MATCH expression, a portable WHERE fragment over memory columns with its `?`
+parameters. Every method runs on the connection the caller's read or write gives it. Scores are
+BM25 as FTS5 reports it (lower is better) and cosine distances (similarity = 1 - distance).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+FtsIndex = Literal["words", "trigram"]  # porter-stemmed words, or trigrams (CJK)
+FtsTable = Literal["rules", "flows"]  # the lifecycle's word indexes
+
+
+class KeywordIndex(Protocol):
+    """Full-text search over memories, messages, rules and flows."""
+
+    # -- memories --------------------------------------------------------------------------------
+    def doc_freq(self, conn: Any, match: str) -> int:
+        """How many memories the words index finds for `match` (one quoted term)."""
+        ...
+
+    def top(
+        self, conn: Any, index: FtsIndex, match: str, limit: int, above: int | None = None
+    ) -> list[tuple[int, float]]:
+        """The `limit` best (memory id, bm25) for `match`, unfiltered; `above`: ids above it only."""
+        ...
+
+    def top_where(
+        self,
+        conn: Any,
+        index: FtsIndex,
+        match: str,
+        where: str,
+        params: Sequence[Any],
+        limit: int,
+        above: int | None = None,
+    ) -> list[tuple[int, float]]:
+        """Like `top`, among memories passing `where` (a fragment over `m.` columns)."""
+        ...
+
+    def passing(self, conn: Any, ids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
+        """The ids among `ids` whose memory passes `where` (`m.` columns), driven from the list."""
+        ...
+
+    def rank_of(
+        self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], memory_id: int
+    ) -> tuple[int | None, int]:
+        """(1-based rank of the memory among matches passing `where`, or None; how many match)."""
+        ...
+
+    def score_of(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> float | None:
+        """The memory's bm25 for `match` (None: it does not match)."""
+        ...
+
+    def has(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> bool:
+        """Whether the memory's indexed tokens match `match`."""
+        ...
+
+    def contains(self, conn: Any, memory_id: int, text: str) -> bool:
+        """Whether the memory's content holds `text` exactly (case-sensitive): terms too short
+        for the trigram index."""
+        ...
+
+    # -- the episodic log ---------------------------------------------------------------------------
+    def messages(
+        self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], limit: int
+    ) -> list[Any]:
+        """Best-first rows `m.*, s.title AS session_title` of messages `m` (joined to their
+        session `s`) matching `match` and passing `where` (a fragment starting with ` AND`)."""
+        ...
+
+    # -- rules and flows -------------------------------------------------------------------------------
+    def match_ids(self, conn: Any, table: FtsTable, match: str, limit: int) -> list[tuple[int, float]]:
+        """(id, bm25) of rules or flows matching an already-quoted `match`, best first."""
+        ...
+
+
+class VectorStore(Protocol):
+    """One float32 embedding per memory with the filter fields beside it, so a filtered KNN still
+    returns k rows. Embeddings cross this boundary as float32 bytes."""
+
+    def put(
+        self,
+        conn: Any,
+        memory_id: int,
+        embedding: bytes,
+        tier: str,
+        kind: str,
+        category: str,
+        agent: str,
+        user: str,
+    ) -> None:
+        """Store (or replace) the memory's vector and its filter fields."""
+        ...
+
+    def delete(self, conn: Any, memory_ids: Sequence[int]) -> None: ...
+
+    def knn(
+        self, conn: Any, query: bytes, k: int, where: str, params: Sequence[Any]
+    ) -> list[tuple[int, float]]:
+        """Exact top-k (memory id, cosine distance) among vectors passing `where` (filter
+        columns, no prefix)."""
+        ...
+
+    def distances(self, conn: Any, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
+        """(memory id, cosine distance) for those of `ids` that have a vector."""
+        ...
+
+    def count_closer(
+        self, conn: Any, query: bytes, distance: float, where: str, params: Sequence[Any]
+    ) -> int:
+        """How many vectors passing `where` are closer to `query` than `distance`."""
+        ...
+
+    def embedding(self, conn: Any, memory_id: int) -> bytes | None: ...
+
+    def entries(self, conn: Any, ids: Sequence[int]) -> list[Any]:
+        """Rows (memory_id, embedding, tier, kind, category, agent, user) for those of `ids`
+        that have a vector (any number of ids: chunked here)."""
+        ...
+
+    def scan(self, conn: Any, batch: int = 4096) -> Iterator[list[Any]]:
+        """Every (memory_id, embedding), in batches."""
+        ...
+
+    def reader(self, path: Path) -> AbstractContextManager[Any]:
+        """A private read-only connection holding one snapshot (a long load must not hold the
+        engine's own connection)."""
+        ...

@@ -1,0 +1,94 @@
+"""The `memories` table gateway: every INSERT, UPDATE and DELETE of a memory row goes through
+these functions, inside the caller's transaction. Column names are fixed here, never input."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict
+
+from ..sql import chunked, marks
+
+Tier = Literal["core", "active", "archived"]
+Kind = Literal["episodic", "semantic", "procedural"]
+
+# What an operator edit (or a lifecycle/curator step) may set; `updated_at` is always set.
+UPDATABLE = frozenset(
+    {
+        "content", "kind", "category", "tier", "agent", "user", "importance", "strength",
+        "anchor_strength", "last_reinforced_at", "last_accessed_at", "archive_at", "pinned",
+        "session_id", "message_id", "metadata", "absorbed_into", "embedded",
+    }
+)  # fmt: skip
+
+
+class NewMemory(TypedDict):
+    """A validated memory to insert (engine/memories.normalize_item)."""
+
+    content: str
+    kind: Kind
+    category: str
+    tier: Tier
+    agent: str
+    user: str
+    importance: float
+    metadata: dict[str, Any]
+    metadata_json: str
+    session_id: str | None
+    message_id: int | None
+    pinned: int
+    created_at: float | None
+
+
+def row(conn: Any, memory_id: int) -> Any:
+    """The whole row (None: no such memory)."""
+    return conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+
+
+def insert(conn: Any, n: NewMemory, *, created: float, now: float) -> int:
+    """A new memory at full strength, anchored at `created`. Returns its id."""
+    got = conn.execute(
+        "INSERT INTO memories(content, kind, category, tier, agent, user, importance,"
+        " strength, anchor_strength, created_at, last_reinforced_at, pinned, session_id,"
+        " message_id, metadata, updated_at) VALUES (?,?,?,?,?,?,?,1.0,1.0,?,?,?,?,?,?,?) RETURNING id",
+        (
+            n["content"], n["kind"], n["category"], n["tier"], n["agent"], n["user"],
+            n["importance"], created, created, n["pinned"], n["session_id"],
+            n["message_id"], n["metadata_json"], now,
+        ),
+    ).fetchall()  # fmt: skip
+    return int(got[0][0])
+
+
+def update(conn: Any, memory_id: int, changes: Mapping[str, Any], now: float) -> None:
+    """Set `changes` (columns of UPDATABLE) and updated_at."""
+    bad = set(changes) - UPDATABLE
+    if bad:
+        raise ValueError(f"not an updatable memory column: {', '.join(sorted(bad))}")
+    cols = ", ".join(f"{c} = ?" for c in changes)
+    conn.execute(
+        f"UPDATE memories SET {cols}, updated_at = ? WHERE id = ?", [*changes.values(), now, memory_id]
+    )
+
+
+def reinforce(conn: Any, memory_id: int, strength: float, now: float, *, count_access: bool) -> None:
+    """Re-anchor at `strength` now (the decay clock restarts; archive_at is recomputed by the
+    next decay pass) and record the access."""
+    conn.execute(
+        "UPDATE memories SET anchor_strength = ?, strength = ?, last_reinforced_at = ?,"
+        " access_count = access_count + ?, last_accessed_at = ?, archive_at = NULL,"
+        " updated_at = ? WHERE id = ?",
+        (strength, strength, now, 1 if count_access else 0, now, now, memory_id),
+    )
+
+
+def set_embedded(conn: Any, memory_id: int, embedded: bool) -> None:
+    """Whether the vector store holds the vector of the memory's current text."""
+    conn.execute("UPDATE memories SET embedded = ? WHERE id = ?", (1 if embedded else 0, memory_id))
+
+
+def delete(conn: Any, memory_ids: Sequence[int]) -> int:
+    """Delete rows (triggers clean the keyword and vector indexes). Returns how many went."""
+    n = 0
+    for part in chunked(memory_ids):
+        n += conn.execute(f"DELETE FROM memories WHERE id IN ({marks(len(part))})", part).rowcount
+    return n

@@ -174,6 +174,11 @@ class Selection:
                         name = None
                     if isinstance(name, str) and name:
                         skills[i] = f"hermes_skill:{name}"
+            if kind == "message" and self.sessions:
+                # A message that goes with its whole session is known by the session's id; hashing
+                # its content too would keep every later "thanks!" anywhere from being imported.
+                inside = {i for i, sid in self._rows(conn, "messages", "session_id", ids) if sid in self.sessions}
+                rows = [(i, None if i in inside else t) for i, t in rows]
             out += [(kind, i, skills.get(i), t) for i, t in rows]
         out += [("session", sid, sid, None) for sid in sorted(self.sessions)]
         out += [("flow", fid, name, flow_text(desc, _strings(steps)))

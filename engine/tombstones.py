@@ -9,8 +9,8 @@ A plain sha256 of short text is a dictionary away from the text; the keyed hashe
 someone who holds only the database.
 
 What forget records per kind (ident / content): session: session id / none (titles repeat);
-message: none / content; memory: `hermes_skill:<name>` for a skill's memory, else none / content;
-rule: none / text; flow: name / flow_text(description, steps). Rows written before keyed hashes
+message: none / content (none when its whole session goes: the session id covers it);
+memory: `hermes_skill:<name>` for a skill's memory, else none / content; rule: none / text; flow: name / flow_text(description, steps). Rows written before keyed hashes
 carry `content_sha256` (plain, exact text) and, for sessions, the session id in `target_id`:
 `is_forgotten` still honours them.
 """

@@ -81,7 +81,9 @@ def number(v, what: str, lo: float | None = None, hi: float | None = None, *,
     if isinstance(v, int) and not INT_MIN <= v <= INT_MAX:
         raise InvalidInput(f"\"{what}\" does not fit in 64 bits")
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise InvalidInput(f"\"{what}\" must be between {lo:g} and {hi:g}, not {v:g}")
+        span = (f"between {lo:g} and {hi:g}" if lo is not None and hi is not None
+                else f"at least {lo:g}" if lo is not None else f"at most {hi:g}")
+        raise InvalidInput(f"\"{what}\" must be {span}, not {v:g}")
 
 
 def epoch(v, what: str) -> None:
@@ -115,45 +117,65 @@ def _is_time(col: str) -> bool:
     return col == "at" or col.endswith("_at") or col == "deadline"
 
 
-def check_row(table: str, row: dict) -> None:
-    """Hold one exported row to its table's declaration (InvalidInput naming the column)."""
-    decls = _DECLS.get(table, {})
-    for col, v in row.items():
-        decl = decls.get(col, "")
-        what = f"{table}.{col}"
-        if v is None:
-            if "NOT NULL" in decl:
-                raise InvalidInput(f"\"{what}\" may not be null")
-            continue
-        if isinstance(v, (bytes, bytearray)):
-            raise InvalidInput(f"\"{what}\" holds binary data; this column holds "
-                               f"{decl.split()[0].lower() if decl else 'no binary data'}")
-        if decl.startswith("TEXT"):
-            _text(v, what)
-            kind = JSON_BY_TABLE.get(table, {}).get(col) or JSON_COLUMNS.get(col)
-            if kind is not None and not (v == "" and kind is _ANY):
-                _json_text(v, what, kind)
-            choices = CHOICES.get((table, col))
-            if choices and v not in choices:
-                raise InvalidInput(f"\"{what}\" is {v!r}; use one of {', '.join(choices)}")
-        elif decl.startswith("INTEGER"):
+_PLANS: dict[tuple[str, str], tuple] = {}
+
+
+def _plan(table: str, col: str) -> tuple:
+    """(type, not null, low, high, JSON kind, choices) for one column, worked out once."""
+    key = (table, col)
+    if key not in _PLANS:
+        decl = _DECLS.get(table, {}).get(col, "")
+        typ = decl.split()[0] if decl else ""
+        lo = hi = None
+        if typ == "INTEGER":
             if "PRIMARY KEY" in decl:
-                number(v, what, 1, INT_MAX, integer=True)
+                lo, hi = 1, INT_MAX
             elif col in FLAGS:
-                number(v, what, 0, 1, integer=True)
+                lo, hi = 0, 1
             elif col in COUNTS:
-                number(v, what, 0, INT_MAX, integer=True)
+                lo, hi = 0, INT_MAX
             else:
-                number(v, what, integer=True)
-        elif decl.startswith("REAL"):
-            lo, hi = (0.0, 1.0) if (table, col) in UNIT else RANGES.get((table, col), (None, None))
+                lo, hi = INT_MIN, INT_MAX
+        elif typ == "REAL":
+            lo, hi = (0.0, 1.0) if key in UNIT else RANGES.get(key, (None, None))
             if _is_time(col):
                 lo, hi = 0.0, TIME_MAX
-            number(v, what, lo, hi)
+        kind = (JSON_BY_TABLE.get(table, {}).get(col) or JSON_COLUMNS.get(col)) if typ == "TEXT" else None
+        _PLANS[key] = (typ, "NOT NULL" in decl, lo, hi, kind, CHOICES.get(key))
+    return _PLANS[key]
+
+
+def check_row(table: str, row: dict) -> None:
+    """Hold one exported row to its table's declaration (InvalidInput naming the column).
+    The common case (a well-formed value) costs a type test and a comparison."""
+    for col, v in row.items():
+        typ, not_null, lo, hi, kind, choices = _plan(table, col)
+        if v is None:
+            if not_null:
+                raise InvalidInput(f"\"{table}.{col}\" may not be null")
+            continue
+        if isinstance(v, (bytes, bytearray)):
+            raise InvalidInput(f"\"{table}.{col}\" holds binary data; this column holds "
+                               f"{typ.lower() or 'no binary data'}")
+        if typ == "TEXT":
+            if type(v) is not str or "\x00" in v or not v.isascii():
+                _text(v, f"{table}.{col}")
+            if kind is not None and not (v == "" and kind is _ANY):
+                _json_text(v, f"{table}.{col}", kind)
+            if choices and v not in choices:
+                raise InvalidInput(f"\"{table}.{col}\" is {v!r}; use one of {', '.join(choices)}")
+        elif typ == "INTEGER":
+            if not (type(v) is int and lo <= v <= hi):
+                number(v, f"{table}.{col}", lo, hi, integer=True)
+        elif typ == "REAL":
+            t = type(v)
+            if not ((t is float or t is int) and (lo is None or lo <= v) and (hi is None or v <= hi)
+                    and (t is int or math.isfinite(v))):
+                number(v, f"{table}.{col}", lo, hi)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            number(v, what)
+            number(v, f"{table}.{col}")
         elif not isinstance(v, str):
-            raise InvalidInput(f"\"{what}\" must be a plain value, not {type(v).__name__}")
+            raise InvalidInput(f"\"{table}.{col}\" must be a plain value, not {type(v).__name__}")
 
 
 def _text(v, what: str) -> None:

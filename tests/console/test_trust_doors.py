@@ -80,7 +80,7 @@ def test_json_output_is_strict_even_with_a_non_finite_row(run):
     for args in (["memory", "show", str(mid), "--json"], ["search", "tea", "--json"]):
         code, out, err = run(*args)
         assert code == 0, (args, err)
-        doc = _strict(out)
+        _strict(out)
         assert "Infinity" not in out and "NaN" not in out
     m = _strict(run("memory", "show", str(mid), "--json")[1])
     assert m["importance"] is None

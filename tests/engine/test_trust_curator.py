@@ -39,12 +39,14 @@ CHANGES = {
     "archived": lambda eng, m: eng.archive_memory(m),
     "archived then restored": lambda eng, m: (eng.archive_memory(m), eng.set_tier(m, "active")),
     "reinforced": lambda eng, m: eng.reinforce_memory(m),
-    "accessed": lambda eng, m: _raw(eng, "UPDATE memories SET access_count = access_count + 1,"
-                                         " last_accessed_at = last_accessed_at WHERE id = ?", (m,)),
-    "absorbed elsewhere": lambda eng, m: _raw(eng, "UPDATE memories SET absorbed_into = 1 WHERE id = ?", (m,)),
+    "accessed": lambda eng, m: _raw(eng, "UPDATE memories SET access_count = access_count + 1"
+                                         " WHERE id = ?", (m,)),
+    "absorbed elsewhere": lambda eng, m: _raw(eng, "UPDATE memories SET absorbed_into = 1"
+                                                   " WHERE id = ?", (m,)),
     "pinned": lambda eng, m: eng.pin_memory(m),
     "importance": lambda eng, m: eng.set_importance(m, 0.1),
-    "content edited by raw SQL": lambda eng, m: _raw(eng, "UPDATE memories SET content = 'other' WHERE id = ?", (m,)),
+    "content edited by raw SQL": lambda eng, m: _raw(eng, "UPDATE memories SET content = 'other'"
+                                                          " WHERE id = ?", (m,)),
 }
 
 
@@ -74,16 +76,28 @@ def test_unchanged_proposal_still_applies_after_decay_and_time(eng, clock, merge
 def test_archive_and_promote_with_a_changed_member_are_refused(eng, clock, change):
     m = eng.add_memory("A note that looked abandoned", dedup=False)
     age(eng, m, 45)
-    l = eng.add_memory("Always run the migrations before the smoke tests", category="learning", dedup=False)
+    learned = eng.add_memory("Always run the migrations before the smoke tests", category="learning",
+                             dedup=False)
     for _ in range(3):
-        eng.reinforce_memory(l)
+        eng.reinforce_memory(learned)
     props = {p.kind: p for p in eng.run_curator().proposals if p.kind in ("archive", "promote")}
-    assert props["archive"].members == [m] and props["promote"].members == [l]
+    assert props["archive"].members == [m] and props["promote"].members == [learned]
     clock.advance(60)
     CHANGES[change](eng, m)
-    CHANGES[change](eng, l)
+    CHANGES[change](eng, learned)
     _refused(eng, props["archive"].id)
     _refused(eng, props["promote"].id)
+
+
+RULE_CHANGES = {
+    "text edited": lambda eng, r, a: _raw(eng, "UPDATE rules SET text = text || ' (edited)'"
+                                               " WHERE id = ?", (r,)),
+    "pinned": lambda eng, r, a: eng.pin_rule(r),
+    "reinforced": lambda eng, r, a: eng.reinforce_rule(r),
+    "absorbed": lambda eng, r, a: _raw(eng, "UPDATE rules SET absorbed_into = ? WHERE id = ?", (a, r)),
+    "deleted": lambda eng, r, a: _raw(eng, "DELETE FROM rules WHERE id = ?", (r,)),
+    "retired then revived": lambda eng, r, a: (eng.retire_rule(r), eng.revive_rule(r, score=3.5)),
+}
 
 
 @pytest.mark.parametrize("change", ["text edited", "pinned", "reinforced", "absorbed", "deleted",
@@ -97,13 +111,7 @@ def test_rule_merge_and_retire_with_a_changed_member_are_refused(eng, clock, cha
     assert props["merge"].members == [a, b] and props["retire"].members == [old]
     clock.advance(60)
     for r in (b, old):
-        {"text edited": lambda: _raw(eng, "UPDATE rules SET text = text || ' (edited)' WHERE id = ?", (r,)),
-         "pinned": lambda: eng.pin_rule(r),
-         "reinforced": lambda: eng.reinforce_rule(r),
-         "absorbed": lambda: _raw(eng, "UPDATE rules SET absorbed_into = ? WHERE id = ?", (a, r)),
-         "deleted": lambda: _raw(eng, "DELETE FROM rules WHERE id = ?", (r,)),
-         "retired then revived": lambda: (eng.retire_rule(r), eng.revive_rule(r, score=3.5)),
-         }[change]()
+        RULE_CHANGES[change](eng, r, a)
     _refused(eng, props["merge"].id)
     _refused(eng, props["retire"].id)
 
@@ -129,7 +137,8 @@ def _plant_malformed(eng, clock):
     age(eng, bad[2], 45)
     add_rule(eng, "Never deploy to production on a Friday afternoon, ever", score=7)
     r2 = add_rule(eng, "Never deploy to production on a Friday afternoon unless paged", score=6)
-    r3 = add_rule(eng, "A rule whose score went bad", score=4, status="dormant", last=clock.now() - 90 * 86400)
+    r3 = add_rule(eng, "A rule whose score went bad", score=4, status="dormant",
+                  last=clock.now() - 90 * 86400)
     r4 = add_rule(eng, "A rule with odd values", score=4, status="dormant", last=clock.now() - 90 * 86400)
     _raw(eng, "UPDATE rules SET metadata = 'nope', score = 9e999 WHERE id = ?", (r2,))
     _raw(eng, "UPDATE rules SET score = 'high' WHERE id = ?", (r3,))

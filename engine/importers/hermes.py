@@ -181,7 +181,7 @@ def _read(conn, label: Path, after: int) -> StateData:
 
     for r in conn.execute(f"SELECT {', '.join(s_sel)} FROM sessions ORDER BY started_at, rowid"):
         d = dict(zip(s_sel, r))
-        out.sessions.append(_checked(label, "session", d["id"], lambda: _session(d, prompts)))
+        out.sessions.append(_checked(label, "session", d["id"], _session, d, prompts))
     known = {s.id for s in out.sessions}
 
     row = conn.execute("SELECT max(id) FROM messages").fetchone()
@@ -195,16 +195,16 @@ def _read(conn, label: Path, after: int) -> StateData:
         if reason:
             out.skipped[reason] = out.skipped.get(reason, 0) + 1
             continue
-        out.messages.append(_checked(label, "message", d["id"], lambda: _message(d)))
+        out.messages.append(_checked(label, "message", d["id"], _message, d))
     return out
 
 
-def _checked(label: Path, what: str, ident, build):
+def _checked(label: Path, what: str, ident, build, *args):
     """Build one record and hold it to what the memory database stores (finite times in range,
     counts in 64 bits, JSON without NaN): one bad row refuses the import before anything is
     written, naming the row."""
     try:
-        rec = build()
+        rec = build(*args)
         for name in ("started_at", "ended_at", "at"):
             v = getattr(rec, name, None)
             if v is not None:

@@ -78,9 +78,8 @@ def read_files(home: Path, *, include_bundled: bool = False) -> FilesData:
     for name, target in (("MEMORY.md", out.memory), ("USER.md", out.user)):
         p = mem / name
         # never the .lock or *.bak.<timestamp> files beside it
-        if p.exists() or p.is_symlink():
-            if regular_file(root, p, warn):
-                target.extend(text for _, text in split_entries(_read_text(p), separator="§"))
+        if (p.exists() or p.is_symlink()) and regular_file(root, p, warn):
+            target.extend(text for _, text in split_entries(_read_text(p), separator="§"))
     skills = home / "skills"
     if folder(root, skills, warn):
         _read_skills(root, skills, out, include_bundled)

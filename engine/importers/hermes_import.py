@@ -11,10 +11,10 @@ import tempfile
 from pathlib import Path
 
 from .. import audit
-from ..keys import keyed_hash
-from ..tombstones import flow_text
 from ..errors import ImportFailed, InvalidInput
+from ..keys import keyed_hash
 from ..memories import MAX_CONTENT
+from ..tombstones import flow_text
 from .common import (DryRun, ImportSummary, Progress, embed_new, forgotten, forgotten_content,
                      forgotten_session, get_watermark, insert_memory, memory_exists, set_watermark,
                      tick, upsert_flow)

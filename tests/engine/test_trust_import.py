@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import signal
+import socket
 import stat
 import time
 import tracemalloc
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import pytest
 
 from console.cli import main
-from engine import FixedClock, HashEmbedder, ImportFailed, open_engine
+from engine import HashEmbedder, ImportFailed, open_engine
 from tests.engine.hermes_fixture import HermesHome
 
 T = 1767000000.0
@@ -95,6 +95,11 @@ def test_cli_refuses_a_fifo_and_a_bad_export_line_in_one_line(tmp_path, capsys, 
             code, _, err = cli(tmp_path, capsys, *args)
             assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, args
     assert "bad.jsonl:2:" in err and "NaN" in err
+    h = HermesHome(tmp_path / "hermes", version=2)
+    h.session("inf", started=float("inf"))
+    h.close()
+    code, _, err = cli(tmp_path, capsys, "import", "hermes", str(tmp_path / "hermes"))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "session 'inf'" in err
 
 
 def test_a_hermes_row_with_an_infinite_time_refuses_the_import_naming_it(eng, tmp_path):
@@ -205,6 +210,11 @@ def _home_with_specials(tmp_path):
     deep.mkdir(parents=True)
     (deep / "SKILL.md").write_text("---\nname: too-deep\n---\n1. x\n")
     os.mkfifo(home / "state.db")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(home / "skills" / "ok" / "sock"))
+    (home / "skills" / "sockdir").mkdir()
+    os.link(home / "skills" / "ok" / "sock", home / "skills" / "sockdir" / "SKILL.md")
+    sock.close()
     return home
 
 
@@ -216,7 +226,7 @@ def test_fifos_symlinks_out_loops_and_depth_are_skipped_with_warnings(eng, tmp_p
     assert "MEMORY.md: a FIFO" in text and "skills/SKILL.md: a FIFO" in text
     assert "state.db: a FIFO" in text
     assert "USER.md: a symlink that leaves" in text and "escape: a symlink that leaves" in text
-    assert "deeper than" in text
+    assert "deeper than" in text and "sockdir/SKILL.md: a socket" in text
     names = [r[0] for r in eng.store.read("SELECT json_extract(metadata, '$.hermes_skill') FROM memories")]
     assert names == ["ok"]
     assert not eng.store.read("SELECT 1 FROM memories WHERE content LIKE '%secret%'")
@@ -310,104 +320,3 @@ def test_export_is_0600_never_follows_a_planted_temp_and_force_replaces_a_file(t
         assert victim.read_text() == "keep me"
     finally:
         eng.close()
-
-
-# -- 4: what was forgotten does not come back ----------------------------------------------------
-CANARY = "vault-4417"
-
-
-def canary_home(root) -> HermesHome:
-    h = HermesHome(root, version=30)
-    h.session("s1", started=T, ended=T + 600, title="daily work")
-    h.session("s2", started=T + 700, ended=T + 900, title="the secret session")
-    h.message("s1", "user", f"remember the {CANARY} code", T + 1)
-    h.message("s1", "assistant", "noted, I will keep it", T + 2)
-    h.message("s2", "user", "only in the second session: nebula-88", T + 701)
-    h.memories([f"The {CANARY} opens the back door.", "CI runs on the self-hosted runner."],
-               user=["Prefers short answers."])
-    h.skill("open-vault", f"Open the {CANARY}", f"1. Enter {CANARY}\n2. Turn the handle\n")
-    h.skill("deploy", "Deploy the blog", "1. pnpm build\n2. upload\n")
-    return h
-
-
-def residue(eng) -> list[str]:
-    """Every place an imported canary could live, as 'table.column'."""
-    out = []
-    for table, cols in (("memories", ("content", "metadata")), ("messages", ("content", "metadata")),
-                        ("sessions", ("id", "title", "metadata")), ("flows", ("name", "description",
-                                                                              "steps", "triggers")),
-                        ("rules", ("text",))):
-        for c in cols:
-            for needle in (CANARY, "nebula-88", "secret session"):
-                if eng.store.read_one(f"SELECT 1 FROM {table} WHERE {c} LIKE ?", (f"%{needle}%",)):
-                    out.append(f"{table}.{c}:{needle}")
-    return out
-
-
-@pytest.fixture
-def forgotten_home(eng, tmp_path):
-    """A Hermes home imported, then forgotten by query (the canary) and by session (s2)."""
-    h = canary_home(tmp_path / "hermes")
-    h.close()                               # closed before anything copies its files
-    eng.import_hermes(tmp_path / "hermes")
-    eng.add_rule(f"Never say {CANARY}")
-    assert residue(eng)
-    export = tmp_path / "before.jsonl"
-    eng.export_jsonl(export)                # written BEFORE the forget
-    eng.forget("query", CANARY, "user asked")
-    eng.forget("session", "s2", "user asked")
-    assert residue(eng) == []
-    return tmp_path / "hermes", export
-
-
-def test_reimporting_the_same_hermes_home_brings_nothing_back(eng, forgotten_home):
-    home, _ = forgotten_home
-    before = counts(eng)[:5]
-    s = eng.import_hermes(home)
-    assert residue(eng) == [] and counts(eng)[:5] == before, s
-    assert any("forgotten" in r for r in s.skipped), s.skipped
-
-
-def test_a_copy_of_the_home_elsewhere_brings_nothing_back_nor_duplicates(eng, forgotten_home,
-                                                                         tmp_path):
-    home, _ = forgotten_home
-    copy = tmp_path / "elsewhere" / "hermes-copy"
-    shutil.copytree(home, copy)
-    before = counts(eng)[:5]
-    s = eng.import_hermes(copy, agent="hermes")
-    assert residue(eng) == [], s
-    assert counts(eng)[:5] == before, s.added      # nothing new, nothing twice
-
-
-def test_a_jsonl_export_written_before_the_forget_brings_nothing_back(eng, forgotten_home):
-    _, export = forgotten_home
-    before = counts(eng)[:5]
-    s = eng.import_jsonl(export)
-    assert residue(eng) == [] and counts(eng)[:5] == before, s
-    assert any("forgotten" in r or "deleted" in r for r in s.skipped), s.skipped
-
-
-def test_the_same_export_into_a_fresh_database_restores_it(forgotten_home, tmp_path):
-    """A fresh database holds no tombstones: an export is a backup the forget could not reach
-    (the forget case says so); restoring it elsewhere is the operator's deliberate act."""
-    _, export = forgotten_home
-    fresh = open_engine(tmp_path / "fresh.db", embedder=HashEmbedder(), clock=FixedClock(T),
-                        actor="restorer")
-    try:
-        fresh.import_jsonl(export)
-        assert residue(fresh)
-    finally:
-        fresh.close()
-
-
-def test_ingest_brings_no_forgotten_session_message_or_memory_back(eng, forgotten_home, tmp_path):
-    p = tmp_path / "again.jsonl"
-    p.write_text("\n".join(json.dumps(r) for r in (
-        {"type": "session", "id": "s2", "title": "again"},
-        {"type": "message", "session_id": "s2", "content": "only in the second session: nebula-88"},
-        {"type": "message", "session_id": "s1", "content": f"remember the {CANARY} code"},
-        {"type": "memory", "content": f"The {CANARY} opens the back door."},
-        {"type": "memory", "content": "a new fact"})) + "\n")
-    out = eng.ingest_jsonl(p)
-    assert residue(eng) == [] and out["skipped_forgotten"] == 4
-    assert out["added"]["memories"] == 1

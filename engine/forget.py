@@ -31,7 +31,7 @@ from .forget_scrub import scrub
 from .forget_seal import discard, new_token, seal, unseal
 from .forget_select import Selection, close_over, resolve
 from .forget_verify import (char_windows, db_files, redact, redact_reports, rows_containing, targets,
-                            walk_strings)
+                            valid, walk_strings)
 from .keys import keyed_hash
 from .types import load_json
 
@@ -99,6 +99,7 @@ class ForgetMixin:
             raise InvalidInput(f"forget request {req.id} is {req.status}; it can no longer be previewed")
         now = self.clock.now()
 
+        @lenient
         def write(conn):
             sel = resolve(conn, req.scope_kind, req.scope_value)
             full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
@@ -131,6 +132,7 @@ class ForgetMixin:
             self.store.write(lambda c: c.execute("UPDATE forget_requests SET selected = ? WHERE id = ?",
                                                  (json.dumps({**req.selected, "seal": token}), req.id)))
 
+        @lenient
         def write(conn):
             sel = resolve(conn, req.scope_kind, req.scope_value) if req.status == "open" \
                 else Selection.from_ids(req.selected)
@@ -216,7 +218,7 @@ class ForgetMixin:
         texts, strict = held if held else (None, [])
         truncated = self._checkpoint()
         with self.store.reading() as conn:
-            tg = targets(conn, texts or [], strict)
+            tg = lenient(lambda c: targets(c, texts or [], strict))(conn)
         reports = report_files(self.path)
         paths = db_files(self.path) + reports
         found = scan_files(paths, tg.wins, tg.short, tg.terms) if (tg.wins or tg.short or tg.terms) \
@@ -255,6 +257,20 @@ class ForgetMixin:
             if i + 1 < tries:
                 time.sleep(CHECKPOINT_PAUSE)
         return False
+
+
+def lenient(fn):
+    """Run `fn(conn)` reading text as surrogate-escaped: a row holding invalid UTF-8 (imported
+    before validation, or written by another tool) must not stop a forget. The store's lock is
+    held by the caller, so no other thread reads meanwhile."""
+    def run(conn):
+        before = conn.text_factory
+        conn.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
+        try:
+            return fn(conn)
+        finally:
+            conn.text_factory = before
+    return run
 
 
 def _shown(db_path: Path, f: Path) -> str:
@@ -318,7 +334,7 @@ def _redact_audit(conn, texts: list[str]) -> int:
         else:
             summary = redact(summary, sec)
         if reason != r["reason"] or summary != r["summary"]:
-            changes[int(r["id"])] = (reason, summary)
+            changes[int(r["id"])] = (valid(reason), valid(summary))
     audit.rewrite(conn, changes)
     if changes:
         _rehead_cases(conn, min(changes))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from .forget_verify import char_windows, redact, rows_containing, walk_strings
+from .forget_verify import char_windows, redact, rows_containing, valid, walk_strings
 
 # (table, column, whether the column holds JSON)
 PLACES = (
@@ -43,6 +43,6 @@ def scrub(conn, texts: list[str]) -> int:
             rid, raw = rows[i]
             new = _redact_json(raw, sec) if is_json else redact(raw, sec)
             if new != raw:
-                conn.execute(f"UPDATE {table} SET {col} = ? WHERE rowid = ?", (new, rid))
+                conn.execute(f"UPDATE {table} SET {col} = ? WHERE rowid = ?", (valid(new), rid))
                 changed += 1
     return changed

@@ -26,6 +26,20 @@ _GAP = " \t-,.;:'\"/()"
 _TOKEN = re.compile(r"[^\W_]{6,}", re.UNICODE)
 
 
+def encoded(text: str) -> bytes:
+    """The bytes a text has in the file. A row holding invalid UTF-8 is read with surrogateescape
+    (see forget.lenient), which gives its bytes back exactly."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def valid(text: str) -> str:
+    """`text` as valid UTF-8 to write back (a malformed row's stray bytes become U+FFFD)."""
+    return encoded(text).decode("utf-8", "replace")
+
+
 def _variants(text: str) -> list[str]:
     flat = " ".join(text.split())
     out = {text, flat, text.lower(), flat.lower()}
@@ -38,7 +52,7 @@ def byte_windows(texts: list[str]) -> tuple[set[bytes], set[bytes]]:
     short: set[bytes] = set()
     for t in texts:
         for v in _variants(t):
-            b = v.encode("utf-8", "surrogatepass")
+            b = encoded(v)
             if len(b) < W:
                 if len(b) >= MIN_WHOLE:
                     short.add(b)
@@ -93,7 +107,7 @@ def targets(conn, texts: list[str], strict: list[str]) -> Targets:
     skipped = 0
     if wins or short or terms:
         live = "\n".join(live_texts(conn)) + "\n" + boilerplate()
-        blob = (live + "\n" + live.lower()).encode("utf-8", "surrogatepass")
+        blob = encoded(live + "\n" + live.lower())
         _, common = find(blob, wins)
         kept_short = {x for x in short if x not in blob}
         kept_terms = {x for x in terms if x not in blob}
@@ -231,7 +245,7 @@ def rows_containing(values: list[str], texts: list[str]) -> set[int]:
     wins, short = byte_windows(texts)
     if not values or not (wins or short):
         return set()
-    enc = [v.encode("utf-8", "surrogatepass") for v in values]
+    enc = [encoded(v) for v in values]
     starts = np.cumsum([0] + [len(b) + 1 for b in enc[:-1]])
     blob = b"\x00".join(enc)
     hits: set[int] = set()

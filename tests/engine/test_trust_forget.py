@@ -330,9 +330,13 @@ def test_malformed_rows_never_make_forget_fail(eng, db_path):
                   " VALUES ('merge', 'memory', '{\"a\": 1}', 'null', 'fp2', 0)")
         c.execute("INSERT INTO flows(name, steps, triggers, metadata) VALUES ('f', '[oops', 'x', '{')")
         c.execute("INSERT INTO audit(at, actor, action, summary) VALUES (0, 'x', 'y', ?)", ("{" + CANARY,))
+        # invalid UTF-8 (another tool wrote bytes as TEXT): the driver cannot even decode it
+        c.execute("INSERT INTO memories(content, agent) VALUES (CAST(X'6d7920ff20636f6465' AS TEXT), 'scout')")
+        c.execute("INSERT INTO sessions(id, metadata) VALUES ('bytes', CAST(? || X'ff' AS TEXT))",
+                  (json.dumps({"note": CANARY}),))
     eng.store.write(poison)
     res = eng.forget("agent", "scout", "malformed")
-    assert res.status in ("verified", "executed") and res.counts["memories"] == 1
+    assert res.status in ("verified", "executed") and res.counts["memories"] == 2
     res = eng.forget("query", CANARY, "malformed too")
     assert res.residue == 0
 

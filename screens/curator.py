@@ -16,6 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import ProgressBar, Select
 
+from console.text_safety import visible
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.curator_types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, ProposalDetail
@@ -247,11 +248,15 @@ class CuratorPane(Pane):
             self.notify(f"A {d.proposal.kind} proposal has no text to edit.", severity="warning")
             return
         pid = d.proposal.id
+        # The input shows stored text with its control characters spelled out; left as shown,
+        # the original text is kept (None), not its escaped spelling.
+        shown = visible(d.proposal.survivor_text or "")
 
         def edited(text: str) -> None:
+            keep = text == shown and shown != (d.proposal.survivor_text or "")
             self.confirm(f"Approve proposal #{pid} with your text?", change_summary(d, text),
-                         lambda: self.approve(pid, text), confirm_label="Approve and apply")
-        self.prompt(f"Survivor text for proposal #{pid}:", edited, value=d.proposal.survivor_text or "")
+                         lambda: self.approve(pid, None if keep else text), confirm_label="Approve and apply")
+        self.prompt(f"Survivor text for proposal #{pid}:", edited, value=shown)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
     def approve(self, pid: int, text: str | None) -> None:

@@ -206,8 +206,13 @@ class IngestMixin:
             gone |= {m["session_id"] for _, m in messages if m["session_id"] not in gone
                      and forgotten(conn, "session", ident=m["session_id"])}
             keep_s = [s for s in sessions if s["id"] not in gone]
+            # Content is checked in sessions this database holds (a session new here is a
+            # conversation the forget never saw; see importers/hermes_import._messages).
+            held = {sid for sid in {m["session_id"] for _, m in messages}
+                    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()}
             keep_m = [(w, m) for w, m in messages if m["session_id"] not in gone
-                      and not forgotten(conn, "message", texts=(m.get("content"),))]
+                      and not (m["session_id"] in held
+                               and forgotten(conn, "message", texts=(m.get("content"),)))]
             keep_k = [k for k in memories if not forgotten(conn, "memory", texts=(k.get("content"),))]
         n = len(sessions) - len(keep_s) + len(messages) - len(keep_m) + len(memories) - len(keep_k)
         return keep_s, keep_m, keep_k, n

@@ -65,8 +65,9 @@ def import_home(eng, home: str | Path, *, agent: str | None = None, dry_run: boo
         now = eng.clock.now()
         new_ids: list[int] = []
         wm = get_watermark(conn, key + "#state.db", {}) or {}
-        blocked = _sessions(eng, conn, s, state, agent, key, now, step)
-        _messages(eng, conn, s, state, int(wm.get("message_id", 0)), blocked, step)
+        fresh: set[str] = set()
+        blocked = _sessions(eng, conn, s, state, agent, key, now, step, fresh)
+        _messages(eng, conn, s, state, int(wm.get("message_id", 0)), blocked, fresh, step)
         new_ids += _memories(eng, conn, s, files, state, agent, key, now, step)
         new_ids += _skills(eng, conn, s, files.skills, agent, key, now, step)
         _curator(eng, conn, s, files, key, now, step)
@@ -89,8 +90,9 @@ def import_home(eng, home: str | Path, *, agent: str | None = None, dry_run: boo
 
 
 def _sessions(eng, conn, s: ImportSummary, state: StateData, agent: str, key: str, now: float,
-              step) -> set[str]:
-    """Add new sessions, refresh changed ones; returns ids held by another agent (skipped)."""
+              step, fresh: set[str]) -> set[str]:
+    """Add new sessions (their ids go in `fresh`), refresh changed ones; returns the ids not to
+    write into (held by another agent, or forgotten)."""
     blocked: set[str] = set()
     for hs in state.sessions:
         step(1)
@@ -116,6 +118,7 @@ def _sessions(eng, conn, s: ImportSummary, state: StateData, agent: str, key: st
             except InvalidInput as exc:
                 raise ImportFailed(f"state.db session {hs.id!r}: {exc}") from None
             s.add("sessions")
+            fresh.add(hs.id)
             continue
         if row["agent"] != agent:
             blocked.add(hs.id)
@@ -164,7 +167,7 @@ def _imported_ids(conn, session_id: str, cache: dict[str, set]) -> set:
 
 
 def _messages(eng, conn, s: ImportSummary, state: StateData, after: int, blocked: set[str],
-              step) -> None:
+              fresh: set[str], step) -> None:
     by_session: dict[str, list[dict]] = {}
     held: dict[str, set] = {}
     for m in state.messages:
@@ -178,7 +181,11 @@ def _messages(eng, conn, s: ImportSummary, state: StateData, after: int, blocked
         if m.id in _imported_ids(conn, m.session_id, held):
             s.skip("message already imported")
             continue
-        if forgotten(conn, "message", texts=(m.content,)):
+        # In a session this database already holds, a message missing here with a forgotten
+        # message's content is that message. A session new here is a conversation the forget
+        # never saw: its "thanks" is not the "thanks" of a forgotten session (a forget by session,
+        # agent or user keeps a content hash of every message it removed).
+        if m.session_id not in fresh and forgotten(conn, "message", texts=(m.content,)):
             s.skip("message was forgotten here (tombstone)")
             continue
         content, meta = m.content, m.metadata

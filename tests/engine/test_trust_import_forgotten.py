@@ -110,3 +110,22 @@ def test_ingest_brings_no_forgotten_session_message_or_memory_back(eng, forgotte
     out = eng.ingest_jsonl(p)
     assert residue(eng) == [] and out["skipped_forgotten"] == 4
     assert out["added"]["memories"] == 1
+
+
+def test_a_new_session_is_not_muted_by_a_forgotten_sessions_common_words(eng, tmp_path):
+    """A forget by session keeps a content hash of each message it removed; a conversation this
+    database never held is not that session, so its "thanks" comes in."""
+    h = HermesHome(tmp_path / "hermes", version=2)
+    h.session("old", started=T)
+    h.message("old", "user", "thanks", T + 1)
+    h.close()
+    eng.import_hermes(tmp_path / "hermes")
+    eng.forget("session", "old", "user asked")
+    p = tmp_path / "new.jsonl"
+    p.write_text('{"type":"session","id":"new"}\n{"type":"message","session_id":"new","content":"thanks"}\n')
+    assert eng.ingest_jsonl(p)["added"]["messages"] == 1
+    h2 = HermesHome(tmp_path / "hermes2", version=2)
+    h2.session("new2", started=T + 50)
+    h2.message("new2", "user", "thanks", T + 51)
+    h2.close()
+    assert eng.import_hermes(tmp_path / "hermes2").added.get("messages") == 1

@@ -62,7 +62,7 @@ class CuratorRun:
 
 @dataclass
 class ForgetItem:
-    kind: str                    # memory | message | session | rule
+    kind: str                    # memory | message | session | rule | flow
     id: str
     preview: str                 # shown to the operator in a preview; never stored
     why: str = ""                # selected | derived (merged from it) | session | query match
@@ -72,13 +72,14 @@ class ForgetItem:
 class ForgetRequest:
     id: int
     scope_kind: str
-    scope_value: str             # ids or names; a query's sha256 once executed
+    scope_value: str             # ids or names; a query's keyed hash ("hmac:...") once executed
     reason: str
     requested_by: str
     requested_at: float
     deadline: float | None
     status: str                  # open | previewed | executed | verified
-    selected: dict               # ids per kind chosen for removal
+    selected: dict               # ids per kind chosen for removal; "seal": the sealed texts' token
+    # counts: per kind removed, plus "audit_head" [id, hash] of the chain right after the forget
     counts: dict
     residue: int | None          # occurrences of the forgotten text found by the last verification
     executed_at: float | None

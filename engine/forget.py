@@ -45,7 +45,7 @@ def row_to_request(r) -> ForgetRequest:
     return ForgetRequest(id=r["id"], scope_kind=r["scope_kind"], scope_value=r["scope_value"],
                          reason=r["reason"], requested_by=r["requested_by"],
                          requested_at=r["requested_at"], deadline=r["deadline"], status=r["status"],
-                         selected=load_json(r["selected"]), counts=load_json(r["counts"]),
+                         selected=_obj(r["selected"]), counts=_obj(r["counts"]),
                          residue=r["residue"], executed_at=r["executed_at"], verified_at=r["verified_at"])
 
 
@@ -257,6 +257,12 @@ class ForgetMixin:
             if i + 1 < tries:
                 time.sleep(CHECKPOINT_PAUSE)
         return False
+
+
+def _obj(raw) -> dict:
+    """A case's JSON column as a dict, whatever was written there (it never stops a forget)."""
+    v = load_json(raw)
+    return v if isinstance(v, dict) else {}
 
 
 def lenient(fn):

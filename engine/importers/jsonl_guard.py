@@ -45,6 +45,7 @@ class Guard:
         self.conn = conn
         self.same_db = same_db
         self.skipped: dict[str, set] = {}         # table -> keys of rows not restored
+        self.fresh: set[str] = set()              # sessions this restore added (new here)
         self._high: dict[str, int] = {}
 
     def _high_water(self, table: str) -> int:
@@ -95,8 +96,11 @@ class Guard:
         elif table == "sessions":
             hit = forgotten(c, "session", ident=row.get("id"))
         elif table == "messages":
-            hit = forgotten(c, "session", ident=row.get("session_id")) or \
-                forgotten(c, "message", texts=(row.get("content"),))
+            # Content only in a session this database held before: a conversation new here is
+            # not muted by the common words of a forgotten one (see hermes_import._messages).
+            hit = forgotten(c, "session", ident=row.get("session_id")) or (
+                row.get("session_id") not in self.fresh
+                and forgotten(c, "message", texts=(row.get("content"),)))
         elif table == "rules":
             hit = forgotten(c, "rule", texts=(row.get("text"),))
         elif table == "flows":

@@ -240,6 +240,8 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
             row = guard.clean(table, row)
             try:
                 how = _restore(eng, conn, table, pk, row, vec, bool(vlog), keep_live=same_db)
+                if isinstance(how, int) and table == "sessions":
+                    guard.fresh.add(row.get("id"))
                 if isinstance(how, int):
                     lines[(table, how)] = no
                     how = "added"

@@ -22,6 +22,11 @@ def _case(res) -> dict:
     return {"request_id": rid, "status": res.status, "counts": res.counts, "residue": res.residue}
 
 
+def _counts(counts: dict) -> str:
+    """Removed records per kind (the audit head and other bookkeeping stay in --json)."""
+    return ", ".join(f"{k} {v}" for k, v in counts.items() if isinstance(v, int) and v)
+
+
 def _verified(o: dict) -> None:
     if not o["checked_texts"]:
         click.echo(f"forget request {o['request_id']}: {o['status']}; nothing to check against here (the "
@@ -35,7 +40,7 @@ def _verified(o: dict) -> None:
 def _human(o: dict) -> None:
     click.echo(f"forget request {o['request_id']}: {o['status']}"
                + ("" if o["residue"] is None else f"; residue {o['residue']} (must be 0)"))
-    click.echo("  " + ", ".join(f"{k} {v}" for k, v in o["counts"].items() if v))
+    click.echo("  " + _counts(o["counts"]))
     for it in o.get("items", []):
         click.echo(f"  {it['kind']} {it['id']} ({it['why']}): {it['preview'][:90]}")
 
@@ -113,4 +118,4 @@ def forget_request(ctx, request_id, execute, verify, memory_ids, as_json):
         f"forget request {r.id}: {r.status}\n  scope {r.scope_kind} {r.scope_value}\n  reason {r.reason}\n"
         f"  requested {iso(r.requested_at)} by {r.requested_by}; deadline {iso(r.deadline)}\n"
         f"  executed {iso(r.executed_at)}; verified {iso(r.verified_at)}; residue {r.residue}\n"
-        f"  counts " + ", ".join(f"{k} {v}" for k, v in r.counts.items() if v)))
+        f"  counts " + _counts(r.counts)))

@@ -12,6 +12,7 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import sqlean as sqlite3
 
@@ -113,7 +114,8 @@ def snapshot(src: Path, dest_dir: Path, tries: int = 5) -> Path:
 
 def _open_copy(path: Path, label: Path):
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        # Percent-encoded: a temp folder under a TMPDIR holding "#", "?" or "%" is still a path.
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
         conn.text_factory = lambda b: b.decode("utf-8", "replace")   # never fail on odd bytes
         conn.row_factory = sqlite3.Row
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()

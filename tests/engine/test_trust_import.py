@@ -320,3 +320,17 @@ def test_export_is_0600_never_follows_a_planted_temp_and_force_replaces_a_file(t
         assert victim.read_text() == "keep me"
     finally:
         eng.close()
+
+
+def test_a_hermes_import_under_a_tmpdir_with_uri_characters_reads_its_copy(eng, tmp_path,
+                                                                            monkeypatch):
+    odd = tmp_path / "t#m?p%20"
+    odd.mkdir()
+    monkeypatch.setenv("TMPDIR", str(odd))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)      # re-read TMPDIR
+    h = HermesHome(tmp_path / "hermes", version=2)
+    h.session("s1", started=T)
+    h.message("s1", "user", "hello", T + 1)
+    h.close()
+    assert eng.import_hermes(tmp_path / "hermes").added.get("messages") == 1

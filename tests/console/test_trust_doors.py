@@ -300,3 +300,33 @@ def test_every_json_output_is_strict_and_escaped(demo_db, capsys, monkeypatch, a
     out, err = capsys.readouterr()
     assert code in (0, 1) and "internal error" not in err, err
     _no_raw(out, err)
+
+
+async def test_every_pane_renders_hostile_stored_text_escaped(seeded):
+    """Stored text in every table the panes show: nothing raw on screen, in any pane."""
+    from console.widgets.table import DataGrid
+    from tests.screens.helpers import make_app, settle
+
+    eng, ids = seeded
+    bad = " " + HOSTILE + " [bold]x[/bold]"
+
+    def plant(c):
+        c.execute("UPDATE sessions SET title = coalesce(title, '') || ?", (bad,))
+        c.execute("UPDATE messages SET content = content || ?", (bad,))
+        c.execute("UPDATE memories SET content = content || ?", (bad,))
+        c.execute("UPDATE rules SET text = text || ?, agent = agent || ?", (bad, "\x1b[7m"))
+        c.execute("UPDATE proposals SET survivor_text = coalesce(survivor_text, '') || ?", (bad,))
+        c.execute("UPDATE flows SET description = coalesce(description, '') || ?", (bad,))
+    eng.store.write(plant)
+    eng.actor = "\x1b[31mevil\u202e"
+    eng.pin_memory(ids["mem"]["fridays"], reason="why " + HOSTILE)
+    app = make_app(eng)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(app, pilot)
+        for key in "1234567":
+            await pilot.press(key)
+            await settle(app, pilot)
+            _no_raw(app.export_screenshot())
+            for grid in app.screen.query(DataGrid):
+                for i in range(grid.row_count):
+                    _no_raw(*(getattr(c, "plain", str(c)) for c in grid.get_row_at(i)))

@@ -2,6 +2,7 @@
 against its table, vectors against memories, references that point nowhere, and the audit hash
 chain (audit.verify_chain). `repair` rebuilds only what is derived (FTS indexes, vectors, vec0
 metadata); it never touches records, and an audit break is evidence: reported, never "fixed"."""
+
 from __future__ import annotations
 
 import re
@@ -12,28 +13,46 @@ from .errors import EngineError
 from .store import DatabaseDamaged
 from .store import Error as SqlError
 
-SAMPLE = 20            # offending ids shown per check
-PENDING_SAMPLE = 100   # pending-vector ids listed in a report
+SAMPLE = 20  # offending ids shown per check
+PENDING_SAMPLE = 100  # pending-vector ids listed in a report
 
 # (FTS table, its content table): identifiers from the schema module only, never from input.
-FTS_TABLES = tuple((v.name, re.search(r"content='(\w+)'", v.sql).group(1))
-                   for v in schema.VIRTUALS if "USING fts5" in v.sql)
+FTS_TABLES = tuple(
+    (v.name, m.group(1))
+    for v in schema.VIRTUALS
+    if "USING fts5" in v.sql and (m := re.search(r"content='(\w+)'", v.sql))
+)
 VEC_META = ("tier", "kind", "category", "agent", "user")
 
 # (name, SQL selecting offending ids, what it means)
 ORPHANS = (
-    ("orphans:messages", "SELECT m.id FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
-     "WHERE s.id IS NULL", "messages whose session does not exist"),
-    ("orphans:absorbed_into", "SELECT m.id FROM memories m LEFT JOIN memories t ON t.id = "
-     "m.absorbed_into WHERE m.absorbed_into IS NOT NULL AND t.id IS NULL",
-     "memories absorbed into a memory that does not exist"),
-    ("orphans:rule_absorbed_into", "SELECT r.id FROM rules r LEFT JOIN rules t ON t.id = "
-     "r.absorbed_into WHERE r.absorbed_into IS NOT NULL AND t.id IS NULL",
-     "rules absorbed into a rule that does not exist"),
-    ("orphans:rule_history", "SELECT h.id FROM rule_history h LEFT JOIN rules r ON r.id = h.rule_id "
-     "WHERE r.id IS NULL", "rule history rows whose rule does not exist"),
-    ("orphans:flow_runs", "SELECT f.id FROM flow_runs f LEFT JOIN flows w ON w.id = f.flow_id "
-     "WHERE w.id IS NULL", "flow runs whose flow does not exist"),
+    (
+        "orphans:messages",
+        "SELECT m.id FROM messages m LEFT JOIN sessions s ON s.id = m.session_id WHERE s.id IS NULL",
+        "messages whose session does not exist",
+    ),
+    (
+        "orphans:absorbed_into",
+        "SELECT m.id FROM memories m LEFT JOIN memories t ON t.id = "
+        "m.absorbed_into WHERE m.absorbed_into IS NOT NULL AND t.id IS NULL",
+        "memories absorbed into a memory that does not exist",
+    ),
+    (
+        "orphans:rule_absorbed_into",
+        "SELECT r.id FROM rules r LEFT JOIN rules t ON t.id = "
+        "r.absorbed_into WHERE r.absorbed_into IS NOT NULL AND t.id IS NULL",
+        "rules absorbed into a rule that does not exist",
+    ),
+    (
+        "orphans:rule_history",
+        "SELECT h.id FROM rule_history h LEFT JOIN rules r ON r.id = h.rule_id WHERE r.id IS NULL",
+        "rule history rows whose rule does not exist",
+    ),
+    (
+        "orphans:flow_runs",
+        "SELECT f.id FROM flow_runs f LEFT JOIN flows w ON w.id = f.flow_id WHERE w.id IS NULL",
+        "flow runs whose flow does not exist",
+    ),
 )
 
 
@@ -42,8 +61,8 @@ class DoctorCheck:
     name: str
     ok: bool
     detail: str
-    count: int = 0                      # how many things are wrong
-    ids: list = field(default_factory=list)   # the first few offending ids
+    count: int = 0  # how many things are wrong
+    ids: list = field(default_factory=list)  # the first few offending ids
 
 
 @dataclass
@@ -51,7 +70,7 @@ class DoctorReport:
     ok: bool
     checks: list[DoctorCheck]
     counts: dict
-    pending_vectors: list[int]          # memories waiting for a vector (first PENDING_SAMPLE)
+    pending_vectors: list[int]  # memories waiting for a vector (first PENDING_SAMPLE)
     repaired: list[str] = field(default_factory=list)
 
     @property
@@ -84,25 +103,32 @@ def _orphans(c, name: str, sql: str, what: str) -> DoctorCheck:
 
 def _chain(c) -> DoctorCheck:
     chain = audit.verify_chain(c, limit_problems=SAMPLE)
-    bad = list(dict.fromkeys(int(m.group(1)) for p in chain.problems
-                             if (m := re.match(r"row (\d+):", p))))
+    bad = list(dict.fromkeys(int(m.group(1)) for p in chain.problems if (m := re.match(r"row (\d+):", p))))
     return DoctorCheck(
-        "audit-chain", chain.ok, chain.message if chain.ok else
-        f"{chain.message}: {chain.problems[0]}" + (
-            f" (+{len(chain.problems) - 1} more)" if len(chain.problems) > 1 else ""),
-        len(chain.problems), bad)
+        "audit-chain",
+        chain.ok,
+        chain.message
+        if chain.ok
+        else f"{chain.message}: {chain.problems[0]}"
+        + (f" (+{len(chain.problems) - 1} more)" if len(chain.problems) > 1 else ""),
+        len(chain.problems),
+        bad,
+    )
 
 
 def _malformed(c) -> list[DoctorCheck]:
     """One finding per malformed row (table, id, column); one ok line per kind when clean."""
-    out = []
-    for kind, find, clean in (("numbers", doctor_rows.number_findings, "every number is finite"),
-                              ("json", doctor_rows.json_findings, "every JSON column parses"),
-                              ("vectors", doctor_rows.vector_findings,
-                               f"every vector has {schema.EMBED_DIM} finite dimensions")):
+    out: list[DoctorCheck] = []
+    for kind, find, clean in (
+        ("numbers", doctor_rows.number_findings, "every number is finite"),
+        ("json", doctor_rows.json_findings, "every JSON column parses"),
+        ("vectors", doctor_rows.vector_findings, f"every vector has {schema.EMBED_DIM} finite dimensions"),
+    ):
         found = find(c)
-        out.extend(DoctorCheck(f"malformed:{table}", False, f"{table} id {ident}: {what}", 1,
-                               [ident]) for table, ident, what in found)
+        out.extend(
+            DoctorCheck(f"malformed:{table}", False, f"{table} id {ident}: {what}", 1, [ident])
+            for table, ident, what in found
+        )
         if not found:
             out.append(DoctorCheck(f"rows:{kind}", True, clean))
     return out
@@ -116,7 +142,7 @@ class DoctorMixin:
         if repair:
             try:
                 repaired = self._doctor_repair()
-            except (SqlError, EngineError) as exc:    # a damaged or read-only file: say so
+            except (SqlError, EngineError) as exc:  # a damaged or read-only file: say so
                 repaired = [f"repair stopped: {exc}"]
         report = self._doctor_check()
         report.repaired = repaired
@@ -130,10 +156,23 @@ class DoctorMixin:
         try:
             with self.store.reading() as c:
                 sound = self._integrity(c, checks)
-                for t in dict.fromkeys(("memories", "messages", "sessions", "rules", "audit",
-                                        *(table for _, table in FTS_TABLES))):
-                    _guard(checks, f"count:{t}", lambda t=t: counts.__setitem__(
-                        t, c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]))
+                for t in dict.fromkeys(
+                    (
+                        "memories",
+                        "messages",
+                        "sessions",
+                        "rules",
+                        "audit",
+                        *(table for _, table in FTS_TABLES),
+                    )
+                ):
+                    _guard(
+                        checks,
+                        f"count:{t}",
+                        lambda t=t: counts.__setitem__(
+                            t, c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                        ),
+                    )
                 for fts, table in FTS_TABLES:
                     _guard(checks, f"fts-ids:{fts}", lambda f=fts, t=table: self._fts_ids(c, f, t, counts))
                 _guard(checks, "vectors", lambda: self._vector_checks(c, counts))
@@ -142,7 +181,7 @@ class DoctorMixin:
                     _guard(checks, name, lambda name=name, sql=sql, what=what: _orphans(c, name, sql, what))
                 _guard(checks, "audit-chain", lambda: _chain(c))
                 _guard(checks, "malformed-rows", lambda: _malformed(c))
-        except SqlError as exc:    # the file cannot even be read as far as a snapshot: a finding
+        except SqlError as exc:  # the file cannot even be read as far as a snapshot: a finding
             checks.append(DoctorCheck("sqlite-readable", False, f"the file cannot be read ({exc})", 1))
             sound = False
         # FTS5's own check (the index against its content) is an INSERT statement, so it takes
@@ -160,16 +199,24 @@ class DoctorMixin:
         except SqlError as exc:
             res = [str(exc)]
         sound = res == ["ok"]
-        checks.append(DoctorCheck("sqlite-integrity", sound, "ok" if sound else "; ".join(res[:5]),
-                                  0 if sound else len(res)))
+        checks.append(
+            DoctorCheck(
+                "sqlite-integrity", sound, "ok" if sound else "; ".join(res[:5]), 0 if sound else len(res)
+            )
+        )
         return sound
 
     @staticmethod
     def _pending(c, counts: dict) -> list[int]:
-        counts["pending_vectors"] = c.execute(
-            "SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0]
-        return [r[0] for r in c.execute(
-            "SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (PENDING_SAMPLE,))]
+        counts["pending_vectors"] = c.execute("SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[
+            0
+        ]
+        return [
+            r[0]
+            for r in c.execute(
+                "SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (PENDING_SAMPLE,)
+            )
+        ]
 
     def _fts_ids(self, c, fts: str, table: str, counts: dict) -> DoctorCheck:
         # An external-content FTS5 table reads rows from its table; its docsize shadow table is
@@ -179,8 +226,11 @@ class DoctorMixin:
         missing, mids = _ids(c, f"SELECT id FROM {table} WHERE id NOT IN (SELECT id FROM {fts}_docsize)")
         extra, eids = _ids(c, f"SELECT id FROM {fts}_docsize WHERE id NOT IN (SELECT id FROM {table})")
         ok = missing == 0 and extra == 0
-        detail = (f"{n_idx} indexed = {counts.get(table, '?')} rows" if ok else
-                  f"{missing} {table} not indexed, {extra} indexed rows with no {table} row")
+        detail = (
+            f"{n_idx} indexed = {counts.get(table, '?')} rows"
+            if ok
+            else f"{missing} {table} not indexed, {extra} indexed rows with no {table} row"
+        )
         return DoctorCheck(f"fts-ids:{fts}", ok, detail, missing + extra, mids + eids)
 
     def _fts_integrity(self, fts: str) -> DoctorCheck:
@@ -188,9 +238,9 @@ class DoctorMixin:
         try:
             self.store.write(lambda c: c.execute(sql))
             return DoctorCheck(f"fts-integrity:{fts}", True, "ok")
-        except DatabaseDamaged as exc:   # FTS5 reports a mismatch as SQLITE_CORRUPT_VTAB
+        except DatabaseDamaged as exc:  # FTS5 reports a mismatch as SQLITE_CORRUPT_VTAB
             return DoctorCheck(f"fts-integrity:{fts}", False, f"index disagrees with its table ({exc})", 1)
-        except EngineError as exc:   # a read-only file: FTS5 checks through an INSERT, so skip it
+        except EngineError as exc:  # a read-only file: FTS5 checks through an INSERT, so skip it
             return DoctorCheck(f"fts-integrity:{fts}", True, f"not checked: {exc}")
         except SqlError as exc:
             return DoctorCheck(f"fts-integrity:{fts}", False, f"index disagrees with its table ({exc})", 1)
@@ -198,19 +248,45 @@ class DoctorMixin:
     def _vector_checks(self, c, counts: dict) -> list[DoctorCheck]:
         counts["memories_vec"] = c.execute("SELECT count(*) FROM memories_vec").fetchone()[0]
         out = []
-        n, ids = _ids(c, "SELECT id FROM memories WHERE embedded = 1 AND id NOT IN "
-                         "(SELECT memory_id FROM memories_vec)")
-        out.append(DoctorCheck("vectors:missing", n == 0, f"{n} memories marked embedded have no "
-                               "vector" if n else "every embedded memory has a vector", n, ids))
-        n, ids = _ids(c, "SELECT memory_id FROM memories_vec WHERE memory_id NOT IN "
-                         "(SELECT id FROM memories)")
-        out.append(DoctorCheck("vectors:orphans", n == 0, f"{n} vectors of memories that do not "
-                               "exist" if n else "none", n, ids))
+        n, ids = _ids(
+            c, "SELECT id FROM memories WHERE embedded = 1 AND id NOT IN (SELECT memory_id FROM memories_vec)"
+        )
+        out.append(
+            DoctorCheck(
+                "vectors:missing",
+                n == 0,
+                f"{n} memories marked embedded have no vector" if n else "every embedded memory has a vector",
+                n,
+                ids,
+            )
+        )
+        n, ids = _ids(
+            c, "SELECT memory_id FROM memories_vec WHERE memory_id NOT IN (SELECT id FROM memories)"
+        )
+        out.append(
+            DoctorCheck(
+                "vectors:orphans",
+                n == 0,
+                f"{n} vectors of memories that do not exist" if n else "none",
+                n,
+                ids,
+            )
+        )
         differs = " OR ".join(f"v.{col} IS NOT m.{col}" for col in VEC_META)
-        n, ids = _ids(c, "SELECT m.id FROM memories m JOIN memories_vec v ON v.memory_id = m.id "
-                         f"WHERE m.embedded = 1 AND ({differs})")
-        out.append(DoctorCheck("vectors:metadata", n == 0, f"{n} vectors with stale filter "
-                               "fields (tier, kind, ...)" if n else "in step", n, ids))
+        n, ids = _ids(
+            c,
+            "SELECT m.id FROM memories m JOIN memories_vec v ON v.memory_id = m.id "
+            f"WHERE m.embedded = 1 AND ({differs})",
+        )
+        out.append(
+            DoctorCheck(
+                "vectors:metadata",
+                n == 0,
+                f"{n} vectors with stale filter fields (tier, kind, ...)" if n else "in step",
+                n,
+                ids,
+            )
+        )
         return out
 
     # -- repair ----------------------------------------------------------------------------------
@@ -226,33 +302,48 @@ class DoctorMixin:
             for fts, _ in FTS_TABLES:
                 conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
             acts.append("rebuilt full-text indexes")
-            n = conn.execute("DELETE FROM memories_vec WHERE memory_id NOT IN "
-                             "(SELECT id FROM memories)").rowcount
+            n = conn.execute(
+                "DELETE FROM memories_vec WHERE memory_id NOT IN (SELECT id FROM memories)"
+            ).rowcount
             if n:
                 acts.append(f"removed {n} orphan vectors")
-            n = conn.execute("UPDATE memories SET embedded = 0 WHERE embedded = 1 AND id NOT IN "
-                             "(SELECT memory_id FROM memories_vec)").rowcount
+            n = conn.execute(
+                "UPDATE memories SET embedded = 0 WHERE embedded = 1 AND id NOT IN "
+                "(SELECT memory_id FROM memories_vec)"
+            ).rowcount
             if n:
                 acts.append(f"{n} memories without a vector marked pending")
             differs = " OR ".join(f"v.{col} IS NOT m.{col}" for col in VEC_META)
             stale = conn.execute(
                 "SELECT m.id, m.tier, m.kind, m.category, m.agent, m.user FROM memories m JOIN "
-                f"memories_vec v ON v.memory_id = m.id WHERE m.embedded = 1 AND ({differs})").fetchall()
+                f"memories_vec v ON v.memory_id = m.id WHERE m.embedded = 1 AND ({differs})"
+            ).fetchall()
             for r in stale:
-                conn.execute("UPDATE memories_vec SET tier = ?, kind = ?, category = ?, agent = ?, "
-                             "user = ? WHERE memory_id = ?",
-                             (r[1], r[2], r[3], r[4] or "", r[5] or "", r[0]))
+                conn.execute(
+                    "UPDATE memories_vec SET tier = ?, kind = ?, category = ?, agent = ?, "
+                    "user = ? WHERE memory_id = ?",
+                    (r[1], r[2], r[3], r[4] or "", r[5] or "", r[0]),
+                )
             if stale:
                 acts.append(f"resynced filter fields of {len(stale)} vectors")
-            audit.append(conn, at=now, actor=self.actor, action="doctor-repair",
-                         target_kind="database", target_id="", summary={"done": acts})
+            audit.append(
+                conn,
+                at=now,
+                actor=self.actor,
+                action="doctor-repair",
+                target_kind="database",
+                target_id="",
+                summary={"done": acts},
+            )
             return acts
 
         done.extend(self.store.write(write))
         if self.pending_vectors():
             if self.embedder.state == "none" or not self.embedder.wait():
-                done.append(f"{self.pending_vectors()} memories still wait for a vector "
-                            "(no embedding model available)")
+                done.append(
+                    f"{self.pending_vectors()} memories still wait for a vector "
+                    "(no embedding model available)"
+                )
             else:
                 try:
                     n = self.backfill_vectors()

@@ -5,6 +5,7 @@ table, the id and the column; the checks only read.
 
 Which columns are numbers and which are JSON comes from the schema's declarations, never from
 input."""
+
 from __future__ import annotations
 
 import math
@@ -12,7 +13,7 @@ import math
 from . import schema
 from .store import Error as SqlError
 
-SAMPLE = 20          # findings listed per table and kind
+SAMPLE = 20  # findings listed per table and kind
 
 
 def _number_columns(t: schema.Table) -> list[str]:
@@ -43,12 +44,13 @@ def number_findings(c) -> list[tuple[str, object, str]]:
         cols = _number_columns(t)
         if not cols:
             continue
-        bad = " OR ".join(f"typeof({n}) NOT IN ('integer', 'real', 'null') OR abs({n}) > "
-                          "1.7976931348623157e308" for n in cols)
+        bad = " OR ".join(
+            f"typeof({n}) NOT IN ('integer', 'real', 'null') OR abs({n}) > 1.7976931348623157e308"
+            for n in cols
+        )
         key = _key(t)
-        for row in c.execute(f"SELECT {key}, {', '.join(cols)} FROM {t.name} WHERE {bad} "
-                             f"LIMIT {SAMPLE}"):
-            for n, v in zip(cols, tuple(row)[1:]):
+        for row in c.execute(f"SELECT {key}, {', '.join(cols)} FROM {t.name} WHERE {bad} LIMIT {SAMPLE}"):
+            for n, v in zip(cols, tuple(row)[1:], strict=True):
                 if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v)):
                     out.append((t.name, row[0], f"{n} = {_show(v)} is not a finite number"))
     return out
@@ -60,13 +62,16 @@ def json_findings(c) -> list[tuple[str, object, str]]:
         cols = _json_columns(t)
         if not cols:
             continue
-        conds = [f"({n} IS NOT NULL AND CASE WHEN json_valid({n}) THEN json_type({n}) != "
-                 f"'{kind}' ELSE 1 END)" for n, kind in cols.items()]
+        conds = [
+            f"({n} IS NOT NULL AND CASE WHEN json_valid({n}) THEN json_type({n}) != '{kind}' ELSE 1 END)"
+            for n, kind in cols.items()
+        ]
         key = _key(t)
         names = list(cols)
-        for row in c.execute(f"SELECT {key}, {', '.join(names)} FROM {t.name} WHERE "
-                             f"{' OR '.join(conds)} LIMIT {SAMPLE}"):
-            for n, v in zip(names, tuple(row)[1:]):
+        for row in c.execute(
+            f"SELECT {key}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)} LIMIT {SAMPLE}"
+        ):
+            for n, v in zip(names, tuple(row)[1:], strict=True):
                 if v is None:
                     continue
                 ok, kind = _json_kind(v)
@@ -84,11 +89,12 @@ def _json_kind(v) -> tuple[bool, str]:
         parsed = json.loads(v, parse_constant=_refuse)
     except (TypeError, ValueError):
         return False, ""
-    return True, {dict: "object", list: "array"}.get(type(parsed), type(parsed).__name__)
+    kinds: dict[type, str] = {dict: "object", list: "array"}
+    return True, kinds.get(type(parsed), type(parsed).__name__)
 
 
 def _refuse(name: str):
-    raise ValueError(name)      # NaN / Infinity are not JSON
+    raise ValueError(name)  # NaN / Infinity are not JSON
 
 
 def vector_findings(c) -> list[tuple[str, object, str]]:
@@ -104,8 +110,12 @@ def vector_findings(c) -> list[tuple[str, object, str]]:
         out.clear()
         for (mid,) in c.execute("SELECT rowid FROM memories_vec_rowids").fetchall():
             try:
-                _check_batch(c.execute("SELECT memory_id, embedding FROM memories_vec WHERE "
-                                       "memory_id = ?", (mid,)).fetchall(), out)
+                _check_batch(
+                    c.execute(
+                        "SELECT memory_id, embedding FROM memories_vec WHERE memory_id = ?", (mid,)
+                    ).fetchall(),
+                    out,
+                )
             except SqlError as exc:
                 out.append(("memories_vec", mid, f"the vector cannot be read ({exc})"))
     return out[:SAMPLE]
@@ -118,8 +128,13 @@ def _check_batch(batch, out: list) -> None:
     good = []
     for mid, blob in batch:
         if blob is None or len(blob) != want:
-            out.append(("memories_vec", mid, f"the vector has {len(blob or b'') // 4} "
-                                             f"dimensions, not {schema.EMBED_DIM}"))
+            out.append(
+                (
+                    "memories_vec",
+                    mid,
+                    f"the vector has {len(blob or b'') // 4} dimensions, not {schema.EMBED_DIM}",
+                )
+            )
         else:
             good.append((mid, blob))
     if good:

@@ -1,6 +1,7 @@
 """Applying engine/schema.py to an open file: create what is missing, add missing columns,
 rebuild tables that must become AUTOINCREMENT, recreate changed indexes and triggers, stamp the
 identity. One transaction; never drops data."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ class Reconciled:
     created: list[str] = field(default_factory=list)
     added_columns: list[str] = field(default_factory=list)
     recreated: list[str] = field(default_factory=list)
-    rebuilt: list[str] = field(default_factory=list)      # tables rebuilt with AUTOINCREMENT ids
+    rebuilt: list[str] = field(default_factory=list)  # tables rebuilt with AUTOINCREMENT ids
     from_generation: int = 0
 
 
@@ -22,16 +23,23 @@ def reconcile(conn) -> Reconciled:
     """Bring the open file up to this schema in one transaction. Never drops data."""
     out = Reconciled()
     out.from_generation = conn.execute("PRAGMA user_version").fetchone()[0]
-    if out.from_generation > GENERATION:   # reconciling would "downgrade" a newer file: refuse
+    if out.from_generation > GENERATION:  # reconciling would "downgrade" a newer file: refuse
         from .errors import EngineError
 
-        raise EngineError(f"this database was written by a newer memconsole (schema generation "
-                          f"{out.from_generation}; this one knows {GENERATION}): upgrade memconsole")
-    existing = {(r[0], r[1]): r[2] for r in conn.execute(
-        "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+        raise EngineError(
+            f"this database was written by a newer memconsole (schema generation "
+            f"{out.from_generation}; this one knows {GENERATION}): upgrade memconsole"
+        )
+    existing = {
+        (r[0], r[1]): r[2]
+        for r in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+    }
     names = {name for (_, name) in existing}
-    if (out.from_generation == GENERATION and _complete(conn, names, existing)
-            and schema_upgrade.stamped(conn, GENERATION)):
+    if (
+        out.from_generation == GENERATION
+        and _complete(conn, names, existing)
+        and schema_upgrade.stamped(conn, GENERATION)
+    ):
         return out
     # Rebuilding a parent table must not cascade-delete its children: foreign keys are off for
     # the reconcile (the pragma is a no-op inside a transaction, so it goes first).
@@ -39,8 +47,10 @@ def reconcile(conn) -> Reconciled:
     conn.execute("BEGIN IMMEDIATE")
     try:
         # Another process may have reconciled while we waited for the lock: look again.
-        existing = {(r[0], r[1]): r[2] for r in conn.execute(
-            "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+        existing = {
+            (r[0], r[1]): r[2]
+            for r in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+        }
         names = {name for (_, name) in existing}
         for t in TABLES:
             if t.name not in names:
@@ -56,9 +66,13 @@ def reconcile(conn) -> Reconciled:
             if schema_upgrade.wants_autoincrement(t) and schema_upgrade.lacks_autoincrement(sql):
                 schema_upgrade.rebuild_autoincrement(conn, t, names)
                 out.rebuilt.append(t.name)
-        if out.rebuilt:     # their indexes and triggers went with the old tables
-            existing = {(r[0], r[1]): r[2] for r in conn.execute(
-                "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+        if out.rebuilt:  # their indexes and triggers went with the old tables
+            existing = {
+                (r[0], r[1]): r[2]
+                for r in conn.execute(
+                    "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+                )
+            }
         for v in VIRTUALS:
             if v.name not in names:
                 conn.execute(v.sql)
@@ -91,7 +105,8 @@ def _complete(conn, names: set[str], existing: dict) -> bool:
         return False
     for t in TABLES:
         if schema_upgrade.wants_autoincrement(t) and schema_upgrade.lacks_autoincrement(
-                existing.get(("table", t.name))):
+            existing.get(("table", t.name))
+        ):
             return False
         have = {r[1] for r in conn.execute(f"PRAGMA table_info({t.name})")}
         if any(c not in have for c, _ in t.columns):

@@ -5,15 +5,17 @@ so sqlite-vec loads through it. Writers take the lock up front (BEGIN IMMEDIATE)
 "locked"/"busy" after a random pause, so many agent processes and the console share the file
 without convoys; WAL keeps readers from ever blocking them.
 """
+
 from __future__ import annotations
 
 import os
 import random
 import threading
 import time
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 import sqlean as sqlite3
 import sqlite_vec
@@ -24,11 +26,11 @@ from .schema import GENERATION
 
 T = TypeVar("T")
 
-WRITE_RETRIES = 60          # at least this many tries before StoreBusy ...
-WRITE_TIMEOUT_S = 30.0      # ... and at least this long (8 busy writers on 2 cores need > 5 s)
-READ_TIMEOUT_S = 10.0       # reads only wait out WAL recovery or a journal-mode change
+WRITE_RETRIES = 60  # at least this many tries before StoreBusy ...
+WRITE_TIMEOUT_S = 30.0  # ... and at least this long (8 busy writers on 2 cores need > 5 s)
+READ_TIMEOUT_S = 10.0  # reads only wait out WAL recovery or a journal-mode change
 JITTER_MS = (20, 150)
-BUSY_TIMEOUT_MS = 50        # SQLite's own short wait, under our jittered retries
+BUSY_TIMEOUT_MS = 50  # SQLite's own short wait, under our jittered retries
 
 Error = sqlite3.Error
 OperationalError = sqlite3.OperationalError
@@ -63,8 +65,9 @@ def retry_busy(fn: Callable[[], T], *, timeout: float | None = None, what: str =
             if not _is_busy(exc):
                 raise
             if time.monotonic() > deadline:
-                raise StoreBusy(f"{what or 'the database'} stayed locked for {timeout:.0f} s "
-                                f"({exc})") from None
+                raise StoreBusy(
+                    f"{what or 'the database'} stayed locked for {timeout:.0f} s ({exc})"
+                ) from None
             _pause()
 
 
@@ -76,8 +79,9 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
     if readonly:
         if identity.check(p, GENERATION) == identity.NEW:
             raise EngineError(f"{p}: no such database")
-        conn = sqlite3.connect(identity.uri(p, mode="ro"), uri=True, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            identity.uri(p, mode="ro"), uri=True, isolation_level=None, check_same_thread=False
+        )
     else:
         if p.is_dir():
             raise EngineError(f"{p}: is a directory, not a database file")
@@ -85,13 +89,14 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         try:
             _ensure_private_file(p)
         except OSError as exc:
-            raise EngineError(f"{p}: cannot create the database ({exc.strerror}"
-                              f"{'; the folder is read-only' if _ro_error(exc) else ''})") from None
-        old_umask = os.umask(0o077)   # -wal and -shm are born private too
+            raise EngineError(
+                f"{p}: cannot create the database ({exc.strerror}"
+                f"{'; the folder is read-only' if _ro_error(exc) else ''})"
+            ) from None
+        old_umask = os.umask(0o077)  # -wal and -shm are born private too
         try:
-            conn = sqlite3.connect(identity.uri(p), uri=True, isolation_level=None,
-                                   check_same_thread=False)
-        except sqlite3.Error as exc:   # a directory (`--db ""` is "."), a vanished folder, ...
+            conn = sqlite3.connect(identity.uri(p), uri=True, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:  # a directory (`--db ""` is "."), a vanished folder, ...
             raise EngineError(f"{p}: cannot open the database ({exc})") from None
         finally:
             os.umask(old_umask)
@@ -100,8 +105,8 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        if not readonly:   # needs a lock: several processes may create the file at once
-            if state == identity.NEW:   # the marker goes into page 1 before anything else
+        if not readonly:  # needs a lock: several processes may create the file at once
+            if state == identity.NEW:  # the marker goes into page 1 before anything else
                 retry_busy(lambda: _stamp_new(conn), what=str(p))
             retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone(), what=str(p))
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -112,8 +117,7 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         raise
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise (plain_error(exc, p) or EngineError(
-            f"{p}: not a usable SQLite database ({exc})")) from exc
+        raise (plain_error(exc, p) or EngineError(f"{p}: not a usable SQLite database ({exc})")) from exc
     conn.row_factory = sqlite3.Row
     return conn
 
@@ -155,16 +159,21 @@ def plain_error(exc: BaseException, path: Path) -> EngineError | None:
     if "disk is full" in msg or "database or disk is full" in msg:
         return EngineError(f"{path}: the disk is full; nothing was written")
     if "readonly" in msg or "read-only" in msg:
-        return EngineError(f"{path}: the database is read-only (its file or folder may not be "
-                           f"written); nothing was written ({exc})")
+        return EngineError(
+            f"{path}: the database is read-only (its file or folder may not be "
+            f"written); nothing was written ({exc})"
+        )
     if "unable to open database file" in msg and not os.access(path.parent, os.W_OK):
         return EngineError(f"{path}: its folder is read-only; nothing was written")
     if "malformed" in msg:
-        return DatabaseDamaged(f"{path}: the database file is damaged ({exc}); nothing was "
-                               "written. Run `memconsole doctor` to see where")
+        return DatabaseDamaged(
+            f"{path}: the database file is damaged ({exc}); nothing was "
+            "written. Run `memconsole doctor` to see where"
+        )
     if "disk i/o error" in msg:
-        return EngineError(f"{path}: the disk reported an I/O error (full or failing?); "
-                           f"nothing was written ({exc})")
+        return EngineError(
+            f"{path}: the disk reported an I/O error (full or failing?); nothing was written ({exc})"
+        )
     return None
 
 
@@ -209,8 +218,9 @@ class Store:
         """Run `fn()` that opens its own transaction (schema reconcile), retrying BUSY."""
         with self.lock:
             try:
-                return retry_busy(fn, timeout=WRITE_TIMEOUT_S if timeout is None else timeout,
-                                  what=str(self.path))
+                return retry_busy(
+                    fn, timeout=WRITE_TIMEOUT_S if timeout is None else timeout, what=str(self.path)
+                )
             except sqlite3.DatabaseError as exc:
                 raise (plain_error(exc, self.path) or exc) from None
 
@@ -283,10 +293,11 @@ class Store:
                 except BaseException as exc:
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
-                    if isinstance(exc, _BIND_ERRORS) and bad_value(exc):
-                        raise bad_value(exc) from None
-                    if isinstance(exc, sqlite3.DatabaseError) and plain_error(exc, self.path):
-                        raise plain_error(exc, self.path) from None
+                    plain: EngineError | None = bad_value(exc) if isinstance(exc, _BIND_ERRORS) else None
+                    if isinstance(exc, sqlite3.DatabaseError):
+                        plain = plain_error(exc, self.path)
+                    if plain is not None:
+                        raise plain from None
                     raise
                 finally:
                     self._in_write = False
@@ -300,7 +311,7 @@ class Store:
         for hook in self.after_commit:
             try:
                 hook(self.conn)
-            except Exception as exc:   # noqa: BLE001 - recorded for doctor, never re-raised
+            except Exception as exc:  # noqa: BLE001 - recorded for doctor, never re-raised
                 self.hook_errors.append(f"{getattr(hook, '__name__', hook)}: {exc}")
 
     def data_version(self) -> int:
@@ -309,8 +320,5 @@ class Store:
             return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
     def close(self) -> None:
-        with self.lock:
-            try:
-                self.conn.close()
-            except sqlite3.Error:
-                pass
+        with self.lock, suppress(sqlite3.Error):
+            self.conn.close()

@@ -1,6 +1,7 @@
 """Issue 12 (Trust), storage: ids are never reused; a database is recognised as ours by its
 content and anything else is refused byte-identical; nothing opens the file by path behind a live
 connection; a full disk, a read-only location and a damaged file are each said plainly."""
+
 from __future__ import annotations
 
 import gzip
@@ -27,8 +28,19 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 
 # Every table whose integer id must never be handed out twice.
-NEVER_REUSED = ("memories", "audit", "proposals", "rules", "flows", "forget_requests", "messages",
-                "rule_history", "flow_runs", "tombstones", "curator_runs")
+NEVER_REUSED = (
+    "memories",
+    "audit",
+    "proposals",
+    "rules",
+    "flows",
+    "forget_requests",
+    "messages",
+    "rule_history",
+    "flow_runs",
+    "tombstones",
+    "curator_runs",
+)
 
 
 def _raw(path: Path) -> sqlean.Connection:
@@ -45,13 +57,15 @@ def _insert(conn, table: str) -> int:
         if pk or not notnull or default is not None:
             continue
         cols.append(name)
-        vals.append("pass" if name == "outcome" else
-                    (uuid.uuid4().hex if decl.startswith("TEXT") else 1))
+        vals.append("pass" if name == "outcome" else (uuid.uuid4().hex if decl.startswith("TEXT") else 1))
     if "content" not in cols and table == "messages":
         cols.append("content")
         vals.append("x")
-    sql = (f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
-           if cols else f"INSERT INTO {table} DEFAULT VALUES")
+    sql = (
+        f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+        if cols
+        else f"INSERT INTO {table} DEFAULT VALUES"
+    )
     return conn.execute(sql, vals).lastrowid
 
 
@@ -73,7 +87,7 @@ def test_every_table_is_declared_autoincrement():
 @pytest.mark.parametrize("table", NEVER_REUSED)
 def test_deleting_the_highest_row_never_frees_its_id(eng, table):
     c = eng.store.conn
-    c.execute("PRAGMA foreign_keys = OFF")          # parents are beside the point here
+    c.execute("PRAGMA foreign_keys = OFF")  # parents are beside the point here
     first = _insert(c, table)
     top = _insert(c, table)
     c.execute(f"DELETE FROM {table} WHERE id = ?", (top,))
@@ -116,8 +130,9 @@ def test_gen1_upgrade_keeps_every_row_and_then_never_reuses(tmp_path):
         for t in NEVER_REUSED:
             width = len(before[t][0]) if before[t] else 0
             assert [tuple(r)[:width] for r in after[t]] == [tuple(r) for r in before[t]], t
-        assert [tuple(r) for r in conn.execute(
-            "SELECT memory_id, embedding FROM memories_vec ORDER BY 1")] == [tuple(r) for r in vec]
+        assert [
+            tuple(r) for r in conn.execute("SELECT memory_id, embedding FROM memories_vec ORDER BY 1")
+        ] == [tuple(r) for r in vec]
         assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert conn.execute("PRAGMA application_id").fetchone()[0] == APP_ID
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
@@ -131,12 +146,13 @@ def test_gen1_upgrade_keeps_every_row_and_then_never_reuses(tmp_path):
         top = conn.execute("SELECT max(id) FROM memories").fetchone()[0]
         eng.store.write(lambda w: w.execute("DELETE FROM memories WHERE id = ?", (top,)))
         assert eng.add_memory("and another one") > top
-    with open_engine(db, embedder=None) as eng:       # a second open changes nothing
+    with open_engine(db, embedder=None) as eng:  # a second open changes nothing
         r = eng.reconciled
         assert not (r.created or r.added_columns or r.recreated or r.rebuilt)
         again = dict(eng.store.conn.execute("SELECT key, value FROM meta").fetchall())
         assert {k: again[k] for k in ("app", "generation", "database_id")} == {
-            k: meta[k] for k in ("app", "generation", "database_id")}
+            k: meta[k] for k in ("app", "generation", "database_id")
+        }
 
 
 # -- refusal by content ---------------------------------------------------------------------------
@@ -154,13 +170,13 @@ def test_a_new_database_carries_the_marker_from_its_first_page(tmp_path):
 
 FOREIGN = {
     "memories-table": "CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT);"
-                      "INSERT INTO memories(content) VALUES ('not ours');",
+    "INSERT INTO memories(content) VALUES ('not ours');",
     "hermes-state": "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL);"
-                    "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, content TEXT);"
-                    "INSERT INTO sessions VALUES ('h1', 'cli');",
+    "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, content TEXT);"
+    "INSERT INTO sessions VALUES ('h1', 'cli');",
     "our-tables-no-marker": "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
-                            "CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT NOT NULL);"
-                            "CREATE TABLE audit (id INTEGER PRIMARY KEY, at REAL);",
+    "CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT NOT NULL);"
+    "CREATE TABLE audit (id INTEGER PRIMARY KEY, at REAL);",
     "other-app-id": "PRAGMA application_id = 1234; CREATE TABLE t (x);",
 }
 
@@ -171,7 +187,7 @@ FOREIGN = {
 def test_a_foreign_file_is_refused_byte_identical(tmp_path, kind, user_version, journal):
     folder = tmp_path / "other"
     folder.mkdir()
-    db = folder / "memory.db"                         # even under our usual name
+    db = folder / "memory.db"  # even under our usual name
     c = sqlean.connect(str(db), isolation_level=None)
     c.execute(f"PRAGMA journal_mode={journal}")
     c.executescript(FOREIGN[kind] + f"PRAGMA user_version = {user_version};")
@@ -180,7 +196,7 @@ def test_a_foreign_file_is_refused_byte_identical(tmp_path, kind, user_version, 
     with pytest.raises(EngineError, match="not a memconsole database") as e:
         open_engine(db, embedder=None)
     assert "\n" not in str(e.value) and "nothing was written" in str(e.value)
-    assert _folder(folder) == before                  # no -wal, no -shm, not a byte changed
+    assert _folder(folder) == before  # no -wal, no -shm, not a byte changed
 
 
 def test_an_empty_schema_with_a_user_version_is_refused(tmp_path):
@@ -194,8 +210,16 @@ def test_an_empty_schema_with_a_user_version_is_refused(tmp_path):
     assert _folder(tmp_path) == before
 
 
-NAMES = ["with#hash.db", "with?question.db", "with%25percent.db", "with%percent.db",
-         "with space.db", "mode=ro?x=1#y.db"]
+NAMES = [
+    "with#hash.db",
+    "with?question.db",
+    "with%25percent.db",
+    "with%percent.db",
+    "with space.db",
+    "mode=ro?x=1#y.db",
+    os.fsdecode(b"not-utf8-\xff.db"),
+    "ünïcode.db",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -205,7 +229,7 @@ def test_odd_paths_open_ours_and_refuse_foreign(tmp_path, name):
     db = folder / name
     with open_engine(db, embedder=None) as eng:
         mid = eng.add_memory("stored at an odd path")
-    assert sorted(p.name for p in folder.iterdir()) == [name]     # exactly there, nowhere else
+    assert sorted(p.name for p in folder.iterdir()) == [name]  # exactly there, nowhere else
     with open_engine(db, embedder=None) as eng:
         assert eng.get_memory(mid).content == "stored at an odd path"
     foreign = folder / ("x" + name)
@@ -218,6 +242,31 @@ def test_odd_paths_open_ours_and_refuse_foreign(tmp_path, name):
     assert _folder(folder) == before
 
 
+def test_the_cli_takes_an_odd_path_as_a_path(tmp_path):
+    db = tmp_path / "a#b?c%41d e.db"
+    run = [sys.executable, "-m", "console.cli", "--db", str(db)]
+    p = subprocess.run(
+        run + ["add", "kept at an odd path"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert p.returncode == 0, p.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == [db.name]
+    foreign = tmp_path / "x#y?z%.db"
+    c = sqlean.connect(str(foreign))
+    c.executescript("CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT);")
+    c.close()
+    before = _folder(tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "console.cli", "--db", str(foreign), "sessions"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "not a memconsole database" in p.stderr
+    assert _folder(tmp_path) == before
+
+
 def test_a_newer_memconsole_file_is_refused_before_any_write(tmp_path):
     db = tmp_path / "future.db"
     with open_engine(db, embedder=None) as eng:
@@ -225,14 +274,14 @@ def test_a_newer_memconsole_file_is_refused_before_any_write(tmp_path):
     c = sqlean.connect(str(db), isolation_level=None)
     c.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (str(schema.GENERATION + 1),))
     c.execute(f"PRAGMA user_version = {schema.GENERATION + 1}")
-    c.execute("PRAGMA journal_mode=DELETE")           # a newer version may have chosen otherwise
+    c.execute("PRAGMA journal_mode=DELETE")  # a newer version may have chosen otherwise
     c.close()
     before = _folder(tmp_path)
     for _ in range(2):
         with pytest.raises(EngineError, match="newer memconsole") as e:
             open_engine(db, embedder=None)
         assert "\n" not in str(e.value)
-    assert _folder(tmp_path) == before                # no WAL switch, no header change, no -wal
+    assert _folder(tmp_path) == before  # no WAL switch, no header change, no -wal
 
 
 def test_a_legacy_gen1_file_in_use_is_recognised_through_its_wal(tmp_path):
@@ -247,13 +296,16 @@ def test_a_legacy_gen1_file_in_use_is_recognised_through_its_wal(tmp_path):
     live.enable_load_extension(True)
     sqlite_vec.load(live)
     live.execute("BEGIN")
-    for (sql,) in src.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND sql NOT "
-                              "LIKE 'CREATE VIRTUAL%' AND name NOT LIKE 'memories_vec%' AND name "
-                              "NOT LIKE '%fts%' AND name NOT LIKE '%tri%' AND name NOT LIKE "
-                              "'sqlite_%'"):
+    for (sql,) in src.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql NOT "
+        "LIKE 'CREATE VIRTUAL%' AND name NOT LIKE 'memories_vec%' AND name "
+        "NOT LIKE '%fts%' AND name NOT LIKE '%tri%' AND name NOT LIKE "
+        "'sqlite_%'"
+    ):
         live.execute(sql)
-    live.execute("CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, "
-                 "embedding float[384])")
+    live.execute(
+        "CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, embedding float[384])"
+    )
     live.execute("CREATE VIRTUAL TABLE memories_fts USING fts5(content)")
     live.execute("PRAGMA user_version = 1")
     live.execute("COMMIT")
@@ -294,8 +346,9 @@ def test_a_second_open_in_the_process_keeps_the_first_ones_locks(tmp_path):
         first.vectors.keep_in_memory()
         wal = Path(f"{db}-wal")
         assert wal.exists()
-        p = subprocess.run([sys.executable, "-c", CHILD_WRITE, str(db)], capture_output=True,
-                           text=True, timeout=60)
+        p = subprocess.run(
+            [sys.executable, "-c", CHILD_WRITE, str(db)], capture_output=True, text=True, timeout=60
+        )
         assert p.returncode == 0, p.stderr
         assert wal.exists(), "the other process thought it was the last: our locks were dropped"
         first.add_memory("written again by the long-lived engine")
@@ -352,10 +405,17 @@ def shared_dir():
 
 
 def _try_write(db: Path, state: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, MEMCONSOLE_STATE=str(state), PYTHONPATH=str(ROOT),
-               HF_HUB_OFFLINE="1", HOME=str(state))
-    return subprocess.run(_as_other_user() + [sys.executable, "-c", TRY_WRITE, str(db)],
-                          capture_output=True, text=True, timeout=120, env=env, cwd=str(ROOT))
+    env = dict(
+        os.environ, MEMCONSOLE_STATE=str(state), PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", HOME=str(state)
+    )
+    return subprocess.run(
+        _as_other_user() + [sys.executable, "-c", TRY_WRITE, str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=str(ROOT),
+    )
 
 
 @pytest.mark.parametrize("where", ["read-only file", "read-only folder", "new file in a read-only folder"])
@@ -372,7 +432,7 @@ def test_a_read_only_location_says_so_in_one_line(shared_dir, where):
     if db.exists():
         db.chmod(0o444 if where == "read-only file" and not _as_other_user() else 0o644)
     if where == "read-only file":
-        folder.chmod(0o777)                 # the folder is writable: only the file is not
+        folder.chmod(0o777)  # the folder is writable: only the file is not
     else:
         folder.chmod(0o555)
     before = _sha(db) if db.exists() else None
@@ -387,8 +447,7 @@ def test_a_read_only_location_says_so_in_one_line(shared_dir, where):
 # -- doctor -----------------------------------------------------------------------------------------
 def _fill(db: Path, n: int = 300) -> None:
     with open_engine(db, embedder=HashEmbedder(), load="now", auto_backfill=False) as eng:
-        eng.add_memories([{"content": f"memory number {i} about subject {i % 17} " * 4}
-                          for i in range(n)])
+        eng.add_memories([{"content": f"memory number {i} about subject {i % 17} " * 4} for i in range(n)])
         eng.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
@@ -396,13 +455,19 @@ def _corrupt_table_pages(db: Path, table: str) -> None:
     c = sqlean.connect(str(db))
     page_size = c.execute("PRAGMA page_size").fetchone()[0]
     root = c.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
-    pages = [r[0] for r in c.execute(
-        "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno",
-        (table,))] if c.execute("SELECT 1 FROM pragma_module_list WHERE name = 'dbstat'").fetchone() \
+    pages = (
+        [
+            r[0]
+            for r in c.execute(
+                "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno", (table,)
+            )
+        ]
+        if c.execute("SELECT 1 FROM pragma_module_list WHERE name = 'dbstat'").fetchone()
         else [root]
+    )
     c.close()
-    with open(db, "r+b") as f:              # no connection is open: writing bytes is safe here
-        for pg in pages[len(pages) // 2: len(pages) // 2 + 2] or [root]:
+    with open(db, "r+b") as f:  # no connection is open: writing bytes is safe here
+        for pg in pages[len(pages) // 2 : len(pages) // 2 + 2] or [root]:
             f.seek((pg - 1) * page_size + 8)
             f.write(os.urandom(64) + b"\xff" * 200)
 
@@ -416,10 +481,15 @@ def test_doctor_reports_a_damaged_file_as_a_finding(tmp_path):
         assert not report.ok
         integrity = next(ch for ch in report.checks if ch.name == "sqlite-integrity")
         assert not integrity.ok and integrity.detail != "ok"
-        report = eng.doctor(repair=True)           # repair on a damaged file: said, not raised
+        report = eng.doctor(repair=True)  # repair on a damaged file: said, not raised
         assert not report.ok
-    p = subprocess.run([sys.executable, "-m", "console.cli", "--db", str(db), "doctor"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "console.cli", "--db", str(db), "doctor"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
     assert "Traceback" not in p.stderr and "sqlite-integrity" in p.stdout, p.stdout + p.stderr
     assert "FAIL" in p.stdout
@@ -454,7 +524,7 @@ def test_doctor_names_each_malformed_row(tmp_path):
     assert "non-finite" in found[("malformed:memories_vec", ids[4])]
     for detail in found.values():
         assert "\n" not in detail and " id " in detail
-    json.dumps([ch.__dict__ for ch in report.checks], allow_nan=False)   # findings are plain data
+    json.dumps([ch.__dict__ for ch in report.checks], allow_nan=False)  # findings are plain data
 
 
 def test_doctor_names_vectors_of_the_wrong_dimension(tmp_path):
@@ -463,12 +533,16 @@ def test_doctor_names_vectors_of_the_wrong_dimension(tmp_path):
         mid = eng.add_memory("a memory whose vector was written by another model")
     c = _raw(db)
     c.execute("DROP TABLE memories_vec")
-    c.execute("CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, "
-              "embedding float[8] distance_metric=cosine, tier TEXT, kind TEXT, category TEXT, "
-              "agent TEXT, user TEXT)")
-    c.execute("INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user) "
-              "SELECT id, ?, tier, kind, category, agent, user FROM memories",
-              (struct.pack("8f", *[0.5] * 8),))
+    c.execute(
+        "CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, "
+        "embedding float[8] distance_metric=cosine, tier TEXT, kind TEXT, category TEXT, "
+        "agent TEXT, user TEXT)"
+    )
+    c.execute(
+        "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user) "
+        "SELECT id, ?, tier, kind, category, agent, user FROM memories",
+        (struct.pack("8f", *[0.5] * 8),),
+    )
     c.execute("UPDATE memories SET embedded = 1")
     c.close()
     with open_engine(db, embedder=None, auto_backfill=False) as eng:

@@ -26,6 +26,7 @@ from .curator_report import report_files
 from .curator_types import (FORGET_SCOPES, ForgetItem, ForgetPreview, ForgetRequest, ForgetResult,
                             Verification)
 from .errors import InvalidInput, NotFound
+from .forget_heads import audit_head, rehead_cases
 from .forget_scan import scan_files
 from .forget_scrub import scrub
 from .forget_seal import discard, new_token, seal, unseal
@@ -298,14 +299,6 @@ def query_digest(value: str) -> str:
     return "hmac:" + keyed_hash("forget-query", value)
 
 
-def audit_head(conn) -> tuple[int, str]:
-    head = getattr(audit, "head", None)
-    if head is not None:
-        return head(conn)
-    r = conn.execute("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").fetchone()
-    return (int(r[0]), r[1]) if r else (0, "0" * 64)
-
-
 def _items(conn, full) -> list[ForgetItem]:
     out = []
     for kind, table, col in (("memory", "memories", "content"), ("message", "messages", "content"),
@@ -343,21 +336,8 @@ def _redact_audit(conn, texts: list[str]) -> int:
             changes[int(r["id"])] = (valid(reason), valid(summary))
     audit.rewrite(conn, changes)
     if changes:
-        _rehead_cases(conn, min(changes))
+        rehead_cases(conn, min(changes))
     return len(changes)
-
-
-def _rehead_cases(conn, first: int) -> None:
-    """Redaction re-chains the rows from `first` on: earlier cases that recorded a head among them
-    get its new hash (only forget re-chains, and its own audit row says so)."""
-    for r in conn.execute("SELECT id, counts FROM forget_requests WHERE status IN ('executed', 'verified')"
-                          " AND json_valid(counts) AND json_extract(counts, '$.audit_head[0]') >= ?",
-                          (first,)).fetchall():
-        counts = load_json(r["counts"])
-        row = conn.execute("SELECT hash FROM audit WHERE id = ?", (counts["audit_head"][0],)).fetchone()
-        if row is not None:
-            counts["audit_head"][1] = row[0]
-            conn.execute("UPDATE forget_requests SET counts = ? WHERE id = ?", (json.dumps(counts), r["id"]))
 
 
 def _scope_value(kind: str, values) -> str:

@@ -357,3 +357,27 @@ def test_each_executed_case_records_the_audit_head(eng):
     with eng.store.reading() as c:
         assert c.execute("SELECT hash FROM audit WHERE id = ?", (head2[0],)).fetchone()[0] == head2[1]
         assert audit.head(c)[0] > head2[0]
+
+
+def test_a_cut_audit_tail_shows_from_the_forget_cases(eng):
+    from engine.forget_heads import check_case_heads
+
+    eng.add_memory(SECRET, dedup=False)
+    res = eng.forget("query", CANARY, "head")
+    with eng.store.reading() as c:
+        assert check_case_heads(c) == []
+    head = eng.get_forget_request(res.request_id).counts["audit_head"]
+    eng.store.write(lambda c: c.execute("DELETE FROM audit WHERE id >= ?", (head[0],)))
+    with eng.store.reading() as c:
+        problems = check_case_heads(c)
+    assert len(problems) == 1 and f"forget case {res.request_id}" in problems[0] and "gone" in problems[0]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the folder to another user")
+def test_a_curator_folder_owned_by_another_user_is_refused(eng, db_path):
+    root = db_path.parent / "curator"
+    root.mkdir(mode=0o700)
+    os.chown(root, 12345, 12345)
+    _seed_curator(eng)
+    with pytest.raises(EngineError, match="another user"):
+        eng.run_curator()

@@ -126,8 +126,8 @@ def _sessions(eng, conn, s: ImportSummary, state: StateData, agent: str, key: st
             continue
         was = live_meta.get("hermes_sync") if isinstance(live_meta.get("hermes_sync"), dict) else {}
         title = row["title"] if was.get("title") == sync["title"] else hs.title
-        if was.get("metadata") == sync["metadata"]:
-            meta = {**live_meta, "hermes_sync": sync}
+        meta["hermes"] = _merge(live_meta.get("hermes"), hs.metadata.get("hermes") or {},
+                                was.get("hermes"), sync["hermes"])
         meta_json = json.dumps(meta, ensure_ascii=False)
         if (row["title"], row["ended_at"], row["metadata"]) == (title, hs.ended_at, meta_json):
             s.skip("session already imported")
@@ -148,12 +148,22 @@ def _loads(text) -> dict:
     return v if isinstance(v, dict) else {}
 
 
+def _digest(value) -> str:
+    return keyed_hash("hermes-sync", json.dumps(value, sort_keys=True, ensure_ascii=False))
+
+
 def _sync(hs) -> dict:
-    """Keyed hashes of the source's title and metadata as last imported (never the text): a
-    later import rewrites a field only when the source's own value changed."""
-    return {"title": keyed_hash("hermes-sync", hs.title),
-            "metadata": keyed_hash("hermes-sync", json.dumps(hs.metadata, sort_keys=True,
-                                                             ensure_ascii=False))}
+    """Keyed hashes of the source's title and of each of its Hermes fields as last imported
+    (never the text): a later import rewrites a field only when the source's own value changed,
+    so a field a forget scrubbed stays scrubbed while the message counts move on."""
+    return {"title": _digest(hs.title),
+            "hermes": {k: _digest(v) for k, v in (hs.metadata.get("hermes") or {}).items()}}
+
+
+def _merge(live, source: dict, was, now: dict) -> dict:
+    live = live if isinstance(live, dict) else {}
+    was = was if isinstance(was, dict) else {}
+    return {k: live[k] if k in live and was.get(k) == now[k] else v for k, v in source.items()}
 
 
 def _imported_ids(conn, session_id: str, cache: dict[str, set]) -> set:

@@ -129,3 +129,21 @@ def test_a_new_session_is_not_muted_by_a_forgotten_sessions_common_words(eng, tm
     h2.message("new2", "user", "thanks", T + 51)
     h2.close()
     assert eng.import_hermes(tmp_path / "hermes2").added.get("messages") == 1
+
+
+def test_a_scrubbed_system_prompt_stays_scrubbed_while_the_session_moves_on(eng, tmp_path):
+    h = HermesHome(tmp_path / "hermes", version=2)
+    h.session("s1", started=T)
+    h.conn.execute("UPDATE sessions SET system_prompt = ? WHERE id = 's1'",
+                   (f"You are Hermes. The door code is {CANARY}.",))
+    h.message("s1", "user", "hello", T + 1)
+    eng.import_hermes(tmp_path / "hermes")
+    eng.forget("query", CANARY, "user asked")
+    assert residue(eng) == []
+    h.message("s1", "assistant", "hi again", T + 2)        # the session goes on
+    h.conn.execute("UPDATE sessions SET message_count = 2 WHERE id = 's1'")
+    h.close()
+    s = eng.import_hermes(tmp_path / "hermes")
+    assert s.added.get("messages") == 1 and residue(eng) == []
+    meta = json.loads(eng.store.read_one("SELECT metadata FROM sessions WHERE id = 's1'")[0])
+    assert meta["hermes"]["message_count"] == 2

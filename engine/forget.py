@@ -221,7 +221,7 @@ class ForgetMixin:
         with self.store.reading() as conn:
             tg = lenient(lambda c: targets(c, texts or [], strict))(conn)
         reports = report_files(self.path)
-        paths = db_files(self.path) + reports
+        paths = db_files(self.path.resolve()) + reports      # SQLite keeps -wal beside the real file
         found = scan_files(paths, tg.wins, tg.short, tg.terms) if (tg.wins or tg.short or tg.terms) \
             else {str(p): 0 for p in paths}
         files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
@@ -281,7 +281,8 @@ def lenient(fn):
 
 
 def _shown(db_path: Path, f: Path) -> str:
-    return f.name if f.parent == db_path.parent else str(f.relative_to(db_path.resolve().parent))
+    home = db_path.resolve().parent
+    return f.name if f.parent == home else str(f.relative_to(home))
 
 
 def _test_pause(stage: str) -> None:

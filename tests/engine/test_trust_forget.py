@@ -381,3 +381,18 @@ def test_a_curator_folder_owned_by_another_user_is_refused(eng, db_path):
     _seed_curator(eng)
     with pytest.raises(EngineError, match="another user"):
         eng.run_curator()
+
+
+def test_a_database_reached_through_a_symlink_is_still_verified(tmp_path):
+    real = tmp_path / "data"
+    real.mkdir()
+    open_engine(real / "memory.db", embedder=HashEmbedder()).close()
+    link = tmp_path / "memory.db"
+    link.symlink_to(real / "memory.db")
+    e = open_engine(link, embedder=HashEmbedder())
+    try:
+        e.add_memory(SECRET, dedup=False)
+        res = e.forget("query", CANARY, "through a link")
+        assert res.status == "verified" and set(res.verification.files) >= {"memory.db", "memory.db-wal"}
+    finally:
+        e.close()

@@ -167,9 +167,11 @@ def _json_file(root: Path, path: Path, out: FilesData):
         return None
     try:
         return validate.loads(_read_text(path))
+    except ImportFailed as exc:         # too big, not UTF-8: the file is ignored, not the import
+        out.warnings.append(f"{exc}; ignored")
     except ValueError as exc:
         out.warnings.append(f"{path}: not valid JSON ({exc}); ignored")
-        return None
+    return None
 
 
 def _bundled_names(root: Path, skills: Path, out: FilesData) -> dict[str, str]:
@@ -206,7 +208,11 @@ def _read_skills(root: Path, skills: Path, out: FilesData, include_bundled: bool
             continue                                   # .hub caches and other hidden folders
         archived = bool(parts) and parts[0] == ".archive"
         folders = parts[1:] if archived else parts
-        raw = read_regular(p)
+        try:
+            raw = read_regular(p)
+        except ImportFailed as exc:     # too big, or swapped for something else meanwhile
+            out.warnings.append(f"{exc}; skipped")
+            continue
         fm, body = _front_matter(_read_text(p, raw), str(p), out.warnings.append)
         folder = folders[-1] if folders else p.parent.name
         if archived:

@@ -334,3 +334,18 @@ def test_a_hermes_import_under_a_tmpdir_with_uri_characters_reads_its_copy(eng, 
     h.message("s1", "user", "hello", T + 1)
     h.close()
     assert eng.import_hermes(tmp_path / "hermes").added.get("messages") == 1
+
+
+def test_an_oversized_skill_or_usage_file_is_skipped_with_a_warning(eng, tmp_path, monkeypatch):
+    from engine.importers import files
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(files.read_regular, "__defaults__", (1000,))
+    home = tmp_path / "hermes"
+    (home / "skills" / "big").mkdir(parents=True)
+    (home / "skills" / "big" / "SKILL.md").write_text("---\nname: big\n---\n1. " + "x" * 2000)
+    (home / "skills" / "small").mkdir()
+    (home / "skills" / "small" / "SKILL.md").write_text("---\nname: small\n---\n1. go\n")
+    (home / "skills" / ".usage.json").write_text(json.dumps({"pad": "y" * 2000}))
+    s = eng.import_hermes(home)
+    assert s.added.get("skills") == 1
+    assert sum("over 1,000" in w or "files over" in w for w in s.warnings) == 2, s.warnings

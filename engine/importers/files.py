@@ -22,9 +22,11 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: Path, *, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of a regular file. Checked by stat before opening (so a FIFO or a device is
-    never opened) and again on the open descriptor (so a swap in between is caught)."""
+def read_regular(path: Path, *, limit: int | None = None) -> bytes:
+    """The bytes of a regular file, at most `limit` (MAX_FILE_BYTES). Checked by stat before
+    opening (so a FIFO or a device is never opened) and again on the open descriptor (so a swap
+    in between is caught)."""
+    limit = MAX_FILE_BYTES if limit is None else limit
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):

@@ -339,7 +339,6 @@ def test_a_hermes_import_under_a_tmpdir_with_uri_characters_reads_its_copy(eng, 
 def test_an_oversized_skill_or_usage_file_is_skipped_with_a_warning(eng, tmp_path, monkeypatch):
     from engine.importers import files
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
-    monkeypatch.setattr(files.read_regular, "__defaults__", (1000,))
     home = tmp_path / "hermes"
     (home / "skills" / "big").mkdir(parents=True)
     (home / "skills" / "big" / "SKILL.md").write_text("---\nname: big\n---\n1. " + "x" * 2000)

@@ -8,8 +8,8 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol
 
 import numpy as np
 
@@ -126,6 +126,9 @@ def shared_minilm(model_path: str | None = None) -> MiniLMEmbedder:
         return _SHARED[key]
 
 
+EmbedderState = Literal["none", "idle", "loading", "ready", "failed"]
+
+
 class EmbedderHandle:
     """Owns the embedder's lifecycle: none -> loading -> ready | failed."""
 
@@ -137,7 +140,9 @@ class EmbedderHandle:
         self._ready = threading.Event()
         self._started = False
         self._lock = threading.Lock()
-        self._on_ready: list = []
+        self._on_ready: list[Callable[[], object]] = []
+        self._thread: threading.Thread | None = None
+        self.state: EmbedderState
         if spec is None:
             self.state = "none"
             self._ready.set()
@@ -161,7 +166,7 @@ class EmbedderHandle:
     def get(self) -> Embedder | None:
         return self._embedder
 
-    def on_ready(self, fn) -> None:
+    def on_ready(self, fn: Callable[[], object]) -> None:
         """Call `fn()` once the model is loaded (at once if it already is)."""
         with self._lock:
             if not self.ready:
@@ -182,7 +187,7 @@ class EmbedderHandle:
     def join(self, timeout: float | None = None) -> None:
         """Wait for the loader thread (and the callbacks it runs) to finish. The interpreter must
         not exit while that thread is inside torch: C++ aborts the process if it does."""
-        t = getattr(self, "_thread", None)
+        t = self._thread
         if t is not None and t is not threading.current_thread():
             t.join(timeout)
 

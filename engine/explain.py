@@ -58,7 +58,7 @@ class Explainer:
                 None, None, [], [], None, None,
                 f"There is no memory with id {memory_id}: it was never written, or it has been forgotten.",
             )  # fmt: skip
-        result = self.retrieval.search(
+        result, fctx = self.retrieval.search_with_context(
             q, k=k, tier=filters.tiers, kind=kind, category=category, agent=agent, user=user, mode=mode,
             record_access=False,
         )  # fmt: skip
@@ -79,7 +79,7 @@ class Explainer:
                 vrank, vsim = self.ctx.vectors.rank_of(self.retrieval.embed_query(q), mem.id, scope)
         hit = next((h for h in result.hits if h.id == mem.id), None)
         kth = result.hits[-1].score if len(result.hits) >= k else None
-        final = hit.score if hit else self._would_score(result, mem, bm25_rank, vrank, filters, p)
+        final = hit.score if hit else self._would_score(result, fctx, mem, bm25_rank, vrank, filters, p)
         summary = _summarize(
             mem, hit is not None, k, result.mode, excluded, bm25_rank, matches, matched, unmatched,
             vrank, vsim, final, kth, p.index,
@@ -173,6 +173,7 @@ class Explainer:
     def _would_score(
         self,
         result: SearchResult,
+        fctx: fusion.FusionContext,
         mem: Memory,
         bm25_rank: int | None,
         vrank: int | None,
@@ -183,9 +184,6 @@ class Explainer:
         if bm25_rank is None and vrank is None:
             return None
         s = self.ctx.settings.search
-        ctx = getattr(result, "fusion_context", None)
-        if ctx is None:
-            return None
         kw = vec = None
         if bm25_rank and result.mode != "vector":
             kw = (bm25_rank, self._bm25_score(p or self.keyword.plan(result.query), mem.id))
@@ -195,10 +193,10 @@ class Explainer:
             vec = (vrank, vsim) if vsim is not None else None
         near = 0.0
         if result.mode == "hybrid" and s.session_context > 0 and filters is not None:
-            near = self.retrieval.session_context(ctx.fused, filters, only={mem.id}).get(mem.id, 0.0)
+            near = self.retrieval.session_context(fctx.fused, filters, only={mem.id}).get(mem.id, 0.0)
         if kw is None and vec is None and not near:
             return None
-        fused = (fusion.one(ctx, s, kw, vec) if kw or vec else 0.0) + near
+        fused = (fusion.one(fctx, s, kw, vec) if kw or vec else 0.0) + near
         now = self.ctx.clock.now()
         r = self.ctx.store.read_one("SELECT * FROM memories WHERE id = ?", (mem.id,))
         rec = fusion.recency(now, max(mem.created_at or 0, mem.last_accessed_at or 0), s)

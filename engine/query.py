@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 MAX_TERMS = 32  # a 100 kB query must not become a 100 kB MATCH
 MAX_TERM_LEN = 64
@@ -63,11 +64,14 @@ def quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+PlanIndex = Literal["words", "trigram", "like", "none"]  # an FTS index, a LIKE scan, or nothing
+
+
 @dataclass(frozen=True)
 class FtsPlan:
     """How one query will run: an FTS5 MATCH on `index` ('words' or 'trigram'), or LIKE patterns."""
 
-    index: str  # "words" | "trigram" | "like" | "none"
+    index: PlanIndex
     match: str | None
     like: tuple[str, ...]
     terms: tuple[str, ...]

@@ -77,6 +77,22 @@ class Retrieval:
     ) -> SearchResult:
         """Never raises for odd query text: a query that cannot be searched returns no hits and a
         message. Bad filters or k are the caller's error (InvalidInput)."""
+        return self.search_with_context(query, k, tier, kind, category, agent, user, mode, record_access)[0]
+
+    def search_with_context(
+        self,
+        query: str,
+        k: int = 10,
+        tier: Any = None,
+        kind: str | None = None,
+        category: str | None = None,
+        agent: str | None = None,
+        user: str | None = None,
+        mode: str | None = None,
+        record_access: bool = True,
+    ) -> tuple[SearchResult, fusion.FusionContext]:
+        """`search`, with what the fused scores were computed against (explain scores a memory
+        that missed the top k against the same)."""
         if not isinstance(query, str):
             raise InvalidInput("the query must be text")
         if mode is not None and mode not in SEARCH_MODES:
@@ -135,10 +151,9 @@ class Retrieval:
             message=message,
             keyword_scope=self.keyword.scope_notes(p) if ran != "vector" else [],
         )
-        result.fusion_context = fctx  # type: ignore[attr-defined]  # explain scores a missing memory against it
         if len(hits) < min(k, settings.thin_results):
             result.elsewhere = self.elsewhere(q, filters)
-        return result
+        return result, fctx
 
     def fuse(
         self,

@@ -42,7 +42,9 @@ def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
         # Called without main() (click's CliRunner, an embedding program): same safe door.
         out, err = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
-        ctx.call_on_close(lambda: (setattr(sys, "stdout", out), setattr(sys, "stderr", err)))
+        def restore() -> None:
+            sys.stdout, sys.stderr = out, err
+        ctx.call_on_close(restore)
     if ctx.invoked_subcommand is None:
         from .app import run_console
 
@@ -100,7 +102,7 @@ def _main(argv: list[str] | None) -> int:
 
         why = {errno.ENOSPC: "the disk is full", errno.EROFS: "the location is read-only",
                errno.EACCES: "permission denied", errno.EPERM: "permission denied"}.get(
-                   exc.errno, exc.strerror or type(exc).__name__)
+                   exc.errno or 0, exc.strerror or type(exc).__name__)
         click.echo(f"memconsole: {why}" + (f": {exc.filename}" if exc.filename else ""), err=True)
         return 1
     except Exception as exc:  # a bug: still one line for the operator; details on request

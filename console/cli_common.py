@@ -57,7 +57,7 @@ class Refused(click.ClickException):
 
     def __init__(self, message: str, code: int = 2) -> None:
         super().__init__(message)
-        self.exit_code = code
+        self.exit_code = code  # type: ignore[misc]
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import click
 
+from engine.doctor import doctor_file
+from engine.identity import DatabaseDamaged
+
 from .cli_common import emit, json_option, pass_ctx
 
 
@@ -19,9 +22,12 @@ def register(cli: click.Group) -> None:
 def doctor(ctx, repair, as_json):
     """Check integrity: SQLite, full-text and vector indexes, orphans, the audit hash chain."""
     # Repair may re-embed memories, so it needs the model; a plain check never loads it.
-    with ctx.engine(embedder="default" if repair else None, load="lazy",
-                    auto_backfill=False) as eng:
-        report = eng.doctor(repair=repair)
+    try:
+        with ctx.engine(embedder="default" if repair else None, load="lazy",
+                        auto_backfill=False) as eng:
+            report = eng.doctor(repair=repair)
+    except DatabaseDamaged:      # too damaged to open: still a finding (exit 1), not an error
+        report = doctor_file(ctx.db)
 
     def human(r):
         for line in r.repaired:

@@ -134,6 +134,30 @@ def _malformed(c) -> list[DoctorCheck]:
     return out
 
 
+def doctor_file(path) -> DoctorReport:
+    """For a file too damaged to open as a database (its schema unreadable): SQLite's own
+    integrity check through a read-only, immutable connection, so the operator gets the finding
+    (and nothing is written, not even a -wal)."""
+    import sqlean
+
+    from .identity import uri
+
+    checks: list[DoctorCheck] = []
+    try:
+        c = sqlean.connect(uri(path, mode="ro", immutable="1"), uri=True)
+    except SqlError as exc:
+        checks.append(DoctorCheck("sqlite-readable", False, f"the file cannot be opened ({exc})", 1))
+    else:
+        try:
+            DoctorMixin._integrity(c, checks)
+        finally:
+            c.close()
+    checks.append(
+        DoctorCheck("schema", False, "the database could not be opened; nothing else was checked", 1)
+    )
+    return DoctorReport(False, checks, {}, [])
+
+
 class DoctorMixin:
     def doctor(self, repair: bool = False) -> DoctorReport:
         """Check the database; with `repair`, rebuild derived indexes first and report what

@@ -62,6 +62,10 @@ GEN1_TABLES: dict[str, str] = {
 NEW, OURS = "new", "ours"
 
 
+class DatabaseDamaged(EngineError):
+    """SQLite found the file malformed: `doctor` says where; nothing (more) was written."""
+
+
 def uri(path: str | os.PathLike, **params: str) -> str:
     """A file: URI for `path` that SQLite decodes back to exactly that path."""
     # The path's bytes (a name that is not UTF-8 included), every byte SQLite could read as URI
@@ -179,6 +183,11 @@ def check(path: Path, generation: int) -> str:
         try:
             pk = peek(path)
         except sqlite3.DatabaseError as exc:
+            if "malformed" in str(exc):
+                raise DatabaseDamaged(
+                    f"{path}: the database file is damaged ({exc}); nothing was written. "
+                    "`memconsole doctor` shows SQLite's integrity check"
+                ) from None
             raise EngineError(f"{path}: not a usable SQLite database ({exc}); nothing was written") from None
     wal = Path(f"{path}-wal")
     wal_has_data = wal.exists() and wal.stat().st_size > 0

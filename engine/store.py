@@ -22,6 +22,7 @@ import sqlite_vec
 
 from . import identity
 from .errors import EngineError, InvalidInput, StoreBusy
+from .identity import DatabaseDamaged
 from .schema import GENERATION
 
 T = TypeVar("T")
@@ -146,10 +147,6 @@ def bad_value(exc: BaseException) -> InvalidInput | None:
 
 
 _BIND_ERRORS = (UnicodeEncodeError, OverflowError, sqlite3.InterfaceError)
-
-
-class DatabaseDamaged(EngineError):
-    """SQLite found the file malformed: `doctor` says where; nothing more was written."""
 
 
 def plain_error(exc: BaseException, path: Path) -> EngineError | None:

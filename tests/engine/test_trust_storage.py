@@ -495,6 +495,29 @@ def test_doctor_reports_a_damaged_file_as_a_finding(tmp_path):
     assert "FAIL" in p.stdout
 
 
+def test_doctor_reports_a_file_too_damaged_to_open(tmp_path):
+    """The schema itself (page 1 past the header) is garbage: the engine cannot open the file,
+    yet `doctor` still exits 1 with SQLite's integrity result, and writes nothing."""
+    db = tmp_path / "memory.db"
+    _fill(db, n=50)
+    with open(db, "r+b") as f:
+        f.seek(100 + 8)
+        f.write(b"\xa5" * 2000)
+    before = _folder(tmp_path)
+    with pytest.raises(EngineError, match="damaged"):
+        open_engine(db, embedder=None)
+    p = subprocess.run(
+        [sys.executable, "-m", "console.cli", "--db", str(db), "doctor"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr and "FAIL" in p.stdout and "sqlite-integrity" in p.stdout
+    assert _folder(tmp_path) == before
+
+
 def test_doctor_names_each_malformed_row(tmp_path):
     db = tmp_path / "memory.db"
     with open_engine(db, embedder=HashEmbedder(), load="now", auto_backfill=False) as eng:

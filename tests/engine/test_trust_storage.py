@@ -155,6 +155,41 @@ def test_gen1_upgrade_keeps_every_row_and_then_never_reuses(tmp_path):
         }
 
 
+UPGRADE_AND_ADD = """
+import sys
+from engine import open_engine
+with open_engine(sys.argv[1], embedder=None) as eng:
+    print(eng.add_memory("added by " + sys.argv[2], dedup=False))
+"""
+
+
+def test_processes_upgrading_one_gen1_file_at_once_lose_nothing(tmp_path):
+    db = _unpack(FIXTURES / "schema_gen1.db.gz", tmp_path / "gen1.db")
+    c = _raw(db)
+    n = c.execute("SELECT count(*) FROM memories").fetchone()[0]
+    c.close()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", UPGRADE_AND_ADD, str(db), f"p{i}"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(3)
+    ]
+    ids = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        ids.append(int(out))
+    assert len(set(ids)) == 3
+    with open_engine(db, embedder=None) as eng:
+        assert eng.store.read_one("SELECT count(*) FROM memories")[0] == n + 3
+        report = eng.doctor()
+        assert report.ok, [(ch.name, ch.detail) for ch in report.problems]
+
+
 # -- refusal by content ---------------------------------------------------------------------------
 def test_a_new_database_carries_the_marker_from_its_first_page(tmp_path):
     db = tmp_path / "m.db"

@@ -297,11 +297,11 @@ def archive_candidates(conn, settings, now: float,
     out = []
     for r in rows:
         with _skip(malformed, "memory", r):
-            last = _float(r["last"])
-            idle = round((now - last) / DAY, 1)
+            at = _float(r["last"])
+            idle = round((now - at) / DAY, 1)
             out.append(Candidate("archive", "memory", [int(r["id"])], None,
-                                 {"idle_days": idle, "archive_days": cs.archive_days, "last_activity": last},
-                                 fingerprint("archive", "memory", [int(r["id"]), round(last, 3)])))
+                                 {"idle_days": idle, "archive_days": cs.archive_days, "last_activity": at},
+                                 fingerprint("archive", "memory", [int(r["id"]), round(at, 3)])))
     return out, {"stale": int(stale)}
 
 
@@ -337,11 +337,11 @@ def retire_candidates(conn, settings, now: float, malformed: list | None = None)
     out = []
     for r in rows:
         with _skip(malformed, "rule", r):
-            last, score = _float(r["last"]), _float(r["score"])
+            at, score = _float(r["last"]), _float(r["score"])
             out.append(Candidate("retire", "rule", [int(r["id"])], None,
-                                 {"idle_days": round((now - last) / DAY, 1), "score": score,
+                                 {"idle_days": round((now - at) / DAY, 1), "score": score,
                                   "retire_days": cs.retire_days},
-                                 fingerprint("retire", "rule", [int(r["id"]), round(last, 3)])))
+                                 fingerprint("retire", "rule", [int(r["id"]), round(at, 3)])))
     return out
 
 

@@ -124,15 +124,8 @@ def _read(path: str) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return b""
-    try:
-        chunks = []
-        while True:
-            b = os.read(fd, 1 << 24)
-            if not b:
-                return b"".join(chunks)
-            chunks.append(b)
-    finally:
-        os.close(fd)
+    with os.fdopen(fd, "rb", buffering=0) as f:     # readall: one buffer sized from fstat
+        return f.read()
 
 
 def scan_files(files: list[Path], wins: set[bytes], short: set[bytes], terms: set[bytes],

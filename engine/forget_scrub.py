@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from .forget_verify import char_windows, redact, rows_containing, valid, walk_strings
+from .forget_verify import MIN_WHOLE, char_windows, redact, rows_containing, valid, walk_strings
 
 # (table, column, whether the column holds JSON)
 PLACES = (
@@ -36,7 +36,9 @@ def scrub(conn, texts: list[str]) -> int:
         return 0
     changed = 0
     for table, col, is_json in PLACES:
-        rows = conn.execute(f"SELECT rowid, {col} FROM {table} WHERE typeof({col}) = 'text'").fetchall()
+        # Nothing shorter than a short whole can quote anything ('{}', '', 'null' are most rows).
+        rows = conn.execute(f"SELECT rowid, {col} FROM {table} WHERE typeof({col}) = 'text'"
+                            f" AND length({col}) >= {MIN_WHOLE}").fetchall()
         if not rows:
             continue
         for i in sorted(rows_containing([r[1] for r in rows], texts)):

@@ -83,9 +83,13 @@ class CuratorMixin:
             fresh, updates, skipped = self._dedup(conn, res.candidates)
             # Read in the scan's snapshot: a change before the write is caught at approval too.
             h, mark = curator_state._hasher(), curator_state.audit_mark(conn)
-            for c in [*fresh, *(c for _, c in updates)]:
-                c.evidence["member_state"] = curator_state.member_state(conn, c.target_kind, c.members, h)
-                c.evidence["audit_mark"] = mark
+            todo = [*fresh, *(c for _, c in updates)]
+            for kind in ("memory", "rule"):               # batched: thousands of archive proposals
+                mine = [c for c in todo if c.target_kind == kind]
+                states = curator_state.member_state(conn, kind, [m for c in mine for m in c.members], h)
+                for c in mine:
+                    c.evidence["member_state"] = {str(m): states[str(m)] for m in c.members}
+                    c.evidence["audit_mark"] = mark
             res.timings["dedup"] = round(time.perf_counter() - t, 4)
         counts = dict(res.counts)
         counts["proposed"] = {k: sum(1 for c in fresh if c.kind == k) for k in PROPOSAL_KINDS}

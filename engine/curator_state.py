@@ -10,7 +10,6 @@ score, updated_at) are left out: they change with time alone, not with anyone's 
 from __future__ import annotations
 
 import hashlib
-import hmac
 
 from .errors import InvalidInput
 
@@ -29,9 +28,11 @@ _WHAT = {"content": "its content was edited", "text": "its text was edited",
 def _hasher():
     from .keys import derived_key
 
+    # Keyed BLAKE2b (the key from the installation secret): a keyed hash like HMAC, ~5x cheaper
+    # per call, which counts when a first run proposes tens of thousands of archives.
     key = derived_key("curator-member-state")
-    return lambda v: hmac.new(key, ("" if v is None else str(v)).encode("utf-8", "surrogatepass"),
-                              hashlib.sha256).hexdigest()[:16]
+    return lambda v: hashlib.blake2b(("" if v is None else str(v)).encode("utf-8", "surrogatepass"),
+                                     key=key, digest_size=8).hexdigest()
 
 
 def _state(row, cols, h) -> dict:
@@ -50,11 +51,14 @@ def member_state(conn, target_kind: str, members: list[int], h=None) -> dict:
     """{str(id): {column: value or keyed hash}} for the members as they are now."""
     h = h or _hasher()
     table, cols = ("memories", _MEMORY) if target_kind == "memory" else ("rules", _RULE)
-    out = {}
-    for m in members:
-        r = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (int(m),)).fetchone()
-        out[str(m)] = None if r is None else _state(r, cols, h)
-    return out
+    ids = [int(m) for m in members]
+    found = {}
+    for start in range(0, len(ids), 500):        # one query per 500 members, not one per member
+        chunk = ids[start:start + 500]
+        for r in conn.execute(f"SELECT id, {', '.join(cols)} FROM {table}"
+                              f" WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+            found[int(r[0])] = _state(dict(zip(("id", *cols), r, strict=True)), cols, h)
+    return {str(m): found.get(m) for m in ids}
 
 
 def audit_mark(conn) -> int:

@@ -54,7 +54,7 @@ def test_cli_output_never_carries_raw_controls(run):
     outputs = []
     for args in (["memory", "show", str(mid)], ["memory", "show", str(mid), "--json"],
                  ["search", "note"], ["search", "note", "--json"], ["memory", "pin", str(mid)],
-                 ["rule", "add", HOSTILE], ["rules"], ["rules", "--json"]):
+                 ["rule", "add", HOSTILE], ["rules"], ["rules", "--json"], ["audit"], ["audit", "--json"]):
         code, out, err = run(*args, actor="\x1b[31mevil")
         assert code == 0, (args, err)
         _no_raw(out, err)
@@ -62,6 +62,7 @@ def test_cli_output_never_carries_raw_controls(run):
         if "--json" in args:
             _strict(out)
     assert any("\\x1b[2J" in o for o in outputs)     # shown, not executed
+    assert any("\\x1b[31mevil" in o for o in outputs)   # the actor, as recorded in the audit log
     # An error quoting typed input is escaped too.
     code, out, err = run("memory", "show", "\x1b[2Jx")
     assert code == 2 and err.count("\n") == 1

@@ -396,3 +396,16 @@ def test_a_database_reached_through_a_symlink_is_still_verified(tmp_path):
         assert res.status == "verified" and set(res.verification.files) >= {"memory.db", "memory.db-wal"}
     finally:
         e.close()
+
+
+def test_a_symlinked_seal_folder_is_refused_and_nothing_is_forgotten(eng, db_path, tmp_path):
+    outside = tmp_path.parent / (tmp_path.name + "-seal-outside")
+    outside.mkdir()
+    (db_path.parent / "forget").symlink_to(outside, target_is_directory=True)
+    eng.add_memory(SECRET, dedup=False)
+    with pytest.raises(EngineError, match="symbolic link") as ei:
+        eng.forget("query", CANARY, "x")
+    assert "\n" not in str(ei.value) and list(outside.iterdir()) == []
+    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 1       # rolled back whole
+    case = eng.list_forget_requests()[0]
+    assert case.status == "previewed"

@@ -105,8 +105,9 @@ class ForgetMixin:
             sel = resolve(conn, req.scope_kind, req.scope_value)
             full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
             items = _items(conn, full)
+            keep = {"seal": req.selected["seal"]} if req.selected.get("seal") else {}   # an earlier try's
             conn.execute("UPDATE forget_requests SET status = 'previewed', selected = ?, counts = ? WHERE id = ?",
-                         (json.dumps(sel.as_ids()), json.dumps(full.counts()), req.id))
+                         (json.dumps({**sel.as_ids(), **keep}), json.dumps(full.counts()), req.id))
             audit.append(conn, at=now, actor=self.actor, action="forget-preview", target_kind="forget_request",
                          target_id=req.id, summary=full.counts())
             return items, full.counts()

@@ -25,6 +25,7 @@ VERB_MODULES = [
     "console.cli_doctor",
     "console.cli_core",
     "console.cli_import",
+    "console.cli_agents",
 ]
 
 

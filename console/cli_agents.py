@@ -1,0 +1,119 @@
+"""The agents' doors: `mcp` (serve the engine over MCP, stdio or HTTP) and `hermes install-provider`
+(write the memconsole memory provider into a Hermes home)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .cli_common import Ctx, emit, fail, json_option, pass_ctx
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(mcp)
+    cli.add_command(hermes)
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """`HOST:PORT`, `:PORT` or `PORT` (host 127.0.0.1); `[::1]:PORT` for IPv6."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = "", value
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        n = int(port)
+    except ValueError:
+        n = -1
+    if not 0 < n < 65536:
+        fail(f"--http wants HOST:PORT with a port between 1 and 65535, not {value!r}")
+    return host, n
+
+
+@click.command()
+@click.option(
+    "--http",
+    "listen",
+    default=None,
+    metavar="HOST:PORT",
+    help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (host default 127.0.0.1).",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Bearer tokens for --http: lines of `TOKEN ACTOR [read-only]`, file mode 0600.",
+)
+@pass_ctx
+def mcp(ctx: Ctx, listen: str | None, token_file: Path | None) -> None:
+    """Serve the memory to agents over the Model Context Protocol (stdio unless --http).
+
+    Tools: remember, recall, explain, boot, gate_pre, gate_post, flow_check, reject, log_message.
+    Resources: memconsole://boot, memconsole://boot/{agent}, memconsole://rules. The embedding
+    model loads once, in the background; recall is keyword-only until it is ready."""
+    from .mcp_auth import TokenFileError, read_token_file
+
+    tokens = None
+    if listen is not None:
+        host, port = parse_listen(listen)
+        if token_file is None:
+            fail("--http needs --token-file: every HTTP call must carry a bearer token")
+        assert token_file is not None
+        try:
+            tokens = read_token_file(token_file)
+        except TokenFileError as exc:
+            fail(str(exc))
+    elif token_file is not None:
+        fail("--token-file is for --http (stdio callers are the local user)")
+    eng = ctx.engine(load="background")
+    actor = str(eng.actor)  # --actor, else the OS user (the engine's default)
+    try:
+        if tokens is None:
+            from .mcp_server import serve_stdio
+
+            serve_stdio(eng, actor)
+        else:
+            from .mcp_server import serve_http
+
+            click.echo(f"memconsole mcp: http://{host}:{port}/mcp ({len(tokens)} token(s))", err=True)
+            serve_http(eng, actor, host, port, tokens)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        eng.close()
+
+
+@click.group()
+def hermes() -> None:
+    """Hermes Agent: install the live memory provider (`import hermes` reads a home instead)."""
+
+
+@hermes.command("install-provider")
+@click.argument("home", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Replace a provider that differs from this version's.")
+@json_option
+@pass_ctx
+def install_provider(ctx: Ctx, home: Path, force: bool, as_json: bool) -> None:
+    """Write the memconsole provider into HOME/plugins/memconsole/ (HOME: the Hermes home, e.g.
+    ~/.hermes). The provider opens this --db; set `memory.provider: memconsole` in config.yaml."""
+    from .hermes_provider.install import ProviderExists, install
+
+    try:
+        res = install(home.expanduser(), db=str(ctx.db), actor=ctx.actor, force=force, python=sys.executable)
+    except ProviderExists as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{home}: cannot write the provider ({exc.strerror or exc})", 1)
+
+    def human(r: dict) -> None:
+        click.echo(f"wrote {r['path']}")
+        click.echo(f"database: {r['db']}")
+        click.echo("now set this in " + str(Path(r["home"]) / "config.yaml") + ":")
+        click.echo("  memory:\n    provider: memconsole")
+        click.echo(
+            "Hermes' Python imports memconsole from where it is installed, else from the "
+            "folders listed in " + r["config"]
+        )
+
+    emit(res, as_json, human)

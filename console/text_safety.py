@@ -17,8 +17,11 @@ _UNSAFE_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f" + _BIDI + "]")
 
 
 def _spell(m: re.Match) -> str:
+    # C0 as \xNN (what an operator recognises: \x1b); DEL, C1 and bidi as \uNNNN, which is also
+    # a valid JSON escape of the same character: JSON some code writes with ensure_ascii=False
+    # (C0 is always escaped by json.dumps) stays valid, meaning unchanged, through SafeStream.
     c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return f"\\x{c:02x}" if c < 0x20 else f"\\u{c:04x}"
 
 
 def visible(text: object, *, one_line: bool = False) -> str:

@@ -41,9 +41,12 @@ def _no_raw(*texts):
 
 def test_visible_spells_out_controls_c1_del_and_bidi():
     assert visible("a\x1bb") == "a\\x1bb"
-    assert visible("\x9b\x7f\u202e") == "\\x9b\\x7f\\u202e"
+    assert visible("\x9b\x7f\u202e") == "\\u009b\\u007f\\u202e"
     assert visible("two\nlines\tok") == "two\nlines\tok"
     assert visible("two\nlines", one_line=True) == "two\\x0alines"
+    # JSON written raw with ensure_ascii=False stays valid JSON, same value, through the door.
+    doc = json.dumps({"t": "a\x9b\u202e\x7fb"}, ensure_ascii=False)
+    assert json.loads(visible(doc)) == {"t": "a\x9b\u202e\x7fb"}
     assert visible("大别山 é") == "大别山 é"
 
 

@@ -36,7 +36,7 @@ def test_edit_cut_between_text_and_vector_leaves_it_pending(tmp_path, monkeypatc
     def crash(*a, **k):
         raise KeyboardInterrupt("killed")
 
-    monkeypatch.setattr(eng, "_embed_one", crash)
+    monkeypatch.setattr(eng.memories, "embed_one", crash)
     with pytest.raises(KeyboardInterrupt):
         eng.edit_memory(mid, "backups are verified nightly")
     eng.store.conn.close()

@@ -94,7 +94,8 @@ def test_small_databases_are_never_bounded(eng, corpus):
     """Defaults: 201 memories are far under both floors, so no document frequency is even read."""
     p = eng.keyword_plan("status zeppelin")
     assert p.dropped == () and p.recent_from is None
-    assert not getattr(eng, "_df_cache", {}).get("df")
+    stats = eng.retrieval.keyword.stats
+    assert stats is not None and stats.df == {}
 
 
 def test_search_result_says_how_the_keyword_query_was_bounded(eng, corpus):

@@ -106,6 +106,7 @@ class MemconsoleProvider(MemoryProvider):
         self._prefetched: dict[tuple[str, str], str] = {}
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._worker: threading.Thread | None = None
+        self._schemas: list[dict[str, Any]] | None = None
 
     @property
     def name(self) -> str:
@@ -256,13 +257,21 @@ class MemconsoleProvider(MemoryProvider):
 
     # -- tools (the MCP tools, same names and schemas) ----------------------------------------------
     def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """The MCP server's tools, same names and JSON schemas. Hermes routes by these names before
+        initialize(), so they need no engine."""
         try:
-            if self.server is None:
-                return []
-            return [
-                {"name": t.name, "description": t.description or "", "parameters": t.input_schema}
-                for t in _run(self.server.list_tools())
-            ]
+            if self._schemas is None:
+                server = self.server
+                if server is None:
+                    self._load_config()
+                    from console.mcp_server import Door, build
+
+                    server = build(Door(None, ""))
+                self._schemas = [
+                    {"name": t.name, "description": t.description or "", "parameters": t.input_schema}
+                    for t in _run(server.list_tools())
+                ]
+            return list(self._schemas)
         except Exception as exc:
             self._failed("get_tool_schemas", exc)
             return []

@@ -85,3 +85,37 @@ def http_server(db: Path, token_file: Path, port: int) -> Iterator[subprocess.Po
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     return tmp_path / "memory.db"
+
+
+ROOT = Path(__file__).resolve().parents[2]
+HERMES_VENV = ROOT / ".venv" / "hermes-agent-0.19.0"
+HERMES_PINS = ["hermes-agent==0.19.0", "mcp>=2.3,<3"]
+
+
+@pytest.fixture(scope="session")
+def hermes_python() -> Path:
+    """Python of a separate venv holding hermes-agent 0.19.0 (its pins — rich 14, pydantic 2.13 —
+    would downgrade this venv's). Built once by the suite (a few minutes, from the package index),
+    then reused; MEMCONSOLE_HERMES_PYTHON points at another one. memconsole itself reaches it the
+    way it reaches a user's Hermes: through the folders `install-provider` records."""
+    given = os.environ.get("MEMCONSOLE_HERMES_PYTHON")
+    if given:
+        return Path(given)
+    py = HERMES_VENV / "bin" / "python"
+    stamp = HERMES_VENV / ".installed"
+    if not stamp.exists():
+        try:
+            if not py.exists():
+                subprocess.run([sys.executable, "-m", "venv", str(HERMES_VENV)], check=True, timeout=300)
+            subprocess.run([str(py), "-m", "pip", "install", "-q", *HERMES_PINS], check=True, timeout=1500,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+        except (subprocess.SubprocessError, OSError) as exc:
+            pytest.skip(f"cannot build the hermes-agent venv ({exc})")
+        stamp.write_text(" ".join(HERMES_PINS) + "\n")
+    return py
+
+
+@pytest.fixture(autouse=True)
+def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process engines opened by the code under test (the provider) use the hash embedder too."""
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")

@@ -18,7 +18,7 @@ from pathlib import Path
 from common import SyntheticCorpus, out_dir
 
 from engine import FixedClock, open_engine
-from engine.schema import NAMED
+from engine.storage.sqlite.schema import NAMED
 
 T0 = 1767225600.0   # 2026-01-01, the clock search_latency.py builds with
 

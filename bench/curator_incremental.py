@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import machine, write_section  # noqa: E402
 from engine import FixedClock, open_engine  # noqa: E402
-from engine.filters import Filters  # noqa: E402
-from engine.vectors import blob  # noqa: E402
+from engine.retrieval.filters import Filters  # noqa: E402
+from engine.retrieval.vectors import blob  # noqa: E402
 
 AGENTS = ("atlas", "scout", "juno", "orion")
 DIM = 384

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import machine, write_section  # noqa: E402
 from engine import FixedClock, open_engine  # noqa: E402
 from engine.clock import DAY  # noqa: E402
-from engine.decay import band  # noqa: E402
+from engine.lifecycle.decay import band  # noqa: E402
 
 KINDS = ("episodic", "semantic", "procedural")
 
@@ -56,7 +56,7 @@ def seed(path: Path, n: int, now: float) -> None:
 
 def python_loop(path: Path, now: float, settings) -> dict:
     """The plain approach: read every decaying row, decide in Python, one UPDATE per changed row."""
-    from engine.store import connect
+    from engine.storage.sqlite.store import connect
 
     ds = settings.decay
     c = connect(path)                    # same pragmas and sqlite-vec as the engine

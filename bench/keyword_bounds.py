@@ -19,7 +19,7 @@ from common import SyntheticCorpus, TableEmbedder, machine, out_dir, pct, write_
 
 from engine import FixedClock, open_engine
 from engine.config import Settings
-from engine.filters import Filters
+from engine.retrieval.filters import Filters
 
 BUDGETS = {"40,000": 40_000, "80,000": 80_000, "150,000 (default)": 150_000, "no bound": 0}
 

@@ -2,7 +2,7 @@
 
 Each conversation of ../shared/data/locomo/locomo_dev.json goes into a fresh database through the
 engine API (one memory per turn, dia_id / session / date / speaker in metadata, dedup off, one
-add_memories batch); every question of categories 1-4 is asked through engine.search with
+add_memories batch); every question of categories 1-4 is asked through engine.retrieval.search with
 record_access=False in keyword, vector and hybrid mode. A question is found at k when any of its
 evidence turns is among the top k. Embeddings are cached under bench/out/ so re-runs cost SQLite
 time only. Writes the table to BENCHMARKS.md and a misses report (from explain) to bench/out/.
@@ -175,7 +175,7 @@ def main() -> None:
 Machine: {machine()}.
 {len(data)} conversations of LoCoMo's dev split, {n_mem} turns as memories (content: `{args.content}`,
 "Speaker: text"; each LoCoMo session is the memories' `session_id`), {len(rows)} questions of categories 1-4. A question
-counts as found at k when any evidence turn is among the top k. Latency is `engine.search` wall time
+counts as found at k when any evidence turn is among the top k. Latency is `engine.retrieval.search` wall time
 per call on a ~550-memory database, the query's embedding excluded (cached).
 
 {chr(10).join(table)}

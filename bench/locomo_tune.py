@@ -16,8 +16,8 @@ import numpy as np
 from common import CachedEmbedder, locomo_path, out_dir
 
 from engine import FixedClock, open_engine
-from engine.filters import Filters
-from engine.query import plan
+from engine.retrieval.filters import Filters
+from engine.retrieval.query import plan
 from locomo import turn_content, turns
 
 N = 200

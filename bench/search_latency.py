@@ -21,7 +21,7 @@ from common import SyntheticCorpus, TableEmbedder, machine, out_dir, pct, write_
 
 from engine import FixedClock, open_engine
 from engine.config import Settings
-from engine.filters import Filters
+from engine.retrieval.filters import Filters
 
 FILTERS = {"no filter": {}, "agent": {"agent": "coder"},
            "agent + category": {"agent": "coder", "category": "decision"},
@@ -125,7 +125,7 @@ def run_size(n: int, nq: int, filters: dict = FILTERS) -> list[str]:
         lat_w.append(time.perf_counter() - t1)
     rows.append(f"| {n:,} | no filter, record_access=True (an agent's search, one write) | {pct(lat_w, 50) * 1000:.1f} | "
                 f"{pct(lat_w, 95) * 1000:.1f} | | | | | |")
-    from engine.query import plan
+    from engine.retrieval.query import plan
     matches = [plain.store.read_one("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
                                     (plan(q).match,))[0] for q in queries[:50]]
     fast.close()
@@ -164,7 +164,7 @@ def main() -> None:
 
 Machine: {machine()}.
 Synthetic fleet memory (8 agents, 8 categories, 60% active / 20% core / 20% archived; Zipf-worded
-text, 384-d vectors around 512 topics) written through `add_memories`. Hybrid `engine.search(k=10,
+text, 384-d vectors around 512 topics) written through `add_memories`. Hybrid `engine.retrieval.search(k=10,
 record_access=False)` wall time, {args.queries} queries per row, the query's embedding excluded
 (a table lookup). "engine": the defaults of a long-lived engine — the in-memory vector matrix
 (`matrix_after`; sign-bit candidates + exact rescoring past `bits_from`) and the keyword

@@ -45,7 +45,7 @@ def add(ctx, text, kind, category, tier, agent, user, importance, no_dedup, as_j
 @pass_ctx
 def ingest(ctx, file, no_dedup, as_json):
     """Ingest a JSONL file of sessions, messages and memories (format: README)."""
-    from engine.ingest import count_lines
+    from engine.importers.ingest import count_lines
 
     total = count_lines(file)
     advance, close = progress_bar(total, f"ingest {file.name}")
@@ -228,7 +228,7 @@ _memory_op("importance", "set_importance", takes_value=True)
 @pass_ctx
 def demo(ctx, force, as_json):
     """Write a realistic demo database to --db."""
-    from engine.demo import write_demo
+    from engine.demo.build import write_demo
 
     with ctx.engine(load="background") as eng:
         if not force and eng.counts().sessions:

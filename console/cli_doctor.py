@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from engine.doctor import doctor_file
-from engine.identity import DatabaseDamaged
+from engine.health.doctor import doctor_file
+from engine.storage.sqlite.identity import DatabaseDamaged
 
 from .cli_common import emit, json_option, pass_ctx
 

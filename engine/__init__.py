@@ -1,10 +1,10 @@
 """memconsole's memory engine: the only code that touches the database. No UI imports here."""
-from .clock import FixedClock, SystemClock, iso, parse_time
-from .embed import Embedder, HashEmbedder
-from .engine import MemoryEngine, open_engine
-from .errors import (EmbedderUnavailable, EngineError, ImportFailed, InvalidInput, NotFound,
+from engine.clock import FixedClock, SystemClock, iso, parse_time
+from engine.embed import Embedder, HashEmbedder
+from engine.engine import MemoryEngine, open_engine
+from engine.errors import (EmbedderUnavailable, EngineError, ImportFailed, InvalidInput, NotFound,
                      StoreBusy)
-from .types import (AddResult, Breakdown, Explanation, Hit, Memory, Message, SearchResult, Session,
+from engine.types import (AddResult, Breakdown, Explanation, Hit, Memory, Message, SearchResult, Session,
                     SessionDetail, to_json)
 
 __all__ = [

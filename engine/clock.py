@@ -47,7 +47,7 @@ def parse_time(text: str) -> float:
     try:
         dt = datetime.fromisoformat(s)
     except ValueError as exc:
-        from .errors import InvalidInput
+        from engine.errors import InvalidInput
 
         raise InvalidInput(f"not an ISO-8601 time: {text!r}") from exc
     if dt.tzinfo is None:

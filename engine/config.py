@@ -212,8 +212,8 @@ def _check_number(key: str, v, kind: str, lo: float, hi: float) -> None:
 def validate(s: Settings) -> Settings:
     """Types and ranges of every value (a file can hold `3` for a share or `nan` for a weight:
     TOML has both). Raises ConfigError naming the first bad key."""
-    from .curator_types import PROPOSAL_KINDS
-    from .types import KINDS
+    from engine.curator.types import PROPOSAL_KINDS
+    from engine.types import KINDS
 
     for section in ("decay", "search", "curator", "lifecycle"):
         obj = getattr(s, section)
@@ -242,14 +242,14 @@ def validate(s: Settings) -> Settings:
 def load_settings(path: str | os.PathLike | None = None) -> Settings:
     """Defaults, overlaid with the TOML file if there is one, every value checked. A bad file is
     one clear InvalidInput naming the file and the key."""
-    from .errors import InvalidInput
+    from engine.errors import InvalidInput
 
     if path is None:
         env = os.environ.get("MEMCONSOLE_CONFIG")
         if env:
             path = env
         else:
-            from .paths import config_file
+            from engine.paths import config_file
 
             path = config_file()
     p = Path(path)

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .clock import Clock
-from .config import Settings
+from engine.clock import Clock
+from engine.config import Settings
 
 if TYPE_CHECKING:
-    from .embed import EmbedderHandle
-    from .store import Store
-    from .vectors import VectorIndex
+    from engine.embed import EmbedderHandle
+    from engine.storage.sqlite.store import Store
+    from engine.retrieval.vectors import VectorIndex
 
 
 @dataclass

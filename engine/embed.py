@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from .errors import EmbedderUnavailable
+from engine.errors import EmbedderUnavailable
 
 # No hub access at run time, ever: the model ships inside a package.
 os.environ["HF_HUB_OFFLINE"] = "1"

@@ -13,32 +13,32 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from . import schema
-from .clock import Clock, SystemClock
-from .audit import AuditMixin
-from .boot import Boot
-from .config import Settings, load_settings
-from .curator import CuratorMixin
-from .decay_pass import Decay
-from .forget import ForgetMixin
-from .doctor import DoctorMixin
-from .embed import Embedder, EmbedderHandle
-from .flows import Flows
-from .gates import Gates
-from .importers.mixin import ImportMixin
-from .ingest import IngestMixin
-from .memories import MemoriesService
-from .rules import Rules
-from .search import Retrieval
-from .sessions import SessionsService
-from .store import Store
-from .storage.sqlite.fts import SqliteKeywordIndex
-from .storage.sqlite.lifecycle import SqliteDecayAccess
-from .storage.sqlite.vec import SqliteVectorStore
-from .context import Context
-from .moved import MOVED
-from .types import Counts, Explanation, SearchResult
-from .vectors import VectorIndex
+from engine.storage.sqlite import schema
+from engine.clock import Clock, SystemClock
+from engine.audit.log import AuditMixin
+from engine.lifecycle.boot import Boot
+from engine.config import Settings, load_settings
+from engine.curator.service import CuratorMixin
+from engine.lifecycle.decay_pass import Decay
+from engine.forget.service import ForgetMixin
+from engine.health.doctor import DoctorMixin
+from engine.embed import Embedder, EmbedderHandle
+from engine.lifecycle.flows import Flows
+from engine.lifecycle.gates import Gates
+from engine.importers.service import ImportMixin
+from engine.importers.ingest import IngestMixin
+from engine.memories import MemoriesService
+from engine.lifecycle.rules import Rules
+from engine.retrieval.search import Retrieval
+from engine.sessions import SessionsService
+from engine.storage.sqlite.store import Store
+from engine.storage.sqlite.fts import SqliteKeywordIndex
+from engine.storage.sqlite.lifecycle import SqliteDecayAccess
+from engine.storage.sqlite.vec import SqliteVectorStore
+from engine.context import Context
+from engine.moved import MOVED
+from engine.types import Counts, Explanation, SearchResult
+from engine.retrieval.vectors import VectorIndex
 
 
 def default_actor() -> str:

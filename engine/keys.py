@@ -15,8 +15,8 @@ import stat
 import threading
 from pathlib import Path
 
-from .errors import EngineError
-from .paths import state_dir
+from engine.errors import EngineError
+from engine.paths import state_dir
 
 KEY_BYTES = 32
 _lock = threading.Lock()

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import audit
-from .decay import strength_at
-from .errors import InvalidInput, NotFound
-from .tables import memories as table
-from .tables.memories import Kind, NewMemory, Tier
-from .types import KINDS, TIERS, AddResult, Memory, load_json
+from engine.audit import log as audit
+from engine.lifecycle.decay import strength_at
+from engine.errors import InvalidInput, NotFound
+from engine.tables import memories as table
+from engine.tables.memories import Kind, NewMemory, Tier
+from engine.types import KINDS, TIERS, AddResult, Memory, load_json
 
 if TYPE_CHECKING:
-    from .context import Context
+    from engine.context import Context
 
 MAX_CONTENT = 1_000_000
 _FIELDS = (

@@ -36,7 +36,7 @@ def config_file() -> Path:
 # with one line instead of being written through.
 
 def _refuse(path, why: str):
-    from .errors import EngineError
+    from engine.errors import EngineError
 
     return EngineError(f"{path}: {why}; memconsole never writes its reports through links or into "
                        f"folders it does not own (remove it and run again)")

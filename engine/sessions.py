@@ -8,15 +8,15 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import audit
-from .errors import InvalidInput, NotFound
-from .memories import check_text
-from .query import clean, plan
-from .types import Message, MessageHit, Session, SessionDetail, load_json
+from engine.audit import log as audit
+from engine.errors import InvalidInput, NotFound
+from engine.memories import check_text
+from engine.retrieval.query import clean, plan
+from engine.types import Message, MessageHit, Session, SessionDetail, load_json
 
 if TYPE_CHECKING:
-    from .context import Context
-    from .storage.indexes import FtsIndex, KeywordIndex
+    from engine.context import Context
+    from engine.storage.indexes import FtsIndex, KeywordIndex
 
 ROLES = ("user", "assistant", "system", "tool")
 

@@ -6,8 +6,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .. import audit, tombstones
-from ..memories import normalize_item
+from engine.audit import log as audit
+from engine.forget import tombstones
+from engine.memories import normalize_item
 
 # progress(advance, total): called with how many items were just done and how many there are.
 Progress = Callable[[int, int], None]

@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import ImportFailed
+from engine.errors import ImportFailed
 
 MAX_FILE_BYTES = 64 * 1024 * 1024      # a memory file or skill larger than this is not one
 MAX_DEPTH = 12                         # skills/<category>/<skill>/... is 3 deep; .archive adds 1

@@ -16,10 +16,10 @@ from urllib.parse import quote
 
 import sqlean as sqlite3
 
-from ..clock import parse_time
-from ..errors import ImportFailed, InvalidInput
-from . import validate
-from .files import inside
+from engine.clock import parse_time
+from engine.errors import ImportFailed, InvalidInput
+from engine.importers import validate
+from engine.importers.files import inside
 
 KNOWN_VERSION = 30
 CORE_SESSION = ("id", "source", "user_id", "model", "model_config", "system_prompt",

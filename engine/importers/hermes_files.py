@@ -13,11 +13,11 @@ try:                        # optional: without it, the plain `key: value` lines
 except ImportError:         # pragma: no cover
     yaml = None
 
-from ..clock import parse_time
-from ..errors import ImportFailed, InvalidInput
-from . import validate
-from .files import find, folder, read_regular, regular_file
-from .markdown import split_entries, steps_from_body
+from engine.clock import parse_time
+from engine.errors import ImportFailed, InvalidInput
+from engine.importers import validate
+from engine.importers.files import find, folder, read_regular, regular_file
+from engine.importers.markdown import split_entries, steps_from_body
 
 MAX_FRONT_MATTER = 64 * 1024      # a skill's header is a few lines; more is not a header
 

@@ -10,18 +10,18 @@ import json
 import tempfile
 from pathlib import Path
 
-from .. import audit
-from ..errors import ImportFailed, InvalidInput
-from ..keys import keyed_hash
-from ..memories import MAX_CONTENT
-from ..tombstones import flow_text
-from .common import (DryRun, ImportSummary, Progress, embed_new, forgotten, forgotten_content,
+from engine.audit import log as audit
+from engine.errors import ImportFailed, InvalidInput
+from engine.keys import keyed_hash
+from engine.memories import MAX_CONTENT
+from engine.forget.tombstones import flow_text
+from engine.importers.common import (DryRun, ImportSummary, Progress, embed_new, forgotten, forgotten_content,
                      forgotten_session, get_watermark, insert_memory, memory_exists, set_watermark,
                      tick, upsert_flow)
-from .files import regular_file
-from .hermes import StateData, read_state, snapshot
-from .hermes_files import FilesData, Skill, read_files
-from .markdown import looks_like_preference
+from engine.importers.files import regular_file
+from engine.importers.hermes import StateData, read_state, snapshot
+from engine.importers.hermes_files import FilesData, Skill, read_files
+from engine.importers.markdown import looks_like_preference
 
 CURATOR_ACTOR = "hermes-curator"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from ..tombstones import flow_text
-from .common import forgotten
+from engine.forget.tombstones import flow_text
+from engine.importers.common import forgotten
 
 # Integer-keyed tables whose deleted rows a same-database restore must not re-create.
 NEVER_RECREATE = ("memories", "messages", "rules", "rule_history", "flows", "flow_runs", "proposals",

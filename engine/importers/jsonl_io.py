@@ -16,13 +16,14 @@ import os
 import stat
 from pathlib import Path
 
-from .. import audit, schema
-from ..errors import ImportFailed, InvalidInput
-from ..ingest import json_lines
-from ..store import Error as DbError
-from . import validate
-from .common import DryRun, ExportSummary, ImportSummary, Progress, tick
-from .jsonl_guard import Guard, database_id, export_database_id
+from engine.audit import log as audit
+from engine.storage.sqlite import schema
+from engine.errors import ImportFailed, InvalidInput
+from engine.importers.ingest import json_lines
+from engine.storage.sqlite.store import Error as DbError
+from engine.importers import validate
+from engine.importers.common import DryRun, ExportSummary, ImportSummary, Progress, tick
+from engine.importers.jsonl_guard import Guard, database_id, export_database_id
 
 FORMAT = "memconsole-jsonl"
 VERSION = 1

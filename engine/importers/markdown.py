@@ -107,12 +107,12 @@ def import_file(eng, path, *, agent: str, user: str = "", kind: str = "semantic"
     about the user: its entries are preferences or facts."""
     from pathlib import Path
 
-    from .. import audit
-    from ..errors import ImportFailed, InvalidInput
-    from ..memories import check_text, normalize_item
-    from .common import (DryRun, ImportSummary, embed_new, forgotten_content, insert_memory,
+    from engine.audit import log as audit
+    from engine.errors import ImportFailed, InvalidInput
+    from engine.memories import check_text, normalize_item
+    from engine.importers.common import (DryRun, ImportSummary, embed_new, forgotten_content, insert_memory,
                          memory_exists, tick)
-    from .files import read_regular
+    from engine.importers.files import read_regular
 
     path = Path(path)
     agent = check_text(agent, "agent", limit=200)     # a memory file must belong to someone

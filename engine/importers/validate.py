@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from .. import schema
-from ..errors import InvalidInput
-from ..sessions import ROLES
-from ..types import KINDS, TIERS
+from engine.storage.sqlite import schema
+from engine.errors import InvalidInput
+from engine.sessions import ROLES
+from engine.types import KINDS, TIERS
 
 INT_MAX = 2 ** 63 - 1
 INT_MIN = -(2 ** 63)

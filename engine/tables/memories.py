@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
-from ..sql import chunked, marks
+from engine.sql import chunked, marks
 
 Tier = Literal["core", "active", "archived"]
 Kind = Literal["episodic", "semantic", "procedural"]

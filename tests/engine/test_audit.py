@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engine import FixedClock, HashEmbedder, InvalidInput, open_engine
-from engine import audit
+from engine.audit import log as audit
 
 
 def test_filters_by_target_actor_action_and_since(db_path):

@@ -1,7 +1,7 @@
 """Boot context (the fenced block and its containment) and the pre/post action gates."""
 from __future__ import annotations
 
-from engine.boot import neutralize
+from engine.lifecycle.boot import neutralize
 
 CLOSE = "</memory-context>"
 

@@ -84,7 +84,7 @@ def test_a_lock_that_never_ends_is_store_busy_not_a_raw_error(tmp_path, monkeypa
     import pytest
 
     from engine import HashEmbedder, StoreBusy, open_engine
-    from engine import store
+    from engine.storage.sqlite import store
 
     db = tmp_path / "m.db"
     with open_engine(db, embedder=HashEmbedder()):
@@ -106,7 +106,7 @@ def test_readers_never_wait_for_a_writer_and_writers_queue(tmp_path, monkeypatch
     import pytest
 
     from engine import HashEmbedder, StoreBusy, open_engine
-    from engine import store
+    from engine.storage.sqlite import store
 
     db = tmp_path / "m.db"
     a = open_engine(db, embedder=HashEmbedder(), actor="a")

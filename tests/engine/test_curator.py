@@ -250,7 +250,7 @@ def test_real_model_clusters_paraphrases_not_neighbours(real_eng):
 
 
 def test_curator_demo_has_every_state(eng):
-    from engine.demo_curator import write_curator_demo
+    from engine.demo.curator import write_curator_demo
 
     out = write_curator_demo(eng)
     assert out["pending_kinds"] == ["archive", "merge", "promote", "retire"]
@@ -263,7 +263,7 @@ def test_curator_demo_has_every_state(eng):
 
 def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
     import numpy as np
-    from engine import curator_scan
+    from engine.curator import scan as curator_scan
 
     ids = [eng.add_memory(f"note {i}: {w}", agent="ab"[i % 2], dedup=False)
            for i, w in enumerate("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split())]

@@ -8,7 +8,7 @@ import pytest
 
 from engine import InvalidInput, NotFound
 from engine.clock import DAY
-from engine.decay import band, crossing_time, rule_cycles, strength_at
+from engine.lifecycle.decay import band, crossing_time, rule_cycles, strength_at
 
 
 def _snapshot(eng):

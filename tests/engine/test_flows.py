@@ -5,7 +5,7 @@ import pytest
 
 from engine import InvalidInput, NotFound
 from engine.clock import DAY
-from engine.flows import flow_stats
+from engine.lifecycle.flows import flow_stats
 
 
 def _flow(eng, name="deploy-release", **kw):

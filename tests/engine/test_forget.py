@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine import InvalidInput, NotFound
-from engine.store import connect
+from engine.storage.sqlite.store import connect
 from tests.engine.curator_helpers import OTHER, add_rule
 
 CANARY = "Canary-Zebra-7f3a9c-Quokka"
@@ -67,8 +67,8 @@ def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
     assert eng.get_memory(keep).content.startswith(OTHER)      # untouched
     req = eng.get_forget_request(res.request_id)
     # keyed hashes (issue 12): a plain sha256 of the query or content is a dictionary away from it
-    from engine import tombstones
-    from engine.forget import query_digest
+    from engine.forget import tombstones
+    from engine.forget.service import query_digest
 
     assert req.scope_value == query_digest(CANARY)
     assert hashlib.sha256(CANARY.encode()).hexdigest() not in req.scope_value
@@ -235,7 +235,7 @@ TWIN_A_NOTE = "The release checklist lives in the wiki under ops/release"
 
 
 def test_redaction_leaves_no_stray_word_beside_an_earlier_marker():
-    from engine.forget_verify import char_windows, redact
+    from engine.forget.verify import char_windows, redact
 
     sec = char_windows(["Never deploy on a Friday afternoon unless the on-call agrees"])
     assert redact("- rule 81: [forgotten]agrees\n- rule 9: keep", sec) == "- rule 81: [forgotten]\n- rule 9: keep"

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine.filters import Filters
+from engine.retrieval.filters import Filters
 
 
 def bounded(eng, rows=30, candidates=10, share=0.0):

@@ -126,7 +126,7 @@ def test_reject_records_a_pinned_rejection_and_a_critical_rule(eng):
 
 
 def test_lifecycle_demo_covers_every_band_and_the_32_of_34_flow(eng):
-    from engine.demo_lifecycle import write_lifecycle_demo
+    from engine.demo.lifecycle import write_lifecycle_demo
 
     counts = write_lifecycle_demo(eng)
     by_status = eng.rule_counts()

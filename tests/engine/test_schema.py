@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import sqlean
 
-from engine import EngineError, HashEmbedder, open_engine, schema
-from engine.identity import APP_ID
+from engine import EngineError, HashEmbedder, open_engine
+from engine.storage.sqlite import schema
+from engine.storage.sqlite.identity import APP_ID
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GENERATIONS = sorted(FIXTURES.glob("schema_gen*.db.gz"))

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from engine import HashEmbedder, open_engine
-from engine.filters import Filters
-from engine.vector_matrix import VectorMatrix
+from engine.retrieval.filters import Filters
+from engine.retrieval.vector_matrix import VectorMatrix
 
 FILLER = [
     "The deploy pipeline runs integration tests before every release",

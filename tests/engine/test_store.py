@@ -6,8 +6,8 @@ import threading
 import pytest
 
 from engine import StoreBusy, open_engine
-from engine import store as store_mod
-from engine.store import Store
+from engine.storage.sqlite import store as store_mod
+from engine.storage.sqlite.store import Store
 
 
 def test_connection_pragmas_and_private_file(tmp_path):

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
-from engine import HashEmbedder, audit, open_engine
-from engine.audit_anchor import anchors_dir, database_id, read_anchor
-from engine.audit_hash import GENESIS, row_hash
-from engine.store import connect
+from engine import HashEmbedder, open_engine
+from engine.audit import log as audit
+from engine.audit.anchor import anchors_dir, database_id, read_anchor
+from engine.audit.hashing import GENESIS, row_hash
+from engine.storage.sqlite.store import connect
 
 ROOT = Path(__file__).resolve().parents[2]
 

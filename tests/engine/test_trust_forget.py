@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import EngineError, HashEmbedder, open_engine, tombstones
-from engine.store import connect
+from engine import EngineError, HashEmbedder, open_engine
+from engine.forget import tombstones
+from engine.storage.sqlite.store import connect
 from tests.engine.curator_helpers import add_rule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +71,7 @@ def test_console_forget_then_another_writer_then_console_keeps_every_write(eng, 
     """The verifier used to read memory.db/-wal/-shm with open()/close() inside the process that
     holds the connection: that drops the process's POSIX locks, the next process deletes the WAL
     under it and the console's later writes vanish into an orphaned WAL."""
-    from engine import audit
+    from engine.audit import log as audit
 
     eng.add_memory("written by the console before the forget", dedup=False)
     eng.add_memory(SECRET, dedup=False)
@@ -343,7 +344,7 @@ def test_malformed_rows_never_make_forget_fail(eng, db_path):
 
 # -- 7. each case records the audit head ---------------------------------------------------------------
 def test_each_executed_case_records_the_audit_head(eng):
-    from engine import audit
+    from engine.audit import log as audit
 
     eng.add_memory(SECRET, dedup=False)
     res = eng.forget("query", CANARY, "head")
@@ -360,7 +361,7 @@ def test_each_executed_case_records_the_audit_head(eng):
 
 
 def test_a_cut_audit_tail_shows_from_the_forget_cases(eng):
-    from engine.forget_heads import check_case_heads
+    from engine.forget.heads import check_case_heads
 
     eng.add_memory(SECRET, dedup=False)
     res = eng.forget("query", CANARY, "head")

@@ -17,9 +17,10 @@ import pytest
 import sqlean
 import sqlite_vec
 
-from engine import EngineError, HashEmbedder, open_engine, schema
-from engine.identity import APP_ID
-from engine.store import connect
+from engine import EngineError, HashEmbedder, open_engine
+from engine.storage.sqlite import schema
+from engine.storage.sqlite.identity import APP_ID
+from engine.storage.sqlite.store import connect
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -346,7 +347,7 @@ def test_a_legacy_gen1_file_in_use_is_recognised_through_its_wal(tmp_path):
         probe = sqlean.connect(f"file:{live_db}?mode=ro&immutable=1", uri=True)
         assert probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
         probe.close()
-        from engine import identity
+        from engine.storage.sqlite import identity
 
         assert identity.check(live_db, schema.GENERATION) == identity.OURS
     finally:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import sqlean
 
-from engine import EngineError, HashEmbedder, open_engine, schema
+from engine import EngineError, HashEmbedder, open_engine
+from engine.storage.sqlite import schema
 from tests.engine.test_trust_storage import ROOT, _folder, _raw, _sha
 
 

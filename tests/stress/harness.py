@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.doctor import FTS_TABLES
+from engine.health.doctor import FTS_TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 FTS = tuple(name for name, _ in FTS_TABLES)
@@ -114,7 +114,7 @@ def check_database(db: Path, acks: Acks) -> dict:
     """Everything the issue asks after load or a crash. Raises AssertionError naming the fault;
     returns a few counts."""
     from engine import HashEmbedder, open_engine
-    from engine.store import connect
+    from engine.storage.sqlite.store import connect
 
     conn = connect(db)         # opening runs WAL recovery, like any next process would
     try:

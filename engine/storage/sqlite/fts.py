@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..indexes import FtsIndex, FtsTable
+from engine.storage.indexes import FtsIndex, FtsTable
 
 MEMORIES: dict[str, str] = {"words": "memories_fts", "trigram": "memories_tri"}
 MESSAGES: dict[str, str] = {"words": "messages_fts", "trigram": "messages_tri"}

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..lifecycle_port import DecayPath, Params
+from engine.storage.lifecycle import DecayPath, Params
 
 ARCHIVE_INDEX = "memories_archive_at"
 _TABLE: dict[DecayPath, str] = {

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ...sql import chunked, marks
+from engine.sql import chunked, marks
 
 
 class SqliteVectorStore:
@@ -91,7 +91,7 @@ class SqliteVectorStore:
 
     @contextmanager
     def reader(self, path: Path) -> Iterator[Any]:
-        from ...store import connect
+        from engine.storage.sqlite.store import connect
 
         conn = connect(path)
         try:

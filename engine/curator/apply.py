@@ -1,0 +1,243 @@
+"""Applying and undoing proposals, each in one transaction.
+
+Apply records the prior state of every row it touches (and the state it left them in) in the
+proposal's `snapshot`; undo refuses if anything changed since, then deletes what apply created and
+writes the prior rows back column for column, so a dump after undo equals a dump before apply.
+"""
+from __future__ import annotations
+
+import json
+
+from engine.audit import log as audit
+from engine.curator import state as curator_state
+from engine.errors import InvalidInput
+from engine.types import load_json
+
+
+def _row(conn, table: str, rid: int) -> dict | None:
+    r = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (rid,)).fetchone()
+    return None if r is None else dict(r)
+
+
+def _restore(conn, table: str, row: dict) -> None:
+    cols = [c for c in row if c != "id"]
+    # Column names come from a stored snapshot (data): only the table's real columns pass.
+    known = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+    if not set(cols) <= known:
+        raise InvalidInput(f"snapshot names unknown {table} column(s): "
+                           f"{', '.join(sorted(set(cols) - known))[:200]}")
+    conn.execute(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
+                 [row[c] for c in cols] + [row["id"]])
+
+
+class Applier:
+    """One apply (or undo) inside the caller's write transaction."""
+
+    def __init__(self, eng, conn, proposal_row, now: float, reason: str = "") -> None:
+        self.eng, self.conn, self.p, self.now = eng, conn, proposal_row, now
+        self.reason = reason
+        self.members = curator_state.parse_members(proposal_row["members"])
+        if not self.members:
+            raise InvalidInput(f"proposal {proposal_row['id']} has no readable member list; reject it"
+                               " and run the curator again")
+        self.evidence = load_json(proposal_row["evidence"])
+        if not isinstance(self.evidence, dict):
+            self.evidence = {}
+        self.before: dict[str, dict] = {"memories": {}, "rules": {}}
+        self.created: dict[str, list[int]] = {"memories": [], "rules": [], "rule_history": []}
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _touch(self, table: str, rid: int) -> dict:
+        row = _row(self.conn, table, rid)
+        if row is None:
+            raise InvalidInput(f"proposal {self.p['id']} is stale: {table[:-1]} {rid} no longer exists")
+        self.before[table].setdefault(str(rid), row)
+        return row
+
+    def _history(self, rule_id: int, old: dict | None, new_score: float, new_status: str) -> None:
+        cur = self.conn.execute(
+            "INSERT INTO rule_history(rule_id, at, old_score, new_score, old_status, new_status, reason,"
+            " actor) VALUES (?,?,?,?,?,?,?,?)",
+            (rule_id, self.now, None if old is None else old["score"], new_score,
+             None if old is None else old["status"], new_status,
+             f"proposal {self.p['id']} ({self.p['kind']})" + (f": {self.reason}" if self.reason else ""),
+             self.eng.actor))
+        self.created["rule_history"].append(int(cur.lastrowid))
+
+    def _live_memory(self, mid: int) -> dict:
+        r = self._touch("memories", mid)
+        if r["tier"] == "archived" or r["absorbed_into"] is not None:
+            raise InvalidInput(f"proposal {self.p['id']} is stale: memory {mid} is already archived"
+                               " or merged; reject it and run the curator again")
+        return r
+
+    def _live_rule(self, rid: int) -> dict:
+        r = self._touch("rules", rid)
+        if r["status"] == "retired" or r["absorbed_into"] is not None:
+            raise InvalidInput(f"proposal {self.p['id']} is stale: rule {rid} is already retired")
+        return r
+
+    # -- apply -----------------------------------------------------------------------------------
+    def apply(self, text: str | None, vector) -> tuple[int | None, dict]:
+        kind, target = self.p["kind"], self.p["target_kind"]
+        fn = {("merge", "memory"): self._merge_memories, ("merge", "rule"): self._merge_rules,
+              ("archive", "memory"): self._archive, ("promote", "memory"): self._promote,
+              ("retire", "rule"): self._retire}.get((kind, target))
+        if fn is None:
+            raise InvalidInput(f"proposal {self.p['id']}: unknown kind {kind}/{target}")
+        # Only what was proposed: a member edited, archived, used or merged since voids it.
+        curator_state.check_unchanged(self.conn, self.p, self.evidence)
+        try:
+            result = fn(text, vector)
+        except InvalidInput:
+            raise
+        except (TypeError, ValueError, OverflowError, KeyError) as exc:
+            # A malformed member row (odd types, non-finite numbers): refuse, change nothing.
+            raise InvalidInput(f"proposal {self.p['id']} cannot be applied: a member row is malformed"
+                               f" ({type(exc).__name__}: {str(exc)[:120]}); run `memconsole doctor`"
+                               ) from None
+        after = {t: {k: _row(self.conn, t, int(k)) for k in rows} for t, rows in self.before.items()}
+        for t, ids in self.created.items():
+            if t in after:
+                for i in ids:
+                    after[t][str(i)] = _row(self.conn, t, i)
+        snapshot = {"before": self.before, "after": after, "created": self.created}
+        return result, snapshot
+
+    def _merge_memories(self, text, vector) -> int:
+        rows = [self._live_memory(m) for m in self.members]
+        sid = int(self.evidence.get("survivor_id") or rows[0]["id"])
+        surv = next((r for r in rows if r["id"] == sid), rows[0])
+        text = text if text is not None else (self.p["survivor_text"] or surv["content"])
+        strengths = [self.eng.current_strength(r, self.now) for r in rows]
+        meta = load_json(surv["metadata"])
+        meta.update({"merged_from": [r["id"] for r in rows], "proposal_id": self.p["id"],
+                     "provenance": [{"memory_id": r["id"], "session_id": r["session_id"],
+                                     "message_id": r["message_id"]} for r in rows]})
+        s = max(strengths)
+        cur = self.conn.execute(
+            "INSERT INTO memories(content, kind, category, tier, agent, user, importance, strength,"
+            " anchor_strength, access_count, created_at, last_accessed_at, last_reinforced_at, pinned,"
+            " session_id, message_id, metadata, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (text, surv["kind"], surv["category"],
+             "core" if any(r["tier"] == "core" for r in rows) else "active", surv["agent"], surv["user"],
+             max(r["importance"] for r in rows), s, s, sum(r["access_count"] for r in rows),
+             min(r["created_at"] for r in rows),
+             max((r["last_accessed_at"] for r in rows if r["last_accessed_at"] is not None), default=None),
+             self.now, 1 if any(r["pinned"] for r in rows) else 0, surv["session_id"],
+             surv["message_id"], json.dumps(meta, ensure_ascii=False), self.now))
+        new_id = int(cur.lastrowid)
+        self.created["memories"].append(new_id)
+        if vector is None and text == surv["content"]:
+            vector = _vector(self.conn, surv["id"])     # same text: the survivor's vector
+        if vector is not None:
+            self.eng.vectors.put(self.conn, new_id, vector, _row(self.conn, "memories", new_id))
+        for r in rows:
+            self.conn.execute("UPDATE memories SET tier = 'archived', absorbed_into = ?, updated_at = ?"
+                              " WHERE id = ?", (new_id, self.now, r["id"]))
+        return new_id
+
+    def _merge_rules(self, text, vector) -> int:
+        rows = [self._live_rule(m) for m in self.members]
+        sid = int(self.evidence.get("survivor_id") or rows[0]["id"])
+        surv = next((r for r in rows if r["id"] == sid), rows[0])
+        bonus = self.eng.settings.curator.merged_rule_bonus
+        score = min(10.0, max(float(r["score"]) for r in rows) + bonus)
+        new_text = text if text is not None else (self.p["survivor_text"] or surv["text"])
+        meta = load_json(surv["metadata"])
+        meta.setdefault("merged_from", [])
+        meta["merged_from"] = sorted(set(meta["merged_from"]) | {r["id"] for r in rows if r["id"] != sid})
+        status = surv["status"] if surv["pinned"] else band(score)
+        self.conn.execute("UPDATE rules SET text = ?, score = ?, status = ?, metadata = ?, updated_at = ?"
+                          " WHERE id = ?", (new_text, score, status, json.dumps(meta, ensure_ascii=False),
+                                            self.now, sid))
+        self._history(sid, surv, score, status)
+        for r in rows:
+            if r["id"] == sid:
+                continue
+            self.conn.execute("UPDATE rules SET status = 'retired', absorbed_into = ?, updated_at = ?"
+                              " WHERE id = ?", (sid, self.now, r["id"]))
+            self._history(r["id"], r, float(r["score"]), "retired")
+        return sid
+
+    def _archive(self, text, vector) -> int:
+        r = self._live_memory(self.members[0])
+        if r["pinned"] or r["tier"] == "core":
+            raise InvalidInput(f"proposal {self.p['id']} is stale: memory {r['id']} is now pinned or core")
+        active = max(r["last_accessed_at"] or 0.0, r["last_reinforced_at"] or 0.0)
+        if active > float(self.p["created_at"]):
+            # "No activity for N days" was the evidence; activity since then voids it.
+            raise InvalidInput(f"proposal {self.p['id']} is stale: memory {r['id']} was used after the "
+                               "proposal was made; reject it and run the curator again")
+        self.conn.execute("UPDATE memories SET tier = 'archived', updated_at = ? WHERE id = ?",
+                          (self.now, r["id"]))
+        return r["id"]
+
+    def _promote(self, text, vector) -> int:
+        r = self._live_memory(self.members[0])
+        score = float(self.evidence.get("rule_score") or self.eng.settings.curator.promote_rule_score)
+        cur = self.conn.execute(
+            "INSERT INTO rules(text, domain, agent, source, score, status, last_reinforced_at, created_at,"
+            " metadata, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (text if text is not None else (self.p["survivor_text"] or r["content"]), "",
+             r["agent"], r["category"] if r["category"] in ("learning", "discovery") else "manual",
+             score, band(score), self.now, self.now,
+             json.dumps({"promoted_from": r["id"], "proposal_id": self.p["id"]}), self.now))
+        rid = int(cur.lastrowid)
+        self.created["rules"].append(rid)
+        self._history(rid, None, score, band(score))
+        return rid
+
+    def _retire(self, text, vector) -> int:
+        r = self._live_rule(self.members[0])
+        if (r["last_reinforced_at"] or 0.0) > float(self.p["created_at"]):
+            raise InvalidInput(f"proposal {self.p['id']} is stale: rule {r['id']} was reinforced after the "
+                               "proposal was made; reject it and run the curator again")
+        self.conn.execute("UPDATE rules SET status = 'retired', updated_at = ? WHERE id = ?", (self.now, r["id"]))
+        self._history(r["id"], r, float(r["score"]), "retired")
+        return r["id"]
+
+
+def band(score: float) -> str:
+    """A rule's status follows its score band (see engine/rules.py): 9+ critical, 5+ active, 3+ dormant."""
+    return "critical" if score >= 9 else "active" if score >= 5 else "dormant" if score >= 3 else "retired"
+
+
+def _vector(conn, memory_id: int):
+    import numpy as np
+
+    row = conn.execute("SELECT embedding FROM memories_vec WHERE memory_id = ?", (memory_id,)).fetchone()
+    return None if row is None else np.frombuffer(row[0], dtype=np.float32).copy()
+
+
+def undo(conn, proposal_row) -> dict:
+    """Put back exactly what apply found. Refuses if a touched row changed after the apply."""
+    snap = load_json(proposal_row["snapshot"])
+    if not snap:
+        raise InvalidInput(f"proposal {proposal_row['id']} has no snapshot to undo")
+    for table, rows in snap["after"].items():
+        for rid, row in rows.items():
+            now_row = _row(conn, table, int(rid))
+            if now_row != row:
+                raise InvalidInput(
+                    f"cannot undo proposal {proposal_row['id']} exactly: {table[:-1]} {rid} changed "
+                    "after it was applied")
+    created = snap["created"]
+    for hid in created.get("rule_history", []):
+        conn.execute("DELETE FROM rule_history WHERE id = ?", (hid,))
+    # Sources first lose their link, then the merged record goes (its FTS and vec0 rows with it).
+    for table in ("memories", "rules"):
+        for rid, row in snap["before"][table].items():
+            _restore(conn, table, row)
+    for mid in created.get("memories", []):
+        conn.execute("DELETE FROM memories WHERE id = ?", (mid,))
+    for rid in created.get("rules", []):
+        conn.execute("DELETE FROM rules WHERE id = ?", (rid,))
+    return {"restored": sum(len(v) for v in snap["before"].values()),
+            "deleted": {k: len(v) for k, v in created.items()}}
+
+
+def record(conn, eng, pid: int, action: str, now: float, reason: str, summary: dict,
+           target_kind: str = "proposal") -> None:
+    audit.append(conn, at=now, actor=eng.actor, action=action, target_kind=target_kind,
+                 target_id=pid, reason=reason, summary=summary)

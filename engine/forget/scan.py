@@ -1,0 +1,161 @@
+"""The byte scan that proves forgotten text is gone, run in a CHILD process.
+
+Why a child: POSIX locks belong to a process, and closing ANY descriptor of a file drops all of
+that process's locks on it. SQLite keeps its WAL locks that way, so an engine that opened and
+closed memory.db, -wal or -shm to read their bytes would silently lose its locks, and another
+process could then reset the WAL under it (the console's writes went to an orphaned WAL and the
+index came out malformed). This file imports only numpy and the standard library and is run as a
+script (`python -I engine/forget/scan.py`): it holds no connection and no lock, so its opens and
+closes affect nobody.
+
+Protocol: stdin is one JSON line {"files": [...], "short": [hex], "terms": [hex], "term_budget": n,
+"wins": count} followed by count x 12 raw window bytes; stdout is one JSON object {path: hits}.
+Every 8-byte key of a file is hashed in numpy (see _positions): a 100 MB database in seconds.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+W = 12                      # bytes (and characters) in a distinctive window
+_MAGIC = np.uint64(0x9E3779B97F4A7C15)     # Fibonacci hashing of the 8-byte keys
+_MASK_BITS = 22
+_SHIFT = np.uint64(64 - _MASK_BITS)
+CHUNK = 8 << 20
+TERM_SCAN_BUDGET = 5_000_000_000   # terms x bytes: past this, a file is scanned for windows only
+SCAN_TIMEOUT_S = 3600
+
+
+def _key(k8: np.ndarray, k4: np.ndarray) -> np.ndarray:
+    """One 64-bit key for a 12-byte window: its first 8 bytes hashed, xor its last 4."""
+    return (k8 * _MAGIC) ^ k4.astype(np.uint64)
+
+
+def _positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
+    """Sorted offsets in `data` where one of the 12-byte `wins` starts, and {key: window}.
+
+    The 8 bytes at every offset are read as little-endian integers straight from the buffer (eight
+    strided views, no copying) and hashed with one multiply into a bitmap; candidates are then
+    matched exactly on all 12 bytes, all in numpy. About a second per 100 MB."""
+    if not wins or len(data) < W:
+        return np.zeros(0, dtype=np.int64), {}
+    ws = sorted(wins)
+    k8 = np.frombuffer(b"".join(w[:8] for w in ws), dtype="<u8")
+    keys = _key(k8, np.frombuffer(b"".join(w[8:W] for w in ws), dtype="<u4"))
+    by_key = dict(zip(keys.tolist(), ws, strict=True))
+    sorted_keys = np.unique(keys)
+    bitmap = np.zeros(1 << _MASK_BITS, dtype=bool)
+    bitmap[((k8 * _MAGIC) >> _SHIFT).astype(np.intp)] = True
+    arr = np.frombuffer(data, dtype=np.uint8)
+    last = len(data) - W + 1                         # a window must fit
+    found = []
+    for start in range(0, last, CHUNK):
+        stop = min(start + CHUNK, last)
+        for k in range(8):
+            p0 = start + k
+            count = max(0, (stop - p0 + 7) // 8)
+            if count == 0:
+                continue
+            v = np.frombuffer(data, dtype="<u8", count=count, offset=p0)
+            idx = np.nonzero(bitmap[((v * _MAGIC) >> _SHIFT).astype(np.intp)])[0]
+            if len(idx) == 0:
+                continue
+            pos = p0 + 8 * idx
+            tail = (arr[pos + 8].astype(np.uint32) | (arr[pos + 9].astype(np.uint32) << 8)
+                    | (arr[pos + 10].astype(np.uint32) << 16) | (arr[pos + 11].astype(np.uint32) << 24))
+            kk = _key(v[idx], tail)
+            hit = np.isin(kk, sorted_keys)
+            found.append(np.stack([pos[hit], kk[hit].view(np.int64)], axis=1))
+    if not found:
+        return np.zeros(0, dtype=np.int64), {}
+    both = np.concatenate(found)
+    both = both[np.argsort(both[:, 0], kind="stable")]
+    # A key collision could stand for another window: check each distinct key's bytes once.
+    uniq, first = np.unique(both[:, 1], return_index=True)
+    ok_keys, seen = [], {}
+    for key, at in zip(uniq.tolist(), both[first, 0].tolist(), strict=True):
+        w = by_key.get(int(np.int64(key).view(np.uint64)))
+        if w is not None and data[at:at + W] == w:
+            ok_keys.append(key)
+            seen[key] = w
+    keep = np.isin(both[:, 1], np.asarray(ok_keys, dtype=np.int64))
+    return both[keep, 0], seen
+
+
+def find(data: bytes, wins: set[bytes]) -> tuple[int, set[bytes]]:
+    """(occurrences with overlapping hits merged, the windows seen) of `wins` in `data`."""
+    pos, seen = _positions(data, wins)
+    if len(pos) == 0:
+        return 0, set()
+    reach = np.maximum.accumulate(pos + W - 1)
+    count = 1 + int(np.count_nonzero(pos[1:] > reach[:-1]))
+    return count, set(seen.values())
+
+
+def _standalone(data: bytes, term: bytes) -> int:
+    """Occurrences of `term` not glued to letters or digits (in a record, neighbouring columns'
+    text lies right next to it: "question" + "support" is not the word "questions")."""
+    n, i = 0, data.find(term)
+    while i >= 0:
+        before = data[i - 1:i] if i else b""
+        after = data[i + len(term):i + len(term) + 1]
+        if not (before.isalnum() or after.isalnum()):
+            n += 1
+        i = data.find(term, i + 1)
+    return n
+
+
+def scan_bytes(data: bytes, wins: set[bytes], short: set[bytes], terms: set[bytes],
+               term_budget: int = TERM_SCAN_BUDGET) -> int:
+    """Occurrences of any target in `data`."""
+    n = sum(data.count(x) for x in short) + find(data, wins)[0]
+    if len(terms) * max(len(data), 1) <= term_budget:
+        n += sum(_standalone(data, x) for x in terms)
+    return n
+
+
+def _read(path: str) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return b""
+    with os.fdopen(fd, "rb", buffering=0) as f:     # readall: one buffer sized from fstat
+        return f.read()
+
+
+def scan_files(files: list[Path], wins: set[bytes], short: set[bytes], terms: set[bytes],
+               term_budget: int = TERM_SCAN_BUDGET) -> dict[str, int]:
+    """{file: hits}, scanned by a child process (never in the caller's: see the module docstring)."""
+    head = json.dumps({"files": [str(f) for f in files], "short": sorted(x.hex() for x in short),
+                       "terms": sorted(x.hex() for x in terms), "term_budget": term_budget,
+                       "wins": len(wins)}).encode() + b"\n"
+    proc = subprocess.run([sys.executable, "-I", str(Path(__file__).resolve())],
+                          input=head + b"".join(sorted(wins)), capture_output=True,
+                          timeout=SCAN_TIMEOUT_S, check=False)
+    if proc.returncode != 0:
+        from engine.errors import EngineError
+
+        last = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"])[-1]
+        raise EngineError(f"the forget verification scan failed ({last})")
+    return json.loads(proc.stdout)
+
+
+def main() -> None:
+    raw = sys.stdin.buffer.read()
+    nl = raw.index(b"\n")
+    doc = json.loads(raw[:nl])
+    blob = raw[nl + 1:]
+    wins = {blob[i:i + W] for i in range(0, doc["wins"] * W, W)}
+    short = {bytes.fromhex(x) for x in doc["short"]}
+    terms = {bytes.fromhex(x) for x in doc["terms"]}
+    out = {f: scan_bytes(_read(f), wins, short, terms, doc["term_budget"]) for f in doc["files"]}
+    sys.stdout.write(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Proving forgotten text is gone: redacting the engine's own files and scanning raw bytes.
+
+The scan looks for every forgotten text whole, for each of its 12-byte windows (any substring
+of 12+ characters contains one), in UTF-8 as written and lower-cased, and for its words of 6+
+characters (the terms an FTS segment keeps, lower-cased). A window or word that live records
+still hold (another memory saying "the user prefers") is not distinctive and is skipped,
+except for a forget-by-query's query text, which must occur nowhere. The file scan runs in a
+child process (engine/forget/scan.py says why: this process must never open and close the
+database's files while its connection lives).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.forget.scan import W, _positions, find
+
+MIN_WHOLE = 6               # shorter texts are too common to prove anything by their bytes
+REDACTED = "[forgotten]"
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+_GAP = " \t-,.;:'\"/()"
+_TOKEN = re.compile(r"[^\W_]{6,}", re.UNICODE)
+
+
+def encoded(text: str) -> bytes:
+    """The bytes a text has in the file. A row holding invalid UTF-8 is read with surrogateescape
+    (see forget.lenient), which gives its bytes back exactly."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def valid(text: str) -> str:
+    """`text` as valid UTF-8 to write back (a malformed row's stray bytes become U+FFFD)."""
+    return encoded(text).decode("utf-8", "replace")
+
+
+def _variants(text: str) -> list[str]:
+    flat = " ".join(text.split())
+    out = {text, flat, text.lower(), flat.lower()}
+    return [t for t in out if t]
+
+
+def byte_windows(texts: list[str]) -> tuple[set[bytes], set[bytes]]:
+    """(12-byte windows, whole texts shorter than a window) of the texts, as stored bytes."""
+    wins: set[bytes] = set()
+    short: set[bytes] = set()
+    for t in texts:
+        for v in _variants(t):
+            b = encoded(v)
+            if len(b) < W:
+                if len(b) >= MIN_WHOLE:
+                    short.add(b)
+                continue
+            for i in range(len(b) - W + 1):
+                wins.add(b[i:i + W])
+    return wins, short
+
+
+def live_texts(conn) -> list[str]:
+    """Every text value still held by a real table (not FTS/vec0 internals, which mirror these)."""
+    virt = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                                       "sql LIKE 'CREATE VIRTUAL TABLE%'")]
+    # The schema's own words (column names, trigger bodies) and index settings are live too.
+    out = [r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")]
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                "'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'").fetchall():
+        if any(name.startswith(v + "_") for v in virt) and not name.endswith(("_config", "_info")):
+            continue
+        settings = name.endswith(("_config", "_info"))
+        for col in [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')]:
+            # One string per column, joined inside SQLite (a Python loop per value costs seconds).
+            cond = "typeof(c) != 'blob'" if settings else f"typeof(c) = 'text' AND length(c) >= {MIN_WHOLE}"
+            row = conn.execute(f'SELECT group_concat(c, char(10)) FROM (SELECT "{col}" AS c FROM "{name}")'
+                               f" WHERE {cond}").fetchone()
+            if row and row[0]:
+                out.append(row[0])
+    return out
+
+
+def tokens(texts: list[str]) -> set[bytes]:
+    """Lower-cased words of 6+ characters: what an FTS index stores of a text (its terms), too short
+    for a window but distinctive enough that an old segment keeping them would show."""
+    return {m.group(0).lower().encode("utf-8") for t in texts for m in _TOKEN.finditer(t)}
+
+
+@dataclass
+class Targets:
+    wins: set[bytes]          # 12-byte windows
+    short: set[bytes]         # whole texts shorter than a window
+    terms: set[bytes]         # lower-cased words, counted only where they stand alone
+    skipped: int              # candidates skipped because live text still holds them
+
+
+def targets(conn, texts: list[str], strict: list[str]) -> Targets:
+    """What to look for: distinctive windows, short wholes and terms of the forgotten texts, and
+    everything of a forget-by-query's query text (`strict`)."""
+    from engine.curator.report import boilerplate
+
+    wins, short = byte_windows(texts)
+    terms = tokens(texts)
+    skipped = 0
+    if wins or short or terms:
+        live = "\n".join(live_texts(conn)) + "\n" + boilerplate()
+        blob = encoded(live + "\n" + live.lower())
+        _, common = find(blob, wins)
+        kept_short = {x for x in short if x not in blob}
+        kept_terms = {x for x in terms if x not in blob}
+        skipped = len(common) + len(short) - len(kept_short) + len(terms) - len(kept_terms)
+        wins, short, terms = wins - common, kept_short, kept_terms
+    sw, ss = byte_windows(strict)
+    return Targets(wins | sw, short | ss, terms, skipped)
+
+
+def db_files(db_path: Path) -> list[Path]:
+    return [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")]
+
+
+# -- redacting the engine's files ------------------------------------------------------------------
+@dataclass
+class Secrets:
+    """The forgotten texts, prepared for redaction: 12-character windows, short wholes, words."""
+    wins: set[str]
+    short: set[str]
+    words: set[str]
+
+
+def char_windows(texts: list[str]) -> Secrets:
+    wins: set[str] = set()
+    short: set[str] = set()
+    for t in texts:
+        for v in _variants(t):
+            if len(v) < W:
+                if len(v) >= MIN_WHOLE:
+                    short.add(v)
+                continue
+            wins.update(v[i:i + W] for i in range(len(v) - W + 1))
+    words = {m.group(0).lower() for t in texts for m in _WORDS.finditer(t)}
+    return Secrets(wins, short, words)
+
+
+def redact(text: str, sec: Secrets) -> str:
+    """Replace every stretch of `text` covered by a forgotten window (or short whole) with a marker,
+    and grow each stretch over neighbouring words the forgotten text also holds (so an earlier
+    redaction that split a sentence leaves no stray word of it next to its marker)."""
+    if not text:
+        return text
+    covered = bytearray(len(text))
+    low = text.lower()
+    hit = False
+    if len(text) >= W and sec.wins:
+        for i in range(len(text) - W + 1):
+            if text[i:i + W] in sec.wins or low[i:i + W] in sec.wins:
+                covered[i:i + W] = b"\x01" * W
+                hit = True
+    for s in sec.short:
+        for hay in (text, low):
+            j = hay.find(s)
+            while j >= 0:
+                covered[j:j + len(s)] = b"\x01" * len(s)
+                hit = True
+                j = hay.find(s, j + 1)
+    if not hit and REDACTED not in text:
+        return text
+    j = text.find(REDACTED)
+    while j >= 0:                                  # earlier markers join the stretches
+        covered[j:j + len(REDACTED)] = b"\x01" * len(REDACTED)
+        j = text.find(REDACTED, j + 1)
+    markers = bytes(covered)
+    _grow(text, covered, sec.words)
+    if not hit and bytes(covered) == markers:
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if covered[i]:
+            while i < len(text) and covered[i]:
+                i += 1
+            out.append(REDACTED)
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _grow(text: str, covered: bytearray, words: set[str]) -> None:
+    spans = [m.span() for m in _WORDS.finditer(text) if m.group(0).lower() in words]
+    changed = True
+    while changed:
+        changed = False
+        for a, b in spans:
+            if covered[a]:
+                continue
+            left, right = a - 1, b
+            while left >= 0 and text[left] in _GAP and not covered[left]:
+                left -= 1
+            while right < len(text) and text[right] in _GAP and not covered[right]:
+                right += 1
+            if (left >= 0 and covered[left]) or (right < len(text) and covered[right]):
+                covered[a:b] = b"\x01" * (b - a)
+                changed = True
+
+
+def walk_strings(obj, fn):
+    """`obj` with `fn` applied to every string inside it (JSON-shaped values)."""
+    if isinstance(obj, str):
+        return fn(obj)
+    if isinstance(obj, list):
+        return [walk_strings(v, fn) for v in obj]
+    if isinstance(obj, dict):
+        return {k: walk_strings(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def redact_json_text(raw: str, sec: Secrets) -> str:
+    """Redact inside a JSON document's strings (escapes would hide text from a plain replace)."""
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return redact(raw, sec)
+    if not isinstance(doc, (dict, list)):
+        return redact(raw, sec)
+    new = walk_strings(doc, lambda s: redact(s, sec))
+    return raw if new == doc else json.dumps(new, ensure_ascii=False, indent=2)
+
+
+def redact_reports(db_path: Path, texts: list[str]) -> int:
+    """Rewrite each curator report that holds forgotten text. Returns how many changed."""
+    from engine.curator.report import rewrite_reports
+
+    sec = char_windows(texts)
+    if not (sec.wins or sec.short):
+        return 0
+    return rewrite_reports(db_path, lambda p, raw: redact_json_text(raw, sec) if p.suffix == ".json"
+                           else redact(raw, sec))
+
+
+def rows_containing(values: list[str], texts: list[str]) -> set[int]:
+    """Indexes of `values` that hold a forgotten window or short whole: one vectorized pass over
+    all of them, so scrubbing a million audit rows does not run a Python loop per character."""
+    wins, short = byte_windows(texts)
+    if not values or not (wins or short):
+        return set()
+    enc = [encoded(v) for v in values]
+    starts = np.cumsum([0] + [len(b) + 1 for b in enc[:-1]])
+    blob = b"\x00".join(enc)
+    hits: set[int] = set()
+    for data in (blob, blob.lower()):
+        positions = _positions(data, wins)[0].tolist()
+        for s in short:
+            j = data.find(s)
+            while j >= 0:
+                positions.append(j)
+                j = data.find(s, j + 1)
+        if positions:
+            hits |= set((np.searchsorted(starts, np.asarray(positions), side="right") - 1).tolist())
+    return hits

@@ -1,0 +1,93 @@
+"""Fusing the keyword and vector rankings into one score, then weighting by the memory's state.
+
+Default: score-aware convex fusion. Each retriever's scores are put on a 0..1 scale for this query
+— BM25 divided by the best BM25 of the query's candidates; cosine similarity min-max scaled between
+the best and the last of the vector candidates — and mixed:
+
+    fused = keyword_share · bm25' + (1 - keyword_share) · cos'
+
+A memory one retriever did not return gets 0 from it. Unlike Reciprocal Rank Fusion this keeps how
+much better the top keyword match is than the next ones: on LoCoMo, plain RRF loses to BM25 alone
+at k ≤ 10, convex fusion beats both retrievers at every k (BENCHMARKS.md). `fusion = "rrf"` keeps
+weighted RRF (Σ w_r / (rrf_k + rank_r)) available. bench/locomo.py judges changes to these.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from engine.config import SearchSettings
+
+
+@dataclass(frozen=True)
+class FusionContext:
+    """What a fused score was computed against (so `explain` can score any memory the same way)."""
+
+    method: str  # "convex" | "rrf"
+    bm25_top: float | None  # best BM25 among the keyword candidates
+    sim_top: float | None  # best cosine among the vector candidates
+    sim_low: float | None  # last (lowest) cosine among the vector candidates
+    fused: dict = field(default_factory=dict, compare=False)  # every candidate's fused score
+
+
+def context(
+    keyword: dict[int, tuple[int, float]], vector: dict[int, tuple[int, float]], s: SearchSettings
+) -> FusionContext:
+    kw = [b for _, b in keyword.values()]
+    vs = [c for _, c in vector.values()]
+    return FusionContext(s.fusion, max(kw) if kw else None, max(vs) if vs else None, min(vs) if vs else None)
+
+
+def one(
+    ctx: FusionContext, s: SearchSettings, bm25: tuple[int, float] | None, vec: tuple[int, float] | None
+) -> float:
+    """The fused score of one memory from its (rank, score) in each retriever (None: absent)."""
+    if ctx.method == "rrf":
+        out = 0.0
+        if bm25 is not None:
+            out += s.keyword_weight / (s.rrf_k + bm25[0])
+        if vec is not None:
+            out += s.vector_weight / (s.rrf_k + vec[0])
+        return out
+    a = s.keyword_share
+    out = 0.0
+    if bm25 is not None and ctx.bm25_top is not None:
+        out += a * (bm25[1] / ctx.bm25_top if ctx.bm25_top > 0 else 1.0)
+    if vec is not None and ctx.sim_top is not None:
+        low = ctx.sim_low if ctx.sim_low is not None else 0.0  # set whenever sim_top is
+        span = ctx.sim_top - low
+        scaled = (vec[1] - low) / span if span > 1e-9 else 1.0
+        out += (1.0 - a) * min(1.0, max(0.0, scaled))
+    return out
+
+
+def fuse(
+    keyword: dict[int, tuple[int, float]], vector: dict[int, tuple[int, float]], s: SearchSettings
+) -> tuple[dict[int, float], FusionContext]:
+    """{memory_id: fused} from {memory_id: (rank 1-based, score)} of each retriever."""
+    ctx = context(keyword, vector, s)
+    ids = dict.fromkeys([*keyword, *vector])
+    return {m: one(ctx, s, keyword.get(m), vector.get(m)) for m in ids}, ctx
+
+
+def rrf(keyword: dict[int, int], vector: dict[int, int], s: SearchSettings) -> dict[int, float]:
+    """Weighted Reciprocal Rank Fusion from {memory_id: rank (1-based)} of each retriever."""
+    out: dict[int, float] = {}
+    for mid, rank in keyword.items():
+        out[mid] = out.get(mid, 0.0) + s.keyword_weight / (s.rrf_k + rank)
+    for mid, rank in vector.items():
+        out[mid] = out.get(mid, 0.0) + s.vector_weight / (s.rrf_k + rank)
+    return out
+
+
+def recency(now: float, last_active: float, s: SearchSettings) -> float:
+    age_days = max(0.0, now - last_active) / 86400.0
+    return math.exp(-math.log(2) * age_days / s.recency_half_life_days)
+
+
+def weight(fused: float, strength: float, importance: float, rec: float, s: SearchSettings) -> float:
+    base = 1.0 - s.strength_weight - s.importance_weight - s.recency_weight
+    return fused * (
+        base + s.strength_weight * strength + s.importance_weight * importance + s.recency_weight * rec
+    )

@@ -1,0 +1,296 @@
+"""Hybrid search: BM25 over FTS5 and exact cosine KNN (vec0, or the in-memory matrix of a
+long-lived engine) with the same filters inside each, fused score-aware (engine/fusion.py), then
+weighted by strength, importance and recency. Every hit carries its whole score breakdown."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine.retrieval import fusion
+from engine.errors import InvalidInput
+from engine.retrieval.explain import Explainer
+from engine.retrieval.filters import Filters
+from engine.retrieval.keyword import KeywordRetriever
+from engine.retrieval.query import FtsPlan, clean, plan
+from engine.sql import chunked, marks
+from engine.types import SEARCH_MODES, Breakdown, Explanation, Hit, SearchResult, load_json
+
+if TYPE_CHECKING:
+    from engine.context import Context
+    from engine.memories import MemoriesService
+    from engine.sessions import SessionsService
+
+MAX_K = 1000
+
+
+class Retrieval:
+    """Search and explain: the keyword retriever and the vector index (ctx.vectors) in
+    parallel, fused, weighted by each memory's state. Composes a KeywordRetriever and an
+    Explainer; reads memories' strength and session matches through their services."""
+
+    def __init__(self, ctx: Context, memories: MemoriesService, sessions: SessionsService) -> None:
+        self.ctx = ctx
+        self.memories = memories
+        self.sessions = sessions
+        self.keyword = KeywordRetriever(ctx)
+        self.explainer = Explainer(ctx, memories, self.keyword, self)
+
+    # -- the retrievers, as the rest of the engine (and benches) call them --------------------------
+    def keyword_plan(self, text: str) -> FtsPlan:
+        return self.keyword.plan(text)
+
+    def keyword_ranks(self, p: FtsPlan, filters: Filters, n: int) -> dict[int, tuple[int, float]]:
+        return self.keyword.ranks(p, filters, n)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.ctx.embedder.require().embed([text])[0]
+
+    def explain(
+        self,
+        query: str,
+        memory_id: int,
+        k: int = 10,
+        tier: Any = None,
+        kind: str | None = None,
+        category: str | None = None,
+        agent: str | None = None,
+        user: str | None = None,
+        mode: str | None = None,
+    ) -> Explanation:
+        return self.explainer.explain(query, memory_id, k, tier, kind, category, agent, user, mode)
+
+    # -- search ----------------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        tier: Any = None,
+        kind: str | None = None,
+        category: str | None = None,
+        agent: str | None = None,
+        user: str | None = None,
+        mode: str | None = None,
+        record_access: bool = True,
+    ) -> SearchResult:
+        """Never raises for odd query text: a query that cannot be searched returns no hits and a
+        message. Bad filters or k are the caller's error (InvalidInput)."""
+        return self.search_with_context(query, k, tier, kind, category, agent, user, mode, record_access)[0]
+
+    def search_with_context(
+        self,
+        query: str,
+        k: int = 10,
+        tier: Any = None,
+        kind: str | None = None,
+        category: str | None = None,
+        agent: str | None = None,
+        user: str | None = None,
+        mode: str | None = None,
+        record_access: bool = True,
+    ) -> tuple[SearchResult, fusion.FusionContext]:
+        """`search`, with what the fused scores were computed against (explain scores a memory
+        that missed the top k against the same)."""
+        if not isinstance(query, str):
+            raise InvalidInput("the query must be text")
+        if mode is not None and mode not in SEARCH_MODES:
+            raise InvalidInput(f"unknown mode {mode!r}; use one of {', '.join(SEARCH_MODES)}")
+        try:
+            k = int(k)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"k must be a whole number, not {k!r}") from None
+        if not 1 <= k <= MAX_K:
+            raise InvalidInput(f"k must be between 1 and {MAX_K}")
+        ctx = self.ctx
+        embedder, settings = ctx.embedder, ctx.settings.search
+        filters = Filters.make(tier, kind, category, agent, user)
+        q = clean(query)
+        message = None
+        ran = mode or ("hybrid" if embedder.ready else "keyword")
+        if mode is None and not embedder.ready:
+            message = "keyword-only: the embedding model is " + (
+                "loading" if embedder.state == "loading" else "not available"
+            )
+        if ran in ("hybrid", "vector") and not embedder.ready:
+            if mode is not None:
+                embedder.wait()
+            if not embedder.ready:
+                ran = "keyword"
+                message = "keyword-only: no embedding model is available" + (
+                    f" ({embedder.error})" if embedder.error else ""
+                )
+        n = max(settings.candidates, k)
+        # The bounded plan reads document frequencies: only when the keyword side runs.
+        p = self.keyword.plan(q) if ran != "vector" else plan(q)
+        kw = self.keyword.ranks(p, filters, n) if ran != "vector" else {}
+        vec: dict[int, tuple[int, float]] = {}
+        if ran in ("hybrid", "vector") and q.strip():
+            qvec = self.embed_query(q)
+            ctx.vectors.note_search(settings.matrix_after)
+            vec = {mid: (i + 1, sim) for i, (mid, sim) in enumerate(ctx.vectors.knn(qvec, n, filters))}
+        if not q.strip():
+            message = "nothing to search for: the query is empty"
+        elif p.index == "none" and ran == "keyword":
+            message = "nothing to search for: the query has no words"
+        hits, fctx = self.fuse(kw, vec, k, filters, session_context=ran == "hybrid")
+        if record_access and hits:
+            now = ctx.clock.now()
+            ids = [h.id for h in hits]
+            ctx.store.write(
+                lambda c: self.memories.reinforce_in(
+                    c, ids, now, action="access", reason=f"returned by search ({ran})"
+                )
+            )
+        # The text as searched: lone surrogates cannot be printed or sent as JSON.
+        result = SearchResult(
+            query=q,
+            mode=ran,
+            hits=hits,
+            message=message,
+            keyword_scope=self.keyword.scope_notes(p) if ran != "vector" else [],
+        )
+        if len(hits) < min(k, settings.thin_results):
+            result.elsewhere = self.elsewhere(q, filters)
+        return result, fctx
+
+    def fuse(
+        self,
+        kw: dict[int, tuple[int, float]],
+        vec: dict[int, tuple[int, float]],
+        k: int,
+        filters: Filters | None = None,
+        session_context: bool = False,
+    ) -> tuple[list[Hit], fusion.FusionContext]:
+        """The top k of both rankings, fused (engine/fusion.py) and weighted by state."""
+        s = self.ctx.settings.search
+        store = self.ctx.store
+        fused, fctx = fusion.fuse(kw, vec, s)
+        if not fused:
+            return [], fctx
+        near = {}
+        if session_context and s.session_context > 0 and filters is not None:
+            near = self.session_context(fused, filters)
+        fctx.fused.update(fused)
+        total = {m: fused.get(m, 0.0) + near.get(m, 0.0) for m in {*fused, *near}}
+        # State weighting scales a fused score by a factor in [floor, 1], so a candidate below
+        # floor x the k-th best fused score can never reach the top k: skip loading its row.
+        floor = 1.0 - s.strength_weight - s.importance_weight - s.recency_weight
+        ids = sorted(total, key=lambda m: -total[m])
+        if len(ids) > k:
+            bar = total[ids[k - 1]] * floor
+            ids = [m for m in ids if total[m] >= bar]
+        # Score on the few columns weighting needs; read whole rows only for the k returned.
+        rows = {
+            int(r["id"]): r
+            for r in store.read(
+                "SELECT id, kind, tier, pinned, anchor_strength, last_reinforced_at, importance,"
+                f" created_at, last_accessed_at FROM memories WHERE id IN ({marks(len(ids))})",
+                tuple(ids),
+            )
+        }
+        now = self.ctx.clock.now()
+        strength_of = self.memories.current_strength
+        finals = []
+        for mid in ids:
+            r = rows.get(mid)
+            if r is None:
+                continue
+            strength = strength_of(r, now)
+            last = max(float(r["created_at"] or 0), float(r["last_accessed_at"] or 0))
+            rec = fusion.recency(now, last, s)
+            final = fusion.weight(total[mid], strength, float(r["importance"]), rec, s)
+            finals.append((-round(final, 6), mid, strength, float(r["importance"]), rec, final))
+        finals.sort()
+        top = finals[:k]
+        if not top:  # every candidate was deleted meanwhile
+            return [], fctx
+        full = {
+            int(r["id"]): r
+            for r in store.read(
+                f"SELECT * FROM memories WHERE id IN ({marks(len(top))})", tuple(t[1] for t in top)
+            )
+        }
+        scored = []
+        for _, mid, strength, importance, rec, final in top:
+            r = full.get(mid)
+            if r is None:
+                continue
+            b = Breakdown(
+                bm25_rank=kw[mid][0] if mid in kw else None,
+                bm25_score=round(kw[mid][1], 6) if mid in kw else None,
+                vector_rank=vec[mid][0] if mid in vec else None,
+                vector_similarity=round(vec[mid][1], 6) if mid in vec else None,
+                rrf=round(fused.get(mid, 0.0), 6),
+                strength=round(strength, 4),
+                importance=round(importance, 4),
+                recency=round(rec, 4),
+                final=round(final, 6),
+                context=round(near.get(mid, 0.0), 6),
+            )
+            scored.append(
+                Hit(
+                    id=mid,
+                    content=r["content"],
+                    kind=r["kind"],
+                    category=r["category"],
+                    tier=r["tier"],
+                    agent=r["agent"],
+                    user=r["user"],
+                    metadata=load_json(r["metadata"]),
+                    score=b.final,
+                    breakdown=b,
+                )  # fmt: skip
+            )
+        scored.sort(key=lambda h: (-h.score, h.id))
+        return scored[:k], fctx
+
+    def session_context(
+        self, fused: dict[int, float], filters: Filters, only: Collection[int] | None = None
+    ) -> dict[int, float]:
+        """{memory_id: share of its session neighbours' fused scores}. The memories written just
+        before and after a well-scored memory in the same session (passing the same filters) get
+        SearchSettings.session_context x its score: in a conversation the answer is often the
+        turn next to the one that shares the question's words. `only`: score just these ids."""
+        beta = self.ctx.settings.search.session_context
+        cands = [m for m, v in fused.items() if v > 0]
+        if not cands:
+            return {}
+        where, params = filters.sql()
+        out: dict[int, float] = {}
+        for part in chunked(cands, 400):
+            rows = self.ctx.store.read(
+                f"SELECT m.id, (SELECT id FROM memories WHERE session_id = m.session_id AND id < m.id"
+                f" AND {where} ORDER BY id DESC LIMIT 1), (SELECT id FROM memories WHERE session_id ="
+                f" m.session_id AND id > m.id AND {where} ORDER BY id LIMIT 1) FROM memories m WHERE"
+                f" m.id IN ({marks(len(part))}) AND m.session_id IS NOT NULL",
+                (*params, *params, *part),
+            )
+            for mid, before, after in rows:
+                for nb in (before, after):
+                    if nb is not None and (only is None or nb in only):
+                        out[int(nb)] = out.get(int(nb), 0.0) + beta * fused[int(mid)]
+        return out
+
+    # -- where else the query matches ----------------------------------------------------------------
+    def elsewhere(self, query: str, filters: Filters) -> dict[str, Any]:
+        """Matches outside the searched tiers and in session transcripts, so an empty result is
+        never read as proof that nothing is known."""
+        p = self.keyword.plan(query)
+        out: dict[str, Any] = {}
+        other = tuple(t for t in ("core", "active", "archived") if t not in filters.tiers)
+        if other and p.index != "none":
+            alt = Filters(other, filters.kind, filters.category, filters.agent, filters.user)
+            ranks = self.keyword.ranks(p, alt, 200)
+            if ranks:
+                out["other_tiers"] = {"tiers": list(other), "matches": len(ranks), "ids": list(ranks)[:10]}
+        unfiltered = Filters(("core", "active", "archived"))
+        if filters != Filters(filters.tiers) and p.index != "none":
+            ranks = self.keyword.ranks(p, unfiltered, 200)
+            if ranks:
+                out["without_filters"] = {"matches": len(ranks), "ids": list(ranks)[:10]}
+        n, sessions = self.sessions.count_matches(query)
+        if n:
+            out["messages"] = {"matches": n, "sessions": sessions}
+        return out

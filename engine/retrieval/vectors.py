@@ -1,0 +1,191 @@
+"""The vector side of memory: storing vectors and nearest-neighbour search with filters.
+
+The store's vector store (vec0 on SQLite: engine/storage/sqlite/vec.py) holds one float32 vector
+per memory, with the filter fields beside it so a filtered KNN still returns k rows. Distances are
+cosine distances; similarity = 1 - distance.
+
+vec0's KNN is an exact brute-force scan (~0.7 ms per 1,000 vectors here). A long-lived engine (the
+console, a bench, a big ingest) holds the vectors in memory instead (`keep_in_memory()`, or
+automatically after `SearchSettings.matrix_after` vector searches): same exact answers from one
+numpy product, kept in sync with every process's writes through the `vector_changes` log.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine.retrieval.filters import Filters
+from engine.tables import memories as table
+from engine.retrieval.vector_matrix import VectorMatrix, ordered
+
+if TYPE_CHECKING:
+    from engine.storage.indexes import VectorStore
+    from engine.storage.sqlite.store import Store
+
+
+def blob(vec: np.ndarray) -> bytes:
+    return np.asarray(vec, dtype=np.float32).tobytes()
+
+
+class VectorIndex:
+    def __init__(self, store: Store, bits_from: int = 0, rescore: int = 2000) -> None:
+        self.store = store
+        self.matrix: VectorMatrix | None = None
+        self.searches = 0
+        self.bits_from, self.rescore = bits_from, rescore  # SearchSettings.bits_from / bits_rescore
+        self._loading = False
+        self._load_lock = threading.Lock()
+
+    @property
+    def backend(self) -> VectorStore:
+        """The store's vector store (attached by the façade)."""
+        return self.store.vector  # type: ignore[attr-defined]
+
+    # -- the in-memory matrix --------------------------------------------------------------------
+    def keep_in_memory(self, background: bool = False) -> None:
+        """Load every vector into memory and answer searches from there from now on. The load
+        reads through its own connection, so a background load (seconds at 100k) never holds
+        the engine's connection; searches use the vector store until it is done."""
+        with self._load_lock:
+            if self.matrix is not None or self._loading:
+                return
+            self._loading = True
+        if background:
+            threading.Thread(target=self._load, name="vector-matrix-load", daemon=True).start()
+        else:
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            if not self.store.path.exists():  # closed and removed meanwhile: nothing to load
+                return
+            m = VectorMatrix(vectors=self.backend)
+            with self.backend.reader(self.store.path) as conn:
+                m.sync(conn)
+            self._sync(m)  # whatever was written while it loaded
+            self.matrix = m
+        except Exception:
+            pass  # the vector store keeps answering; the next trigger tries again
+        finally:
+            self._loading = False
+
+    def note_search(self, matrix_after: int) -> None:
+        """Count a vector search; the `matrix_after`-th starts loading the matrix in the
+        background (0: never automatically)."""
+        self.searches += 1
+        if self.matrix is None and matrix_after and self.searches >= matrix_after:
+            self.keep_in_memory(background=True)
+
+    def _sync(self, m: VectorMatrix) -> bool:
+        """Catch the matrix up with the file in one read snapshot. Inside this process's own write
+        transaction it must not (that write may still roll back): the caller falls back to SQL."""
+        if self.store._in_write:
+            return False
+        with self.store.reading() as conn:
+            m.sync(conn)
+        return True
+
+    def _live_matrix(self) -> VectorMatrix | None:
+        m = self.matrix
+        if m is None or not self._sync(m):
+            return None
+        return m
+
+    # -- writes (inside the caller's transaction) ---------------------------------------------
+    def put(self, conn: Any, memory_id: int, vec: np.ndarray, row: Any) -> None:
+        """Store the memory's vector (filter fields from its `row`) and mark it embedded."""
+        self.backend.put(
+            conn, memory_id, blob(vec), row["tier"], row["kind"], row["category"], row["agent"] or "",
+            row["user"] or "",
+        )  # fmt: skip
+        table.set_embedded(conn, memory_id, True)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def knn(self, q: np.ndarray, k: int, filters: Filters, conn: Any = None) -> list[tuple[int, float]]:
+        """Top-k (memory_id, cosine similarity) among memories passing `filters`."""
+        m = self._live_matrix() if conn is None else None
+        if m is not None:
+            return m.knn(q, k, filters, self.bits_from, self.rescore)
+        return self.knn_sql(q, k, filters, conn)
+
+    def knn_sql(self, q: np.ndarray, k: int, filters: Filters, conn: Any = None) -> list[tuple[int, float]]:
+        """The vector store's exact KNN (the plain approach, and the path without a matrix)."""
+        where, params = filters.sql()
+        if conn is not None:
+            rows = self.backend.knn(conn, blob(q), int(k), where, params)
+        else:
+            with self.store.reading() as c:
+                rows = self.backend.knn(c, blob(q), int(k), where, params)
+        return ordered([(mid, 1.0 - d) for mid, d in rows])
+
+    def similarities(self, q: np.ndarray, ids: list[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        m = self._live_matrix()
+        if m is not None:
+            return m.similarities(q, ids)
+        with self.store.reading() as conn:
+            rows = self.backend.distances(conn, blob(q), ids)
+        return {mid: 1.0 - d for mid, d in rows}
+
+    def rank_of(self, q: np.ndarray, memory_id: int, filters: Filters) -> tuple[int | None, float | None]:
+        """Full rank (1-based) of one memory by similarity among those passing `filters`."""
+        m = self._live_matrix()
+        if m is not None:
+            return m.rank_of(q, memory_id, filters)
+        sim = self.similarities(q, [memory_id]).get(memory_id)
+        if sim is None:
+            return None, None
+        where, params = filters.sql()
+        with self.store.reading() as conn:
+            closer = self.backend.count_closer(conn, blob(q), 1.0 - sim, where, params)
+        return closer + 1, sim
+
+    def vector_of(self, memory_id: int) -> np.ndarray | None:
+        with self.store.reading() as conn:
+            got = self.backend.embedding(conn, memory_id)
+        return None if got is None else np.frombuffer(got, dtype=np.float32).copy()
+
+    # -- near-duplicates for the write path ------------------------------------------------------------
+    def prepare_batch(self, n_items: int, batched_from: int) -> None:
+        """Before a write of `n_items` with dedup: a batch this big checks duplicates against the
+        in-memory matrix (one product per batch) rather than one KNN scan per item."""
+        if self.matrix is None and n_items >= batched_from:
+            self.keep_in_memory()
+        elif self.matrix is not None:
+            self._sync(self.matrix)
+
+    def best_matches(
+        self, conn: Any, vecs: np.ndarray, agents: list[str], tiers: tuple[str, ...] = ("core", "active")
+    ) -> list[tuple[int | None, float]]:
+        """Inside a write transaction: for each vector, the most similar memory of its agent.
+        Uses the matrix as of its last sync plus the rows logged since (read through `conn`, so
+        another process's just-committed writes count); without a matrix, one KNN each."""
+        m = self.matrix
+        if m is None:
+            out: list[tuple[int | None, float]] = []
+            for v, a in zip(vecs, agents, strict=True):
+                hit = self.knn_sql(v, 1, Filters(tiers=tiers, agent=a), conn=conn)
+                out.append(hit[0] if hit else (None, -1.0))
+            return out
+        changed = [
+            int(r[0])
+            for r in conn.execute("SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ?", (m.seq,))
+        ]
+        best = m.best_matches(vecs, agents, tiers, skip=set(changed))
+        if changed:
+            # (memory_id, embedding, tier, kind, category, agent, user)
+            rows = [r for r in self.backend.entries(conn, changed) if r[2] in tiers]
+            if rows:
+                mat = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+                sims = np.asarray(vecs, dtype=np.float32) @ mat.T
+                same = np.array([[(r[5] or "") == (a or "") for r in rows] for a in agents])
+                sims[~same] = -np.inf
+                arg = sims.argmax(axis=1)
+                for j, b in enumerate(arg):
+                    if sims[j, b] > best[j][1]:
+                        best[j] = (int(rows[b][0]), float(sims[j, b]))
+        return best

@@ -19,7 +19,7 @@ from textual.widgets import ProgressBar, Select
 from console.text_safety import visible
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
-from engine.curator_types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, ProposalDetail
+from engine.curator.types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, ProposalDetail
 
 from .base import Pane, PaneCommand
 

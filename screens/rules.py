@@ -17,8 +17,8 @@ from console.widgets import charts
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import DAY, iso
-from engine.decay import band
-from engine.lifecycle_types import RULE_STATUSES
+from engine.lifecycle.decay import band
+from engine.lifecycle.types import RULE_STATUSES
 
 from .base import Pane, PaneCommand
 

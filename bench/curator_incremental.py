@@ -93,7 +93,7 @@ def main() -> None:
         clock = FixedClock(T0)
         eng = open_engine(db, embedder=None, clock=clock, actor="bench")
         t = time.perf_counter()
-        first = eng.run_curator(use_model=False)
+        first = eng.curator.run(use_model=False)
         full_s = time.perf_counter() - t
         eng.close()
 
@@ -112,7 +112,7 @@ def main() -> None:
         eng.add_memories(texts, dedup=False)
         clock.advance(60)
         t = time.perf_counter()
-        inc = eng.run_curator(use_model=False)
+        inc = eng.curator.run(use_model=False)
         inc_s = time.perf_counter() - t
 
         # Plain approach: one vec0 KNN per new memory (agent-filtered), timed on a sample.
@@ -126,7 +126,7 @@ def main() -> None:
         knn_each = (time.perf_counter() - t) / sample
         # And a forget in the same database: delete, FTS optimize, checkpoint, byte-scan every file.
         t = time.perf_counter()
-        gone = eng.forget("memory", [new_ids[0]], "bench")
+        gone = eng.forget.run("memory", [new_ids[0]], "bench")
         forget_s = time.perf_counter() - t
         db_mb = db.stat().st_size / 1e6
         eng.close()

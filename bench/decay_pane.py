@@ -36,21 +36,21 @@ def timed(fn, repeat: int = 5) -> tuple[float, object]:
 
 
 def decay_redraw(eng, now: float) -> None:
-    fc = eng.forecast(30, now=now, limit=200)
-    eng.forecast_timeline(30, now=now)
-    eng.forecast_timeline(30, now=now, rates={"semantic": 10})
-    eng.strength_distribution(now=now, bins=10)
+    fc = eng.decay.forecast(30, now=now, limit=200)
+    eng.decay.timeline(30, now=now)
+    eng.decay.timeline(30, now=now, rates={"semantic": 10})
+    eng.decay.distribution(now=now, bins=10)
     for m in fc.memories[:3]:
-        eng.decay_curve(m.id, days=30, now=now)
-    for r in eng.list_rules(status=["active", "dormant"], limit=2):
-        eng.rule_curve(r.id, days=30, now=now)
+        eng.decay.curve(m.id, days=30, now=now)
+    for r in eng.rules.list(status=["active", "dormant"], limit=2):
+        eng.rules.curve(r.id, days=30, now=now)
 
 
 def rules_load(eng) -> None:
-    eng.rule_facets()
-    rules = eng.list_rules(order="score", limit=500)
-    eng.rule_counts()
-    eng.rule_detail(rules[0].id)
+    eng.rules.facets()
+    rules = eng.rules.list(order="score", limit=500)
+    eng.rules.counts()
+    eng.rules.detail(rules[0].id)
 
 
 def plain_timeline(eng, now: float, days: int) -> list[int]:
@@ -78,10 +78,10 @@ def main() -> None:
         path = Path(d) / "bench.db"
         seed(path, args.n, now)
         eng = open_engine(path, embedder=None, clock=FixedClock(now), actor="bench")
-        eng.decay_pass(now - DAY)           # archive_at scheduled, as after yesterday's pass
+        eng.decay.run(now - DAY)           # archive_at scheduled, as after yesterday's pass
         t_redraw, _ = timed(lambda: decay_redraw(eng, now))
         t_rules, _ = timed(lambda: rules_load(eng))
-        t_tl, tl = timed(lambda: eng.forecast_timeline(30, now=now))
+        t_tl, tl = timed(lambda: eng.decay.timeline(30, now=now))
         t_plain, plain = timed(lambda: plain_timeline(eng, now, 30))
         per_day = [sum(tl.counts[k][i] for k in tl.counts) for i in range(30)]
         assert per_day == plain, "the set-based timeline and the per-row loop disagree"

@@ -89,7 +89,7 @@ def main() -> None:
 
     eng = open_engine(a, embedder=None, clock=FixedClock(now), actor="bench")
     t = time.perf_counter()
-    first = eng.decay_pass(now=now - DAY)
+    first = eng.decay.run(now=now - DAY)
     t_first = time.perf_counter() - t
     print(f"first pass (schedules {first.memories_scheduled:,}): {t_first:.2f} s", flush=True)
     eng.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -98,13 +98,13 @@ def main() -> None:
 
     eng = open_engine(a, embedder=None, clock=FixedClock(now), actor="bench")
     t = time.perf_counter()
-    daily = eng.decay_pass(now=now)
+    daily = eng.decay.run(now=now)
     t_daily = time.perf_counter() - t
     t = time.perf_counter()
-    again = eng.decay_pass(now=now)
+    again = eng.decay.run(now=now)
     t_again = time.perf_counter() - t
     t = time.perf_counter()
-    snap = eng.decay_pass(now=now, refresh_snapshots=True)
+    snap = eng.decay.run(now=now, refresh_snapshots=True)
     t_snap = time.perf_counter() - t
     settings = eng.settings
     tiers_a = dict(eng.store.read("SELECT tier, count(*) FROM memories GROUP BY tier"))

@@ -26,18 +26,18 @@ CANARY = "Canary-Okapi-93be1f-Fjord"
 def seed(eng) -> int:
     for i in range(50):
         eng.add_memory(f"Note {i}: the staging password {CANARY} rotates on day {i}", dedup=False)
-    sid = eng.add_session(agent="bench", title="private")
-    eng.add_messages(sid, [{"role": "user", "content": f"turn {i} mentions {CANARY}"} for i in range(20)])
+    sid = eng.sessions.add(agent="bench", title="private")
+    eng.sessions.add_messages(sid, [{"role": "user", "content": f"turn {i} mentions {CANARY}"} for i in range(20)])
     return eng.add_memory("The release train leaves every second Tuesday at noon", dedup=False)
 
 
 def timed(eng, scope: str, value) -> tuple[float, float, int]:
-    pv = eng.forget(scope, value, "bench", preview=True)
+    pv = eng.forget.run(scope, value, "bench", preview=True)
     t = time.perf_counter()
-    eng.execute_forget(pv.request.id, verify=False)
+    eng.forget.execute(pv.request.id, verify=False)
     t_exec = time.perf_counter() - t
     t = time.perf_counter()
-    ver = eng.verify_forget(pv.request.id)
+    ver = eng.forget.verify(pv.request.id)
     return t_exec, time.perf_counter() - t, ver.residue
 
 

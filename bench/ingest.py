@@ -110,7 +110,7 @@ def dedup_big(big: int, n: int, n_plain: int) -> list[str]:
         eng = open_engine(db, embedder=emb, actor="bench", settings=settings(dedup_matrix_from=from_),
                           clock=FixedClock("2026-01-05T00:00:00Z"))
         t0 = time.perf_counter()
-        res = eng.add_memories_ex(items, dedup=True)
+        res = eng.memories.add_many_ex(items, dedup=True)
         dt = time.perf_counter() - t0
         found = sum(r.deduplicated for r in res)
         eng.close()

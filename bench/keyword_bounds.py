@@ -66,8 +66,8 @@ def main() -> None:
             hyb[name].append(time.perf_counter() - t0)
             tops[name].append({h.id for h in res.hits})
             t0 = time.perf_counter()
-            p = eng.keyword_plan(q)
-            ranks = eng._keyword_ranks(p, Filters(), 10)
+            p = eng.retrieval.keyword_plan(q)
+            ranks = eng.retrieval.keyword_ranks(p, Filters(), 10)
             kwl[name].append(time.perf_counter() - t0)
             ktops[name].append(set(ranks))
             if name.endswith("(default)") and p.recent_from is not None:

@@ -81,7 +81,7 @@ def run_conversation(idx: int, conv: dict, settings: Settings, emb: CachedEmbedd
         row = {"conversation": idx, "question": q["question"], "answer": str(q.get("answer")),
                "category": q["category"], "evidence": q.get("evidence", []), "evidence_ids": ev,
                "rank": {}}
-        eng.embed_query(q["question"])          # warm the query-vector cache: latency excludes it
+        eng.retrieval.embed_query(q["question"])          # warm the query-vector cache: latency excludes it
         for mode in modes:
             t1 = time.perf_counter()
             res = eng.search(q["question"], k=max(KS), mode=mode, record_access=False)
@@ -93,7 +93,7 @@ def run_conversation(idx: int, conv: dict, settings: Settings, emb: CachedEmbedd
             row["explain"] = []
             for e in ev:
                 x = eng.explain(q["question"], e, k=misses_k, mode="hybrid")
-                row["explain"].append({"id": e, "content": eng.get_memory(e).content,
+                row["explain"].append({"id": e, "content": eng.memories.get(e).content,
                                        "bm25_rank": x.bm25_rank, "vector_rank": x.vector_rank,
                                        "vector_similarity": x.vector_similarity,
                                        "final": x.final, "kth_final": x.kth_final,

@@ -42,8 +42,8 @@ def dump(style: str) -> list[dict]:
         for q in conv["qa"]:
             if q.get("category") not in (1, 2, 3, 4):
                 continue
-            kw = eng._keyword_ranks(plan(q["question"]), Filters(), N)
-            vec = eng.vectors.knn(eng.embed_query(q["question"]), N, Filters())
+            kw = eng.retrieval.keyword_ranks(plan(q["question"]), Filters(), N)
+            vec = eng.vectors.knn(eng.retrieval.embed_query(q["question"]), N, Filters())
             rows.append({"conv": i, "cat": q["category"],
                          "ev": [by_dia[e] for e in q["evidence"] if e in by_dia],
                          "kw": [[m, s] for m, (_, s) in kw.items()],

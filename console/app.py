@@ -133,7 +133,7 @@ class MemConsole(App):
             self.set_interval(self.poll_interval, self.poll_db)
 
     def _start_embedder(self) -> None:
-        self.engine.start_embedder()
+        self.engine.embedder.start()
         self._embedder_changed(self.engine.embedder.state)
 
     close_engine_on_unmount = True   # run_console closes it itself, after the terminal is back

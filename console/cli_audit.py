@@ -34,12 +34,12 @@ def audit(ctx, target, actor, action, since, limit, verify, rekey, as_json):
             emit({"result": eng.rekey_audit()}, as_json, lambda d: click.echo(d["result"]))
             return
         if verify:
-            chk = eng.verify_audit()
+            chk = eng.audit.verify()
             emit(chk, as_json, lambda c: click.echo(c.message + "".join(f"\n  {p}" for p in c.problems)))
             if not chk.ok:
                 raise click.exceptions.Exit(1)
             return
-        rows = eng.audit_log(target=target, actor=actor, action=action, since=since, limit=limit)
+        rows = eng.audit.log(target=target, actor=actor, action=action, since=since, limit=limit)
 
     def summary(s) -> str:
         return s if isinstance(s, str) else json.dumps(s, ensure_ascii=False, separators=(",", ":"))

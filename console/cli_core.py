@@ -32,7 +32,7 @@ def register(cli: click.Group) -> None:
 def add(ctx, text, kind, category, tier, agent, user, importance, no_dedup, as_json):
     """Add a memory (a near-duplicate reinforces the existing one instead)."""
     with ctx.engine() as eng:
-        r = eng.add_memory_ex(text, kind=kind, category=category, tier=tier, agent=agent, user=user,
+        r = eng.memories.add_ex(text, kind=kind, category=category, tier=tier, agent=agent, user=user,
                               importance=importance, dedup=not no_dedup)
     emit({"id": r.id, "deduplicated": r.deduplicated}, as_json,
          lambda o: click.echo(f"{'reinforced existing' if o['deduplicated'] else 'added'} memory {o['id']}"))
@@ -51,7 +51,7 @@ def ingest(ctx, file, no_dedup, as_json):
     advance, close = progress_bar(total, f"ingest {file.name}")
     with ctx.engine() as eng:
         try:
-            summary = eng.ingest_jsonl(file, dedup=not no_dedup, progress=advance)
+            summary = eng.importers.ingest(file, dedup=not no_dedup, progress=advance)
         finally:
             close()
     emit(summary, as_json, lambda s: click.echo(
@@ -139,7 +139,7 @@ def explain(ctx, query, memory_id, k, tier, kind, category, agent, user, as_json
 def sessions(ctx, agent, user, source, text, limit, as_json):
     """List sessions, newest first."""
     with ctx.engine(embedder=None) as eng:
-        rows = eng.list_sessions(agent=agent, user=user, source=source, text=text, limit=limit)
+        rows = eng.sessions.list(agent=agent, user=user, source=source, text=text, limit=limit)
     emit(rows, as_json, lambda rs: table(
         [[s.id, iso(s.started_at), s.agent, s.user, s.source, s.message_count, s.title] for s in rs],
         ["id", "started", "agent", "user", "source", "msgs", "title"]))
@@ -152,7 +152,7 @@ def sessions(ctx, agent, user, source, text, limit, as_json):
 def session(ctx, session_id, as_json):
     """One session's transcript and lineage."""
     with ctx.engine(embedder=None) as eng:
-        d = eng.get_session(session_id)
+        d = eng.sessions.get(session_id)
 
     def human(d):
         s = d.session
@@ -178,7 +178,7 @@ def session(ctx, session_id, as_json):
 def messages(ctx, query, session_id, agent, limit, as_json):
     """Full-text search of session transcripts (CJK works)."""
     with ctx.engine(embedder=None) as eng:
-        hits = eng.search_messages(query, limit=limit, session_id=session_id, agent=agent)
+        hits = eng.sessions.search_messages(query, limit=limit, session_id=session_id, agent=agent)
     emit(hits, as_json, lambda hs: table(
         [[h.message.id, h.message.session_id, iso(h.message.at), h.message.role, h.snippet] for h in hs],
         ["id", "session", "at", "role", "snippet"]))
@@ -195,7 +195,7 @@ def memory():
 @pass_ctx
 def memory_show(ctx, memory_id, as_json):
     with ctx.engine(embedder=None) as eng:
-        m = eng.get_memory(memory_id)
+        m = eng.memories.get(memory_id)
     emit(m, as_json, None)
 
 
@@ -244,10 +244,10 @@ def demo(ctx, force, as_json):
 def backfill(ctx, as_json):
     """Embed memories that were written while no model was loaded."""
     with ctx.engine(load="now", auto_backfill=False) as eng:
-        total = eng.pending_vectors()
+        total = eng.memories.pending_vectors()
         advance, close = progress_bar(total, "embedding")
         try:
-            n = eng.backfill_vectors(progress=advance)
+            n = eng.memories.backfill_vectors(progress=advance)
         finally:
             close()
     emit({"embedded": n}, as_json, lambda o: click.echo(f"embedded {o['embedded']} memories"))

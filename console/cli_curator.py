@@ -37,7 +37,7 @@ def curate_run(ctx, dry_run, no_model, as_json):
     """Queue proposals (nothing changes until an operator approves). Writes run.json and REPORT.md
     under curator/<YYYYMMDD-HHMMSS>/ beside the database."""
     with ctx.engine(embedder=None if no_model else "default", load="lazy") as eng:
-        run = eng.run_curator(dry_run=dry_run, use_model=not no_model)
+        run = eng.curator.run(dry_run=dry_run, use_model=not no_model)
 
     def human(r):
         p = r.counts.get("proposed", {})
@@ -64,7 +64,7 @@ def curate_run(ctx, dry_run, no_model, as_json):
 def proposals(ctx, status, kind, limit, as_json):
     """The approval queue, newest first."""
     with ctx.engine(embedder=None) as eng:
-        rows = eng.list_proposals(status=status, kind=kind, limit=limit)
+        rows = eng.curator.list(status=status, kind=kind, limit=limit)
     emit(rows, as_json, lambda ps: table(
         [[p.id, p.kind, p.target_kind, p.status, ",".join(map(str, p.members)), iso(p.created_at),
           _short(p.survivor_text)] for p in ps],
@@ -82,7 +82,7 @@ def proposal():
 @pass_ctx
 def proposal_show(ctx, proposal_id, as_json):
     with ctx.engine(embedder=None) as eng:
-        d = eng.get_proposal(proposal_id)
+        d = eng.curator.get(proposal_id)
 
     def human(d):
         p = d.proposal
@@ -115,7 +115,7 @@ def _done(verb: str):
 def proposal_approve(ctx, proposal_id, text, reason, as_json):
     """Approve and apply in one transaction."""
     with ctx.engine(load="now" if text is not None else "lazy") as eng:
-        p = eng.approve_proposal(proposal_id, text=text, reason=reason)
+        p = eng.curator.approve(proposal_id, text=text, reason=reason)
     emit(p, as_json, _done("approved and applied"))
 
 
@@ -126,7 +126,7 @@ def proposal_approve(ctx, proposal_id, text, reason, as_json):
 @pass_ctx
 def proposal_reject(ctx, proposal_id, reason, as_json):
     with ctx.engine(embedder=None) as eng:
-        p = eng.reject_proposal(proposal_id, reason)
+        p = eng.curator.reject(proposal_id, reason)
     emit(p, as_json, _done("rejected"))
 
 
@@ -138,5 +138,5 @@ def proposal_reject(ctx, proposal_id, reason, as_json):
 def proposal_undo(ctx, proposal_id, reason, as_json):
     """Restore exactly the state before the proposal was applied."""
     with ctx.engine(embedder=None) as eng:
-        p = eng.undo_proposal(proposal_id, reason=reason)
+        p = eng.curator.undo(proposal_id, reason=reason)
     emit(p, as_json, _done("undone"))

@@ -52,7 +52,7 @@ def decay() -> None:
 def decay_run(ctx, now, dry_run, scope, refresh_snapshots, as_json):
     """One decay pass: archive memories below the threshold, lower unreinforced rules."""
     with ctx.engine(embedder=None) as eng:
-        r = eng.decay_pass(now=_now(now), dry_run=dry_run, scope=scope,
+        r = eng.decay.run(now=_now(now), dry_run=dry_run, scope=scope,
                            refresh_snapshots=refresh_snapshots)
     emit(r, as_json, lambda r: click.echo(
         f"{'would change' if r.dry_run else 'decayed'} as of {iso(r.now)}: "
@@ -72,7 +72,7 @@ def decay_run(ctx, now, dry_run, scope, refresh_snapshots, as_json):
 def decay_forecast(ctx, days, now, agent, limit, half_life, as_json):
     """Which memories and rules cross a threshold within N days if nothing is reinforced."""
     with ctx.engine(embedder=None) as eng:
-        f = eng.forecast(days, _now(now), rates=_rates(half_life), limit=limit, agent=agent)
+        f = eng.decay.forecast(days, _now(now), rates=_rates(half_life), limit=limit, agent=agent)
 
     def human(f):
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(f.by_kind.items())) or "none"
@@ -100,9 +100,9 @@ def decay_curve(ctx, memory_id, days, points, is_rule, half_life, as_json):
     """Projected strength of a memory (or score of a rule) over the next N days."""
     with ctx.engine(embedder=None) as eng:
         if is_rule:
-            c = eng.rule_curve(memory_id, days)
+            c = eng.rules.curve(memory_id, days)
         else:
-            c = eng.decay_curve(memory_id, days, rates=_rates(half_life), points=points)
+            c = eng.decay.curve(memory_id, days, rates=_rates(half_life), points=points)
 
     def human(c):
         click.echo(f"{c.target_kind} {c.target_id} ({c.label}){' frozen' if c.frozen else ''}; "

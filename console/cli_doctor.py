@@ -25,7 +25,7 @@ def doctor(ctx, repair, as_json):
     try:
         with ctx.engine(embedder="default" if repair else None, load="lazy",
                         auto_backfill=False) as eng:
-            report = eng.doctor(repair=repair)
+            report = eng.health.doctor(repair=repair)
     except DatabaseDamaged:      # too damaged to open: still a finding (exit 1), not an error
         report = doctor_file(ctx.db)
 

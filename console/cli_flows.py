@@ -37,7 +37,7 @@ def _flow_rows(fs) -> None:
 def flows(ctx, agent, domain, flagged, as_json):
     """List flows with counts, effectiveness and trend."""
     with ctx.engine(embedder=None) as eng:
-        fs = eng.list_flows(agent=agent, domain=domain, flagged=True if flagged else None)
+        fs = eng.flows.list(agent=agent, domain=domain, flagged=True if flagged else None)
     emit(fs, as_json, _flow_rows)
 
 
@@ -58,7 +58,7 @@ def flow_add(ctx, file, replace, as_json):
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         fail(f"{file}: not a readable JSON file ({exc})")
     with ctx.engine(embedder=None) as eng:
-        f = eng.add_flow_doc(doc, replace=replace)
+        f = eng.flows.add_doc(doc, replace=replace)
     emit({"id": f.id, "name": f.name}, as_json, lambda o: click.echo(f"flow {o['id']}: {o['name']}"))
 
 
@@ -74,8 +74,8 @@ def flow_run(ctx, name, outcome, note, agent, at, as_json):
     """Record a run of a flow (pass or fail)."""
     when = parse_time(at) if at else None
     with ctx.engine(embedder=None) as eng:
-        run = eng.record_flow_run(name, outcome, note=note, agent=agent, at=when)
-        stats = eng.get_flow(run.flow_id).stats
+        run = eng.flows.record_run(name, outcome, note=note, agent=agent, at=when)
+        stats = eng.flows.get(run.flow_id).stats
     emit({"run": run, "stats": stats}, as_json, lambda o: click.echo(
         f"recorded {outcome}; {name}: {stats.passes}/{stats.uses} = {_eff(stats)}"
         + (" (FLAGGED)" if stats.flagged else "")))
@@ -90,7 +90,7 @@ def flow_run(ctx, name, outcome, note, agent, at, as_json):
 def flow_check(ctx, text, agent, limit, as_json):
     """Find the flows for an intended action, with steps and effectiveness."""
     with ctx.engine(embedder=None) as eng:
-        ms = eng.check_flows(text, agent=agent, limit=limit)
+        ms = eng.flows.check(text, agent=agent, limit=limit)
 
     def human(ms):
         if not ms:
@@ -112,7 +112,7 @@ def flow_check(ctx, text, agent, limit, as_json):
 def flow_show(ctx, name, runs, as_json):
     """One flow: steps, effectiveness and its recent runs."""
     with ctx.engine(embedder=None) as eng:
-        d = eng.flow_detail(name, runs=runs)
+        d = eng.flows.detail(name, runs=runs)
 
     def human(d):
         f, s = d.flow, d.flow.stats
@@ -140,7 +140,7 @@ def gate() -> None:
 def gate_pre(ctx, text, agent, as_json):
     """Flows, rejections, active state and critical rules for an intended action."""
     with ctx.engine(embedder=None) as eng:
-        pre = eng.gate_pre(text, agent=agent)
+        pre = eng.gates.pre(text, agent=agent)
     emit(pre, as_json, lambda p: click.echo(p.block))
 
 
@@ -154,7 +154,7 @@ def gate_pre(ctx, text, agent, as_json):
 def gate_post(ctx, outcome, summary, agent, flow_name, as_json):
     """Record how an action went: a flow run and a (consolidated) state entry."""
     with ctx.engine(embedder=None) as eng:
-        post = eng.gate_post(outcome, summary, agent=agent, flow=flow_name)
+        post = eng.gates.post(outcome, summary, agent=agent, flow=flow_name)
 
     def human(p):
         click.echo(f"{'updated' if p.consolidated else 'logged'} state memory {p.state_memory_id}")

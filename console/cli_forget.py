@@ -64,7 +64,7 @@ def forget(ctx, memory_ids, session_id, agent, user, query, preview, reason, dea
         fail("name exactly one scope: --memory ID..., --session, --agent, --user or --query")
     kind, value = scopes[0]
     with ctx.engine(embedder=None) as eng:
-        res = eng.forget(kind, value, reason, preview=preview, deadline=deadline)
+        res = eng.forget.run(kind, value, reason, preview=preview, deadline=deadline)
     if preview:
         from engine.types import to_json
         doc = {"request_id": res.request.id, "status": res.request.status, "counts": res.counts,
@@ -81,7 +81,7 @@ def forget(ctx, memory_ids, session_id, agent, user, query, preview, reason, dea
 def forget_requests(ctx, status, as_json):
     """Forget cases, newest first."""
     with ctx.engine(embedder=None) as eng:
-        rows = eng.list_forget_requests(status=status)
+        rows = eng.forget.list(status=status)
     emit(rows, as_json, lambda rs: table(
         [[r.id, r.scope_kind, r.scope_value[:40], r.status, r.residue, iso(r.requested_at), iso(r.deadline),
           r.requested_by, r.reason[:40]] for r in rs],
@@ -103,17 +103,17 @@ def forget_request(ctx, request_id, execute, verify, memory_ids, as_json):
         fail("use --execute or --verify, not both (--execute verifies too)")
     with ctx.engine(embedder=None) as eng:
         if execute:
-            res = eng.execute_forget(request_id, memory_ids=list(memory_ids) or None)
+            res = eng.forget.execute(request_id, memory_ids=list(memory_ids) or None)
             emit(_case(res), as_json, _human)
             return
         if verify:
-            ver = eng.verify_forget(request_id)
-            r = eng.get_forget_request(request_id)
+            ver = eng.forget.verify(request_id)
+            r = eng.forget.get(request_id)
             doc = {**_case(r), "checked_texts": ver.checked_texts, "files": ver.files,
                    "wal_truncated": ver.wal_truncated}
             emit(doc, as_json, _verified)
             return
-        r = eng.get_forget_request(request_id)
+        r = eng.forget.get(request_id)
     emit(r, as_json, lambda r: click.echo(
         f"forget request {r.id}: {r.status}\n  scope {r.scope_kind} {r.scope_value}\n  reason {r.reason}\n"
         f"  requested {iso(r.requested_at)} by {r.requested_by}; deadline {iso(r.deadline)}\n"

@@ -86,7 +86,7 @@ def import_hermes(ctx, path, agent, include_bundled, dry_run, embed, as_json):
     The home is never written to: state.db is copied with its WAL and the copy is read.
     Importing again brings in only what the agent wrote since."""
     with _engine(ctx, embed) as eng:
-        s = _run(f"import {path.name}", lambda bar: eng.import_hermes(
+        s = _run(f"import {path.name}", lambda bar: eng.importers.hermes(
             path, agent=agent, include_bundled=include_bundled, dry_run=dry_run, progress=bar))
     emit(s, as_json, _print_summary)
 
@@ -105,7 +105,7 @@ def import_hermes(ctx, path, agent, include_bundled, dry_run, embed, as_json):
 def import_markdown(ctx, file, agent, user, kind, category, dry_run, embed, as_json):
     """Import a MEMORY.md-style file: entries separated by `§` lines or blank lines."""
     with _engine(ctx, embed) as eng:
-        s = _run(f"import {file.name}", lambda bar: eng.import_markdown(
+        s = _run(f"import {file.name}", lambda bar: eng.importers.markdown(
             file, agent=agent, user=user, kind=kind, category=category, dry_run=dry_run,
             progress=bar))
     emit(s, as_json, _print_summary)
@@ -120,7 +120,7 @@ def import_jsonl(ctx, file, dry_run, as_json):
     """Restore a full export (`export jsonl`): every record keeps its id; rows already present
     are skipped, a different row under the same id is refused."""
     with ctx.engine(embedder=None) as eng:
-        s = _run(f"import {file.name}", lambda bar: eng.import_jsonl(file, dry_run=dry_run,
+        s = _run(f"import {file.name}", lambda bar: eng.importers.jsonl(file, dry_run=dry_run,
                                                                        progress=bar))
     emit(s, as_json, _print_summary)
 
@@ -143,7 +143,7 @@ def export_jsonl(ctx, file, no_vectors, force, as_json):
 
     check_target(file, force)       # before opening the database: a refusal costs nothing
     with ctx.engine(embedder=None) as eng:
-        s = _run(f"export {file.name}", lambda bar: eng.export_jsonl(
+        s = _run(f"export {file.name}", lambda bar: eng.importers.export_jsonl(
             file, vectors=not no_vectors, overwrite=force, progress=bar))
     emit(s, as_json, lambda s: click.echo(
         f"exported {sum(s.records.values())} records ({_counts(s.records)}; {s.vectors} vectors) "

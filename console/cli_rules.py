@@ -36,7 +36,7 @@ def _rule_rows(rs) -> None:
 def rules(ctx, status, agent, domain, source, query, order, limit, as_json):
     """List rules (highest score first), with filters."""
     with ctx.engine(embedder=None) as eng:
-        rs = eng.list_rules(status=list(status) or None, agent=agent, domain=domain, source=source,
+        rs = eng.rules.list(status=list(status) or None, agent=agent, domain=domain, source=source,
                             query=query, order=order, limit=limit)
     emit(rs, as_json, _rule_rows)
 
@@ -59,7 +59,7 @@ def rule() -> None:
 def rule_add(ctx, text, score, domain, agent, source, reason, as_json):
     """Add a rule; its status follows its score's band."""
     with ctx.engine(embedder=None) as eng:
-        r = eng.add_rule(text, score=score, domain=domain, agent=agent, source=source, reason=reason)
+        r = eng.rules.add(text, score=score, domain=domain, agent=agent, source=source, reason=reason)
     emit({"id": r.id, "score": r.score, "status": r.status}, as_json,
          lambda o: click.echo(f"added rule {o['id']} ({o['status']}, score {o['score']:g})"))
 
@@ -72,7 +72,7 @@ def rule_add(ctx, text, score, domain, agent, source, reason, as_json):
 def rule_show(ctx, rule_id, days, as_json):
     """One rule with its score history and projected score."""
     with ctx.engine(embedder=None) as eng:
-        d = eng.rule_detail(rule_id, days=days)
+        d = eng.rules.detail(rule_id, days=days)
 
     def human(d):
         r = d.rule
@@ -122,7 +122,7 @@ _change("violate", "record_violation", "Record that an agent broke the rule.")
 def rule_set_score(ctx, rule_id, score, reason, as_json):
     """Set a rule's score (0–10); its status follows the new band unless pinned."""
     with ctx.engine(embedder=None) as eng:
-        r = eng.set_rule_score(rule_id, score, reason)
+        r = eng.rules.set_score(rule_id, score, reason)
     emit(r, as_json, lambda r: click.echo(f"rule {r.id}: score {r.score:g}, {r.status}"))
 
 
@@ -137,7 +137,7 @@ def rule_set_score(ctx, rule_id, score, reason, as_json):
 def reject(ctx, text, agent, user, domain, reason, as_json):
     """Record that the user said no: a `rejected` memory and a critical rule, immediately."""
     with ctx.engine(embedder=None) as eng:
-        r = eng.reject(text, agent=agent, user=user, domain=domain, reason=reason)
+        r = eng.rules.reject(text, agent=agent, user=user, domain=domain, reason=reason)
     emit(r, as_json, lambda r: click.echo(f"rejection recorded: memory {r.memory_id}, "
                                           f"critical rule {r.rule_id}"))
 
@@ -150,7 +150,7 @@ def reject(ctx, text, agent, user, domain, reason, as_json):
 def boot(ctx, agent, max_rules, as_json):
     """Exactly what an agent loads at start, as a fenced <memory-context> block."""
     with ctx.engine(embedder=None) as eng:
-        b = eng.boot_context(agent, max_rules=max_rules)
+        b = eng.boot.context(agent, max_rules=max_rules)
 
     def human(b):
         click.echo(b.text)

@@ -89,6 +89,10 @@ class MemoryEngine(
         self.boot = Boot(self.ctx, self.rules)
         self.gates = Gates(self.ctx, self.rules, self.flows, self.boot, self.memories)
         # -- services (curator, forget, audit, health, importers) --
+        # Until each of these is its own service, its new names reach the old methods.
+        for noun in ("curator", "forget", "audit", "health", "importers"):
+            if noun not in self.__dict__:
+                setattr(self, noun, _Pending(self, noun))
         if auto_backfill:
             self.embedder.on_ready(self._backfill_quietly)
         if load == "background":
@@ -219,6 +223,23 @@ class MemoryEngine(
     def data_version(self) -> int:
         """Changes whenever another process commits: poll it to refresh live views."""
         return self.store.data_version()
+
+
+class _Pending:
+    """`eng.<noun>.<verb>` for a group not yet turned into a service: resolves to the old method
+    named for it in engine/moved.py. Goes when the last group is a service."""
+
+    def __init__(self, engine: MemoryEngine, noun: str) -> None:
+        self._engine, self._noun = engine, noun
+        self._names = {v.split(".", 1)[1]: k for k, v in MOVED.items() if v.split(".", 1)[0] == noun}
+        if noun == "forget":
+            self._names["run"] = "forget"
+
+    def __getattr__(self, name: str):
+        old = self._names.get(name)
+        if old is None:
+            raise AttributeError(f"eng.{self._noun} has no {name!r}")
+        return getattr(type(self._engine), old).__get__(self._engine)
 
 
 def open_engine(path: str | os.PathLike, **kwargs) -> MemoryEngine:

@@ -138,7 +138,7 @@ class CuratorPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.queue")
     def load_queue(self, filters: dict) -> None:
-        props = self.engine.list_proposals(**filters)
+        props = self.engine.curator.list(**filters)
         self.deliver(self._show_queue, props)
 
     def _show_queue(self, props) -> None:
@@ -160,7 +160,7 @@ class CuratorPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.detail")
     def load_detail(self, pid: int) -> None:
-        d = self.engine.get_proposal(pid)
+        d = self.engine.curator.get(pid)
         self.deliver(self._show_detail, d)
 
     def _show_detail(self, d: ProposalDetail) -> None:
@@ -214,8 +214,8 @@ class CuratorPane(Pane):
     # -- latest run ---------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.run_info")
     def load_run(self) -> None:
-        run = self.engine.latest_curator_run()
-        report = self.engine.latest_curator_report()
+        run = self.engine.curator.latest_run()
+        report = self.engine.curator.latest_report()
         self.deliver(self._show_run, run, report)
 
     def _show_run(self, run: CuratorRun | None, report: str | None) -> None:
@@ -260,7 +260,7 @@ class CuratorPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
     def approve(self, pid: int, text: str | None) -> None:
-        p = self.engine.approve_proposal(pid, text=text, reason="approved from the console")
+        p = self.engine.curator.approve(pid, text=text, reason="approved from the console")
         self.app.call_from_thread(self.notify, f"Proposal #{pid} {p.status}"
                                   + (f": result #{p.result_id}" if p.result_id else "") + ".")
         self.deliver(self.post_message, self.ProposalApproved(pid))
@@ -275,7 +275,7 @@ class CuratorPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
     def reject(self, pid: int, reason: str) -> None:
-        self.engine.reject_proposal(pid, reason)
+        self.engine.curator.reject(pid, reason)
         self.app.call_from_thread(self.notify, f"Proposal #{pid} rejected.")
         self.wrote()
 
@@ -294,7 +294,7 @@ class CuratorPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
     def undo(self, pid: int) -> None:
-        self.engine.undo_proposal(pid, reason="undone from the console")
+        self.engine.curator.undo(pid, reason="undone from the console")
         self.app.call_from_thread(self.notify, f"Proposal #{pid} undone.")
         self.wrote()
 
@@ -309,7 +309,7 @@ class CuratorPane(Pane):
     def run_curator(self, dry_run: bool) -> None:
         def progress(stage: str, done: int, total: int) -> None:
             self.deliver(self._progress, stage, done, total)
-        run = self.engine.run_curator(dry_run=dry_run, progress=progress)
+        run = self.engine.curator.run(dry_run=dry_run, progress=progress)
         self.deliver(self.post_message, self.CuratorFinished(run))
         if not dry_run:
             self.wrote()

@@ -200,28 +200,28 @@ class DecayPane(Pane):
         eng = self.engine
         now = eng.clock.now() + p["offset"] * DAY
         h, rates = p["horizon"], p["rates"]
-        fc = eng.forecast(h, now=now, rates=rates, limit=200)
-        view = DecayView(now, p["offset"], h, rates, fc, eng.forecast_timeline(h, now=now),
-                         eng.forecast_timeline(h, now=now, rates=rates) if rates else None,
-                         eng.strength_distribution(now=now, bins=10))
+        fc = eng.decay.forecast(h, now=now, rates=rates, limit=200)
+        view = DecayView(now, p["offset"], h, rates, fc, eng.decay.timeline(h, now=now),
+                         eng.decay.timeline(h, now=now, rates=rates) if rates else None,
+                         eng.decay.distribution(now=now, bins=10))
         chosen = p["chosen"]
         if chosen is None:   # nothing chosen yet: the next memories and rules to cross
             ahead = [m for m in fc.memories if m.crosses_at > now] or fc.memories   # skip overdue
             chosen = [f"m{m.id}" for m in ahead[:AUTO_MEMORIES]]
             rules = [f"r{r.id}" for r in fc.rules[:AUTO_RULES]] or \
-                [f"r{r.id}" for r in eng.list_rules(status=["active", "dormant"], limit=AUTO_RULES)]
+                [f"r{r.id}" for r in eng.rules.list(status=["active", "dormant"], limit=AUTO_RULES)]
             chosen += rules
         view.chosen = chosen
         for key in chosen:
             tid = int(key[1:])
             try:
                 if key[0] == "m":
-                    real = eng.decay_curve(tid, days=h, now=now)
-                    what_if = eng.decay_curve(tid, days=h, now=now, rates=rates) \
+                    real = eng.decay.curve(tid, days=h, now=now)
+                    what_if = eng.decay.curve(tid, days=h, now=now, rates=rates) \
                         if rates and real.label in rates else None
                     view.memory_curves.append((real, what_if))
                 else:
-                    view.rule_curves.append(eng.rule_curve(tid, days=h, now=now))
+                    view.rule_curves.append(eng.rules.curve(tid, days=h, now=now))
             except NotFound:
                 view.missing.append(key)
         self.deliver(self._show, view)

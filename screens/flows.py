@@ -94,7 +94,7 @@ class FlowsPane(Pane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="flows.list")
     def load(self, show: str | None) -> None:
         kw = {"flagged": True} if show == "flagged" else {"status": show} if show else {}
-        flows = self.engine.list_flows(**kw)
+        flows = self.engine.flows.list(**kw)
         self.deliver(self._show, flows, self.engine.clock.now())
 
     def _show(self, flows, now: float) -> None:
@@ -136,7 +136,7 @@ class FlowsPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="flows.detail")
     def load_detail(self, key: str | None) -> None:
-        self.deliver(self._show_detail, self.engine.flow_detail(int(key)) if key else None)
+        self.deliver(self._show_detail, self.engine.flows.detail(int(key)) if key else None)
 
     def _show_detail(self, d) -> None:
         self.detail = d
@@ -216,7 +216,7 @@ class FlowsPane(Pane):
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="flows.edit")
     def set_status(self, flow_id: int, status: str) -> None:
-        f = self.engine.set_flow_status(flow_id, status, reason="from the console")
+        f = self.engine.flows.set_status(flow_id, status, reason="from the console")
         self.app.call_from_thread(self.notify, f"Flow {f.name} is {f.status}.")
         self.wrote()
 

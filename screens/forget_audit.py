@@ -112,7 +112,7 @@ class ForgetAuditPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.cases")
     def load_cases(self) -> None:
-        self.deliver(self._show_cases, self.engine.list_forget_requests())
+        self.deliver(self._show_cases, self.engine.forget.list())
 
     def _show_cases(self, cases: list[ForgetRequest]) -> None:
         self.cases = {str(c.id): c for c in cases}
@@ -159,7 +159,7 @@ class ForgetAuditPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.audit")
     def load_audit(self, text: str) -> None:
-        self.deliver(self._show_audit, self.engine.audit_log(**parse_audit_filter(text), limit=500))
+        self.deliver(self._show_audit, self.engine.audit.log(**parse_audit_filter(text), limit=500))
 
     def _show_audit(self, entries) -> None:
         t = self.table("#audit")
@@ -203,8 +203,8 @@ class ForgetAuditPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.preview")
     def create_and_preview(self, scope: str, values, reason: str) -> None:
-        req = self.engine.create_forget_request(scope, values, reason)
-        pv = self.engine.preview_forget(req.id)
+        req = self.engine.forget.open(scope, values, reason)
+        pv = self.engine.forget.preview(req.id)
         self.deliver(self.post_message, self.ForgetPreviewed(pv))
         self.wrote()
 
@@ -219,7 +219,7 @@ class ForgetAuditPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.preview")
     def preview_case(self, rid: int) -> None:
-        self.deliver(self.post_message, self.ForgetPreviewed(self.engine.preview_forget(rid)))
+        self.deliver(self.post_message, self.ForgetPreviewed(self.engine.forget.preview(rid)))
         self.wrote()
 
     @on(ForgetPreviewed)
@@ -262,7 +262,7 @@ class ForgetAuditPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
     def execute(self, rid: int) -> None:
-        res = self.engine.execute_forget(rid, verify=True)
+        res = self.engine.forget.execute(rid, verify=True)
         self.deliver(self.post_message, self.ForgetExecuted(res))
         self.wrote()
 
@@ -277,8 +277,8 @@ class ForgetAuditPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
     def verify(self, rid: int) -> None:
-        ver = self.engine.verify_forget(rid)
-        req = self.engine.get_forget_request(rid)
+        ver = self.engine.forget.verify(rid)
+        req = self.engine.forget.get(rid)
         self.deliver(self.post_message, self.ForgetExecuted(
             ForgetResult(rid, req.status, req.counts, ver.residue, ver)))
         self.wrote()

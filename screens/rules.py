@@ -111,9 +111,9 @@ class RulesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rules.list")
     def load(self, filters: dict) -> None:
-        facets = self.engine.rule_facets()
-        rules = self.engine.list_rules(order="score", limit=LIMIT, **filters)
-        counts = self.engine.rule_counts()
+        facets = self.engine.rules.facets()
+        rules = self.engine.rules.list(order="score", limit=LIMIT, **filters)
+        counts = self.engine.rules.counts()
         self.deliver(self._show, rules, facets, counts, self.engine.clock.now())
 
     def _show(self, rules, facets, counts, now: float) -> None:
@@ -159,7 +159,7 @@ class RulesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rules.detail")
     def load_detail(self, key: str | None) -> None:
-        detail = self.engine.rule_detail(int(key)) if key else None
+        detail = self.engine.rules.detail(int(key)) if key else None
         self.deliver(self._show_detail, detail)
 
     def _show_detail(self, d) -> None:
@@ -221,7 +221,7 @@ class RulesPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rules.boot")
     def load_boot(self, agent: str | None) -> None:
-        self.deliver(self._show_boot, self.engine.boot_context(agent or None))
+        self.deliver(self._show_boot, self.engine.boot.context(agent or None))
 
     def _show_boot(self, ctx) -> None:
         self.boot = ctx
@@ -298,9 +298,9 @@ class RulesPane(Pane):
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="rules.edit")
     def change(self, method: str, rule_id: int, *args) -> None:
-        before = self.engine.get_rule(rule_id)
+        before = self.engine.rules.get(rule_id)
         if method == "set_rule_score":
-            after = self.engine.set_rule_score(rule_id, args[0], reason=args[1])
+            after = self.engine.rules.set_score(rule_id, args[0], reason=args[1])
         else:
             after = getattr(self.engine, method)(rule_id, reason=REASON)
         what = DONE.get(method, method)

@@ -234,11 +234,11 @@ class SearchPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
     def toggle_pin(self, mid: int) -> None:
-        mem = self.engine.get_memory(mid)
+        mem = self.engine.memories.get(mid)
         if mem.pinned:
-            self.engine.unpin_memory(mid, reason="unpinned from the console")
+            self.engine.memories.unpin(mid, reason="unpinned from the console")
         else:
-            self.engine.pin_memory(mid, reason="pinned from the console")
+            self.engine.memories.pin(mid, reason="pinned from the console")
         self.app.call_from_thread(self.notify, f"Memory #{mid} {'unpinned' if mem.pinned else 'pinned'}.")
         self.wrote()
 
@@ -251,7 +251,7 @@ class SearchPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
     def set_importance(self, mid: int, value: str) -> None:
-        mem = self.engine.set_importance(mid, value, reason="set from the console")
+        mem = self.engine.memories.set_importance(mid, value, reason="set from the console")
         self.app.call_from_thread(self.notify, f"Memory #{mid} importance is {mem.importance:.2f}.")
         self.wrote()
 
@@ -270,7 +270,7 @@ class SearchPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
     def archive(self, mid: int) -> None:
-        self.engine.archive_memory(mid, reason="archived from the console")
+        self.engine.memories.archive(mid, reason="archived from the console")
         self.app.call_from_thread(self.notify, f"Memory #{mid} archived.")
         self.wrote()
 
@@ -284,7 +284,7 @@ class SearchPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.source")
     def open_source(self, mid: int) -> None:
-        mem = self.engine.get_memory(mid)
+        mem = self.engine.memories.get(mid)
         if not mem.session_id:
             self.app.call_from_thread(self.notify, f"Memory #{mid} has no source session.",
                                       severity="warning")

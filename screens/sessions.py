@@ -135,7 +135,7 @@ class SessionsPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.list")
     def load_sessions(self, text: str, strict: bool = True) -> None:
-        sessions = self.engine.list_sessions(**parse_filter(text, strict))
+        sessions = self.engine.sessions.list(**parse_filter(text, strict))
         self.deliver(self._show_sessions, sessions)
 
     def _show_sessions(self, sessions) -> None:
@@ -160,7 +160,7 @@ class SessionsPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.open")
     def open_session(self, session_id: str, message_id: int | None) -> None:
-        detail = self.engine.get_session(session_id)
+        detail = self.engine.sessions.get(session_id)
         self.deliver(self.post_message, self.SessionOpened(detail, message_id))
 
     @on(SessionOpened)
@@ -216,7 +216,7 @@ class SessionsPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.derived")
     def load_derived(self, message_id: int) -> None:
-        mems = self.engine.memories_from_message(message_id)
+        mems = self.engine.memories.from_message(message_id)
         self.deliver(self._show_derived, mems)
 
     def _show_derived(self, mems) -> None:
@@ -232,7 +232,7 @@ class SessionsPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.msgsearch")
     def search_messages(self, query: str) -> None:
-        hits = self.engine.search_messages(query, limit=200)
+        hits = self.engine.sessions.search_messages(query, limit=200)
         self.deliver(self._show_message_hits, hits)
 
     def _show_message_hits(self, hits) -> None:
@@ -259,12 +259,12 @@ class SessionsPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.jump")
     def memory_source(self, memory_id: str) -> None:
-        mem = self.engine.get_memory(memory_id)
+        mem = self.engine.memories.get(memory_id)
         if not mem.session_id:
             self.app.call_from_thread(self.notify, f"Memory #{mem.id} has no source session.",
                                       severity="warning")
             return
-        detail = self.engine.get_session(mem.session_id)
+        detail = self.engine.sessions.get(mem.session_id)
         self.deliver(self.post_message, self.SessionOpened(detail, mem.message_id))
 
     # -- actions -----------------------------------------------------------------------------------------

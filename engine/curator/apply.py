@@ -109,7 +109,7 @@ class Applier:
         sid = int(self.evidence.get("survivor_id") or rows[0]["id"])
         surv = next((r for r in rows if r["id"] == sid), rows[0])
         text = text if text is not None else (self.p["survivor_text"] or surv["content"])
-        strengths = [self.eng.current_strength(r, self.now) for r in rows]
+        strengths = [self.eng.memories.current_strength(r, self.now) for r in rows]
         meta = load_json(surv["metadata"])
         meta.update({"merged_from": [r["id"] for r in rows], "proposal_id": self.p["id"],
                      "provenance": [{"memory_id": r["id"], "session_id": r["session_id"],

@@ -18,13 +18,13 @@ def write_demo(eng, seed: int = 7) -> dict:
     # Conversations, spread over the last 60 days, each with the memories derived from it.
     for n, (agent, user, source, title, turns, mems) in enumerate(CONVERSATIONS):
         start = now - rng.uniform(2, 60) * DAY
-        sid = eng.add_session(f"demo-{n:03d}", agent=agent, user=user, source=source, title=title,
+        sid = eng.sessions.add(f"demo-{n:03d}", agent=agent, user=user, source=source, title=title,
                               model="gpt-4.1" if agent != "scout" else "claude-sonnet-4",
                               started_at=start, ended_at=start + 60 * len(turns),
                               metadata={"demo": True})
         msgs = [{"role": role, "content": text, "tool_name": tool, "at": start + 60 * i}
                 for i, (role, text, tool) in enumerate(turns)]
-        ids = eng.add_messages(sid, msgs)
+        ids = eng.sessions.add_messages(sid, msgs)
         counts["sessions"] += 1
         counts["messages"] += len(ids)
         user_turn = next((mid for mid, m in zip(ids, msgs) if m["role"] == "user"), ids[0])
@@ -36,11 +36,11 @@ def write_demo(eng, seed: int = 7) -> dict:
                               pinned=category == "rejected" and importance >= 0.95))
         # A continuation session for longer conversations (lineage: compression).
         if len(turns) >= 5:
-            child = eng.add_session(f"demo-{n:03d}-cont", agent=agent, user=user, source=source,
+            child = eng.sessions.add(f"demo-{n:03d}-cont", agent=agent, user=user, source=source,
                                     title=f"{title} (continued)", started_at=start + 3600,
                                     ended_at=start + 4200, parent_session_id=sid,
                                     metadata={"demo": True, "parent_end_reason": "compression"})
-            eng.add_messages(child, [
+            eng.sessions.add_messages(child, [
                 {"role": "system", "content": f"Continuing after context compression: {title}.",
                  "at": start + 3600},
                 {"role": "user", "content": "Thanks, that's all for now.", "at": start + 3660},
@@ -52,10 +52,10 @@ def write_demo(eng, seed: int = 7) -> dict:
     # Daily scheduled briefs: many small cron sessions.
     for d in range(14):
         start = now - (d + 1) * DAY + 7.5 * 3600 % DAY
-        sid = eng.add_session(f"demo-brief-{d:02d}", agent="hermes-trader", user="sam", source="cron",
+        sid = eng.sessions.add(f"demo-brief-{d:02d}", agent="hermes-trader", user="sam", source="cron",
                               title="Pre-market brief", started_at=start, ended_at=start + 30,
                               metadata={"demo": True})
-        eng.add_messages(sid, [
+        eng.sessions.add_messages(sid, [
             {"role": "system", "content": "Scheduled pre-market brief", "at": start},
             {"role": "assistant", "content": rng.choice([
                 "Quiet calendar today; normal size.", "CPI at 8:30 ET: consider sitting out until 9:00.",
@@ -92,7 +92,7 @@ def write_demo(eng, seed: int = 7) -> dict:
         items.append(dict(content=text, kind="semantic", category="learning", agent=agent,
                           importance=0.5, created_at=now - rng.uniform(1, 20) * DAY))
 
-    results = eng.add_memories_ex(items, dedup=False, reason="demo")
+    results = eng.memories.add_many_ex(items, dedup=False, reason="demo")
     counts["memories"] = len(results)
     # lifecycle demo (issue 3) and curator/forget demo (issue 4) are added below.
     from engine.demo.lifecycle import write_lifecycle_demo

@@ -22,31 +22,31 @@ BADGE = "Temporary note: the contractor's badge code for the east door is 4417"
 def write_curator_demo(eng, agent: str = "atlas", user: str = "dana") -> dict:
     now = eng.clock.now()
     if eng.embedder.state != "none" and eng.wait_for_embedder(120):
-        eng.backfill_vectors()               # merges are found from stored vectors
+        eng.memories.backfill_vectors()               # merges are found from stored vectors
     ids = eng.add_memories(
         [{"content": t, "agent": agent, "user": user, "category": "context"} for t in MERGE_PENDING + MERGE_APPLIED]
         + [{"content": t, "agent": agent, "user": user, "created_at": now - 45 * DAY} for t in IDLE],
         dedup=False)
     learning = eng.add_memory(LEARNING, agent=agent, user=user, category="learning", importance=0.8, dedup=False)
     for _ in range(3):
-        eng.reinforce_memory(learning, reason="demo: proved useful again")
+        eng.memories.reinforce(learning, reason="demo: proved useful again")
     _rules(eng, agent, now)
-    run = eng.run_curator()
+    run = eng.curator.run()
     by_members = {tuple(p.members): p for p in run.proposals}
     applied = by_members.get((ids[2], ids[3]))
     if applied:
-        eng.approve_proposal(applied.id, reason="demo: the same fact twice")
+        eng.curator.approve(applied.id, reason="demo: the same fact twice")
     undone = by_members.get((ids[5],))
     if undone:
-        eng.approve_proposal(undone.id, reason="demo: idle for weeks")
-        eng.undo_proposal(undone.id, reason="demo: still referenced by the lunch bot")
+        eng.curator.approve(undone.id, reason="demo: idle for weeks")
+        eng.curator.undo(undone.id, reason="demo: still referenced by the lunch bot")
     phone = eng.add_memory(PHONE, agent=agent, user=user, category="fact", dedup=False)
-    verified = eng.forget("query", "555-0142", "demo: the user asked us to delete their old number")
+    verified = eng.forget.run("query", "555-0142", "demo: the user asked us to delete their old number")
     badge = eng.add_memory(BADGE, agent=agent, user=user, dedup=False)
-    opened = eng.create_forget_request("memory", [badge], "demo: contractor left; remove by the deadline")
-    kinds = sorted({p.kind for p in eng.list_proposals(status="pending")})
+    opened = eng.forget.open("memory", [badge], "demo: contractor left; remove by the deadline")
+    kinds = sorted({p.kind for p in eng.curator.list(status="pending")})
     return {"curator_run": run.id, "pending_kinds": kinds,
-            "pending_proposals": len(eng.list_proposals(status="pending")),
+            "pending_proposals": len(eng.curator.list(status="pending")),
             "applied": 1 if applied else 0, "undone": 1 if undone else 0,
             "forget_verified": verified.request_id if verified.status == "verified" else None,
             "forget_open": opened.id, "forgotten_memory": phone}

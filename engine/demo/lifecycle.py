@@ -190,37 +190,37 @@ def write_lifecycle_demo(eng, seed: int = 11) -> dict:
             clock.t = min(t, now)
             if action == "reject":
                 agent, domain, text = args
-                r = eng.reject(text, agent=agent, domain=domain, reason="the user said no")
+                r = eng.rules.reject(text, agent=agent, domain=domain, reason="the user said no")
                 rule_ids[text] = r.rule_id
                 counts["rejections"] += 1
             elif action == "rule":
                 agent, domain, text, source, score, _ = args
-                rule_ids[text] = eng.add_rule(text, score=score, agent=agent, domain=domain,
+                rule_ids[text] = eng.rules.add(text, score=score, agent=agent, domain=domain,
                                               source=source, reason="demo").id
                 counts["rules"] += 1
             elif action == "reinforce":
                 # Planned active/dormant rules stay out of the critical band (only people and
                 # rejections make critical rules in this story).
-                if eng.get_rule(rule_ids[args[0]]).score < 8:
-                    eng.reinforce_rule(rule_ids[args[0]], reason="applied successfully")
+                if eng.rules.get(rule_ids[args[0]]).score < 8:
+                    eng.rules.reinforce(rule_ids[args[0]], reason="applied successfully")
             elif action == "violate":
-                if eng.get_rule(rule_ids[args[0]]).score < 8.5:
-                    eng.record_violation(rule_ids[args[0]], reason="broken in a session")
+                if eng.rules.get(rule_ids[args[0]]).score < 8.5:
+                    eng.rules.record_violation(rule_ids[args[0]], reason="broken in a session")
             elif action == "set":
-                eng.set_rule_score(rule_ids[args[0]], args[1], reason=args[2])
+                eng.rules.set_score(rule_ids[args[0]], args[1], reason=args[2])
             elif action == "retire":
-                if eng.get_rule(rule_ids[args[0]]).status != "retired":
-                    eng.retire_rule(rule_ids[args[0]], reason=args[1])
+                if eng.rules.get(rule_ids[args[0]]).status != "retired":
+                    eng.rules.retire(rule_ids[args[0]], reason=args[1])
             elif action == "pin":
-                if not eng.get_rule(rule_ids[args[0]]).pinned:
-                    eng.pin_rule(rule_ids[args[0]], reason="operator keeps this one")
+                if not eng.rules.get(rule_ids[args[0]]).pinned:
+                    eng.rules.pin(rule_ids[args[0]], reason="operator keeps this one")
             elif action == "decay":
-                eng.decay_pass(now=clock.t, scope="rules")
+                eng.decay.run(now=clock.t, scope="rules")
 
         # Flows with run histories; the last `recent_failures` of the fails land at the end.
         for name, agent, domain, triggers, steps, approval, runs, passes, late_fails in FLOWS:
             clock.t = now - 75 * DAY
-            eng.add_flow(name, steps, triggers=triggers, domain=domain, agent=agent,
+            eng.flows.add(name, steps, triggers=triggers, domain=domain, agent=agent,
                          needs_approval=approval, description=f"{domain} procedure: {steps[0].lower()}…")
             outcomes = ["pass"] * passes + ["fail"] * (runs - passes - late_fails)
             rng.shuffle(outcomes)
@@ -229,7 +229,7 @@ def write_lifecycle_demo(eng, seed: int = 11) -> dict:
             for k, outcome in enumerate(outcomes):
                 t = now - span * DAY + (k + rng.random() * 0.5) * span * DAY / runs
                 clock.t = min(t, now - 60)
-                eng.record_flow_run(name, outcome, agent=agent or "atlas", at=clock.t,
+                eng.flows.record_run(name, outcome, agent=agent or "atlas", at=clock.t,
                                     note=rng.choice(("", "", "smooth", "slow broker", "retried once",
                                                      "step 3 took long")) if outcome == "pass"
                                     else rng.choice(("timeout at step 2", "approval denied",
@@ -248,7 +248,7 @@ def write_lifecycle_demo(eng, seed: int = 11) -> dict:
                 ("hermes-trader", None, "pass", "calendar: CPI at 8:30 ET; size halved"),
                 ("concierge", None, "pass", "shipping delay macro drafted for review")):
             clock.t = now - rng.uniform(0.1, 2) * DAY
-            eng.gate_post(outcome, summary, agent=agent, flow=flow)
+            eng.gates.post(outcome, summary, agent=agent, flow=flow)
             counts["state"] += 1
             counts["flow_runs"] += 1 if flow else 0
 
@@ -258,9 +258,9 @@ def write_lifecycle_demo(eng, seed: int = 11) -> dict:
         for r in rng.sample(rows, min(40, len(rows))):
             t = r["created_at"] + rng.uniform(0.2, 0.9) * (now - r["created_at"])
             clock.t = min(t, now)
-            eng.reinforce_memory(r["id"], reason="returned by search")
+            eng.memories.reinforce(r["id"], reason="returned by search")
             counts["reinforced_memories"] += 1
     finally:
         eng.clock = real_clock
-    counts["rules_by_status"] = eng.rule_counts()
+    counts["rules_by_status"] = eng.rules.counts()
     return counts

@@ -166,7 +166,7 @@ def upsert_flow(eng, conn, *, name: str, agent: str, description: str, steps: li
             (steps_json, trig_json, status, description, domain, meta_json):
         return int(row["id"]), "same"
     if hasattr(eng, "add_flow"):
-        fid = eng.add_flow(name, steps, triggers=triggers, domain=domain, agent=agent,
+        fid = eng.flows.add(name, steps, triggers=triggers, domain=domain, agent=agent,
                            description=description, status=status, replace=row is not None,
                            created_at=created_at, reason="imported").id
         conn.execute("UPDATE flows SET metadata = ? WHERE id = ?", (meta_json, fid))

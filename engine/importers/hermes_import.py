@@ -112,7 +112,7 @@ def _sessions(eng, conn, s: ImportSummary, state: StateData, agent: str, key: st
                 "hermes_sync": sync}
         if row is None:
             try:
-                eng.add_session(hs.id, agent=agent, user=hs.user, source=hs.source, model=hs.model,
+                eng.sessions.add(hs.id, agent=agent, user=hs.user, source=hs.source, model=hs.model,
                                 title=hs.title, started_at=hs.started_at, ended_at=hs.ended_at,
                                 parent_session_id=hs.parent_session_id, metadata=meta)
             except InvalidInput as exc:
@@ -206,7 +206,7 @@ def _messages(eng, conn, s: ImportSummary, state: StateData, after: int, blocked
             role=m.role, content=content, tool_name=m.tool_name, at=m.at,
             token_count=m.token_count, metadata=meta))
     for sid, ms in by_session.items():
-        eng.add_messages(sid, ms)
+        eng.sessions.add_messages(sid, ms)
         s.add("messages", len(ms))
 
 

@@ -130,7 +130,7 @@ async def test_live_refresh_keeps_selection(seeded, tmp_path):
         await settle(app, pilot)
         # another process (an agent) writes a newer session: it sorts first
         other = open_engine(eng.path, embedder=None, actor="agent-x")
-        other.add_session("s-new", agent="atlas", user="dana", source="cli", title="Fresh session",
+        other.sessions.add("s-new", agent="atlas", user="dana", source="cli", title="Fresh session",
                           started_at=eng.clock.now())
         other.add_memory("A brand new memory from an agent", agent="atlas")
         other.close()
@@ -236,10 +236,10 @@ async def test_keys_remap_from_settings(tmp_path):
         await settle(app, pilot)
         await pilot.press("p")                      # no longer bound
         await settle(app, pilot)
-        assert eng.get_memory(ids["mem"]["fridays"]).pinned is False
+        assert eng.memories.get(ids["mem"]["fridays"]).pinned is False
         await pilot.press("P")
         await settle(app, pilot)
-        assert eng.get_memory(ids["mem"]["fridays"]).pinned is True
+        assert eng.memories.get(ids["mem"]["fridays"]).pinned is True
         await pilot.press("question_mark")
         await pilot.pause()
         assert ("2 Search", "P", "Pin/unpin") in app.screen.entries
@@ -266,5 +266,5 @@ async def test_live_refresh_keeps_scroll_position(seeded):
         other.close()
         app.poll_db()
         await settle(app, pilot)
-        assert audit.row_count == len(eng.audit_log())          # the new audit row arrived
+        assert audit.row_count == len(eng.audit.log())          # the new audit row arrived
         assert audit.selected_key == key and audit.scroll_y == y

@@ -126,7 +126,7 @@ def test_decay_sixty_days_ahead_through_the_cli(run, db):
         ids = {k: eng.add_memory(f"{k} memory", kind=k) for k in ("episodic", "semantic", "procedural")}
         ids["pinned"] = eng.add_memory("pinned memory", kind="episodic", pinned=True)
         ids["core"] = eng.add_memory("core memory", kind="episodic", tier="core")
-        crit = eng.add_rule("Never hold overnight without a stop loss", score=9.5).id
+        crit = eng.rules.add("Never hold overnight without a stop loss", score=9.5).id
     now = iso(t0 + 60 * DAY + 60)
     fc = _json(run, "decay", "forecast", "--days", "61")
     assert fc["memories_total"] == 2 and fc["by_kind"] == {"episodic": 1, "semantic": 1}
@@ -135,8 +135,8 @@ def test_decay_sixty_days_ahead_through_the_cli(run, db):
     again = _json(run, "decay", "run", "--now", now)
     assert again["memories_archived"] == again["memories_decayed"] == again["rules_decayed"] == 0
     with open_engine(db, embedder=None) as eng:
-        tiers = {k: eng.get_memory(i).tier for k, i in ids.items()}
-        assert eng.get_rule(crit).score == 9.5
+        tiers = {k: eng.memories.get(i).tier for k, i in ids.items()}
+        assert eng.rules.get(crit).score == 9.5
     assert tiers == {"episodic": "archived", "semantic": "archived", "procedural": "active",
                      "pinned": "active", "core": "core"}
     curve = _json(run, "decay", "curve", str(ids["procedural"]), "--days", "30", "--points", "4")

@@ -55,7 +55,7 @@ def test_doctor_on_read_only_database_reports_no_false_fts_failure(tmp_path):
     try:
         eng.add_memory("something indexed")
         _read_only(eng)
-        report = eng.doctor()
+        report = eng.health.doctor()
         fts = [c for c in report.checks if c.name.startswith("fts-integrity:")]
         assert fts and all(c.ok for c in fts), [(c.name, c.detail) for c in fts]
         assert all("read-only" in c.detail for c in fts)

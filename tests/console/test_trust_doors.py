@@ -323,7 +323,7 @@ async def test_every_pane_renders_hostile_stored_text_escaped(seeded):
         c.execute("UPDATE flows SET description = coalesce(description, '') || ?", (bad,))
     eng.store.write(plant)
     eng.actor = "\x1b[31mevil\u202e"
-    eng.pin_memory(ids["mem"]["fridays"], reason="why " + HOSTILE)
+    eng.memories.pin(ids["mem"]["fridays"], reason="why " + HOSTILE)
     app = make_app(eng)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(app, pilot)

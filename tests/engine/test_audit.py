@@ -12,20 +12,20 @@ def test_filters_by_target_actor_action_and_since(db_path):
     a = open_engine(db_path, embedder=HashEmbedder(), clock=clock, actor="ana")
     m = a.add_memory("The build cache lives on the fast disk", dedup=False)
     clock.advance(86400)
-    a.pin_memory(m, reason="important")
+    a.memories.pin(m, reason="important")
     a.close()
     b = open_engine(db_path, embedder=HashEmbedder(), clock=clock, actor="bo")
     n = b.add_memory("Unrelated note about coffee", dedup=False)
     try:
-        assert [e.action for e in b.audit_log(target=f"memory:{m}")] == ["pin", "add"]
-        assert [e.action for e in b.audit_log(target=str(n))] == ["add"]
-        assert {e.actor for e in b.audit_log(actor="ana")} == {"ana"}
-        pins = b.audit_log(action="pin")
+        assert [e.action for e in b.audit.log(target=f"memory:{m}")] == ["pin", "add"]
+        assert [e.action for e in b.audit.log(target=str(n))] == ["add"]
+        assert {e.actor for e in b.audit.log(actor="ana")} == {"ana"}
+        pins = b.audit.log(action="pin")
         assert len(pins) == 1 and pins[0].reason == "important" and pins[0].summary == {"pinned": [False, 1]}
-        assert [e.target_id for e in b.audit_log(since="2026-01-02")] == [str(n), str(m)]
-        assert b.audit_log(since="2026-01-03") == []
+        assert [e.target_id for e in b.audit.log(since="2026-01-02")] == [str(n), str(m)]
+        assert b.audit.log(since="2026-01-03") == []
         with pytest.raises(InvalidInput):
-            b.audit_log(since="yesterday-ish")
+            b.audit.log(since="yesterday-ish")
     finally:
         b.close()
 
@@ -33,33 +33,33 @@ def test_filters_by_target_actor_action_and_since(db_path):
 def test_chain_detects_an_edited_row_and_rewrite_rechains(eng):
     for i in range(3):
         eng.add_memory(f"note {i} about the release calendar", dedup=False)
-    chk = eng.verify_audit()
+    chk = eng.audit.verify()
     assert chk.ok and chk.rows == 3
     eng.store.conn.execute("UPDATE audit SET reason = 'tampered' WHERE id = 2")
-    chk = eng.verify_audit()
+    chk = eng.audit.verify()
     assert not chk.ok and chk.first_bad_id == 2
     eng.store.conn.execute("UPDATE audit SET reason = '' WHERE id = 2")
-    assert eng.verify_audit().ok
+    assert eng.audit.verify().ok
     eng.store.write(lambda c: audit.rewrite(c, {2: ("", '{"redacted":true}')}))
-    assert eng.verify_audit().ok                       # re-chained on purpose
+    assert eng.audit.verify().ok                       # re-chained on purpose
     eng.store.conn.execute("DELETE FROM audit WHERE id = 2")
-    assert eng.verify_audit().first_bad_id == 3        # a deleted row breaks the link after it
+    assert eng.audit.verify().first_bad_id == 3        # a deleted row breaks the link after it
 
 
 def test_every_curator_and_forget_step_is_audited(eng):
     a = eng.add_memory("Rotate the staging keys every month", dedup=False)
     eng.add_memory("Rotate the staging keys every month!", dedup=False)
-    run = eng.run_curator()
+    run = eng.curator.run()
     pid = run.proposals[0].id
-    eng.approve_proposal(pid)
-    eng.undo_proposal(pid)
-    eng.forget("memory", [a], "request 12")
-    actions = [e.action for e in eng.audit_log(limit=100)][::-1]
+    eng.curator.approve(pid)
+    eng.curator.undo(pid)
+    eng.forget.run("memory", [a], "request 12")
+    actions = [e.action for e in eng.audit.log(limit=100)][::-1]
     for expected in ("proposal-created", "curate-run", "proposal-approved", "proposal-applied",
                      "proposal-undone", "forget-request", "forget-preview", "forget", "forget-verify"):
         assert expected in actions
-    assert eng.audit_log(target=f"curator_run:{run.id}")[0].action == "curate-run"
+    assert eng.audit.log(target=f"curator_run:{run.id}")[0].action == "curate-run"
     # the add row's preview quoted the forgotten memory: scrubbed, chain still whole
-    add_row = eng.audit_log(target=f"memory:{a}", action="add")[0]
+    add_row = eng.audit.log(target=f"memory:{a}", action="add")[0]
     assert "Rotate" not in str(add_row.summary) and "[forgotten]" in str(add_row.summary)
-    assert eng.verify_audit().ok
+    assert eng.audit.verify().ok

@@ -77,7 +77,7 @@ def test_open_and_reads_wait_out_a_short_exclusive_lock(tmp_path):
     threading.Thread(target=release).start()
     with open_engine(db, embedder=HashEmbedder()) as e:   # would be "database is locked"
         assert released.is_set()
-        assert e.get_memory(mid).content == "hello world"
+        assert e.memories.get(mid).content == "hello world"
 
 
 def test_a_lock_that_never_ends_is_store_busy_not_a_raw_error(tmp_path, monkeypatch):
@@ -116,7 +116,7 @@ def test_readers_never_wait_for_a_writer_and_writers_queue(tmp_path, monkeypatch
     released = threading.Event()
     try:
         assert [h.id for h in a.search("deploy", record_access=False).hits] == [mid]
-        assert a.get_memory(mid) and not released.is_set()   # read while the lock is held
+        assert a.memories.get(mid) and not released.is_set()   # read while the lock is held
 
         def release():
             time.sleep(0.4)
@@ -125,7 +125,7 @@ def test_readers_never_wait_for_a_writer_and_writers_queue(tmp_path, monkeypatch
 
         threading.Thread(target=release).start()
         second = a.add_memory("backups are verified nightly")     # queues, then commits
-        assert released.is_set() and a.get_memory(second)
+        assert released.is_set() and a.memories.get(second)
         b.store.conn.execute("BEGIN IMMEDIATE")
         monkeypatch.setattr(store, "WRITE_TIMEOUT_S", 0.2)
         monkeypatch.setattr(store, "WRITE_RETRIES", 2)

@@ -38,12 +38,12 @@ def test_edit_cut_between_text_and_vector_leaves_it_pending(tmp_path, monkeypatc
 
     monkeypatch.setattr(eng.memories, "embed_one", crash)
     with pytest.raises(KeyboardInterrupt):
-        eng.edit_memory(mid, "backups are verified nightly")
+        eng.memories.edit(mid, "backups are verified nightly")
     eng.store.conn.close()
     acks = Acks(memories={mid: {sha("backups are verified nightly")}})
     check_database(db, acks)
     with open_engine(db, embedder=None) as e:
-        assert e.get_memory(mid).embedded is False and e.pending_vectors() == 1
+        assert e.memories.get(mid).embedded is False and e.memories.pending_vectors() == 1
 
 
 def test_acks_accept_both_states_of_an_unacknowledged_intent(tmp_path):

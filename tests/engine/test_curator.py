@@ -23,96 +23,96 @@ def twins(eng):
 
 def test_run_only_proposes_and_changes_no_memory(eng, twins):
     before = dump(eng)
-    run = eng.run_curator()
+    run = eng.curator.run()
     assert dump(eng) == before
     merges = [p for p in run.proposals if p.kind == "merge"]
     assert len(merges) == 1 and merges[0].members == [twins[0], twins[1]]
     p = merges[0]
     assert p.status == "pending" and p.survivor_text == TWIN_A        # the stronger member's text
     assert p.evidence["similarities"][0][1] >= 0.9
-    detail = eng.get_proposal(p.id)
+    detail = eng.curator.get(p.id)
     assert [m.id for m in detail.members] == [twins[0], twins[1]] and detail.survivor_id == twins[0]
     assert len(detail.similarities) == 2 and detail.similarities[0][0] == pytest.approx(1.0, abs=1e-3)
-    assert eng.list_proposals(status="pending", kind="merge")[0].id == p.id
+    assert eng.curator.list(status="pending", kind="merge")[0].id == p.id
     assert eng.counts().pending_proposals == 1
 
 
 def test_approve_applies_and_undo_restores_exact_dump(eng, twins):
-    run = eng.run_curator()
+    run = eng.curator.run()
     pid = run.proposals[0].id
     before = dump(eng)
-    p = eng.approve_proposal(pid, reason="same fact")
+    p = eng.curator.approve(pid, reason="same fact")
     assert p.status == "applied" and p.result_id
-    merged = eng.get_memory(p.result_id)
+    merged = eng.memories.get(p.result_id)
     assert merged.content == TWIN_A and merged.tier == "active" and merged.embedded
     assert merged.metadata["merged_from"] == [twins[0], twins[1]]
     assert [x["memory_id"] for x in merged.metadata["provenance"]] == [twins[0], twins[1]]
     for m in twins[:2]:
-        src = eng.get_memory(m)
+        src = eng.memories.get(m)
         assert src.tier == "archived" and src.absorbed_into == merged.id
     hits = eng.search("staging deploy key vault", record_access=False).hits
     assert [h.id for h in hits][:1] == [merged.id]
     assert dump(eng) != before
-    u = eng.undo_proposal(pid, reason="changed my mind")
+    u = eng.curator.undo(pid, reason="changed my mind")
     assert u.status == "undone" and u.undone_at is not None
     assert dump(eng) == before
-    actions = [a.action for a in eng.audit_log(target=f"proposal:{pid}")]
+    actions = [a.action for a in eng.audit.log(target=f"proposal:{pid}")]
     assert actions == ["proposal-undone", "proposal-applied", "proposal-approved", "proposal-created"]
-    assert eng.verify_audit().ok
+    assert eng.audit.verify().ok
 
 
 def test_approve_with_edited_text_embeds_the_new_text(eng, twins):
-    pid = eng.run_curator().proposals[0].id
-    p = eng.approve_proposal(pid, text="Staging deploy keys live in vault path ops/staging/keys")
-    m = eng.get_memory(p.result_id)
+    pid = eng.curator.run().proposals[0].id
+    p = eng.curator.approve(pid, text="Staging deploy keys live in vault path ops/staging/keys")
+    m = eng.memories.get(p.result_id)
     assert m.content.startswith("Staging deploy keys live") and m.embedded
     assert eng.search("deploy keys live", mode="keyword", record_access=False).hits[0].id == m.id
 
 
 def test_rerun_does_not_duplicate_and_rejected_stays_rejected_until_members_change(eng, twins):
-    first = eng.run_curator()
+    first = eng.curator.run()
     assert len(first.proposals) == 1
-    second = eng.run_curator()
+    second = eng.curator.run()
     assert second.proposals == [] and second.counts["incremental"]
-    assert len(eng.list_proposals()) == 1
+    assert len(eng.curator.list()) == 1
     with pytest.raises(InvalidInput):
-        eng.reject_proposal(first.proposals[0].id, "  ")
-    eng.reject_proposal(first.proposals[0].id, "they differ in a way that matters")
-    assert eng.run_curator().proposals == []
+        eng.curator.reject(first.proposals[0].id, "  ")
+    eng.curator.reject(first.proposals[0].id, "they differ in a way that matters")
+    assert eng.curator.run().proposals == []
     # a member changes: the cluster is a different one and may be proposed again
-    eng.edit_memory(twins[1], TWIN_A + " (rotated monthly)")
-    third = eng.run_curator()
+    eng.memories.edit(twins[1], TWIN_A + " (rotated monthly)")
+    third = eng.curator.run()
     assert [p.members for p in third.proposals if p.kind == "merge"] == [[twins[0], twins[1]]]
 
 
 def test_incremental_run_compares_only_new_and_grows_a_pending_merge(eng, twins):
-    eng.run_curator()
+    eng.curator.run()
     for text in ("Bananas ripen faster in a paper bag", "The printer on floor two jams on A3",
                  "Quarterly taxes are due mid April", "Kubernetes pods restart after OOM kills",
                  "Maria owns the billing dashboard"):
         eng.add_memory(text, agent="atlas", dedup=False)
     t = eng.add_memory(TWIN_A + "!", agent="atlas", dedup=False)
-    run = eng.run_curator()
+    run = eng.curator.run()
     assert run.counts["compared"] == 6 and run.counts["updated"] == 1
-    pending = eng.list_proposals(status="pending", kind="merge")
+    pending = eng.curator.list(status="pending", kind="merge")
     assert len(pending) == 1 and pending[0].members == [twins[0], twins[1], t]
 
 
 def test_other_agents_are_never_merged(eng):
     eng.add_memory(TWIN_A, agent="atlas", dedup=False)
     eng.add_memory(TWIN_A, agent="scout", dedup=False)
-    assert [p for p in eng.run_curator().proposals if p.kind == "merge"] == []
+    assert [p for p in eng.curator.run().proposals if p.kind == "merge"] == []
 
 
 def test_dry_run_writes_nothing(eng, twins, db_path):
-    run = eng.run_curator(dry_run=True)
+    run = eng.curator.run(dry_run=True)
     assert run.id is None and len(run.proposals) == 1
-    assert eng.list_proposals() == [] and eng.curator_runs() == []
+    assert eng.curator.list() == [] and eng.curator.runs() == []
     assert not (db_path.parent / "curator").exists()
 
 
 def test_reports_are_private_and_complete(eng, twins, db_path):
-    run = eng.run_curator()
+    run = eng.curator.run()
     folder = db_path.parent / "curator" / "20260101-000000"
     assert run.report_dir == str(folder)
     assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
@@ -124,9 +124,9 @@ def test_reports_are_private_and_complete(eng, twins, db_path):
     assert "timings" in doc and doc["run_id"] == run.id
     md = (folder / "REPORT.md").read_text()
     assert TWIN_A in md and "| merge | 1 |" in md
-    assert eng.latest_curator_report() == md
-    assert eng.latest_curator_run().proposals[0].id == run.proposals[0].id
-    again = eng.run_curator()                       # same second: its own folder
+    assert eng.curator.latest_report() == md
+    assert eng.curator.latest_run().proposals[0].id == run.proposals[0].id
+    again = eng.curator.run()                       # same second: its own folder
     assert again.report_dir.endswith("20260101-000000-2")
 
 
@@ -139,14 +139,14 @@ def test_archive_proposals_skip_pinned_and_core_and_undo(eng, clock):
     for m in (idle, pinned, core):
         age(eng, m, 45)
     age(eng, stale, 20)
-    run = eng.run_curator()
+    run = eng.curator.run()
     arch = [p for p in run.proposals if p.kind == "archive"]
     assert [p.members for p in arch] == [[idle]] and arch[0].evidence["idle_days"] == 45.0
     assert run.counts["stale"] == 1
     before = dump(eng)
-    eng.approve_proposal(arch[0].id)
-    assert eng.get_memory(idle).tier == "archived" and eng.get_memory(fresh).tier == "active"
-    eng.undo_proposal(arch[0].id)
+    eng.curator.approve(arch[0].id)
+    assert eng.memories.get(idle).tier == "archived" and eng.memories.get(fresh).tier == "active"
+    eng.curator.undo(arch[0].id)
     assert dump(eng) == before
 
 
@@ -154,18 +154,18 @@ def test_promote_learning_to_rule_and_undo(eng):
     m = eng.add_memory("Always run the migrations before the smoke tests", category="learning", dedup=False)
     eng.add_memory("A discovery reinforced once", category="discovery", dedup=False)
     for _ in range(3):
-        eng.reinforce_memory(m)
-    run = eng.run_curator()
+        eng.memories.reinforce(m)
+    run = eng.curator.run()
     prom = [p for p in run.proposals if p.kind == "promote"]
     assert [p.members for p in prom] == [[m]]
     before = dump(eng)
-    p = eng.approve_proposal(prom[0].id, text="Run migrations before smoke tests")
+    p = eng.curator.approve(prom[0].id, text="Run migrations before smoke tests")
     r = eng.store.read_one("SELECT * FROM rules WHERE id = ?", (p.result_id,))
     assert r["text"] == "Run migrations before smoke tests" and r["score"] == 5.0 and r["status"] == "active"
     hist = eng.store.read("SELECT * FROM rule_history WHERE rule_id = ?", (p.result_id,))
     assert len(hist) == 1 and hist[0]["new_score"] == 5.0
-    assert [x for x in eng.run_curator().proposals if x.kind == "promote"] == []   # already a rule
-    eng.undo_proposal(p.id)
+    assert [x for x in eng.curator.run().proposals if x.kind == "promote"] == []   # already a rule
+    eng.curator.undo(p.id)
     assert dump(eng) == before
 
 
@@ -174,14 +174,14 @@ def test_retire_dormant_rule_and_undo(eng, clock):
                    last=clock.now() - 90 * 86400)
     add_rule(eng, "A dormant but recent rule", score=3.5, status="dormant", last=clock.now() - 5 * 86400)
     add_rule(eng, "A pinned dormant rule", score=3.5, status="dormant", last=clock.now() - 90 * 86400, pinned=1)
-    ret = [p for p in eng.run_curator().proposals if p.kind == "retire"]
+    ret = [p for p in eng.curator.run().proposals if p.kind == "retire"]
     assert [p.members for p in ret] == [[old]]
     before = dump(eng)
-    eng.approve_proposal(ret[0].id)
+    eng.curator.approve(ret[0].id)
     r = eng.store.read_one("SELECT status FROM rules WHERE id = ?", (old,))
     assert r[0] == "retired"
     assert eng.store.read_one("SELECT new_status FROM rule_history WHERE rule_id = ?", (old,))[0] == "retired"
-    eng.undo_proposal(ret[0].id)
+    eng.curator.undo(ret[0].id)
     assert dump(eng) == before
 
 
@@ -189,39 +189,39 @@ def test_merge_rules_keeps_higher_score_plus_half_and_undo(eng):
     a = add_rule(eng, "Never deploy to production on a Friday afternoon, ever", score=7)
     b = add_rule(eng, "Never deploy to production on a Friday afternoon unless paged", score=6)
     add_rule(eng, "Write the changelog entry with the pull request", score=6)
-    props = [p for p in eng.run_curator(use_model=False).proposals if p.kind == "merge"]
+    props = [p for p in eng.curator.run(use_model=False).proposals if p.kind == "merge"]
     assert len(props) == 1 and props[0].target_kind == "rule" and props[0].members == [a, b]
     assert props[0].evidence["same_prefix"] is True
     before = dump(eng)
-    eng.approve_proposal(props[0].id)
+    eng.curator.approve(props[0].id)
     ra = eng.store.read_one("SELECT * FROM rules WHERE id = ?", (a,))
     rb = eng.store.read_one("SELECT * FROM rules WHERE id = ?", (b,))
     assert ra["score"] == 7.5 and ra["status"] == "active"
     assert rb["status"] == "retired" and rb["absorbed_into"] == a
-    eng.undo_proposal(props[0].id)
+    eng.curator.undo(props[0].id)
     assert dump(eng) == before
 
 
 def test_undo_refuses_when_the_result_changed(eng, twins):
-    p = eng.approve_proposal(eng.run_curator().proposals[0].id)
-    eng.pin_memory(p.result_id)
+    p = eng.curator.approve(eng.curator.run().proposals[0].id)
+    eng.memories.pin(p.result_id)
     with pytest.raises(InvalidInput, match="changed after it was applied"):
-        eng.undo_proposal(p.id)
+        eng.curator.undo(p.id)
 
 
 def test_state_machine_and_stale_proposals(eng, twins):
-    pid = eng.run_curator().proposals[0].id
+    pid = eng.curator.run().proposals[0].id
     with pytest.raises(InvalidInput):
-        eng.undo_proposal(pid)                       # not applied
-    eng.archive_memory(twins[1])
+        eng.curator.undo(pid)                       # not applied
+    eng.memories.archive(twins[1])
     with pytest.raises(InvalidInput, match="stale"):
-        eng.approve_proposal(pid)
-    assert eng.list_proposals()[0].status == "pending"    # the failed apply rolled back entirely
-    eng.reject_proposal(pid, "stale")
+        eng.curator.approve(pid)
+    assert eng.curator.list()[0].status == "pending"    # the failed apply rolled back entirely
+    eng.curator.reject(pid, "stale")
     with pytest.raises(InvalidInput):
-        eng.approve_proposal(pid)
+        eng.curator.approve(pid)
     with pytest.raises(InvalidInput):
-        eng.list_proposals(status="bogus")
+        eng.curator.list(status="bogus")
 
 
 def test_auto_apply_is_an_explicit_per_kind_policy(db_path, clock):
@@ -232,11 +232,11 @@ def test_auto_apply_is_an_explicit_per_kind_policy(db_path, clock):
         e.add_memory(TWIN_A, dedup=False)
         e.add_memory(TWIN_B, dedup=False)
         age(e, idle, 40)
-        run = e.run_curator()
+        run = e.curator.run()
         by_kind = {p.kind: p for p in run.proposals}
         assert by_kind["archive"].status == "applied" and run.auto_applied == [by_kind["archive"].id]
         assert by_kind["merge"].status == "pending"
-        assert e.get_memory(idle).tier == "archived"
+        assert e.memories.get(idle).tier == "archived"
     finally:
         e.close()
 
@@ -245,7 +245,7 @@ def test_real_model_clusters_paraphrases_not_neighbours(real_eng):
     a = real_eng.add_memory("The user prefers dark mode in every editor", dedup=False)
     b = real_eng.add_memory("The user prefers dark mode in all editors", dedup=False)
     real_eng.add_memory("The user prefers light mode when presenting slides", dedup=False)
-    merges = [p for p in real_eng.run_curator().proposals if p.kind == "merge"]
+    merges = [p for p in real_eng.curator.run().proposals if p.kind == "merge"]
     assert [p.members for p in merges] == [[a, b]]
 
 
@@ -254,11 +254,11 @@ def test_curator_demo_has_every_state(eng):
 
     out = write_curator_demo(eng)
     assert out["pending_kinds"] == ["archive", "merge", "promote", "retire"]
-    statuses = [p.status for p in eng.list_proposals()]
+    statuses = [p.status for p in eng.curator.list()]
     assert statuses.count("applied") == 1 and statuses.count("undone") == 1
-    cases = {r.status for r in eng.list_forget_requests()}
+    cases = {r.status for r in eng.forget.list()}
     assert cases == {"open", "verified"}
-    assert eng.verify_audit().ok
+    assert eng.audit.verify().ok
 
 
 def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
@@ -268,7 +268,7 @@ def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
     ids = [eng.add_memory(f"note {i}: {w}", agent="ab"[i % 2], dedup=False)
            for i, w in enumerate("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split())]
     eng.store.write(lambda c: c.execute("DELETE FROM memories WHERE id IN (?, ?)", (ids[1], ids[6])))  # holes
-    eng.archive_memory(ids[3])
+    eng.memories.archive(ids[3])
     with eng.store.reading() as conn:
         assert curator_scan._vectors_from_chunks(conn) is not None      # the fast path is taken
         fast = curator_scan.load_vectors(conn)
@@ -282,9 +282,9 @@ def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
 def test_rules_merge_by_meaning_and_progress_is_reported(eng):
     a = add_rule(eng, "Always write the tests before merging code", score=6)
     b = add_rule(eng, "Before merging code, always write the tests", score=8)
-    assert eng.run_curator(use_model=False, dry_run=True).proposals == []   # by prefix alone: no
+    assert eng.curator.run(use_model=False, dry_run=True).proposals == []   # by prefix alone: no
     seen = []
-    run = eng.run_curator(progress=lambda stage, done, total: seen.append(stage))
+    run = eng.curator.run(progress=lambda stage, done, total: seen.append(stage))
     merges = [p for p in run.proposals if p.kind == "merge" and p.target_kind == "rule"]
     assert [p.members for p in merges] == [[a, b]] and merges[0].evidence["same_prefix"] is False
     assert merges[0].evidence["survivor_id"] == b            # the higher score survives
@@ -297,12 +297,12 @@ def test_approving_a_stale_archive_or_retire_is_refused(eng, clock):
     m = eng.add_memory("A note that looked abandoned", dedup=False)
     age(eng, m, 45)
     r = add_rule(eng, "Prefer the old build script", score=3.5, status="dormant", last=clock.now() - 90 * 86400)
-    props = {p.kind: p for p in eng.run_curator().proposals if p.kind in ("archive", "retire")}
+    props = {p.kind: p for p in eng.curator.run().proposals if p.kind in ("archive", "retire")}
     clock.advance(60)
-    eng.reinforce_memory(m)
-    eng.reinforce_rule(r)
+    eng.memories.reinforce(m)
+    eng.rules.reinforce(r)
     for kind in ("archive", "retire"):
         with pytest.raises(InvalidInput, match="stale"):
-            eng.approve_proposal(props[kind].id)
-        assert eng.get_proposal(props[kind].id).proposal.status == "pending"
-    assert eng.get_memory(m).tier == "active"
+            eng.curator.approve(props[kind].id)
+        assert eng.curator.get(props[kind].id).proposal.status == "pending"
+    assert eng.memories.get(m).tier == "active"

@@ -30,13 +30,13 @@ def world(eng):
     ids["core"] = eng.add_memory("a core episodic memory", kind="episodic", tier="core")
     t0 = eng.clock.now()
     rules = {
-        "critical": eng.add_rule("Never hold overnight without a stop loss", score=9.5).id,
-        "active": eng.add_rule("Prefer limit orders", score=6).id,
-        "pinned": eng.add_rule("Check the calendar first", score=6, pinned=True).id,
+        "critical": eng.rules.add("Never hold overnight without a stop loss", score=9.5).id,
+        "active": eng.rules.add("Prefer limit orders", score=6).id,
+        "pinned": eng.rules.add("Check the calendar first", score=6, pinned=True).id,
         # reinforced 52 days in: at day 60 it has lost two cycles (5.5 -> 4.5: demoted)
-        "late": eng.add_rule("Log every fill", score=5.5, created_at=t0 + 52 * DAY).id,
+        "late": eng.rules.add("Log every fill", score=5.5, created_at=t0 + 52 * DAY).id,
         # reinforced 50 days in: 8 -> 6, still active
-        "fresh": eng.add_rule("Size positions by volatility", score=8, created_at=t0 + 50 * DAY).id,
+        "fresh": eng.rules.add("Size positions by volatility", score=8, created_at=t0 + 50 * DAY).id,
     }
     return ids, rules, t0
 
@@ -44,9 +44,9 @@ def world(eng):
 def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
     ids, rules, t0 = world
     now = t0 + 60 * DAY
-    res = eng.decay_pass(now=now)          # `decay run --now`: the engine clock stays at t0
+    res = eng.decay.run(now=now)          # `decay run --now`: the engine clock stays at t0
     eng.clock.advance(60 * DAY)            # read strengths as of the pass
-    m = {k: eng.get_memory(i) for k, i in ids.items()}
+    m = {k: eng.memories.get(i) for k, i in ids.items()}
     hl = eng.settings.decay.half_life_days
     for kind in ("episodic", "semantic", "procedural"):
         assert m[kind].strength == pytest.approx(0.5 ** (60 / hl[kind]), rel=1e-9)
@@ -60,7 +60,7 @@ def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
         == pytest.approx(m["episodic"].strength)      # the archived row's snapshot was written
     for k in ("pinned", "core"):
         assert m[k].strength == 1.0 and m[k].tier in ("active", "core")
-    r = {k: eng.get_rule(i) for k, i in rules.items()}
+    r = {k: eng.rules.get(i) for k, i in rules.items()}
     assert (r["critical"].score, r["critical"].status) == (9.5, "critical")
     assert (r["pinned"].score, r["pinned"].status) == (6, "active")
     assert (r["active"].score, r["active"].status) == (2.5, "retired")   # decay stops once retired
@@ -69,7 +69,7 @@ def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
     assert res.rules_decayed == 3 and res.rules_retired == 1 and res.rules_demoted == 1
     assert res.retired_rule_ids == [rules["active"]] and res.demoted_rule_ids == [rules["late"]]
     # every score change is in the history; the pass wrote one audit summary row
-    hist = eng.rule_history(rules["late"])
+    hist = eng.rules.history(rules["late"])
     assert [(h.old_score, h.new_score, h.new_status) for h in hist][-1] == (5.5, 4.5, "dormant")
     row = eng.store.read_one("SELECT * FROM audit WHERE action = 'decay-pass'")
     assert row is not None and '"memories_archived":2' in row["summary"]
@@ -78,17 +78,17 @@ def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
 def test_second_pass_at_the_same_clock_changes_nothing(eng, world):
     _, _, t0 = world
     now = t0 + 60 * DAY
-    eng.decay_pass(now=now)
+    eng.decay.run(now=now)
     before = _snapshot(eng)
-    res = eng.decay_pass(now=now)
+    res = eng.decay.run(now=now)
     assert _snapshot(eng) == before
     assert (res.memories_scheduled, res.memories_decayed, res.memories_archived,
             res.rules_decayed, res.rules_demoted, res.rules_retired) == (0, 0, 0, 0, 0, 0)
-    assert eng.last_decay_pass_at() == now
+    assert eng.decay.last_run_at() == now
     # refreshing the stored snapshots is idempotent too
-    assert eng.decay_pass(now=now, refresh_snapshots=True).snapshots_refreshed == 1
+    assert eng.decay.run(now=now, refresh_snapshots=True).snapshots_refreshed == 1
     before = _snapshot(eng)
-    assert eng.decay_pass(now=now, refresh_snapshots=True).snapshots_refreshed == 0
+    assert eng.decay.run(now=now, refresh_snapshots=True).snapshots_refreshed == 0
     assert _snapshot(eng) == before
 
 
@@ -99,16 +99,16 @@ def test_daily_passes_equal_one_big_pass(tmp_path, clock):
     def build(path):
         e = open_engine(path, embedder=HashEmbedder(), clock=clock, actor="t")
         for i, k in enumerate(("episodic", "semantic", "procedural") * 3):
-            e.add_memory_ex(f"memory {i} {k}", kind=k, created_at=clock.now() - i * 3 * DAY)
+            e.memories.add_ex(f"memory {i} {k}", kind=k, created_at=clock.now() - i * 3 * DAY)
         for s in (4, 5.5, 6, 7.5, 8.5):
-            e.add_rule(f"rule at {s}", score=s)
+            e.rules.add(f"rule at {s}", score=s)
         return e
 
     a, b = build(tmp_path / "a.db"), build(tmp_path / "b.db")
     t0 = clock.now()
     for d in range(1, 61):
-        a.decay_pass(now=t0 + d * DAY)
-    b.decay_pass(now=t0 + 60 * DAY)
+        a.decay.run(now=t0 + d * DAY)
+    b.decay.run(now=t0 + 60 * DAY)
     q_m = "SELECT id, tier FROM memories ORDER BY id"
     q_r = "SELECT id, score, status FROM rules ORDER BY id"
     assert [tuple(r) for r in a.store.read(q_m)] == [tuple(r) for r in b.store.read(q_m)]
@@ -124,9 +124,9 @@ def test_dry_run_counts_match_and_write_nothing(eng, world):
     _, _, t0 = world
     now = t0 + 60 * DAY
     before = _snapshot(eng)
-    dry = eng.decay_pass(now=now, dry_run=True)
+    dry = eng.decay.run(now=now, dry_run=True)
     assert _snapshot(eng) == before
-    real = eng.decay_pass(now=now)
+    real = eng.decay.run(now=now)
     for f in ("memories_scheduled", "memories_decayed", "memories_archived", "rules_decayed",
               "rules_demoted", "rules_retired", "archived_ids"):
         assert getattr(dry, f) == getattr(real, f), f
@@ -135,39 +135,39 @@ def test_dry_run_counts_match_and_write_nothing(eng, world):
 def test_reinforced_and_restored_memories_are_rescheduled(eng):
     mid = eng.add_memory("semantic fact that gets used", kind="semantic")
     t0 = eng.clock.now()
-    eng.decay_pass(now=t0)
+    eng.decay.run(now=t0)
     first = eng.store.read_one("SELECT archive_at FROM memories WHERE id = ?", (mid,))[0]
     assert first == pytest.approx(t0 + math.log(1 / 0.3) / eng.settings.decay.rate("semantic"))
     eng.clock.advance(20 * DAY)
-    eng.reinforce_memory(mid)
+    eng.memories.reinforce(mid)
     assert eng.store.read_one("SELECT archive_at FROM memories WHERE id = ?", (mid,))[0] is None
-    eng.decay_pass()
+    eng.decay.run()
     second = eng.store.read_one("SELECT archive_at FROM memories WHERE id = ?", (mid,))[0]
     assert second > first
     # archived, then restored by an operator: the next pass must not archive it straight back
     eng.clock.advance(200 * DAY)
-    assert eng.decay_pass().memories_archived == 1
-    assert eng.set_tier(mid, "active").tier == "active"
-    assert eng.decay_pass().memories_archived == 0
-    assert eng.get_memory(mid).tier == "active"
+    assert eng.decay.run().memories_archived == 1
+    assert eng.memories.set_tier(mid, "active").tier == "active"
+    assert eng.decay.run().memories_archived == 0
+    assert eng.memories.get(mid).tier == "active"
 
 
 def test_unpinned_memory_decays_from_now(eng):
     mid = eng.add_memory("pinned for a while", kind="episodic", pinned=True)
     eng.clock.advance(100 * DAY)
-    assert eng.decay_pass().memories_archived == 0
-    eng.unpin_memory(mid)
-    assert eng.decay_pass().memories_archived == 0
+    assert eng.decay.run().memories_archived == 0
+    eng.memories.unpin(mid)
+    assert eng.decay.run().memories_archived == 0
     eng.clock.advance(30 * DAY)          # 30 days of episodic decay from the unpin: 0.05 < 0.3
-    assert eng.decay_pass().memories_archived == 1
+    assert eng.decay.run().memories_archived == 1
 
 
 def test_forecast_and_curves_write_nothing_and_agree_with_the_pass(eng, world):
     ids, rules, t0 = world
     before = _snapshot(eng)
-    fc = eng.forecast(60)
-    curve = eng.decay_curve(ids["semantic"], days=60)
-    rc = eng.rule_curve(rules["active"], days=60)
+    fc = eng.decay.forecast(60)
+    curve = eng.decay.curve(ids["semantic"], days=60)
+    rc = eng.rules.curve(rules["active"], days=60)
     assert _snapshot(eng) == before
     assert {m.id for m in fc.memories} == {ids["episodic"], ids["semantic"]}
     assert fc.by_kind == {"episodic": 1, "semantic": 1} and fc.memories_total == 2
@@ -177,26 +177,26 @@ def test_forecast_and_curves_write_nothing_and_agree_with_the_pass(eng, world):
     assert curve.crosses_at == pytest.approx(crossing_time(1.0, t0, eng.settings.decay.rate("semantic"), 0.3))
     assert rc.points[0].value == 6 and rc.points[-1].value == 2.5 and rc.crosses_at is not None
     # what-if: a 365-day semantic half-life keeps it above the threshold for 60 days
-    slow = eng.forecast(60, rates={"semantic": 365})
+    slow = eng.decay.forecast(60, rates={"semantic": 365})
     assert {m.id for m in slow.memories} == {ids["episodic"]} and slow.rates["semantic"] == 365
-    assert eng.decay_curve(ids["semantic"], 60, rates={"semantic": 365}).crosses_at is None
-    assert eng.decay_curve(ids["pinned"], 60).frozen
-    eng.decay_pass(now=t0 + 60 * DAY)
-    assert {m for m in ids.values() if eng.get_memory(m).tier == "archived"} == {m.id for m in fc.memories}
+    assert eng.decay.curve(ids["semantic"], 60, rates={"semantic": 365}).crosses_at is None
+    assert eng.decay.curve(ids["pinned"], 60).frozen
+    eng.decay.run(now=t0 + 60 * DAY)
+    assert {m for m in ids.values() if eng.memories.get(m).tier == "archived"} == {m.id for m in fc.memories}
 
 
 def test_forecast_rejects_bad_input(eng):
     with pytest.raises(InvalidInput):
-        eng.forecast(0)
+        eng.decay.forecast(0)
     with pytest.raises(InvalidInput):
-        eng.forecast(10, rates={"episodic": -1})
+        eng.decay.forecast(10, rates={"episodic": -1})
     with pytest.raises(NotFound):
-        eng.decay_curve(999, 10)
+        eng.decay.curve(999, 10)
 
 
 def test_strength_distribution_by_tier(eng, world):
     ids, _, t0 = world
-    d = eng.strength_distribution(now=t0 + 20 * DAY)
+    d = eng.decay.distribution(now=t0 + 20 * DAY)
     assert sum(sum(v) for v in d.counts.values()) == 5
     assert d.counts["core"][-1] == 1                     # core holds 1.0 (top bin)
     assert d.below_threshold["active"] == 1              # episodic after 20 days: 0.14
@@ -217,10 +217,10 @@ def test_pure_functions():
 
 def test_scope_limits_the_pass(eng, world):
     ids, rules, t0 = world
-    r = eng.decay_pass(now=t0 + 60 * DAY, scope="rules")
+    r = eng.decay.run(now=t0 + 60 * DAY, scope="rules")
     assert r.memories_archived == 0 and r.rules_decayed == 3
-    assert eng.get_memory(ids["episodic"]).tier == "active"
-    m = eng.decay_pass(now=t0 + 60 * DAY, scope="memories")
+    assert eng.memories.get(ids["episodic"]).tier == "active"
+    m = eng.decay.run(now=t0 + 60 * DAY, scope="memories")
     assert m.memories_archived == 2 and m.rules_decayed == 0
     with pytest.raises(InvalidInput):
-        eng.decay_pass(scope="everything")
+        eng.decay.run(scope="everything")

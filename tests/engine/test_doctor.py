@@ -18,8 +18,8 @@ def _failing(report):
 
 @pytest.fixture
 def filled(eng):
-    sid = eng.add_session("s1", agent="a")
-    eng.add_messages(sid, [{"role": "user", "content": f"message number {i}"} for i in range(5)])
+    sid = eng.sessions.add("s1", agent="a")
+    eng.sessions.add_messages(sid, [{"role": "user", "content": f"message number {i}"} for i in range(5)])
     ids = [eng.add_memory(f"memory about topic {w}", agent="a") for w in
            ("apples", "pears", "plums", "kiwis", "figs")]
     return eng, ids
@@ -27,7 +27,7 @@ def filled(eng):
 
 def test_healthy_database_passes_every_check(filled):
     eng, ids = filled
-    r = eng.doctor()
+    r = eng.health.doctor()
     assert r.ok, _failing(r)
     assert r.counts["memories"] == r.counts["memories_fts"] == r.counts["memories_vec"] == 5
     assert r.counts["messages_fts"] == 5 and r.pending_vectors == []
@@ -40,12 +40,12 @@ def test_fts_entry_lost_is_found_and_rebuilt(filled):
     row = c.execute("SELECT content FROM memories WHERE id = ?", (ids[1],)).fetchone()
     c.execute("INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', ?, ?)",
               (ids[1], row[0]))
-    r = eng.doctor()
+    r = eng.health.doctor()
     assert not r.ok
     assert {"fts-ids:memories_fts", "fts-integrity:memories_fts"} <= _failing(r)
     assert ids[1] in _check(r, "fts-ids:memories_fts").ids
     assert eng.search("pears", mode="keyword", record_access=False).hits == []
-    fixed = eng.doctor(repair=True)
+    fixed = eng.health.doctor(repair=True)
     assert fixed.ok, _failing(fixed)
     assert any("full-text" in a for a in fixed.repaired)
     assert [h.id for h in eng.search("pears", mode="keyword").hits] == [ids[1]]
@@ -58,10 +58,10 @@ def test_missing_and_orphan_vectors_are_found_and_repaired(filled):
     c.execute("INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user) "
               "SELECT 9999, embedding, tier, kind, category, agent, user FROM memories_vec "
               "WHERE memory_id = ?", (ids[2],))
-    r = eng.doctor()
+    r = eng.health.doctor()
     assert _check(r, "vectors:missing").ids == [ids[0]]
     assert _check(r, "vectors:orphans").ids == [9999]
-    fixed = eng.doctor(repair=True)
+    fixed = eng.health.doctor(repair=True)
     assert fixed.ok, _failing(fixed)
     assert fixed.counts["memories_vec"] == 5
     assert eng.vectors.vector_of(ids[0]) is not None and eng.vectors.vector_of(9999) is None
@@ -72,9 +72,9 @@ def test_stale_vector_metadata_is_resynced(filled):
     c = eng.store.conn
     c.execute("DROP TRIGGER memories_vec_meta")          # a bug that skipped the sync
     c.execute("UPDATE memories SET tier = 'archived' WHERE id = ?", (ids[3],))
-    r = eng.doctor()
+    r = eng.health.doctor()
     assert _check(r, "vectors:metadata").ids == [ids[3]]
-    assert eng.doctor(repair=True).ok
+    assert eng.health.doctor(repair=True).ok
     tier = c.execute("SELECT tier FROM memories_vec WHERE memory_id = ?", (ids[3],)).fetchone()[0]
     assert tier == "archived"
 
@@ -82,12 +82,12 @@ def test_stale_vector_metadata_is_resynced(filled):
 def test_memories_without_a_model_are_listed_pending_not_failing(db_path, clock):
     with open_engine(db_path, embedder=None, clock=clock) as e:
         mid = e.add_memory("written while no model was loaded")
-        r = e.doctor()
+        r = e.health.doctor()
         assert r.ok and r.pending_vectors == [mid] and r.counts["pending_vectors"] == 1
-        r = e.doctor(repair=True)     # nothing to embed with: says so, still consistent
+        r = e.health.doctor(repair=True)     # nothing to embed with: says so, still consistent
         assert r.ok and any("wait for a vector" in a for a in r.repaired)
     with open_engine(db_path, embedder=HashEmbedder(), clock=clock, auto_backfill=False) as e:
-        r = e.doctor(repair=True)
+        r = e.health.doctor(repair=True)
         assert r.ok and r.pending_vectors == [] and "embedded 1 memories" in r.repaired
 
 
@@ -98,11 +98,11 @@ def test_orphans_are_reported(filled):
     c.execute("INSERT INTO messages(session_id, content) VALUES ('no-such-session', 'lost')")
     c.execute("UPDATE memories SET absorbed_into = 424242 WHERE id = ?", (ids[4],))
     c.execute("INSERT INTO rule_history(rule_id, at, new_score) VALUES (777, 0, 5)")
-    r = eng.doctor()
+    r = eng.health.doctor()
     assert {"orphans:messages", "orphans:absorbed_into", "orphans:rule_history"} <= _failing(r)
     assert _check(r, "orphans:absorbed_into").ids == [ids[4]]
     # orphans are records, not derived data: repair does not delete them
-    assert not eng.doctor(repair=True).ok
+    assert not eng.health.doctor(repair=True).ok
 
 
 def test_audit_edit_is_reported_as_a_break(filled):
@@ -110,12 +110,12 @@ def test_audit_edit_is_reported_as_a_break(filled):
     c = eng.store.conn
     victim = c.execute("SELECT id FROM audit WHERE target_id = ? AND action = 'add'",
                        (str(ids[2]),)).fetchone()[0]
-    assert eng.doctor().ok
+    assert eng.health.doctor().ok
     c.execute("UPDATE audit SET actor = 'someone-else' WHERE id = ?", (victim,))
-    r = eng.doctor()
+    r = eng.health.doctor()
     chain = _check(r, "audit-chain")
     assert not chain.ok and chain.ids == [victim] and "does not match its hash" in chain.detail
-    assert not eng.doctor(repair=True).ok   # evidence is never "repaired"
+    assert not eng.health.doctor(repair=True).ok   # evidence is never "repaired"
 
 
 def test_audit_row_deleted_breaks_the_link_of_the_next(filled):
@@ -123,7 +123,7 @@ def test_audit_row_deleted_breaks_the_link_of_the_next(filled):
     c = eng.store.conn
     ids = [r[0] for r in c.execute("SELECT id FROM audit ORDER BY id")]
     c.execute("DELETE FROM audit WHERE id = ?", (ids[3],))
-    chain = _check(eng.doctor(), "audit-chain")
+    chain = _check(eng.health.doctor(), "audit-chain")
     assert not chain.ok and chain.ids == [ids[4]] and "link does not match" in chain.detail
 
 
@@ -137,17 +137,17 @@ def test_audit_rehashed_edit_still_breaks_the_chain(filled):
     h = audit.row_hash(r["prev_hash"], r["at"], r["actor"], "forged", r["target_kind"],
                        r["target_id"], r["reason"], r["summary"])
     c.execute("UPDATE audit SET action = 'forged', hash = ? WHERE id = ?", (h, r["id"]))
-    chain = _check(eng.doctor(), "audit-chain")
+    chain = _check(eng.health.doctor(), "audit-chain")
     # keyed chain (issue 12): the re-hashed row itself no longer verifies, and the next link breaks
     assert not chain.ok and chain.ids == [r["id"], r["id"] + 1]
 
 
 def test_repair_is_audited_and_keeps_the_chain(filled):
     eng, _ = filled
-    eng.doctor(repair=True)
+    eng.health.doctor(repair=True)
     row = eng.store.read_one("SELECT action, actor FROM audit ORDER BY id DESC LIMIT 1")
     assert tuple(row) == ("doctor-repair", "tester")
-    assert eng.doctor().ok
+    assert eng.health.doctor().ok
 
 
 def test_cli_doctor_exit_code_and_json(filled, capsys):
@@ -168,8 +168,8 @@ def test_forget_leaves_a_healthy_file(filled):
     """Forget removes rows, FTS entries and vectors and re-chains the audit it redacts: the
     doctor must see a consistent file afterwards, not a tamper."""
     eng, ids = filled
-    eng.forget("memory", [ids[0]], "user asked")
-    r = eng.doctor()
+    eng.forget.run("memory", [ids[0]], "user asked")
+    r = eng.health.doctor()
     assert r.ok, [(c.name, c.detail) for c in r.problems]
     assert r.counts["memories"] == r.counts["memories_fts"] == r.counts["memories_vec"] == 4
 

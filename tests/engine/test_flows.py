@@ -9,7 +9,7 @@ from engine.lifecycle.flows import flow_stats
 
 
 def _flow(eng, name="deploy-release", **kw):
-    return eng.add_flow(name, kw.pop("steps", ["run the tests", "tag the release", "deploy to prod"]),
+    return eng.flows.add(name, kw.pop("steps", ["run the tests", "tag the release", "deploy to prod"]),
                         triggers=kw.pop("triggers", ["deploy", "ship a release"]), **kw)
 
 
@@ -17,11 +17,11 @@ def test_thirty_two_of_thirty_four_is_0_941(eng):
     f = _flow(eng)
     t0 = eng.clock.now()
     for i in range(34):
-        eng.record_flow_run(f.name, "fail" if i in (5, 20) else "pass", at=t0 + i * DAY)
-    s = eng.get_flow(f.name).stats
+        eng.flows.record_run(f.name, "fail" if i in (5, 20) else "pass", at=t0 + i * DAY)
+    s = eng.flows.get(f.name).stats
     assert (s.passes, s.uses, s.fails, s.effectiveness) == (32, 34, 2, 0.941)
     assert not s.flagged
-    d = eng.flow_detail(f.name, runs=5)
+    d = eng.flows.detail(f.name, runs=5)
     assert len(d.runs) == 5 and d.runs[0].at > d.runs[-1].at          # newest first
     assert len(d.rolling) == 34 and d.rolling[-1].value == pytest.approx(32 / 34, abs=1e-4)
     assert d.rolling[0].value == 1.0
@@ -41,40 +41,40 @@ def test_flag_and_trend():
 def test_list_flows_flagged_filter(eng):
     good, bad = _flow(eng, "good-flow"), _flow(eng, "bad-flow", agent="atlas")
     for i in range(6):
-        eng.record_flow_run(good.name, "pass")
-        eng.record_flow_run(bad.name, "pass" if i == 0 else "fail")
-    assert [f.name for f in eng.list_flows()] == ["bad-flow", "good-flow"]
-    assert [f.name for f in eng.list_flows(flagged=True)] == ["bad-flow"]
-    assert [f.name for f in eng.list_flows(agent="atlas")] == ["bad-flow"]
+        eng.flows.record_run(good.name, "pass")
+        eng.flows.record_run(bad.name, "pass" if i == 0 else "fail")
+    assert [f.name for f in eng.flows.list()] == ["bad-flow", "good-flow"]
+    assert [f.name for f in eng.flows.list(flagged=True)] == ["bad-flow"]
+    assert [f.name for f in eng.flows.list(agent="atlas")] == ["bad-flow"]
 
 
 def test_check_by_trigger_then_full_text(eng):
     _flow(eng, "deploy-release")
-    eng.add_flow("rotate-keys", ["revoke the old key", "issue a new key", "update the vault"],
+    eng.flows.add("rotate-keys", ["revoke the old key", "issue a new key", "update the vault"],
                  triggers=["rotate credentials"], description="Rotate API keys every quarter")
-    eng.add_flow("old-flow", ["x"], triggers=["deploy"], status="disabled")
-    m = eng.check_flows("Going to deploy the billing service now")
+    eng.flows.add("old-flow", ["x"], triggers=["deploy"], status="disabled")
+    m = eng.flows.check("Going to deploy the billing service now")
     assert [x.flow.name for x in m] == ["deploy-release"] and m[0].via == "trigger"
     assert m[0].matched == ["deploy"] and m[0].flow.steps[0] == "run the tests"
-    m = eng.check_flows("the API keys are old, refresh them")        # no trigger: full text
+    m = eng.flows.check("the API keys are old, refresh them")        # no trigger: full text
     assert [x.flow.name for x in m] == ["rotate-keys"] and m[0].via == "text"
-    assert eng.check_flows("bake a cake") == []
+    assert eng.flows.check("bake a cake") == []
 
 
 def test_add_flow_validation_and_replace(eng):
     f = _flow(eng)
-    eng.record_flow_run(f.name, "pass")
+    eng.flows.record_run(f.name, "pass")
     with pytest.raises(InvalidInput):
         _flow(eng)                                              # duplicate name
-    g = eng.add_flow_doc({"name": f.name, "steps": ["one step"], "needs_approval": True}, replace=True)
+    g = eng.flows.add_doc({"name": f.name, "steps": ["one step"], "needs_approval": True}, replace=True)
     assert g.id == f.id and g.steps == ["one step"] and g.needs_approval and g.stats.uses == 1
     with pytest.raises(InvalidInput):
-        eng.add_flow("empty", [])
+        eng.flows.add("empty", [])
     with pytest.raises(InvalidInput):
-        eng.add_flow_doc({"name": "x", "steps": ["a"], "colour": "red"})
+        eng.flows.add_doc({"name": "x", "steps": ["a"], "colour": "red"})
     with pytest.raises(InvalidInput):
-        eng.record_flow_run(f.name, "maybe")
+        eng.flows.record_run(f.name, "maybe")
     with pytest.raises(NotFound):
-        eng.record_flow_run("nope", "pass")
+        eng.flows.record_run("nope", "pass")
     actions = [r[0] for r in eng.store.read("SELECT action FROM audit WHERE target_kind = 'flow' ORDER BY id")]
     assert actions == ["flow-add", "flow-run", "flow-update"]

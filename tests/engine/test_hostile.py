@@ -43,8 +43,8 @@ def _bad_unicode(s: str) -> bool:
 def heng(tmp_path_factory):
     path = tmp_path_factory.mktemp("hostile") / "h.db"
     e = open_engine(path, embedder=HashEmbedder(), actor="hostile")
-    sid = e.add_session("s-hostile", agent="a")
-    e.add_messages(sid, [{"content": "the deploy runs on fridays"}, {"content": "日本語の記憶"}])
+    sid = e.sessions.add("s-hostile", agent="a")
+    e.sessions.add_messages(sid, [{"content": "the deploy runs on fridays"}, {"content": "日本語の記憶"}])
     for t in ("the deploy runs on fridays", "backups are verified nightly", "記憶の検索"):
         e.add_memory(t)
     yield e
@@ -84,7 +84,7 @@ def test_add_memory_stores_exactly_or_refuses_cleanly(heng, content, agent, cate
     if isinstance(r, EngineError):
         assert isinstance(r, InvalidInput)
         return
-    m = heng.get_memory(r.id)
+    m = heng.memories.get(r.id)
     assert (m.content, m.agent, m.category) == (content, agent, category or "general")
 
 
@@ -95,7 +95,7 @@ def test_add_message_stores_exactly_or_refuses_cleanly(heng, content, role):
     if isinstance(r, EngineError):
         assert isinstance(r, InvalidInput)
         return
-    assert heng.get_message(r).content == content
+    assert heng.sessions.get_message(r).content == content
 
 
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(ANY_CHAR, max_size=20),
@@ -154,7 +154,7 @@ def test_add_memory_fields_of_any_shape(heng, importance, kind, tier, metadata, 
     r = _only_engine_errors(heng.add_memory_ex, "a field test", importance=importance, kind=kind,
                             tier=tier, metadata=metadata, pinned=pinned, session_id=session_id,
                             message_id=message_id, dedup=False)
-    assert isinstance(r, InvalidInput) or heng.get_memory(r.id).content == "a field test"
+    assert isinstance(r, InvalidInput) or heng.memories.get(r.id).content == "a field test"
 
 
 @HOSTILE
@@ -170,25 +170,25 @@ def test_huge_inputs(heng, tmp_path):
     big = "deploy " * 200_000                      # 1.4 MB
     # keyword mode: the test embedder hashes every trigram, slow at 1 MB (MiniLM truncates)
     assert isinstance(heng.search(big, k=3, mode="keyword"), SearchResult)
-    assert isinstance(heng.search_messages(big), list)
+    assert isinstance(heng.sessions.search_messages(big), list)
     with pytest.raises(InvalidInput, match="limit"):
         heng.add_memory(big)
     with open_engine(tmp_path / "big.db", embedder=None) as e:   # no embedder: fast at 1 MB
         mid = e.add_memory("x" * 999_999, dedup=False)   # just under the limit: stored whole
-        assert len(e.get_memory(mid).content) == 999_999
+        assert len(e.memories.get(mid).content) == 999_999
         with pytest.raises(InvalidInput, match="limit"):
-            e.add_message(e.add_session("s"), "user", "y" * 1_000_001)
+            e.sessions.add_message(e.sessions.add("s"), "user", "y" * 1_000_001)
 
 
 def test_sql_looking_text_is_data(eng):
     evil = "'); DROP TABLE memories; --"
     other = eng.add_memory("the deploy runs on fridays")
     mid = eng.add_memory(evil, dedup=False)
-    assert eng.get_memory(mid).content == evil
+    assert eng.memories.get(mid).content == evil
     assert [h.id for h in eng.search("DROP TABLE memories", mode="keyword").hits] == [mid]
     assert [h.id for h in eng.search(evil, mode="keyword").hits] == [mid]
-    assert eng.get_memory(other).content == "the deploy runs on fridays"
-    assert eng.doctor().ok
+    assert eng.memories.get(other).content == "the deploy runs on fridays"
+    assert eng.health.doctor().ok
 
 
 # -- the CLI -----------------------------------------------------------------------------------
@@ -196,8 +196,8 @@ def test_sql_looking_text_is_data(eng):
 def cli_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("cli") / "c.db"
     with open_engine(path, embedder=HashEmbedder()) as e:
-        e.add_session("s1")
-        e.add_message("s1", "user", "the deploy runs on fridays")
+        e.sessions.add("s1")
+        e.sessions.add_message("s1", "user", "the deploy runs on fridays")
         e.add_memory("the deploy runs on fridays")
     return str(path)
 
@@ -261,8 +261,8 @@ def test_ingest_writes_nothing_when_a_later_line_is_bad(eng, tmp_path, bad):
     f.write_text('{"type": "session", "id": "new-s", "title": "fine"}\n'
                  '{"type": "memory", "content": "a fine memory"}\n' + bad + "\n")
     with pytest.raises(ImportFailed, match=r"in\.jsonl:3: "):
-        eng.ingest_jsonl(f)
-    assert eng.counts().sessions == 0 and eng.list_memories() == []
+        eng.importers.ingest(f)
+    assert eng.counts().sessions == 0 and eng.memories.list() == []
 
 
 COLUMNS = {"memory": ["id", "content", "kind", "tier", "agent", "importance", "embedded", "metadata"],
@@ -293,7 +293,7 @@ def test_full_fidelity_import_refuses_bad_records_with_engine_errors(heng, tmp_p
 
 def test_database_is_sound_after_all_that(heng):
     """Last in this file: whatever the engine accepted above left a consistent database."""
-    report = heng.doctor()
+    report = heng.health.doctor()
     assert report.ok, [(c.name, c.detail) for c in report.problems]
 
 

@@ -67,7 +67,7 @@ def test_v2_home_imports_everything_and_leaves_the_source_untouched(eng, tmp_pat
     h = build_v2(tmp_path / "hermes")
     h.close()
     before = file_digests(h.root)
-    s = eng.import_hermes(h.root)
+    s = eng.importers.hermes(h.root)
     assert file_digests(h.root) == before
     assert s.added["sessions"] == 3 and s.added["messages"] == 5
     assert s.added["memories"] == 5 and s.added["skills"] == 3 and s.added["flows"] == 3
@@ -75,18 +75,18 @@ def test_v2_home_imports_everything_and_leaves_the_source_untouched(eng, tmp_pat
     assert s.skipped == {"skill bundled with Hermes, never patched by the agent": 1}
 
     # lineage follows parent_session_id, and the parent's end_reason says why
-    d2 = eng.get_session("s2")
+    d2 = eng.sessions.get("s2")
     assert d2.parent.id == "s1" and d2.parent.metadata["hermes"]["end_reason"] == "compression"
     assert [c.id for c in d2.children] == ["s3"]
     assert d2.session.agent == "hermes" and d2.session.user == "u1"
-    s1 = eng.get_session("s1")
+    s1 = eng.sessions.get("s1")
     assert [m.role for m in s1.messages] == ["user", "assistant", "tool"]
     assert s1.messages[1].metadata["tool_calls"][0]["id"] == "c1"
     assert s1.messages[2].tool_name == "terminal" and s1.messages[0].at == T + 1
     assert s1.session.metadata["hermes"]["system_prompt"] == "You are Hermes."
-    assert eng.search_messages("电报")[0].message.session_id == "s3"
+    assert eng.sessions.search_messages("电报")[0].message.session_id == "s3"
 
-    mems = {m.content: m for m in eng.list_memories()}
+    mems = {m.content: m for m in eng.memories.list()}
     staging = mems["Staging lives at staging.example.org.\nIt needs the VPN."]
     assert staging.kind == "semantic" and staging.user == ""
     assert mems["Prefers short answers."].category == "preference"
@@ -98,8 +98,8 @@ def test_v2_home_imports_everything_and_leaves_the_source_untouched(eng, tmp_pat
 def test_skills_map_state_pin_steps_and_last_activity(eng, tmp_path):
     h = build_v2(tmp_path / "hermes")
     h.close()
-    eng.import_hermes(h.root, agent="ops-bot")
-    skills = {m.metadata["hermes_skill"]: m for m in eng.list_memories() if m.kind == "procedural"}
+    eng.importers.hermes(h.root, agent="ops-bot")
+    skills = {m.metadata["hermes_skill"]: m for m in eng.memories.list() if m.kind == "procedural"}
     deploy = skills["deploy-blog"]
     assert deploy.agent == "ops-bot" and deploy.pinned and deploy.tier == "active"
     assert deploy.content.splitlines() == ["deploy-blog: Build and deploy the blog",
@@ -121,7 +121,7 @@ def test_skills_map_state_pin_steps_and_last_activity(eng, tmp_path):
 def test_curator_reports_become_audit_rows_by_hermes_curator(eng, tmp_path):
     h = build_v2(tmp_path / "hermes")
     h.close()
-    eng.import_hermes(h.root)
+    eng.importers.hermes(h.root)
     rows = eng.store.read("SELECT * FROM audit WHERE actor = 'hermes-curator' ORDER BY id")
     by_action = {r["action"]: r for r in rows}
     assert set(by_action) == {"curator-run", "curator-archive", "curator-consolidate",
@@ -136,9 +136,9 @@ def test_curator_reports_become_audit_rows_by_hermes_curator(eng, tmp_path):
 def test_same_home_twice_adds_nothing(eng, tmp_path):
     h = build_v2(tmp_path / "hermes")
     h.close()
-    eng.import_hermes(h.root)
+    eng.importers.hermes(h.root)
     first = table_counts(eng)
-    again = eng.import_hermes(h.root)
+    again = eng.importers.hermes(h.root)
     assert again.added == {} and again.updated == {}
     assert again.skipped["session already imported"] == 3
     assert again.skipped["memory entry already imported"] == 5
@@ -179,19 +179,19 @@ def test_later_schema_with_unchecked_wal_rows(eng, tmp_path):
     assert c.execute("SELECT count(*) FROM sessions WHERE id = 'a2'").fetchone()[0] == 0
     c.close()
     before = file_digests(h.root)
-    s = eng.import_hermes(h.root)
+    s = eng.importers.hermes(h.root)
     assert file_digests(h.root) == before                  # -wal and -shm included
     assert s.added["sessions"] == 2 and s.added["messages"] == 4
     assert s.skipped == {"message superseded (active = 0)": 1,
                          "message hidden (display_kind = hidden)": 1}
-    a1 = eng.get_session("a1")
+    a1 = eng.sessions.get("a1")
     assert a1.session.title == "Fix the CI"
     assert a1.session.metadata["hermes"]["system_prompt"] == "You are Hermes, long prompt v30."
     assert a1.session.metadata["hermes"]["cwd"] == "/src/app"
     assert "billing_mode" not in a1.session.metadata["hermes"]
     assert [m.content for m in a1.messages] == ["CI is red", "Looking at the runner logs"]
     assert a1.messages[1].metadata["reasoning"] == "check logs first"
-    a2 = eng.get_session("a2")
+    a2 = eng.sessions.get("a2")
     assert a2.parent.id == "a1" and [m.content for m in a2.messages] == [
         "Runner disk is full", "Cleared the docker cache"]
 
@@ -203,25 +203,25 @@ def test_later_schema_with_unchecked_wal_rows(eng, tmp_path):
     h.memories(["The CI runner needs a weekly docker prune.", "Builds take 4 minutes."])
     h.skill("prune-docker", "Free runner disk", "1. docker system prune -af\n")
     n_before = table_counts(eng)
-    s2 = eng.import_hermes(h.root)
+    s2 = eng.importers.hermes(h.root)
     assert s2.added == {"sessions": 1, "messages": 2, "memories": 1, "skills": 1, "flows": 1}
     assert s2.updated == {"sessions": 1}                       # a2 ended meanwhile
-    assert eng.get_session("a2").session.ended_at == T + 250
-    assert [m.content for m in eng.get_session("a2").messages][-1] == "Thanks, is it green now?"
+    assert eng.sessions.get("a2").session.ended_at == T + 250
+    assert [m.content for m in eng.sessions.get("a2").messages][-1] == "Thanks, is it green now?"
     assert table_counts(eng)["messages"] == n_before["messages"] + 2
-    assert eng.import_hermes(h.root).added == {}
+    assert eng.importers.hermes(h.root).added == {}
     h.close()
 
 
 def test_a_patched_skill_is_updated_not_duplicated(eng, tmp_path):
     h = build_v2(tmp_path / "hermes")
     h.close()
-    eng.import_hermes(h.root)
+    eng.importers.hermes(h.root)
     h.skill("deploy-blog", "Build and deploy the blog",
             "1. Run `pnpm build`\n2. Run the smoke test\n3. Upload dist/\n", category="devops")
-    s = eng.import_hermes(h.root)
+    s = eng.importers.hermes(h.root)
     assert s.added == {} and s.updated == {"skills": 1, "flows": 1}
-    procs = [m for m in eng.list_memories() if m.metadata.get("hermes_skill") == "deploy-blog"]
+    procs = [m for m in eng.memories.list() if m.metadata.get("hermes_skill") == "deploy-blog"]
     assert len(procs) == 1 and "2. Run the smoke test" in procs[0].content
     assert procs[0].embedded          # re-embedded with the (hash) model
 
@@ -229,7 +229,7 @@ def test_a_patched_skill_is_updated_not_duplicated(eng, tmp_path):
 def test_dry_run_writes_nothing(eng, tmp_path):
     h = build_v2(tmp_path / "hermes")
     h.close()
-    s = eng.import_hermes(h.root, dry_run=True)
+    s = eng.importers.hermes(h.root, dry_run=True)
     assert s.dry_run and s.added["sessions"] == 3
     assert table_counts(eng) == {"sessions": 0, "messages": 0, "memories": 0, "flows": 0, "audit": 0}
 
@@ -241,7 +241,7 @@ def test_corrupt_database_fails_cleanly_and_writes_nothing(eng, tmp_path):
     (home / "memories").mkdir()
     (home / "memories" / "MEMORY.md").write_text("a fact")
     with pytest.raises(ImportFailed, match=r"state\.db: not a readable SQLite database"):
-        eng.import_hermes(home)
+        eng.importers.hermes(home)
     assert table_counts(eng)["memories"] == 0 and table_counts(eng)["audit"] == 0
 
 
@@ -254,9 +254,9 @@ def test_unknown_schema_is_named(eng, tmp_path):
     c.commit()
     c.close()
     with pytest.raises(ImportFailed, match=r"unknown schema: no messages table"):
-        eng.import_hermes(home)
+        eng.importers.hermes(home)
     with pytest.raises(ImportFailed, match="not a Hermes home"):
-        eng.import_hermes(tmp_path)
+        eng.importers.hermes(tmp_path)
     assert table_counts(eng)["sessions"] == 0
 
 
@@ -268,8 +268,8 @@ def test_profile_folder_names_the_agent_and_bad_usage_json_is_a_warning(eng, tmp
     h.close()
     h.skill("lint", "Run the linters", "1. ruff check\n")
     (home / "skills" / ".usage.json").write_text("{not json")
-    s = eng.import_hermes(home)
-    assert eng.get_session("p1").session.agent == "coder"
+    s = eng.importers.hermes(home)
+    assert eng.sessions.get("p1").session.agent == "coder"
     assert any(".usage.json: not valid JSON" in w for w in s.warnings)
     assert read_files(home).skills[0].state == "active"
 
@@ -283,23 +283,23 @@ def test_home_without_state_db_and_a_patched_bundled_skill(eng, tmp_path):
     h.skill("web-search", "Bundled search, patched by the agent", "1. search\n2. cite\n")
     h.bundled(["web-search"])
     h.usage({"web-search": {"patch_count": 2, "state": "active"}})
-    s = eng.import_hermes(home)
+    s = eng.importers.hermes(home)
     assert s.added == {"memories": 1, "skills": 1, "flows": 1} and s.skipped == {}
     assert not (home / "state.db").exists()
-    skill = [m for m in eng.list_memories() if m.kind == "procedural"][0]
+    skill = [m for m in eng.memories.list() if m.kind == "procedural"][0]
     assert skill.metadata["origin"] == "bundled"
 
 
 def test_forgotten_sessions_and_memories_stay_forgotten_on_reimport(eng, tmp_path):
     h = build_v2(tmp_path / "hermes")
     h.close()
-    eng.import_hermes(h.root)
-    pref = [m for m in eng.list_memories() if m.content == "Prefers short answers."][0]
-    eng.forget("session", "s3", "user asked")
-    eng.forget("memory", [pref.id], "user asked")
-    s = eng.import_hermes(h.root)
+    eng.importers.hermes(h.root)
+    pref = [m for m in eng.memories.list() if m.content == "Prefers short answers."][0]
+    eng.forget.run("session", "s3", "user asked")
+    eng.forget.run("memory", [pref.id], "user asked")
+    s = eng.importers.hermes(h.root)
     assert s.added == {}
     assert s.skipped["session was forgotten here (tombstone)"] == 1
     assert s.skipped["memory entry was forgotten here (tombstone)"] == 1
     assert not eng.store.read("SELECT 1 FROM sessions WHERE id = 's3'")
-    assert not [m for m in eng.list_memories() if m.content == "Prefers short answers."]
+    assert not [m for m in eng.memories.list() if m.content == "Prefers short answers."]

@@ -31,26 +31,26 @@ def test_steps_prefer_numbers_then_headings_then_bullets_and_skip_code():
 def test_import_markdown_file_and_again(eng, tmp_path):
     p = tmp_path / "MEMORY.md"
     p.write_text("Deploys use pnpm.\n§\nStaging needs the VPN.", encoding="utf-8")
-    s = eng.import_markdown(p, agent="claude")
+    s = eng.importers.markdown(p, agent="claude")
     assert s.added == {"memories": 2} and s.vectors == 2
-    mems = eng.list_memories(agent="claude")
+    mems = eng.memories.list(agent="claude")
     assert {m.content for m in mems} == {"Deploys use pnpm.", "Staging needs the VPN."}
     assert all(m.metadata["file"] == "MEMORY.md" and m.embedded for m in mems)
     line = {m.content: m.metadata["line"] for m in mems}
     assert line == {"Deploys use pnpm.": 1, "Staging needs the VPN.": 3}
 
     p.write_text("Deploys use pnpm.\n§\nStaging needs the VPN.\n§\nNew: CI takes 4 minutes.")
-    s2 = eng.import_markdown(p, agent="claude")
+    s2 = eng.importers.markdown(p, agent="claude")
     assert s2.added == {"memories": 1} and s2.skipped == {"entry already stored for this agent": 2}
     # the same text for another agent is that agent's memory
-    assert eng.import_markdown(p, agent="other").added == {"memories": 3}
+    assert eng.importers.markdown(p, agent="other").added == {"memories": 3}
 
 
 def test_user_md_entries_are_preferences_or_facts(eng, tmp_path):
     p = tmp_path / "USER.md"
     p.write_text("Prefers dark mode.\n§\nLives in Lisbon.")
-    eng.import_markdown(p, agent="a", user="ana")
-    cats = {m.content: (m.category, m.user) for m in eng.list_memories()}
+    eng.importers.markdown(p, agent="a", user="ana")
+    cats = {m.content: (m.category, m.user) for m in eng.memories.list()}
     assert cats == {"Prefers dark mode.": ("preference", "ana"), "Lives in Lisbon.": ("fact", "ana")}
 
 
@@ -58,11 +58,11 @@ def test_bad_files_fail_cleanly(eng, tmp_path):
     p = tmp_path / "bin.md"
     p.write_bytes(b"ok\n\n\xff\xfe broken")
     with pytest.raises(ImportFailed, match=r"bin\.md: not UTF-8 text"):
-        eng.import_markdown(p, agent="a")
+        eng.importers.markdown(p, agent="a")
     q = tmp_path / "nul.md"
     q.write_text("fine\n\nhas a \x00 NUL")
     with pytest.raises(ImportFailed, match=r"nul\.md:3: content contains a NUL"):
-        eng.import_markdown(q, agent="a")
+        eng.importers.markdown(q, agent="a")
     with pytest.raises(InvalidInput, match="agent is empty"):
-        eng.import_markdown(tmp_path / "x.md", agent="  ")
+        eng.importers.markdown(tmp_path / "x.md", agent="  ")
     assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 0

@@ -14,16 +14,16 @@ T0 = "2026-01-01T00:00:00Z"
 
 def populate(eng) -> None:
     """At least one row of every record type; the tables other modules own get plain rows."""
-    eng.add_session("s1", agent="a", user="u", title="first", started_at=100.0, metadata={"k": [1, 2]})
-    eng.add_session("s2", agent="a", parent_session_id="s1", started_at=200.0)
-    eng.add_messages("s1", [dict(role="user", content="héllo wörld 你好", at=101.5),
+    eng.sessions.add("s1", agent="a", user="u", title="first", started_at=100.0, metadata={"k": [1, 2]})
+    eng.sessions.add("s2", agent="a", parent_session_id="s1", started_at=200.0)
+    eng.sessions.add_messages("s1", [dict(role="user", content="héllo wörld 你好", at=101.5),
                             dict(role="assistant", content="hi", at=102.25, tool_name="t",
                                  metadata={"x": None})])
     ids = eng.add_memories([dict(content="The deploy uses pnpm", agent="a", category="decision",
                                  importance=0.7, session_id="s1"),
                             dict(content="User prefers tea", kind="semantic", user="u", pinned=True)],
                            dedup=False)
-    eng.archive_memory(ids[0], reason="old")
+    eng.memories.archive(ids[0], reason="old")
 
     def others(c):
         c.execute("INSERT INTO meta(key, value) VALUES ('note', 'x')")
@@ -57,33 +57,33 @@ def eng_b(tmp_path):
 def test_roundtrip_every_record_type(eng, eng_b, tmp_path):
     populate(eng)
     f1, f2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    ex = eng.export_jsonl(f1)
+    ex = eng.importers.export_jsonl(f1)
     assert stat.S_IMODE(f1.stat().st_mode) == 0o600
     want = {"meta", "session", "message", "memory", "rule", "rule_history", "flow", "flow_run",
             "proposal", "curator_run", "audit", "forget_request", "tombstone", "import_watermark"}
     assert want <= set(ex.records) and ex.vectors == 2
 
-    s = eng_b.import_jsonl(f1)
+    s = eng_b.importers.jsonl(f1)
     assert s.skipped == {} and s.added == ex.records
-    ex2 = eng_b.export_jsonl(f2)
+    ex2 = eng_b.importers.export_jsonl(f2)
     assert ex2.records == {**ex.records, "audit": ex.records["audit"] + 1} and ex2.vectors == 2
 
 
 def test_dumps_equal_table_by_table_and_audit_chain_holds(eng, eng_b, tmp_path):
     populate(eng)
     f1, f2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    eng.export_jsonl(f1)
-    eng_b.import_jsonl(f1)
-    eng_b.export_jsonl(f2)
+    eng.importers.export_jsonl(f1)
+    eng_b.importers.jsonl(f1)
+    eng_b.importers.export_jsonl(f2)
     a, b = records(f1), records(f2)
     own = [r for r in b if r["type"] == "audit" and r["row"]["actor"] == "restorer"]
     assert len(own) == 1
     assert [r for r in b if r is not own[0]] == a
     # The chain is keyed now (issue 12): the engine's own verification, not a plain sha256 walk.
-    check = eng_b.verify_audit()
+    check = eng_b.audit.verify()
     assert check.ok and check.rows == len([r for r in b if r["type"] == "audit"]), check.message
     # restored data works: FTS and vectors answer as before
-    assert eng_b.search_messages("你好")[0].message.content == "héllo wörld 你好"
+    assert eng_b.sessions.search_messages("你好")[0].message.content == "héllo wörld 你好"
     hit = eng_b.search("prefers tea", k=1)
     assert hit.hits[0].content == "User prefers tea" and hit.mode == "hybrid"
 
@@ -91,23 +91,23 @@ def test_dumps_equal_table_by_table_and_audit_chain_holds(eng, eng_b, tmp_path):
 def test_import_twice_adds_nothing_and_conflicts_are_refused(eng, eng_b, tmp_path):
     populate(eng)
     f1 = tmp_path / "a.jsonl"
-    eng.export_jsonl(f1)
-    eng_b.import_jsonl(f1)
-    again = eng_b.import_jsonl(f1)
+    eng.importers.export_jsonl(f1)
+    eng_b.importers.jsonl(f1)
+    again = eng_b.importers.jsonl(f1)
     assert again.added == {} and again.skipped["memory already present"] == 3
     eng_b.store.write(lambda c: c.execute("UPDATE rules SET text = 'changed' WHERE id = 1"))
     with pytest.raises(ImportFailed, match=r"a\.jsonl:\d+: rule 1 already exists with different"):
-        eng_b.import_jsonl(f1)
+        eng_b.importers.jsonl(f1)
 
 
 def test_export_without_vectors_marks_memories_for_backfill(eng, eng_b, tmp_path):
     populate(eng)
     f1 = tmp_path / "a.jsonl"
-    ex = eng.export_jsonl(f1, vectors=False)
+    ex = eng.importers.export_jsonl(f1, vectors=False)
     assert ex.vectors == 0 and not any("vector" in r for r in records(f1))
-    eng_b.import_jsonl(f1)
-    assert eng_b.pending_vectors() == 3
-    assert eng_b.backfill_vectors() == 3
+    eng_b.importers.jsonl(f1)
+    assert eng_b.memories.pending_vectors() == 3
+    assert eng_b.memories.backfill_vectors() == 3
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -122,7 +122,7 @@ def test_bad_line_names_file_and_line_and_writes_nothing(eng_b, tmp_path, bad, m
     p.write_text('{"type":"header","format":"memconsole-jsonl","version":1}\n'
                  '{"type":"session","row":{"id":"ok","agent":"a"}}\n' + bad + "\n", encoding="utf-8")
     with pytest.raises(ImportFailed, match=message):
-        eng_b.import_jsonl(p)
+        eng_b.importers.jsonl(p)
     assert eng_b.store.read_one("SELECT count(*) FROM sessions")[0] == 0
     assert eng_b.store.read_one("SELECT count(*) FROM audit")[0] == 0
 
@@ -131,14 +131,14 @@ def test_a_file_without_header_is_refused(eng_b, tmp_path):
     p = tmp_path / "plain.jsonl"
     p.write_text('{"type":"session","id":"x"}\n')
     with pytest.raises(ImportFailed, match=r"plain\.jsonl:1: not a memconsole export.*use `ingest`"):
-        eng_b.import_jsonl(p)
+        eng_b.importers.jsonl(p)
 
 
 def test_dry_run_restores_nothing(eng, eng_b, tmp_path):
     populate(eng)
     f1 = tmp_path / "a.jsonl"
-    ex = eng.export_jsonl(f1)
-    s = eng_b.import_jsonl(f1, dry_run=True)
+    ex = eng.importers.export_jsonl(f1)
+    s = eng_b.importers.jsonl(f1, dry_run=True)
     assert s.dry_run and s.added == ex.records
     assert eng_b.store.read_one("SELECT count(*) FROM memories")[0] == 0
     assert eng_b.store.read_one("SELECT count(*) FROM audit")[0] == 0

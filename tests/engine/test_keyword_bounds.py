@@ -30,19 +30,19 @@ def corpus(eng):
 
 def test_common_word_scored_over_newest_memories_only(eng, corpus):
     bounded(eng)
-    p = eng.keyword_plan("status")
+    p = eng.retrieval.keyword_plan("status")
     assert p.windowed == (("status", 200),) and p.recent_from is not None
     assert 150 <= p.recent_from < 200            # a window sized to ~30 of 200 matches
-    ranks = eng._keyword_ranks(p, Filters(), 10)
+    ranks = eng.retrieval.keyword_ranks(p, Filters(), 10)
     assert len(ranks) == 10 and all(mid > p.recent_from for mid in ranks)
 
 
 def test_window_scores_are_exact_bm25(eng, corpus):
     """Inside the window each memory keeps the score the unbounded query gives it."""
     bounded(eng)
-    windowed = eng._keyword_ranks(eng.keyword_plan("status report"), Filters(), 10)
+    windowed = eng.retrieval.keyword_ranks(eng.retrieval.keyword_plan("status report"), Filters(), 10)
     bounded(eng, rows=0)
-    exact = eng._keyword_ranks(eng.keyword_plan("status report"), Filters(), 500)
+    exact = eng.retrieval.keyword_ranks(eng.retrieval.keyword_plan("status report"), Filters(), 500)
     assert len(exact) == 200
     for mid, (_, score) in windowed.items():
         assert score == pytest.approx(exact[mid][1], rel=1e-9)
@@ -52,7 +52,7 @@ def test_rare_word_scored_everywhere_and_ranks_first(eng, corpus):
     """'zeppelin' (1 memory, the oldest few) fits the budget: scanned over every memory, so an old
     memory with it still comes first although 'status' is only scored in the window."""
     bounded(eng)
-    p = eng.keyword_plan("status zeppelin")
+    p = eng.retrieval.keyword_plan("status zeppelin")
     assert [t for t, _ in p.windowed] == ["status"] and "zeppelin" in p.terms
     hits = eng.search("status zeppelin", k=5, mode="keyword", record_access=False).hits
     assert "zeppelin" in hits[0].content and hits[0].id <= p.recent_from
@@ -62,18 +62,18 @@ def test_narrow_filter_widens_the_window(eng, corpus):
     """A filter that leaves fewer than n matches in the window widens it rather than returning
     short: 'ops' holds 50 of the 200, so n=40 needs most of the id range."""
     bounded(eng)
-    p = eng.keyword_plan("status")
-    ranks = eng._keyword_ranks(p, Filters.make(None, None, None, "ops", None), 40)
+    p = eng.retrieval.keyword_plan("status")
+    ranks = eng.retrieval.keyword_ranks(p, Filters.make(None, None, None, "ops", None), 40)
     assert len(ranks) == 40
     assert min(ranks) <= p.recent_from
 
 
 def test_common_words_left_out_and_bounds_off(eng, corpus):
     bounded(eng, share=0.5)
-    p = eng.keyword_plan("status zeppelin")
+    p = eng.retrieval.keyword_plan("status zeppelin")
     assert p.terms == ("zeppelin",) and p.dropped == (("status", 200),) and p.recent_from is None
     bounded(eng, rows=0, share=0.0)
-    p = eng.keyword_plan("status zeppelin")
+    p = eng.retrieval.keyword_plan("status zeppelin")
     assert p.dropped == () and p.windowed == () and p.recent_from is None
 
 
@@ -92,7 +92,7 @@ def test_explain_reports_the_bounds(eng, corpus):
 
 def test_small_databases_are_never_bounded(eng, corpus):
     """Defaults: 201 memories are far under both floors, so no document frequency is even read."""
-    p = eng.keyword_plan("status zeppelin")
+    p = eng.retrieval.keyword_plan("status zeppelin")
     assert p.dropped == () and p.recent_from is None
     stats = eng.retrieval.keyword.stats
     assert stats is not None and stats.df == {}

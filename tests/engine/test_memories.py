@@ -7,7 +7,7 @@ from engine import FixedClock, HashEmbedder, InvalidInput, NotFound, open_engine
 def test_add_stores_every_field_and_audits(eng):
     mid = eng.add_memory("Deploys happen on Tuesdays", kind="procedural", category="decision",
                          agent="atlas", user="dana", importance=0.8, metadata={"src": "chat"})
-    m = eng.get_memory(mid)
+    m = eng.memories.get(mid)
     assert (m.kind, m.category, m.tier, m.agent, m.user, m.importance) == \
         ("procedural", "decision", "active", "atlas", "dana", 0.8)
     assert m.metadata == {"src": "chat"} and m.embedded and m.strength == 1.0
@@ -39,21 +39,21 @@ def test_batch_is_validated_before_anything_is_written(eng):
 def test_exact_duplicate_reinforces_instead_of_inserting(eng, clock):
     a = eng.add_memory("The build cache lives on the shared volume", agent="atlas")
     clock.advance(86400 * 10)
-    r = eng.add_memory_ex("The build cache lives on the shared volume", agent="atlas")
+    r = eng.memories.add_ex("The build cache lives on the shared volume", agent="atlas")
     assert r.deduplicated and r.id == a
-    m = eng.get_memory(a)
+    m = eng.memories.get(a)
     assert m.access_count == 1 and m.last_reinforced_at == clock.now()
     # another agent's identical memory is its own
-    assert not eng.add_memory_ex("The build cache lives on the shared volume", agent="scout").deduplicated
+    assert not eng.memories.add_ex("The build cache lives on the shared volume", agent="scout").deduplicated
     # dedup=False always inserts
     assert eng.add_memory("The build cache lives on the shared volume", agent="atlas", dedup=False) != a
 
 
 def test_near_duplicate_by_meaning_with_the_real_model(real_eng):
     a = real_eng.add_memory("The user prefers dark mode in every editor", agent="atlas")
-    r = real_eng.add_memory_ex("The user prefers dark mode in every editor.", agent="atlas")
+    r = real_eng.memories.add_ex("The user prefers dark mode in every editor.", agent="atlas")
     assert r.deduplicated and r.id == a
-    other = real_eng.add_memory_ex("The user prefers light mode in the terminal", agent="atlas")
+    other = real_eng.memories.add_ex("The user prefers light mode in the terminal", agent="atlas")
     assert not other.deduplicated
 
 
@@ -65,36 +65,36 @@ def test_batch_dedups_within_itself(eng):
 
 def test_archived_memories_are_not_dedup_targets(eng):
     a = eng.add_memory("old fact about backups")
-    eng.archive_memory(a)
+    eng.memories.archive(a)
     assert eng.add_memory("old fact about backups") != a
 
 
 def test_vectors_backfilled_when_model_arrives(db_path, clock):
     e = open_engine(db_path, embedder=None, clock=clock)
     mid = e.add_memory("written while keyword-only")
-    assert e.pending_vectors() == 1 and not e.get_memory(mid).embedded
+    assert e.memories.pending_vectors() == 1 and not e.memories.get(mid).embedded
     e.close()
     e2 = open_engine(db_path, embedder=HashEmbedder(), clock=clock)   # ready at once -> backfill
-    assert e2.pending_vectors() == 0 and e2.get_memory(mid).embedded
+    assert e2.memories.pending_vectors() == 0 and e2.memories.get(mid).embedded
     assert e2.search("keyword-only", mode="vector").hits[0].id == mid
     e2.close()
 
 
 def test_operator_edits_are_audited(eng):
     mid = eng.add_memory("tweakable")
-    eng.pin_memory(mid, reason="keep")
-    eng.set_importance(mid, 0.9)
-    eng.archive_memory(mid)
-    eng.edit_memory(mid, "tweaked")
-    m = eng.get_memory(mid)
+    eng.memories.pin(mid, reason="keep")
+    eng.memories.set_importance(mid, 0.9)
+    eng.memories.archive(mid)
+    eng.memories.edit(mid, "tweaked")
+    m = eng.memories.get(mid)
     assert m.pinned and m.importance == 0.9 and m.tier == "archived" and m.content == "tweaked"
     actions = [r[0] for r in eng.store.read(
         "SELECT action FROM audit WHERE target_id = ? ORDER BY id", (str(mid),))]
     assert actions == ["add", "pin", "set-importance", "archive", "edit"]
     with pytest.raises(NotFound):
-        eng.pin_memory(999999)
+        eng.memories.pin(999999)
     with pytest.raises(InvalidInput):
-        eng.set_importance(mid, 2)
+        eng.memories.set_importance(mid, 2)
 
 
 def test_batches_store_each_memorys_own_vector(eng):

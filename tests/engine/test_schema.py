@@ -58,11 +58,11 @@ def test_fixture_upgrades_in_place_without_loss(gz, tmp_path):
     assert before["memories"][1], "a fixture with no memories proves nothing"
     with open_engine(db, embedder=HashEmbedder(), auto_backfill=False) as eng:
         assert eng.store.read_one("PRAGMA user_version")[0] == schema.GENERATION
-        report = eng.doctor()
+        report = eng.health.doctor()
         assert report.ok, [(c.name, c.detail) for c in report.problems]
         hits = eng.search("rollback health checks", mode="keyword", record_access=False).hits
         assert hits and "Rollback" in hits[0].content
-        assert eng.search_messages("日本語")
+        assert eng.sessions.search_messages("日本語")
     after = _dump(db)
     for table, (cols, rows) in before.items():
         new_cols, new_rows = after[table]
@@ -110,20 +110,20 @@ def test_missing_columns_are_added_with_data_intact(tmp_path):
         added = set(eng.reconciled.added_columns)
         assert {"memories.absorbed_into", "memories.embedded", "memories.updated_at",
                 "sessions.parent_session_id", "messages.metadata", "flow_runs.at"} <= added
-        m1, m2 = eng.list_memories(limit=10)[::-1]
+        m1, m2 = eng.memories.list(limit=10)[::-1]
         assert (m1.content, m1.agent, m1.created_at, m1.metadata) == (
             "Backups are kept in the cold bucket for ninety days", "legacy-bot", 1700000002,
             {"src": "wiki"})
         assert (m2.tier, m2.kind, m2.absorbed_into, m2.embedded) == ("archived", "episodic", None, False)
-        assert eng.pending_vectors() == 2           # the vectors come with the next model load
+        assert eng.memories.pending_vectors() == 2           # the vectors come with the next model load
         assert [h.id for h in eng.search("backups", mode="keyword").hits] == [m1.id]
-        assert eng.search_messages("backups")[0].message.session_id == "old-1"
-        assert eng.get_session("old-1").session.agent == "legacy-bot"
-        report = eng.doctor()
+        assert eng.sessions.search_messages("backups")[0].message.session_id == "old-1"
+        assert eng.sessions.get("old-1").session.agent == "legacy-bot"
+        report = eng.health.doctor()
         assert report.ok and report.pending_vectors == [m1.id, m2.id], report.problems
     with open_engine(db, embedder=HashEmbedder(), load="now", auto_backfill=False) as eng:
-        assert eng.backfill_vectors() == 2 and eng.pending_vectors() == 0
-        assert eng.doctor().ok
+        assert eng.memories.backfill_vectors() == 2 and eng.memories.pending_vectors() == 0
+        assert eng.health.doctor().ok
 
 
 def test_a_newer_generation_is_refused_untouched(tmp_path):

@@ -55,9 +55,9 @@ def test_filters_apply_inside_both_retrievers(eng):
 
 def test_archived_memories_are_excluded_but_reported_elsewhere(eng):
     mid = eng.add_memory("the old VPN endpoint is vpn2.example.com")
-    eng.archive_memory(mid)
-    sid = eng.add_session("s", title="vpn chat")
-    eng.add_message(sid, "user", "what was the VPN endpoint again?")
+    eng.memories.archive(mid)
+    sid = eng.sessions.add("s", title="vpn chat")
+    eng.sessions.add_message(sid, "user", "what was the VPN endpoint again?")
     r = eng.search("VPN endpoint", mode="keyword")
     assert r.hits == []
     assert r.elsewhere["other_tiers"]["ids"] == [mid]
@@ -68,10 +68,10 @@ def test_archived_memories_are_excluded_but_reported_elsewhere(eng):
 def test_search_records_access_unless_told_not_to(eng, clock):
     mid = eng.add_memory("coffee machine is on floor three")
     eng.search("coffee machine", record_access=False)
-    assert eng.get_memory(mid).access_count == 0
+    assert eng.memories.get(mid).access_count == 0
     clock.advance(60)
     eng.search("coffee machine")
-    m = eng.get_memory(mid)
+    m = eng.memories.get(mid)
     assert m.access_count == 1 and m.last_accessed_at == clock.now()
 
 
@@ -104,7 +104,7 @@ def test_explain_gives_full_rank_beyond_top_k(eng):
 
 def test_explain_names_the_filter_or_state_that_excludes(eng):
     mid = eng.add_memory("quarterly tax lots go to the accountant", agent="trader")
-    eng.archive_memory(mid)
+    eng.memories.archive(mid)
     ex = eng.explain("tax lots accountant", mid, agent="atlas")
     assert not ex.in_top_k
     assert any("archived" in e for e in ex.excluded_by) and any("agent" in e for e in ex.excluded_by)

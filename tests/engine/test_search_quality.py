@@ -77,7 +77,7 @@ def test_matrix_equals_vec0_and_follows_other_connections(tmp_path, clock):
         new_id = b.add_memory("alpha gamma sigma", agent="y", dedup=False)
         top_old = _exact(a, q, 1, f_all)[0][0]
         archived = top_old if top_old != new_id else 1
-        b.archive_memory(archived)
+        b.memories.archive(archived)
         # a narrow filter (scored over its own rows only) sees the archive at once
         assert [m for m, _ in a.vectors.knn(q, 5, Filters(tiers=("archived",)))] == [archived]
         victim = _exact(a, q, 3, f_y)[-1][0]
@@ -110,7 +110,7 @@ def test_bit_candidates_rescored_exactly(tmp_path, clock):
             exact = dict(_exact(eng, q, 400, Filters()))
             assert all(abs(exact[mid] - sim) < 1e-5 for mid, sim in got)
             only_a = m.knn(q, 5, Filters(agent="a"), bits_from=1, rescore=50)
-            assert {eng.get_memory(mid).agent for mid, _ in only_a} == {"a"}
+            assert {eng.memories.get(mid).agent for mid, _ in only_a} == {"a"}
     finally:
         eng.close()
 
@@ -148,7 +148,7 @@ def test_batched_dedup_matches_per_item_dedup(tmp_path, clock):
             eng.settings = replace(eng.settings, search=replace(eng.settings.search,
                                                                 dedup_matrix_from=from_))
             first = eng.add_memories([{"content": t} for t in stored], dedup=False)
-            res = eng.add_memories_ex([{"content": t} for t in batch])
+            res = eng.memories.add_many_ex([{"content": t} for t in batch])
             assert (eng.vectors.matrix is not None) == (name == "matrix")
             outcomes.append([(r.deduplicated, r.id if r.deduplicated else None) for r in res])
             assert [r.id for r in res[:10]] == first[:10]
@@ -204,9 +204,9 @@ def test_common_words_dropped_from_keyword_query_on_big_dbs(eng):
                      + [{"content": "status report about the zeppelin hangar"}], dedup=False)
     eng.settings = replace(eng.settings, search=replace(eng.settings.search, common_terms_from=10,
                                                         common_term_share=0.5))
-    p = eng.keyword_plan("status of the zeppelin")
+    p = eng.retrieval.keyword_plan("status of the zeppelin")
     assert p.terms == ("zeppelin",)
-    assert eng.keyword_plan("status report").terms in (("status",), ("report",))
+    assert eng.retrieval.keyword_plan("status report").terms in (("status",), ("report",))
     hits = eng.search("status of the zeppelin", k=3, mode="keyword", record_access=False).hits
     assert "zeppelin" in hits[0].content
     x = eng.explain("status of the zeppelin", hits[0].id)

@@ -43,9 +43,9 @@ def test_export_and_curator_reports_are_private(eng, tmp_path):
     try:
         eng.add_memory("the deploy runs on fridays")
         out = tmp_path / "export.jsonl"
-        eng.export_jsonl(out)
+        eng.importers.export_jsonl(out)
         assert _mode(out) == 0o600
-        run = eng.run_curator()
+        run = eng.curator.run()
         folder = Path(run.report_dir)
         files = [p for p in folder.iterdir() if p.is_file()]
         assert files and all(_mode(p) == 0o600 for p in files), [(p.name, oct(_mode(p))) for p in files]
@@ -105,21 +105,21 @@ INJECT = ["x' OR '1'='1", "x\" OR 1=1 --", "'; DELETE FROM memories; --", "1) OR
 
 @pytest.mark.parametrize("evil", INJECT)
 def test_filter_values_are_parameters_not_sql(eng, evil):
-    sid = eng.add_session("s1", agent="alice")
-    eng.add_message(sid, "user", "hello there")
+    sid = eng.sessions.add("s1", agent="alice")
+    eng.sessions.add_message(sid, "user", "hello there")
     mid = eng.add_memory("alice likes tea", agent="alice")
-    assert eng.list_memories(agent=evil) == []
-    assert eng.list_sessions(agent=evil) == [] and eng.list_sessions(text=evil) == []
+    assert eng.memories.list(agent=evil) == []
+    assert eng.sessions.list(agent=evil) == [] and eng.sessions.list(text=evil) == []
     assert eng.search("tea", agent=evil, mode="keyword").hits == []
-    assert eng.search_messages("hello", session_id=evil) == []
-    assert eng.search_messages("hello", agent=evil) == []
-    assert eng.audit_log(actor=evil) == [] and eng.audit_log(target=f"memory:{evil}") == []
+    assert eng.sessions.search_messages("hello", session_id=evil) == []
+    assert eng.sessions.search_messages("hello", agent=evil) == []
+    assert eng.audit.log(actor=evil) == [] and eng.audit.log(target=f"memory:{evil}") == []
     with pytest.raises(EngineError):
         eng.search("tea", tier=evil)
     with pytest.raises(EngineError):
-        eng.list_rules(order=evil)
-    assert eng.get_memory(mid).content == "alice likes tea"       # nothing was deleted
-    assert len(eng.list_memories()) == 1
+        eng.rules.list(order=evil)
+    assert eng.memories.get(mid).content == "alice likes tea"       # nothing was deleted
+    assert len(eng.memories.list()) == 1
 
 
 # -- foreign databases --------------------------------------------------------------------------------
@@ -183,8 +183,8 @@ def test_a_tampered_undo_snapshot_cannot_inject_sql(eng):
     a = eng.add_memory(TWIN_A, agent="atlas", importance=0.9, dedup=False)
     eng.add_memory(TWIN_B, agent="atlas", dedup=False)
     eng.add_memory(OTHER, agent="atlas", dedup=False)
-    pid = eng.run_curator().proposals[0].id
-    eng.approve_proposal(pid, reason="same fact")
+    pid = eng.curator.run().proposals[0].id
+    eng.curator.approve(pid, reason="same fact")
     c = eng.store.conn
     snap = json.loads(c.execute("SELECT snapshot FROM proposals WHERE id = ?", (pid,)).fetchone()[0])
     row = snap["before"]["memories"][str(a)]
@@ -192,6 +192,6 @@ def test_a_tampered_undo_snapshot_cannot_inject_sql(eng):
     c.execute("UPDATE proposals SET snapshot = ? WHERE id = ?", (json.dumps(snap), pid))
     before = dump(eng)
     with pytest.raises(InvalidInput, match="unknown memories column"):
-        eng.undo_proposal(pid, reason="tampered")
+        eng.curator.undo(pid, reason="tampered")
     assert dump(eng) == before
-    assert "pwned" not in {m.content for m in eng.list_memories(tier="all", limit=50)}
+    assert "pwned" not in {m.content for m in eng.memories.list(tier="all", limit=50)}

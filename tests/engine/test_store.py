@@ -78,10 +78,10 @@ def test_readers_do_not_block_writers(tmp_path):
 
 def test_injectable_clock_stamps_rows(eng, clock):
     mid = eng.add_memory("clocked memory")
-    assert eng.get_memory(mid).created_at == clock.now()
+    assert eng.memories.get(mid).created_at == clock.now()
     clock.advance(3600)
-    eng.reinforce_memory(mid)
-    assert eng.get_memory(mid).last_reinforced_at == clock.now()
+    eng.memories.reinforce(mid)
+    assert eng.memories.get(mid).last_reinforced_at == clock.now()
 
 
 def test_not_a_database_is_a_clear_error(tmp_path):

@@ -41,14 +41,14 @@ def _plain_rechain(conn, edit: dict[int, str] | None = None) -> None:
 
 def test_an_edit_rehashed_with_plain_sha256_is_detected(eng):
     _add(eng, 4)
-    assert eng.verify_audit().ok
+    assert eng.audit.verify().ok
     _plain_rechain(eng.store.conn, {2: "nothing to see here"})
-    chk = eng.verify_audit()
+    chk = eng.audit.verify()
     assert not chk.ok and chk.first_bad_id == 1, chk.message     # no row verifies under the key
     assert any("re-hashed without the key" in p for p in chk.problems)
     assert chk.anchor == "replaced"          # the anchored head's hash is gone too
     _add(eng, 1)                             # a later write does not "upgrade" the forgery
-    assert not eng.verify_audit().ok
+    assert not eng.audit.verify().ok
 
 
 def test_a_plain_rehash_is_not_laundered_even_without_the_anchor(eng):
@@ -58,7 +58,7 @@ def test_a_plain_rehash_is_not_laundered_even_without_the_anchor(eng):
     _plain_rechain(eng.store.conn, {2: "nothing to see here"})
     assert "not re-keyed" in eng.rekey_audit()
     _add(eng, 1)
-    chk = eng.verify_audit()
+    chk = eng.audit.verify()
     assert not chk.ok and chk.first_bad_id == 1, chk.message
 
 
@@ -66,7 +66,7 @@ def test_deleting_the_last_rows_is_reported_as_truncation(eng):
     _add(eng, 6)
     conn = eng.store.conn
     conn.execute("DELETE FROM audit WHERE id > 4")
-    chk = eng.verify_audit()
+    chk = eng.audit.verify()
     assert not chk.ok and chk.anchor == "truncated" and chk.truncated_after == 4
     assert "the audit log was truncated after row 4 (anchored at row 6" in chk.message
 
@@ -77,7 +77,7 @@ def test_truncate_then_refill_keeps_the_anchor_as_evidence(eng):
     conn.execute("DELETE FROM audit WHERE id > 3")
     conn.execute("UPDATE sqlite_sequence SET seq = 3 WHERE name = 'audit'")   # hide the ids, too
     _add(eng, 5, "later")                       # legitimate writes reach (and pass) the old head
-    chk = eng.verify_audit()
+    chk = eng.audit.verify()
     assert not chk.ok and chk.anchor in ("replaced", "truncated"), chk.message
     assert any(p.startswith("anchor:") and "records row 6" in p for p in chk.problems), chk.problems
     assert any("audit_anchor" in e for e in eng.store.hook_errors)      # the anchor never moved
@@ -88,7 +88,7 @@ def test_deleting_a_middle_row_and_relinking_is_detected(eng):
     conn = eng.store.conn
     conn.execute("DELETE FROM audit WHERE id = 3")
     _plain_rechain(conn)
-    chk = eng.verify_audit()
+    chk = eng.audit.verify()
     assert not chk.ok
     assert any(p.startswith("row 4: link") and "row 3 is missing" in p for p in chk.problems), chk.problems
 
@@ -96,8 +96,8 @@ def test_deleting_a_middle_row_and_relinking_is_detected(eng):
 def test_forget_redaction_stays_intact_and_the_anchor_follows(eng):
     ids = _add(eng, 3)
     secret = eng.add_memory("The vault passphrase is cobalt-heron-42", dedup=False)
-    eng.forget("memory", [secret], "request 12")
-    chk = eng.verify_audit()
+    eng.forget.run("memory", [secret], "request 12")
+    chk = eng.audit.verify()
     assert chk.ok and chk.keyed and chk.anchor == "ok", chk.message
     with eng.store.reading() as c:
         head = audit.head(c)
@@ -111,8 +111,8 @@ def test_forget_never_launders_an_earlier_edit(eng):
     secret = eng.add_memory("The vault passphrase is cobalt-heron-42", dedup=False)
     _add(eng, 3)
     eng.store.conn.execute("UPDATE audit SET reason = 'tampered' WHERE id = 3")
-    eng.forget("memory", [secret], "request 12")          # re-chains from row 1 (the add preview)
-    chk = eng.verify_audit()
+    eng.forget.run("memory", [secret], "request 12")          # re-chains from row 1 (the add preview)
+    chk = eng.audit.verify()
     assert not chk.ok and chk.first_bad_id == 3, chk.problems
 
 
@@ -121,11 +121,11 @@ def test_a_missing_anchor_says_it_cannot_rule_out_truncation(eng):
     with eng.store.reading() as c:
         dbid = database_id(c)
     (anchors_dir() / f"{dbid}.json").unlink()
-    chk = eng.verify_audit()
+    chk = eng.audit.verify()
     assert chk.ok and chk.anchor == "missing"
     assert "a truncated tail cannot be ruled out" in chk.message
     _add(eng, 1)                                   # the next write anchors the head again
-    assert eng.verify_audit().anchor == "ok"
+    assert eng.audit.verify().anchor == "ok"
 
 
 def test_anchor_file_is_private_and_head_is_empty_safe(eng):
@@ -158,7 +158,7 @@ def test_two_processes_appending_leave_the_anchor_at_the_true_head(tmp_path):
         assert p.wait(timeout=240) == 0, p.stderr.read().decode()[-2000:]
     eng = open_engine(db, embedder=HashEmbedder())
     try:
-        chk = eng.verify_audit()
+        chk = eng.audit.verify()
         with eng.store.reading() as c:
             head = audit.head(c)
             _, rec = read_anchor(c)
@@ -188,14 +188,14 @@ def test_a_legacy_plain_chain_upgrades_to_keyed_and_verifies(db_path):
     _legacy_db(db_path, 5)
     eng = open_engine(db_path, embedder=HashEmbedder())
     try:
-        chk = eng.verify_audit()
+        chk = eng.audit.verify()
         assert chk.ok and not chk.keyed and chk.legacy_rows == 5, chk.message
         eng.add_memory("first write after the upgrade", dedup=False)
-        chk = eng.verify_audit()
+        chk = eng.audit.verify()
         assert chk.ok and chk.keyed and chk.legacy_rows == 0 and chk.rows == 7, chk.message
-        assert [e.action for e in eng.audit_log(limit=2)] == ["add", "audit-rekey"]
+        assert [e.action for e in eng.audit.log(limit=2)] == ["add", "audit-rekey"]
         _plain_rechain(eng.store.conn)             # and the old attack no longer works on it
-        assert not eng.verify_audit().ok
+        assert not eng.audit.verify().ok
     finally:
         eng.close()
 
@@ -204,12 +204,12 @@ def test_a_broken_legacy_chain_is_kept_as_found_not_laundered(db_path):
     _legacy_db(db_path, 5, break_at=3)
     eng = open_engine(db_path, embedder=HashEmbedder())
     try:
-        assert eng.verify_audit().first_bad_id == 3
+        assert eng.audit.verify().first_bad_id == 3
         assert "already broken" in eng.rekey_audit()
         eng.add_memory("a write after the upgrade", dedup=False)
-        chk = eng.verify_audit()
+        chk = eng.audit.verify()
         assert not chk.ok and chk.first_bad_id == 3 and chk.keyed, chk.problems
-        rekey = eng.audit_log(action="audit-rekey")[0]
+        rekey = eng.audit.log(action="audit-rekey")[0]
         assert rekey.summary["first_bad_id"] == 3 and rekey.summary["kept_unkeyed_through"] == 5
     finally:
         eng.close()
@@ -240,5 +240,5 @@ def test_a_hostile_database_id_never_names_a_path(eng, bad):
 def test_a_changed_database_id_is_named_when_its_anchor_goes_missing(eng):
     _add(eng, 3)
     eng.store.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('database_id', 'forged0id')")
-    chk = eng.verify_audit()
+    chk = eng.audit.verify()
     assert chk.anchor == "missing" and "this one's id was changed" in chk.message, chk.message

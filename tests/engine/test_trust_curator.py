@@ -20,31 +20,31 @@ def merge(eng):
     a = eng.add_memory(TWIN_A, agent="atlas", importance=0.9, dedup=False)
     b = eng.add_memory(TWIN_B, agent="atlas", dedup=False)
     eng.add_memory(OTHER, agent="atlas", dedup=False)
-    p = [p for p in eng.run_curator().proposals if p.kind == "merge"][0]
+    p = [p for p in eng.curator.run().proposals if p.kind == "merge"][0]
     assert p.members == [a, b]
     return p.id, a, b
 
 
 def _refused(eng, pid, match="stale"):
     with pytest.raises(InvalidInput, match=match) as e:
-        eng.approve_proposal(pid)
+        eng.curator.approve(pid)
     assert "\n" not in str(e.value)
-    assert eng.get_proposal(pid).proposal.status == "pending"     # nothing applied
+    assert eng.curator.get(pid).proposal.status == "pending"     # nothing applied
     return str(e.value)
 
 
 CHANGES = {
-    "content edited": lambda eng, m: eng.edit_memory(m, TWIN_A + " (moved to ops/prod)"),
+    "content edited": lambda eng, m: eng.memories.edit(m, TWIN_A + " (moved to ops/prod)"),
     "forgotten": lambda eng, m: _raw(eng, "DELETE FROM memories WHERE id = ?", (m,)),
-    "archived": lambda eng, m: eng.archive_memory(m),
-    "archived then restored": lambda eng, m: (eng.archive_memory(m), eng.set_tier(m, "active")),
-    "reinforced": lambda eng, m: eng.reinforce_memory(m),
+    "archived": lambda eng, m: eng.memories.archive(m),
+    "archived then restored": lambda eng, m: (eng.memories.archive(m), eng.memories.set_tier(m, "active")),
+    "reinforced": lambda eng, m: eng.memories.reinforce(m),
     "accessed": lambda eng, m: _raw(eng, "UPDATE memories SET access_count = access_count + 1"
                                          " WHERE id = ?", (m,)),
     "absorbed elsewhere": lambda eng, m: _raw(eng, "UPDATE memories SET absorbed_into = 1"
                                                    " WHERE id = ?", (m,)),
-    "pinned": lambda eng, m: eng.pin_memory(m),
-    "importance": lambda eng, m: eng.set_importance(m, 0.1),
+    "pinned": lambda eng, m: eng.memories.pin(m),
+    "importance": lambda eng, m: eng.memories.set_importance(m, 0.1),
     "content edited by raw SQL": lambda eng, m: _raw(eng, "UPDATE memories SET content = 'other'"
                                                           " WHERE id = ?", (m,)),
 }
@@ -60,15 +60,15 @@ def test_merge_with_a_changed_member_is_refused_as_stale(eng, clock, merge, chan
 
 def test_merge_edit_names_what_changed(eng, clock, merge):
     pid, a, b = merge
-    eng.edit_memory(a, TWIN_A + " and the backup key too")
+    eng.memories.edit(a, TWIN_A + " and the backup key too")
     assert "content was edited" in _refused(eng, pid) or "'edit'" in _refused(eng, pid)
 
 
 def test_unchanged_proposal_still_applies_after_decay_and_time(eng, clock, merge):
     pid, a, b = merge
     clock.advance(3 * 86400)
-    eng.decay_pass(refresh_snapshots=True)              # strength/updated_at move with time alone
-    assert eng.approve_proposal(pid).status == "applied"
+    eng.decay.run(refresh_snapshots=True)              # strength/updated_at move with time alone
+    assert eng.curator.approve(pid).status == "applied"
 
 
 @pytest.mark.parametrize("change", ["content edited", "reinforced", "archived then restored", "pinned",
@@ -79,8 +79,8 @@ def test_archive_and_promote_with_a_changed_member_are_refused(eng, clock, chang
     learned = eng.add_memory("Always run the migrations before the smoke tests", category="learning",
                              dedup=False)
     for _ in range(3):
-        eng.reinforce_memory(learned)
-    props = {p.kind: p for p in eng.run_curator().proposals if p.kind in ("archive", "promote")}
+        eng.memories.reinforce(learned)
+    props = {p.kind: p for p in eng.curator.run().proposals if p.kind in ("archive", "promote")}
     assert props["archive"].members == [m] and props["promote"].members == [learned]
     clock.advance(60)
     CHANGES[change](eng, m)
@@ -92,11 +92,11 @@ def test_archive_and_promote_with_a_changed_member_are_refused(eng, clock, chang
 RULE_CHANGES = {
     "text edited": lambda eng, r, a: _raw(eng, "UPDATE rules SET text = text || ' (edited)'"
                                                " WHERE id = ?", (r,)),
-    "pinned": lambda eng, r, a: eng.pin_rule(r),
-    "reinforced": lambda eng, r, a: eng.reinforce_rule(r),
+    "pinned": lambda eng, r, a: eng.rules.pin(r),
+    "reinforced": lambda eng, r, a: eng.rules.reinforce(r),
     "absorbed": lambda eng, r, a: _raw(eng, "UPDATE rules SET absorbed_into = ? WHERE id = ?", (a, r)),
     "deleted": lambda eng, r, a: _raw(eng, "DELETE FROM rules WHERE id = ?", (r,)),
-    "retired then revived": lambda eng, r, a: (eng.retire_rule(r), eng.revive_rule(r, score=3.5)),
+    "retired then revived": lambda eng, r, a: (eng.rules.retire(r), eng.rules.revive(r, score=3.5)),
 }
 
 
@@ -107,7 +107,7 @@ def test_rule_merge_and_retire_with_a_changed_member_are_refused(eng, clock, cha
     b = add_rule(eng, "Never deploy to production on a Friday afternoon unless paged", score=6)
     old = add_rule(eng, "Prefer tabs over spaces in the legacy repo", score=3.5, status="dormant",
                    last=clock.now() - 90 * 86400)
-    props = {p.kind: p for p in eng.run_curator(use_model=False).proposals if p.target_kind == "rule"}
+    props = {p.kind: p for p in eng.curator.run(use_model=False).proposals if p.target_kind == "rule"}
     assert props["merge"].members == [a, b] and props["retire"].members == [old]
     clock.advance(60)
     for r in (b, old):
@@ -119,7 +119,7 @@ def test_rule_merge_and_retire_with_a_changed_member_are_refused(eng, clock, cha
 def test_member_state_keeps_no_text(eng, merge):
     pid, a, b = merge
     import json
-    ev = json.dumps(eng.get_proposal(pid).proposal.evidence)
+    ev = json.dumps(eng.curator.get(pid).proposal.evidence)
     assert "staging" not in ev and "vault" not in ev
 
 
@@ -149,18 +149,18 @@ def _plant_malformed(eng, clock):
 
 def test_malformed_rows_never_make_the_curator_or_the_queue_fail(eng, clock):
     good_a, good_b = _plant_malformed(eng, clock)
-    dry = eng.run_curator(dry_run=True)
-    run = eng.run_curator()
+    dry = eng.curator.run(dry_run=True)
+    run = eng.curator.run()
     assert run.id is not None and dry.dry_run
     assert run.counts["malformed"] >= 2 and any("rule" in n for n in run.counts["malformed_rows"])
     assert any(p.kind == "merge" and p.members == [good_a, good_b] for p in run.proposals)
-    for p in eng.list_proposals():
-        d = eng.get_proposal(p.id)
+    for p in eng.curator.list():
+        d = eng.curator.get(p.id)
         assert d.proposal.id == p.id
-    eng.latest_curator_run()
-    for p in eng.list_proposals(status="pending"):
+    eng.curator.latest_run()
+    for p in eng.curator.list(status="pending"):
         try:
-            eng.approve_proposal(p.id)
+            eng.curator.approve(p.id)
         except InvalidInput as exc:                  # refused with one line is fine; a crash is not
             assert "\n" not in str(exc)
 
@@ -168,12 +168,12 @@ def test_malformed_rows_never_make_the_curator_or_the_queue_fail(eng, clock):
 def test_malformed_proposal_row_is_handled(eng, clock, merge):
     pid, a, b = merge
     _raw(eng, "UPDATE proposals SET members = 'not json', evidence = '{bad' WHERE id = ?", (pid,))
-    ps = eng.list_proposals()
+    ps = eng.curator.list()
     assert [p.id for p in ps] == [pid] and ps[0].members == []
-    eng.get_proposal(pid)
+    eng.curator.get(pid)
     with pytest.raises(InvalidInput):
-        eng.approve_proposal(pid)
-    eng.run_curator()
+        eng.curator.approve(pid)
+    eng.curator.run()
 
 
 def test_cli_curate_run_and_proposal_verbs_survive_malformed_rows(eng, clock, tmp_path, capsys, monkeypatch):

@@ -75,7 +75,7 @@ def test_console_forget_then_another_writer_then_console_keeps_every_write(eng, 
 
     eng.add_memory("written by the console before the forget", dedup=False)
     eng.add_memory(SECRET, dedup=False)
-    assert eng.forget("query", CANARY, "leak").status == "verified"
+    assert eng.forget.run("query", CANARY, "leak").status == "verified"
     other = """
         e = open_engine(DB, embedder=HashEmbedder(), actor="cli")
         e.add_memory(sys.argv[1], dedup=False)
@@ -108,57 +108,57 @@ def test_forget_by_query_reaches_every_place_text_lives(eng, db_path):
         "memory", "memory_meta", "message", "tool_call", "reasoning", "message_meta", "tool_name",
         "title", "system_prompt", "session_meta", "rule", "rule_meta", "rule_history", "flow_steps",
         "flow_triggers", "flow_description", "flow_run_note", "proposal", "report", "audit_reason"))}
-    sid = eng.add_session(agent="atlas", title=f"chat about {c['title']}",
+    sid = eng.sessions.add(agent="atlas", title=f"chat about {c['title']}",
                           metadata={"hermes": {"system_prompt": f"You are {c['system_prompt']}",
                                                "cwd": c["session_meta"]}})
-    eng.add_message(sid, "user", f"remember {c['message']}")
-    eng.add_message(sid, "assistant", "calling a tool", metadata={
+    eng.sessions.add_message(sid, "user", f"remember {c['message']}")
+    eng.sessions.add_message(sid, "assistant", "calling a tool", metadata={
         "tool_calls": [{"function": {"name": "save", "arguments": json.dumps({"v": c["tool_call"]})}}],
         "reasoning": f"I should store {c['reasoning']}"})
-    eng.add_message(sid, "tool", "ok", tool_name=c["tool_name"])
-    eng.add_message(sid, "assistant", "noted", metadata={"note": c["message_meta"]})
-    kept_msg = eng.add_message(sid, "user", "an unrelated question about the weather")
+    eng.sessions.add_message(sid, "tool", "ok", tool_name=c["tool_name"])
+    eng.sessions.add_message(sid, "assistant", "noted", metadata={"note": c["message_meta"]})
+    kept_msg = eng.sessions.add_message(sid, "user", "an unrelated question about the weather")
     eng.add_memory(f"fact: {c['memory']}", dedup=False, reason=f"why {c['audit_reason']}")
     eng.add_memory("a memory whose metadata quotes it", metadata={"src": c["memory_meta"]}, dedup=False)
-    eng.add_rule(f"Never mention {c['rule']}")
-    eng.add_rule("A rule with a quoting note", metadata={"why": c["rule_meta"]})
-    kept_rule = eng.add_rule("Always greet the operator politely").id
-    eng.reinforce_rule(kept_rule, reason=f"because of {c['rule_history']}")
-    eng.add_flow("deploy", [f"run {c['flow_steps']}"])
-    eng.add_flow("rollback", ["revert"], triggers=[c["flow_triggers"]])
-    eng.add_flow("backup", ["copy"], description=f"nightly {c['flow_description']}")
-    eng.add_flow("lint", ["ruff"])
-    eng.record_flow_run("lint", "pass", note=f"fine {c['flow_run_note']}")
+    eng.rules.add(f"Never mention {c['rule']}")
+    eng.rules.add("A rule with a quoting note", metadata={"why": c["rule_meta"]})
+    kept_rule = eng.rules.add("Always greet the operator politely").id
+    eng.rules.reinforce(kept_rule, reason=f"because of {c['rule_history']}")
+    eng.flows.add("deploy", [f"run {c['flow_steps']}"])
+    eng.flows.add("rollback", ["revert"], triggers=[c["flow_triggers"]])
+    eng.flows.add("backup", ["copy"], description=f"nightly {c['flow_description']}")
+    eng.flows.add("lint", ["ruff"])
+    eng.flows.record_run("lint", "pass", note=f"fine {c['flow_run_note']}")
     a = eng.add_memory(f"The vault code is {c['proposal']} for the west door", dedup=False)
     eng.add_memory(f"The vault code is {c['proposal']} for the west door!", dedup=False)
     eng.add_memory(f"The vault code {c['report']} stays in the report", dedup=False)
-    run = eng.run_curator()
+    run = eng.curator.run()
     assert run.proposals and a in run.proposals[0].members
     before = every_text(db_path) + file_bytes(db_path).decode("utf-8", "replace")
     missing = [p for p, v in c.items() if v not in before]
     assert missing == [], f"canaries not planted: {missing}"
 
-    res = eng.forget("query", q, "every place")
+    res = eng.forget.run("query", q, "every place")
     assert res.status == "verified" and res.residue == 0, (res.verification.files, res.counts)
     after = every_text(db_path)
     raw = file_bytes(db_path)
     assert [p for p, v in c.items() if v in after] == []
     assert q.encode() not in raw and q.lower().encode() not in raw.lower()
-    assert eng.get_session(sid).session.title == ""
-    assert [m.id for m in eng.get_session(sid).messages] == [kept_msg]
-    assert eng.get_rule(kept_rule)
-    assert {f.name for f in eng.list_flows()} == {"lint"}
-    assert eng.verify_audit().ok
+    assert eng.sessions.get(sid).session.title == ""
+    assert [m.id for m in eng.sessions.get(sid).messages] == [kept_msg]
+    assert eng.rules.get(kept_rule)
+    assert {f.name for f in eng.flows.list()} == {"lint"}
+    assert eng.audit.verify().ok
 
 
 # -- 3. tombstones: keyed hashes, never the text ---------------------------------------------------------
 def test_tombstones_hold_keyed_hashes_of_identity_and_content_only(eng, db_path):
-    sid = eng.add_session("hermes-sess-42", agent="scout", title="private chat")
-    eng.add_message(sid, "user", f"my code is {CANARY}")
+    sid = eng.sessions.add("hermes-sess-42", agent="scout", title="private chat")
+    eng.sessions.add_message(sid, "user", f"my code is {CANARY}")
     eng.add_memory(SECRET, agent="scout", dedup=False)
     add_rule(eng, f"Never reveal {CANARY}", agent="scout")
-    eng.add_flow("unlock-door", [f"type {CANARY}"], agent="scout", description="opens it")
-    res = eng.forget("agent", "scout", "agent decommissioned")
+    eng.flows.add("unlock-door", [f"type {CANARY}"], agent="scout", description="opens it")
+    res = eng.forget.run("agent", "scout", "agent decommissioned")
     assert res.status == "verified"
     rows = eng.store.read("SELECT * FROM tombstones WHERE request_id = ?", (res.request_id,))
     assert {r["target_kind"] for r in rows} == {"session", "message", "memory", "rule", "flow"}
@@ -177,9 +177,9 @@ def test_tombstones_hold_keyed_hashes_of_identity_and_content_only(eng, db_path)
         assert not tombstones.is_forgotten(conn, kind="session", ident="hermes-sess-43")
         assert not tombstones.is_forgotten(conn, kind="memory", text="something else entirely")
         assert not tombstones.is_forgotten(conn, kind="memory", text="")
-    kept = eng.add_session(agent="atlas")
-    eng.add_message(kept, "user", "the wifi key is Wombat-77-Sierra")
-    eng.forget("query", "Wombat-77-Sierra", "a single message")
+    kept = eng.sessions.add(agent="atlas")
+    eng.sessions.add_message(kept, "user", "the wifi key is Wombat-77-Sierra")
+    eng.forget.run("query", "Wombat-77-Sierra", "a single message")
     with eng.store.reading() as conn:
         assert tombstones.is_forgotten(conn, kind="message", text="The wifi key is  Wombat-77-Sierra")
 
@@ -190,12 +190,12 @@ def test_a_forget_killed_mid_execute_is_finished_by_another_process(tmp_path, db
     e = open_engine(db_path, embedder=HashEmbedder())
     e.add_memory(SECRET, dedup=False)
     e.add_memory("an innocent memory about tea", dedup=False)
-    rid = e.forget("query", CANARY, "ticket 9", preview=True).request.id
+    rid = e.forget.run("query", CANARY, "ticket 9", preview=True).request.id
     e.close()
     marker = tmp_path / "paused"
     p = child(f"""
         e = open_engine(DB, embedder=HashEmbedder())
-        e.execute_forget({rid})
+        e.forget.execute({rid})
     """, db_path, env={"MEMCONSOLE_FORGET_TEST_PAUSE": f"{stage}:{marker}"})
     deadline = time.monotonic() + 60
     while not marker.exists():
@@ -206,8 +206,8 @@ def test_a_forget_killed_mid_execute_is_finished_by_another_process(tmp_path, db
     p.wait()
     e = open_engine(db_path, embedder=HashEmbedder())
     try:
-        assert e.get_forget_request(rid).status == ("previewed" if stage == "before-commit" else "executed")
-        res = e.execute_forget(rid)        # what `memconsole forget-request ID --execute` runs
+        assert e.forget.get(rid).status == ("previewed" if stage == "before-commit" else "executed")
+        res = e.forget.execute(rid)        # what `memconsole forget-request ID --execute` runs
         assert res.status == "verified" and res.residue == 0
         assert e.store.read_one("SELECT count(*) FROM memories")[0] == 1
         assert not any((db_path.parent / "forget").glob("*.sealed"))     # proven gone: seal removed
@@ -227,20 +227,20 @@ def test_a_case_left_executed_by_a_long_reader_is_verified_later_from_a_fresh_pr
             print("ready", flush=True); sys.stdin.readline(); c.execute("COMMIT"); c.close()
         """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert reader.stdout.readline().strip() == "ready"
-    res = eng.forget("query", CANARY, "long reader")
+    res = eng.forget.run("query", CANARY, "long reader")
     assert res.status == "executed" and not res.verification.wal_truncated
     reader.stdin.write("\n")
     reader.stdin.flush()
     reader.wait(timeout=30)
     out = run_child(f"""
         e = open_engine(DB, embedder=HashEmbedder())
-        v = e.verify_forget({res.request_id})
-        print(json.dumps([e.get_forget_request({res.request_id}).status, v.residue, v.checked_texts]))
+        v = e.forget.verify({res.request_id})
+        print(json.dumps([e.forget.get({res.request_id}).status, v.residue, v.checked_texts]))
         e.close()
     """, db_path)
     status, residue, checked = json.loads(out.strip().splitlines()[-1])
     assert (status, residue) == ("verified", 0) and checked > 0
-    assert eng.get_forget_request(res.request_id).status == "verified"
+    assert eng.forget.get(res.request_id).status == "verified"
 
 
 def test_cli_verify_rescans_a_case(tmp_path, capsys):
@@ -249,7 +249,7 @@ def test_cli_verify_rescans_a_case(tmp_path, capsys):
     db = str(tmp_path / "memory.db")
     e = open_engine(db, embedder=HashEmbedder())
     e.add_memory(SECRET, dedup=False)
-    rid = e.forget("query", CANARY, "cli", preview=True).request.id
+    rid = e.forget.run("query", CANARY, "cli", preview=True).request.id
     e.close()
     assert main(["--db", db, "forget-request", str(rid), "--execute", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "verified"
@@ -269,19 +269,19 @@ def test_a_symlinked_curator_folder_is_refused_by_the_curator_and_forget(eng, db
     (db_path.parent / "curator").symlink_to(outside, target_is_directory=True)
     _seed_curator(eng)
     with pytest.raises(EngineError, match="symbolic link") as ei:
-        eng.run_curator()
+        eng.curator.run()
     assert "\n" not in str(ei.value)
     assert list(outside.iterdir()) == []
     n = eng.store.read_one("SELECT count(*) FROM memories")[0]
     with pytest.raises(EngineError, match="symbolic link"):
-        eng.forget("query", CANARY, "x")
+        eng.forget.run("query", CANARY, "x")
     assert eng.store.read_one("SELECT count(*) FROM memories")[0] == n      # nothing lost
 
 
 @pytest.mark.parametrize("kind", ["symlink-inside", "symlink-outside", "hardlink"])
 def test_a_linked_report_file_is_refused_and_its_target_untouched(eng, db_path, tmp_path, kind):
     _seed_curator(eng)
-    run = eng.run_curator()
+    run = eng.curator.run()
     folder = Path(run.report_dir)
     target = folder / "run.json" if kind == "symlink-inside" else \
         tmp_path.parent / f"{tmp_path.name}-{kind}.txt"
@@ -294,7 +294,7 @@ def test_a_linked_report_file_is_refused_and_its_target_untouched(eng, db_path, 
     else:
         link.symlink_to(target)
     with pytest.raises(EngineError, match="link") as ei:
-        eng.forget("query", CANARY, "x")
+        eng.forget.run("query", CANARY, "x")
     assert "\n" not in str(ei.value)
     assert target.read_bytes() == before
     assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 2
@@ -305,7 +305,7 @@ def test_report_folders_are_created_private_and_checked(eng, db_path):
     root.mkdir(mode=0o755)
     os.chmod(root, 0o755)
     _seed_curator(eng)
-    folder = Path(eng.run_curator().report_dir)
+    folder = Path(eng.curator.run().report_dir)
     assert stat.S_IMODE(root.stat().st_mode) == 0o700            # checked and tightened, not assumed
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert {stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()} == {0o600}
@@ -314,8 +314,8 @@ def test_report_folders_are_created_private_and_checked(eng, db_path):
 # -- 6. malformed rows never stop a forget --------------------------------------------------------------
 def test_malformed_rows_never_make_forget_fail(eng, db_path):
     m = eng.add_memory(SECRET, agent="scout", dedup=False)
-    sid = eng.add_session(agent="scout", title=f"about {CANARY}")
-    eng.add_message(sid, "user", f"hi {CANARY}")
+    sid = eng.sessions.add(agent="scout", title=f"about {CANARY}")
+    eng.sessions.add_message(sid, "user", f"hi {CANARY}")
 
     def poison(c):
         c.execute("UPDATE memories SET metadata = '{not json', importance = ? WHERE id = ?",
@@ -336,9 +336,9 @@ def test_malformed_rows_never_make_forget_fail(eng, db_path):
         c.execute("INSERT INTO sessions(id, metadata) VALUES ('bytes', CAST(? || X'ff' AS TEXT))",
                   (json.dumps({"note": CANARY}),))
     eng.store.write(poison)
-    res = eng.forget("agent", "scout", "malformed")
+    res = eng.forget.run("agent", "scout", "malformed")
     assert res.status in ("verified", "executed") and res.counts["memories"] == 2
-    res = eng.forget("query", CANARY, "malformed too")
+    res = eng.forget.run("query", CANARY, "malformed too")
     assert res.residue == 0
 
 
@@ -347,14 +347,14 @@ def test_each_executed_case_records_the_audit_head(eng):
     from engine.audit import log as audit
 
     eng.add_memory(SECRET, dedup=False)
-    res = eng.forget("query", CANARY, "head")
-    head = eng.get_forget_request(res.request_id).counts["audit_head"]
+    res = eng.forget.run("query", CANARY, "head")
+    head = eng.forget.get(res.request_id).counts["audit_head"]
     row = eng.store.read_one("SELECT id, hash, action FROM audit WHERE id = ?", (head[0],))
     assert row["action"] == "forget" and row["hash"] == head[1]
     # a later forget that redacts earlier rows re-chains them: the earlier case follows
     eng.add_memory("Another secret: Wombat-99x-Sierra lives here", dedup=False)
-    eng.forget("query", "Wombat-99x-Sierra", "second")
-    head2 = eng.get_forget_request(res.request_id).counts["audit_head"]
+    eng.forget.run("query", "Wombat-99x-Sierra", "second")
+    head2 = eng.forget.get(res.request_id).counts["audit_head"]
     with eng.store.reading() as c:
         assert c.execute("SELECT hash FROM audit WHERE id = ?", (head2[0],)).fetchone()[0] == head2[1]
         assert audit.head(c)[0] > head2[0]
@@ -364,10 +364,10 @@ def test_a_cut_audit_tail_shows_from_the_forget_cases(eng):
     from engine.forget.heads import check_case_heads
 
     eng.add_memory(SECRET, dedup=False)
-    res = eng.forget("query", CANARY, "head")
+    res = eng.forget.run("query", CANARY, "head")
     with eng.store.reading() as c:
         assert check_case_heads(c) == []
-    head = eng.get_forget_request(res.request_id).counts["audit_head"]
+    head = eng.forget.get(res.request_id).counts["audit_head"]
     eng.store.write(lambda c: c.execute("DELETE FROM audit WHERE id >= ?", (head[0],)))
     with eng.store.reading() as c:
         problems = check_case_heads(c)
@@ -381,7 +381,7 @@ def test_a_curator_folder_owned_by_another_user_is_refused(eng, db_path):
     os.chown(root, 12345, 12345)
     _seed_curator(eng)
     with pytest.raises(EngineError, match="another user"):
-        eng.run_curator()
+        eng.curator.run()
 
 
 def test_a_database_reached_through_a_symlink_is_still_verified(tmp_path):
@@ -393,7 +393,7 @@ def test_a_database_reached_through_a_symlink_is_still_verified(tmp_path):
     e = open_engine(link, embedder=HashEmbedder())
     try:
         e.add_memory(SECRET, dedup=False)
-        res = e.forget("query", CANARY, "through a link")
+        res = e.forget.run("query", CANARY, "through a link")
         assert res.status == "verified" and set(res.verification.files) >= {"memory.db", "memory.db-wal"}
     finally:
         e.close()
@@ -405,8 +405,8 @@ def test_a_symlinked_seal_folder_is_refused_and_nothing_is_forgotten(eng, db_pat
     (db_path.parent / "forget").symlink_to(outside, target_is_directory=True)
     eng.add_memory(SECRET, dedup=False)
     with pytest.raises(EngineError, match="symbolic link") as ei:
-        eng.forget("query", CANARY, "x")
+        eng.forget.run("query", CANARY, "x")
     assert "\n" not in str(ei.value) and list(outside.iterdir()) == []
     assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 1       # rolled back whole
-    case = eng.list_forget_requests()[0]
+    case = eng.forget.list()[0]
     assert case.status == "previewed"

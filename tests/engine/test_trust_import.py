@@ -69,7 +69,7 @@ def test_ingest_refuses_bad_numbers_with_file_line_and_writes_nothing(eng, tmp_p
                  '{"type":"memory","content":"a good line","agent":"a"}\n' + bad + "\n")
     before = counts(eng)
     with pytest.raises(ImportFailed, match=rf"in\.jsonl:3: .*({what})"):
-        eng.ingest_jsonl(p)
+        eng.importers.ingest(p)
     assert counts(eng) == before
 
 
@@ -110,7 +110,7 @@ def test_a_hermes_row_with_an_infinite_time_refuses_the_import_naming_it(eng, tm
     h.close()
     before = counts(eng)
     with pytest.raises(ImportFailed, match=r"state\.db: session 'inf': .*started_at"):
-        eng.import_hermes(tmp_path / "hermes")
+        eng.importers.hermes(tmp_path / "hermes")
     assert counts(eng) == before
 
 
@@ -150,7 +150,7 @@ def test_jsonl_import_holds_every_row_to_the_schema(eng, tmp_path, line, what):
     p.write_text(HEADER + '{"type":"session","row":{"id":"ok","agent":"a"}}\n' + line + "\n")
     before = counts(eng)
     with pytest.raises(ImportFailed, match=rf"bad\.jsonl:3: .*{what}"):
-        eng.import_jsonl(p)
+        eng.importers.jsonl(p)
     assert counts(eng) == before
 
 
@@ -180,7 +180,7 @@ def test_a_yaml_alias_bomb_is_refused_in_seconds_with_a_warning(eng, tmp_path):
     tracemalloc.start()
     t0 = time.monotonic()
     with deadline(60):
-        s = eng.import_hermes(home)
+        s = eng.importers.hermes(home)
     took = time.monotonic() - t0
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
@@ -221,7 +221,7 @@ def _home_with_specials(tmp_path):
 def test_fifos_symlinks_out_loops_and_depth_are_skipped_with_warnings(eng, tmp_path):
     home = _home_with_specials(tmp_path)
     with deadline(30):
-        s = eng.import_hermes(home)
+        s = eng.importers.hermes(home)
     text = "\n".join(s.warnings)
     assert "MEMORY.md: a FIFO" in text and "skills/SKILL.md: a FIFO" in text
     assert "state.db: a FIFO" in text
@@ -240,7 +240,7 @@ def test_a_memories_folder_linked_out_of_the_home_is_not_read(eng, tmp_path):
     home.mkdir()
     (home / "memories").symlink_to(outside)
     (home / "skills").symlink_to(outside)
-    s = eng.import_hermes(home)
+    s = eng.importers.hermes(home)
     assert sum("a symlink that leaves" in w for w in s.warnings) == 2, s.warnings
     assert counts(eng)[2] == 0
 
@@ -253,7 +253,7 @@ def test_a_device_in_the_home_is_never_opened(eng, tmp_path):
     except PermissionError:
         pytest.skip("creating a device node needs privileges")
     with deadline(30):
-        s = eng.import_hermes(home)
+        s = eng.importers.hermes(home)
     assert any("character device" in w for w in s.warnings)
 
 
@@ -265,7 +265,7 @@ def test_ingest_and_import_refuse_a_fifo_file(eng, tmp_path):
             with pytest.raises(ImportFailed, match="FIFO"):
                 fn(fifo)
         with pytest.raises(ImportFailed, match="FIFO"):
-            eng.import_markdown(fifo, agent="a")
+            eng.importers.markdown(fifo, agent="a")
 
 
 # -- 3: export replaces only a regular file ------------------------------------------------------
@@ -316,7 +316,7 @@ def test_export_is_0600_never_follows_a_planted_temp_and_force_replaces_a_file(t
         victim.write_text("keep me")
         (tmp_path / f".planted.jsonl.tmp-{os.getpid()}").symlink_to(victim)
         with pytest.raises(ImportFailed, match="cannot write"):
-            eng.export_jsonl(tmp_path / "planted.jsonl")
+            eng.importers.export_jsonl(tmp_path / "planted.jsonl")
         assert victim.read_text() == "keep me"
     finally:
         eng.close()
@@ -333,7 +333,7 @@ def test_a_hermes_import_under_a_tmpdir_with_uri_characters_reads_its_copy(eng, 
     h.session("s1", started=T)
     h.message("s1", "user", "hello", T + 1)
     h.close()
-    assert eng.import_hermes(tmp_path / "hermes").added.get("messages") == 1
+    assert eng.importers.hermes(tmp_path / "hermes").added.get("messages") == 1
 
 
 def test_an_oversized_skill_or_usage_file_is_skipped_with_a_warning(eng, tmp_path, monkeypatch):
@@ -345,6 +345,6 @@ def test_an_oversized_skill_or_usage_file_is_skipped_with_a_warning(eng, tmp_pat
     (home / "skills" / "small").mkdir()
     (home / "skills" / "small" / "SKILL.md").write_text("---\nname: small\n---\n1. go\n")
     (home / "skills" / ".usage.json").write_text(json.dumps({"pad": "y" * 2000}))
-    s = eng.import_hermes(home)
+    s = eng.importers.hermes(home)
     assert s.added.get("skills") == 1
     assert sum("over 1,000" in w or "files over" in w for w in s.warnings) == 2, s.warnings

@@ -48,13 +48,13 @@ def forgotten_home(eng, tmp_path):
     """A Hermes home imported, then forgotten by query (the canary) and by session (s2)."""
     h = canary_home(tmp_path / "hermes")
     h.close()                               # closed before anything copies its files
-    eng.import_hermes(tmp_path / "hermes")
-    eng.add_rule(f"Never say {CANARY}")
+    eng.importers.hermes(tmp_path / "hermes")
+    eng.rules.add(f"Never say {CANARY}")
     assert residue(eng)
     export = tmp_path / "before.jsonl"
-    eng.export_jsonl(export)                # written BEFORE the forget
-    eng.forget("query", CANARY, "user asked")
-    eng.forget("session", "s2", "user asked")
+    eng.importers.export_jsonl(export)                # written BEFORE the forget
+    eng.forget.run("query", CANARY, "user asked")
+    eng.forget.run("session", "s2", "user asked")
     assert residue(eng) == []
     return tmp_path / "hermes", export
 
@@ -62,7 +62,7 @@ def forgotten_home(eng, tmp_path):
 def test_reimporting_the_same_hermes_home_brings_nothing_back(eng, forgotten_home):
     home, _ = forgotten_home
     before = counts(eng)[:5]
-    s = eng.import_hermes(home)
+    s = eng.importers.hermes(home)
     assert residue(eng) == [] and counts(eng)[:5] == before, s
     assert any("forgotten" in r for r in s.skipped), s.skipped
 
@@ -73,7 +73,7 @@ def test_a_copy_of_the_home_elsewhere_brings_nothing_back_nor_duplicates(eng, fo
     copy = tmp_path / "elsewhere" / "hermes-copy"
     shutil.copytree(home, copy)
     before = counts(eng)[:5]
-    s = eng.import_hermes(copy, agent="hermes")
+    s = eng.importers.hermes(copy, agent="hermes")
     assert residue(eng) == [], s
     assert counts(eng)[:5] == before, s.added      # nothing new, nothing twice
 
@@ -81,7 +81,7 @@ def test_a_copy_of_the_home_elsewhere_brings_nothing_back_nor_duplicates(eng, fo
 def test_a_jsonl_export_written_before_the_forget_brings_nothing_back(eng, forgotten_home):
     _, export = forgotten_home
     before = counts(eng)[:5]
-    s = eng.import_jsonl(export)
+    s = eng.importers.jsonl(export)
     assert residue(eng) == [] and counts(eng)[:5] == before, s
     assert any("forgotten" in r or "deleted" in r for r in s.skipped), s.skipped
 
@@ -107,7 +107,7 @@ def test_ingest_brings_no_forgotten_session_message_or_memory_back(eng, forgotte
         {"type": "message", "session_id": "s1", "content": f"remember the {CANARY} code"},
         {"type": "memory", "content": f"The {CANARY} opens the back door."},
         {"type": "memory", "content": "a new fact"})) + "\n")
-    out = eng.ingest_jsonl(p)
+    out = eng.importers.ingest(p)
     assert residue(eng) == [] and out["skipped_forgotten"] == 4
     assert out["added"]["memories"] == 1
 
@@ -119,16 +119,16 @@ def test_a_new_session_is_not_muted_by_a_forgotten_sessions_common_words(eng, tm
     h.session("old", started=T)
     h.message("old", "user", "thanks", T + 1)
     h.close()
-    eng.import_hermes(tmp_path / "hermes")
-    eng.forget("session", "old", "user asked")
+    eng.importers.hermes(tmp_path / "hermes")
+    eng.forget.run("session", "old", "user asked")
     p = tmp_path / "new.jsonl"
     p.write_text('{"type":"session","id":"new"}\n{"type":"message","session_id":"new","content":"thanks"}\n')
-    assert eng.ingest_jsonl(p)["added"]["messages"] == 1
+    assert eng.importers.ingest(p)["added"]["messages"] == 1
     h2 = HermesHome(tmp_path / "hermes2", version=2)
     h2.session("new2", started=T + 50)
     h2.message("new2", "user", "thanks", T + 51)
     h2.close()
-    assert eng.import_hermes(tmp_path / "hermes2").added.get("messages") == 1
+    assert eng.importers.hermes(tmp_path / "hermes2").added.get("messages") == 1
 
 
 def test_a_scrubbed_system_prompt_stays_scrubbed_while_the_session_moves_on(eng, tmp_path):
@@ -137,13 +137,13 @@ def test_a_scrubbed_system_prompt_stays_scrubbed_while_the_session_moves_on(eng,
     h.conn.execute("UPDATE sessions SET system_prompt = ? WHERE id = 's1'",
                    (f"You are Hermes. The door code is {CANARY}.",))
     h.message("s1", "user", "hello", T + 1)
-    eng.import_hermes(tmp_path / "hermes")
-    eng.forget("query", CANARY, "user asked")
+    eng.importers.hermes(tmp_path / "hermes")
+    eng.forget.run("query", CANARY, "user asked")
     assert residue(eng) == []
     h.message("s1", "assistant", "hi again", T + 2)        # the session goes on
     h.conn.execute("UPDATE sessions SET message_count = 2 WHERE id = 's1'")
     h.close()
-    s = eng.import_hermes(tmp_path / "hermes")
+    s = eng.importers.hermes(tmp_path / "hermes")
     assert s.added.get("messages") == 1 and residue(eng) == []
     meta = json.loads(eng.store.read_one("SELECT metadata FROM sessions WHERE id = 's1'")[0])
     assert meta["hermes"]["message_count"] == 2

@@ -136,7 +136,7 @@ def test_gen1_upgrade_keeps_every_row_and_then_never_reuses(tmp_path):
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         assert meta["app"] == "memconsole" and meta["generation"] == str(schema.GENERATION)
         assert uuid.UUID(hex=meta["database_id"]).version == 4
-        report = eng.doctor()
+        report = eng.health.doctor()
         assert report.ok, [(ch.name, ch.detail) for ch in report.problems]
         assert eng.search("rollback health", mode="keyword", record_access=False).hits
         new = eng.add_memory("written after the upgrade")
@@ -184,7 +184,7 @@ def test_processes_upgrading_one_gen1_file_at_once_lose_nothing(tmp_path):
     assert len(set(ids)) == 3
     with open_engine(db, embedder=None) as eng:
         assert eng.store.read_one("SELECT count(*) FROM memories")[0] == n + 3
-        report = eng.doctor()
+        report = eng.health.doctor()
         assert report.ok, [(ch.name, ch.detail) for ch in report.problems]
 
 
@@ -264,7 +264,7 @@ def test_odd_paths_open_ours_and_refuse_foreign(tmp_path, name):
         mid = eng.add_memory("stored at an odd path")
     assert sorted(p.name for p in folder.iterdir()) == [name]  # exactly there, nowhere else
     with open_engine(db, embedder=None) as eng:
-        assert eng.get_memory(mid).content == "stored at an odd path"
+        assert eng.memories.get(mid).content == "stored at an odd path"
     foreign = folder / ("x" + name)
     c = sqlean.connect(str(foreign))
     c.executescript("CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT);")
@@ -390,5 +390,5 @@ def test_a_second_open_in_the_process_keeps_the_first_ones_locks(tmp_path):
         first.close()
     with open_engine(db, embedder=None) as eng:
         assert eng.store.read_one("PRAGMA integrity_check")[0] == "ok"
-        assert len(eng.list_memories(limit=10)) == 3
-        assert eng.doctor().ok
+        assert len(eng.memories.list(limit=10)) == 3
+        assert eng.health.doctor().ok

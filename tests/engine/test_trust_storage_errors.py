@@ -26,13 +26,13 @@ def test_a_full_disk_says_so_and_writes_nothing(eng):
     c = eng.store.conn
     pages = c.execute("PRAGMA page_count").fetchone()[0]
     c.execute(f"PRAGMA max_page_count = {pages}")
-    n = len(eng.list_memories(limit=1000))
+    n = len(eng.memories.list(limit=1000))
     with pytest.raises(EngineError) as e:
         eng.add_memories([{"content": f"fact number {i} " + "x" * 2000} for i in range(200)])
     assert str(e.value).endswith("the disk is full; nothing was written"), e.value
     assert "\n" not in str(e.value)
     c.execute("PRAGMA max_page_count = 4294967294")
-    assert len(eng.list_memories(limit=1000)) == n
+    assert len(eng.memories.list(limit=1000)) == n
 
 
 def _as_other_user() -> list[str]:
@@ -136,11 +136,11 @@ def test_doctor_reports_a_damaged_file_as_a_finding(tmp_path):
     _fill(db)
     _corrupt_table_pages(db, "memories")
     with open_engine(db, embedder=None, auto_backfill=False) as eng:
-        report = eng.doctor()
+        report = eng.health.doctor()
         assert not report.ok
         integrity = next(ch for ch in report.checks if ch.name == "sqlite-integrity")
         assert not integrity.ok and integrity.detail != "ok"
-        report = eng.doctor(repair=True)  # repair on a damaged file: said, not raised
+        report = eng.health.doctor(repair=True)  # repair on a damaged file: said, not raised
         assert not report.ok
     p = subprocess.run(
         [sys.executable, "-m", "console.cli", "--db", str(db), "doctor"],
@@ -181,9 +181,9 @@ def test_doctor_names_each_malformed_row(tmp_path):
     db = tmp_path / "memory.db"
     with open_engine(db, embedder=HashEmbedder(), load="now", auto_backfill=False) as eng:
         ids = [eng.add_memory(f"planted memory {i}") for i in range(6)]
-        rule = eng.add_rule("never deploy on fridays").id
-        eng.add_flow("rollback", ["stop", "roll back"])
-        assert eng.doctor().ok
+        rule = eng.rules.add("never deploy on fridays").id
+        eng.flows.add("rollback", ["stop", "roll back"])
+        assert eng.health.doctor().ok
     c = _raw(db)
     c.execute("UPDATE memories SET importance = 9e999 WHERE id = ?", (ids[0],))
     c.execute("UPDATE memories SET strength = 'NaN' WHERE id = ?", (ids[1],))
@@ -195,7 +195,7 @@ def test_doctor_names_each_malformed_row(tmp_path):
     c.execute("UPDATE memories_vec SET embedding = ? WHERE memory_id = ?", (bad, ids[4]))
     c.close()
     with open_engine(db, embedder=None, auto_backfill=False) as eng:
-        report = eng.doctor()
+        report = eng.health.doctor()
     found = {(ch.name, ch.ids[0]): ch.detail for ch in report.problems if ch.name.startswith("malformed:")}
     assert ("malformed:memories", ids[0]) in found and "importance" in found[("malformed:memories", ids[0])]
     assert ("malformed:memories", ids[1]) in found and "strength" in found[("malformed:memories", ids[1])]
@@ -228,6 +228,6 @@ def test_doctor_names_vectors_of_the_wrong_dimension(tmp_path):
     c.execute("UPDATE memories SET embedded = 1")
     c.close()
     with open_engine(db, embedder=None, auto_backfill=False) as eng:
-        report = eng.doctor()
+        report = eng.health.doctor()
     hit = [ch for ch in report.problems if ch.name == "malformed:memories_vec"]
     assert hit and hit[0].ids == [mid] and "8 dimensions, not 384" in hit[0].detail

@@ -13,9 +13,9 @@ def seed(eng, curator: bool = True) -> dict:
     """Sessions with lineage, transcripts (tool calls, CJK), memories derived from messages."""
     t0 = parse_time(T0)
     ids: dict = {}
-    eng.add_session("s-deploy", agent="atlas", user="dana", source="cli", model="gpt-x",
+    eng.sessions.add("s-deploy", agent="atlas", user="dana", source="cli", model="gpt-x",
                     title="Migrate CI from Jenkins to GitHub Actions", started_at=t0 - 3 * DAY)
-    m = eng.add_messages("s-deploy", [
+    m = eng.sessions.add_messages("s-deploy", [
         dict(role="user", content="Please move our CI from Jenkins to GitHub Actions.", at=t0 - 3 * DAY),
         dict(role="assistant", content="I will port the pipeline and keep the deploy gate.",
              at=t0 - 3 * DAY + 60),
@@ -25,22 +25,22 @@ def seed(eng, curator: bool = True) -> dict:
              at=t0 - 3 * DAY + 180),
     ])
     ids["deploy_msgs"] = m
-    eng.add_session("s-deploy-2", agent="atlas", user="dana", source="cli", model="gpt-x",
+    eng.sessions.add("s-deploy-2", agent="atlas", user="dana", source="cli", model="gpt-x",
                     title="CI migration, part two", started_at=t0 - 2 * DAY,
                     parent_session_id="s-deploy")
-    ids["deploy2_msgs"] = eng.add_messages("s-deploy-2", [
+    ids["deploy2_msgs"] = eng.sessions.add_messages("s-deploy-2", [
         dict(role="user", content="Continue the CI migration; the cache step is slow.", at=t0 - 2 * DAY),
         dict(role="assistant", content="Added actions/cache keyed on the lockfile.", at=t0 - 2 * DAY + 90),
     ])
-    eng.add_session("s-trip", agent="scout", user="omar", source="web", model="gpt-x",
+    eng.sessions.add("s-trip", agent="scout", user="omar", source="web", model="gpt-x",
                     title="大别山旅游资料", started_at=t0 - 1 * DAY)
-    ids["trip_msgs"] = eng.add_messages("s-trip", [
+    ids["trip_msgs"] = eng.sessions.add_messages("s-trip", [
         dict(role="user", content="帮我整理大别山的旅游资料，包括交通和住宿。", at=t0 - DAY),
         dict(role="assistant", content="大别山位于湖北、河南、安徽交界，主峰白马尖。", at=t0 - DAY + 30),
     ])
-    eng.add_session("s-brief", agent="hermes", user="sam", source="cron", model="gpt-x",
+    eng.sessions.add("s-brief", agent="hermes", user="sam", source="cron", model="gpt-x",
                     title="Pre-market brief", started_at=t0 - 5 * HOUR)
-    ids["brief_msgs"] = eng.add_messages("s-brief", [
+    ids["brief_msgs"] = eng.sessions.add_messages("s-brief", [
         dict(role="system", content="Scheduled pre-market brief", at=t0 - 5 * HOUR),
         dict(role="assistant", content="Crude inventories at 10:30 ET; watch energy names.",
              at=t0 - 5 * HOUR + 10),
@@ -84,7 +84,7 @@ def seed(eng, curator: bool = True) -> dict:
                                         created_at=t0 - 90 * DAY)])[0]
     ids["mem"] = mem
     if curator:
-        run = eng.run_curator()
+        run = eng.curator.run()
         ids["proposals"] = {p.kind: p.id for p in run.proposals}
     return ids
 

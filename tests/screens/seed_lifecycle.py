@@ -19,63 +19,63 @@ def seed_lifecycle(eng, clock: FixedClock) -> dict:
 
     clock.t = at(-40)
     r = ids["rule"]
-    r["push"] = eng.add_rule("Never force-push to main", score=10, domain="git", agent="atlas",
+    r["push"] = eng.rules.add("Never force-push to main", score=10, domain="git", agent="atlas",
                              source="rejection", reason="the user said no").id
-    r["tests"] = eng.add_rule("Run the test suite before every deploy", score=7, domain="deploy",
+    r["tests"] = eng.rules.add("Run the test suite before every deploy", score=7, domain="deploy",
                               agent="atlas", source="learning").id
-    r["size"] = eng.add_rule("Cap position size at 2% of the book", score=9.5, domain="trading",
+    r["size"] = eng.rules.add("Cap position size at 2% of the book", score=9.5, domain="trading",
                              agent="hermes", source="manual", pinned=True).id
-    r["jenkins"] = eng.add_rule("Use Jenkins job deploy-prod for releases", score=4, domain="deploy",
+    r["jenkins"] = eng.rules.add("Use Jenkins job deploy-prod for releases", score=4, domain="deploy",
                                 agent="atlas", source="learning").id
     m = ids["mem"]
     m["failed"] = eng.add_memory("Deploy of v1.2 failed on a cache miss", kind="episodic",
                                  category="context", agent="atlas", importance=0.3)
     clock.t = at(-30)
-    eng.reinforce_rule(r["tests"], reason="caught a broken build")
+    eng.rules.reinforce(r["tests"], reason="caught a broken build")
     clock.t = at(-20)
-    r["et"] = eng.add_rule("Quote market times in ET", score=6, domain="trading", agent="hermes",
+    r["et"] = eng.rules.add("Quote market times in ET", score=6, domain="trading", agent="hermes",
                            source="discovery").id
     m["ports"] = eng.add_memory("Staging listens on port 8443", kind="semantic", category="fact",
                                 agent="atlas", importance=0.4)
-    eng.decay_pass()
+    eng.decay.run()
     clock.t = at(-12)
-    r["lock"] = eng.add_rule("Pin dependency versions in lockfiles", score=6, domain="deploy",
+    r["lock"] = eng.rules.add("Pin dependency versions in lockfiles", score=6, domain="deploy",
                              agent="", source="discovery").id
-    eng.record_violation(r["tests"], reason="deployed without tests")
+    eng.rules.record_violation(r["tests"], reason="deployed without tests")
     clock.t = at(-10)
     m["hotfix"] = eng.add_memory("Hotfix 1.2.1 shipped after a manual test run", kind="episodic",
                                  category="context", agent="atlas", importance=0.5)
-    eng.decay_pass()
+    eng.decay.run()
     clock.t = at(-5)
     m["standup"] = eng.add_memory("Standup moved to 9:30", kind="episodic", category="context",
                                   agent="hermes", importance=0.2)
-    eng.set_rule_score(r["et"], 8, reason="asked for twice this week")
+    eng.rules.set_score(r["et"], 8, reason="asked for twice this week")
     clock.t = at(0)
-    eng.decay_pass()
+    eng.decay.run()
 
     f = ids["flow"]
-    f["deploy"] = eng.add_flow("deploy-release", ["run the tests", "build the image", "deploy to staging",
+    f["deploy"] = eng.flows.add("deploy-release", ["run the tests", "build the image", "deploy to staging",
                                                   "smoke test", "promote to prod"],
                                triggers=["deploy", "release"], domain="deploy", agent="atlas",
                                needs_approval=True, description="Ship a tagged release",
                                created_at=at(-40)).id
-    f["rollback"] = eng.add_flow("rollback", ["open a ticket", "revert the release", "verify health"],
+    f["rollback"] = eng.flows.add("rollback", ["open a ticket", "revert the release", "verify health"],
                                  triggers=["rollback"], domain="deploy", agent="atlas",
                                  created_at=at(-30)).id
-    f["brief"] = eng.add_flow("pre-market-brief", ["pull inventories", "summarise movers", "post brief"],
+    f["brief"] = eng.flows.add("pre-market-brief", ["pull inventories", "summarise movers", "post brief"],
                               triggers=["brief"], domain="trading", agent="hermes",
                               created_at=at(-30)).id
-    f["keys"] = eng.add_flow("rotate-keys", ["list keys", "rotate", "update secrets"], domain="ops",
+    f["keys"] = eng.flows.add("rotate-keys", ["list keys", "rotate", "update secrets"], domain="ops",
                              created_at=at(-3)).id
     deploy = "ppfpppfppppppppppppp"           # 18 of 20; the recent window is perfect: trend up
     for i, o in enumerate(deploy):
-        eng.record_flow_run(f["deploy"], "pass" if o == "p" else "fail", agent="atlas",
+        eng.flows.record_run(f["deploy"], "pass" if o == "p" else "fail", agent="atlas",
                             note=f"release {i}", at=at(-30 + i * 1.5))
     for i, o in enumerate("pfpffpff"):          # 3 of 8: flagged
-        eng.record_flow_run(f["rollback"], "pass" if o == "p" else "fail", agent="atlas",
+        eng.flows.record_run(f["rollback"], "pass" if o == "p" else "fail", agent="atlas",
                             note="cache miss" if o == "f" else "", at=at(-25 + i * 3))
     for i, o in enumerate("pppppfpppppp"):
-        eng.record_flow_run(f["brief"], "pass" if o == "p" else "fail", agent="hermes",
+        eng.flows.record_run(f["brief"], "pass" if o == "p" else "fail", agent="hermes",
                             at=at(-24 + i * 2))
     return ids
 

@@ -46,12 +46,12 @@ async def test_approve_merge_applies_it(seeded):
         assert f"Merge memories #{a}, #{b} into ONE new memory" in app.screen.body
         await pilot.click("#confirm")
         await settle(app, pilot)
-        p = eng.list_proposals(status="applied")[0]
+        p = eng.curator.list(status="applied")[0]
         assert p.id == merge and p.decided_by == "tester"
-        merged = eng.get_memory(p.result_id)
+        merged = eng.memories.get(p.result_id)
         assert merged.content == "The staging database is refreshed every night from production"
-        assert eng.get_memory(a).absorbed_into == p.result_id and eng.get_memory(a).tier == "archived"
-        assert eng.get_memory(b).absorbed_into == p.result_id
+        assert eng.memories.get(a).absorbed_into == p.result_id and eng.memories.get(a).tier == "archived"
+        assert eng.memories.get(b).absorbed_into == p.result_id
         assert table.row_count == 1 and table.selected_key == str(archive)   # queue refreshed
         assert "proposals 1" in str(app.query_one("#status").render())
         assert app.errors == []
@@ -75,9 +75,9 @@ async def test_edit_then_approve_uses_the_operator_text(seeded):
         assert "Staging is refreshed nightly from production" in app.screen.body
         await pilot.click("#confirm")
         await settle(app, pilot)
-        p = eng.get_proposal(merge).proposal
+        p = eng.curator.get(merge).proposal
         assert p.status == "applied"
-        assert eng.get_memory(p.result_id).content == "Staging is refreshed nightly from production"
+        assert eng.memories.get(p.result_id).content == "Staging is refreshed nightly from production"
 
 
 async def test_reject_with_reason_and_undo_applied(seeded):
@@ -94,9 +94,9 @@ async def test_reject_with_reason_and_undo_applied(seeded):
         app.screen.query_one(Input).value = "still needed for onboarding"
         await pilot.press("enter")
         await settle(app, pilot)
-        p = eng.get_proposal(archive).proposal
+        p = eng.curator.get(archive).proposal
         assert p.status == "rejected" and p.reason == "still needed for onboarding"
-        assert eng.get_memory(ids["mem"]["vpn"]).tier == "active"
+        assert eng.memories.get(ids["mem"]["vpn"]).tier == "active"
         # approve the merge, then undo it from the "applied" view
         table.select_key(merge)
         await settle(app, pilot)
@@ -104,7 +104,7 @@ async def test_reject_with_reason_and_undo_applied(seeded):
         await pilot.pause()
         await pilot.click("#confirm")
         await settle(app, pilot)
-        result = eng.get_proposal(merge).proposal.result_id
+        result = eng.curator.get(merge).proposal.result_id
         app.query_one("#c-status", Select).value = "applied"
         await settle(app, pilot)
         assert table.selected_key == str(merge)
@@ -113,11 +113,11 @@ async def test_reject_with_reason_and_undo_applied(seeded):
         assert isinstance(app.screen, ConfirmModal) and f"delete #{result}" in app.screen.body
         await pilot.click("#confirm")
         await settle(app, pilot)
-        assert eng.get_proposal(merge).proposal.status == "undone"
-        assert eng.get_memory(ids["mem"]["staging"]).tier == "active"
-        assert eng.get_memory(ids["mem"]["staging"]).absorbed_into is None
+        assert eng.curator.get(merge).proposal.status == "undone"
+        assert eng.memories.get(ids["mem"]["staging"]).tier == "active"
+        assert eng.memories.get(ids["mem"]["staging"]).absorbed_into is None
         with pytest.raises(NotFound):
-            eng.get_memory(result)
+            eng.memories.get(result)
         assert table.row_count == 0
         assert app.errors == []
 
@@ -126,7 +126,7 @@ async def test_dry_run_writes_nothing_and_real_run_reports(seeded):
     eng, ids = seeded
     eng.add_memory("The staging database is refreshed each night from production data",
                    agent="atlas", user="dana", category="fact", dedup=False)
-    runs_before = len(eng.curator_runs())
+    runs_before = len(eng.curator.runs())
     app = make_app(eng)
     async with app.run_test(size=(120, 40)) as pilot:
         pane, table = await _open(app, pilot)
@@ -136,10 +136,10 @@ async def test_dry_run_writes_nothing_and_real_run_reports(seeded):
         summary = str(app.query_one("#run-summary").render())
         assert summary.startswith("dry run") and "dry run (nothing written)" in \
             str(app.query_one("#curator-run").border_title)
-        assert len(eng.curator_runs()) == runs_before
+        assert len(eng.curator.runs()) == runs_before
         await pilot.press("r")
         await settle(app, pilot)
-        assert len(eng.curator_runs()) == runs_before + 1
+        assert len(eng.curator.runs()) == runs_before + 1
         assert "run #2" in str(app.query_one("#run-summary").render())
         assert app.query_one("#curator-progress-row").display is False
         await pilot.press("v")

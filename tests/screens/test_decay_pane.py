@@ -25,9 +25,9 @@ def _keys(table: DataGrid) -> list[str]:
 
 def _state(eng) -> list:
     """Everything decay could change: tiers, strengths, scores, statuses, the audit trail."""
-    mems = [(m.id, m.tier, m.strength, m.last_reinforced_at) for m in eng.list_memories()]
-    rules = [(r.id, r.score, r.status) for r in eng.list_rules()]
-    return [mems, rules, len(eng.audit_log(limit=10_000))]
+    mems = [(m.id, m.tier, m.strength, m.last_reinforced_at) for m in eng.memories.list()]
+    rules = [(r.id, r.score, r.status) for r in eng.rules.list()]
+    return [mems, rules, len(eng.audit.log(limit=10_000))]
 
 
 async def test_charts_and_forecast_of_what_crosses(lifecycle):
@@ -129,7 +129,7 @@ async def test_charts_redraw_when_another_process_writes(lifecycle, tmp_path):
         await settle(app, pilot)
         agent = open_engine(eng.path, embedder=None, clock=clock, actor="agent-7", load="lazy")
         try:
-            agent.pin_memory(hotfix, reason="the agent keeps it")
+            agent.memories.pin(hotfix, reason="the agent keeps it")
         finally:
             agent.close()
         app.poll_db()

@@ -56,7 +56,7 @@ async def test_detail_steps_runs_sparkline_and_chart(lifecycle):
         assert "“rollback”" in body and "cache miss" in body
         assert "⚑ flagged" in str(app.query_one("#flow-head", Static).render())
         spark = app.query_one("#flow-spark", Sparkline)
-        assert list(spark.data) == [p.value for p in eng.flow_detail(fid).rolling]
+        assert list(spark.data) == [p.value for p in eng.flows.detail(fid).rolling]
         assert spark.data[0] == 1.0 and spark.data[-1] == 0.375   # effectiveness after each run
         assert app.query_one("#flow-detail").border_title == "flow rollback"
         # moving the cursor follows: j goes to the next flow by name
@@ -92,9 +92,9 @@ async def test_filters_and_disable_is_confirmed(lifecycle):
         assert "Flow pre-market-brief" in body and "status active → disabled" in body
         await pilot.click("#confirm")
         await settle(app, pilot)
-        assert eng.get_flow(f["brief"]).status == "disabled"
+        assert eng.flows.get(f["brief"]).status == "disabled"
         assert table.get_row_at(0)[8] == "disabled"
-        assert eng.audit_log(target=f"flow:{f['brief']}", action="flow-status")[0].actor == "tester"
+        assert eng.audit.log(target=f"flow:{f['brief']}", action="flow-status")[0].actor == "tester"
         app.query_one("#flows-filter", Input).value = ""
         await settle(app, pilot)
         assert table.row_count == 4

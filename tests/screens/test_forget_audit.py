@@ -39,7 +39,7 @@ async def test_forget_from_search_previews_then_requires_FORGET(seeded):
         assert f"memory:{mid}" in [preview.coordinate_to_cell_key((i, 0)).row_key.value
                                    for i in range(preview.row_count)]
         assert "1 memories" in str(preview.border_title)
-        case = eng.list_forget_requests()[0]
+        case = eng.forget.list()[0]
         assert case.status == "previewed" and case.requested_by == "tester"
         cases = app.query_one("#cases", DataGrid)
         assert cases.selected_key == str(case.id) and app.focused is cases
@@ -54,15 +54,15 @@ async def test_forget_from_search_previews_then_requires_FORGET(seeded):
         assert app.screen is modal and modal.query_one("#confirm", Button).disabled
         await pilot.press("escape")
         await settle(app, pilot)
-        assert eng.get_memory(mid).content == "Never deploy on Fridays"    # cancelled: still there
+        assert eng.memories.get(mid).content == "Never deploy on Fridays"    # cancelled: still there
         await pilot.press("X")
         await pilot.pause()
         await pilot.press(*"FORGET", "enter")
         await settle(app, pilot)
         with pytest.raises(NotFound):
-            eng.get_memory(mid)
+            eng.memories.get(mid)
         assert all(h.id != mid for h in eng.search("Fridays", record_access=False).hits)
-        case = eng.get_forget_request(case.id)
+        case = eng.forget.get(case.id)
         assert case.status == "verified" and case.residue == 0
         status = str(app.query_one("#forget-status").render())
         assert f"case #{case.id} verified" in status and "residue 0" in status
@@ -87,9 +87,9 @@ async def test_query_scope_forget_and_audit_filter(seeded):
         await pilot.pause()
         await pilot.press(*"FORGET", "enter")
         await settle(app, pilot)
-        assert eng.search_messages("白马尖") == []
+        assert eng.sessions.search_messages("白马尖") == []
         with pytest.raises(NotFound):
-            eng.get_memory(ids["mem"]["dabie"])
+            eng.memories.get(ids["mem"]["dabie"])
         # the audit log: filter to forget actions; no row quotes the forgotten text
         await pilot.press("slash", *"action:forget")
         await settle(app, pilot)
@@ -98,6 +98,6 @@ async def test_query_scope_forget_and_audit_filter(seeded):
         await pilot.press("ctrl+a", "ctrl+k")
         await settle(app, pilot)
         rows = [" ".join(map(str, row(audit, i))) for i in range(audit.row_count)]
-        assert len(rows) == len(eng.audit_log())
+        assert len(rows) == len(eng.audit.log())
         assert not any("白马尖" in r for r in rows)
         assert app.errors == []

@@ -15,7 +15,7 @@ TRAP = "Trap rule [/bold] and [red]not red[/red]"
 
 async def test_rule_with_markup_and_a_typed_markup_score_do_not_crash(lifecycle):
     eng, ids, _ = lifecycle
-    rid = eng.add_rule(TRAP, score=9.9).id
+    rid = eng.rules.add(TRAP, score=9.9).id
     app = make_app(eng)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:   # toasts drawn
         await settle(app, pilot)
@@ -34,13 +34,13 @@ async def test_rule_with_markup_and_a_typed_markup_score_do_not_crash(lifecycle)
         assert app.is_running and not isinstance(app.screen, PromptModal)
         assert any("[/x]" in n.message for n in app._notifications)
     assert app.return_code in (0, None)
-    assert eng.get_rule(rid).score == 9.9
+    assert eng.rules.get(rid).score == 9.9
 
 
 async def test_flow_named_with_markup_shows_its_detail(lifecycle):
     eng, _, _ = lifecycle
-    f = eng.add_flow("trap-[/b]", ["[/b] step one", "step [red]two"], triggers=["[/i] trap"])
-    eng.record_flow_run(f.id, "fail", note="[/n] note")
+    f = eng.flows.add("trap-[/b]", ["[/b] step one", "step [red]two"], triggers=["[/i] trap"])
+    eng.flows.record_run(f.id, "fail", note="[/n] note")
     app = make_app(eng)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(app, pilot)

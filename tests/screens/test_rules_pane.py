@@ -35,7 +35,7 @@ async def test_table_sorted_by_score_with_bands_and_detail(lifecycle):
         pane, table = await _open(app, pilot)
         keys = [table.coordinate_to_cell_key((i, 0)).row_key.value for i in range(table.row_count)]
         assert keys == [str(r[k]) for k in ("push", "size", "et", "tests", "lock", "jenkins")]
-        scores = [eng.get_rule(int(k)).score for k in keys]
+        scores = [eng.rules.get(int(k)).score for k in keys]
         assert scores == sorted(scores, reverse=True)
         # coloured by band: critical red, retired grey
         assert table.get_row_at(0)[1].style == "bold red"
@@ -71,21 +71,21 @@ async def test_retire_is_confirmed_and_changes_the_database(lifecycle):
         assert "stops loading at boot for agent hermes" in body
         await pilot.press("escape")                       # cancel: nothing changes
         await settle(app, pilot)
-        assert eng.get_rule(rid).status == "active"
+        assert eng.rules.get(rid).status == "active"
         await pilot.press("x")
         await pilot.pause()
         await pilot.click("#confirm")
         await settle(app, pilot)
-        assert eng.get_rule(rid).status == "retired"
+        assert eng.rules.get(rid).status == "retired"
         # the table refreshed and kept the cursor on the same rule
         assert table.selected_key == str(rid)
         assert table.get_row_at(table.cursor_row)[2].plain == "retired"
-        entry = eng.audit_log(target=f"rule:{rid}", action="rule-retire")[0]
+        entry = eng.audit.log(target=f"rule:{rid}", action="rule-retire")[0]
         assert entry.actor == "tester"                    # the console's actor is recorded
         # revive brings it back at score >= 5
         await pilot.press("v")
         await settle(app, pilot)
-        assert eng.get_rule(rid).status == "active" and eng.get_rule(rid).score >= 5
+        assert eng.rules.get(rid).status == "active" and eng.rules.get(rid).score >= 5
     assert app.errors == []
 
 
@@ -110,9 +110,9 @@ async def test_set_score_asks_value_reason_and_confirmation(lifecycle):
         assert "Reason: lockfiles saved us twice" in body
         await pilot.click("#confirm")
         await settle(app, pilot)
-        rule = eng.get_rule(rid)
+        rule = eng.rules.get(rid)
         assert (rule.score, rule.status) == (9.5, "critical")
-        assert eng.rule_history(rid)[-1].reason == "lockfiles saved us twice"
+        assert eng.rules.history(rid)[-1].reason == "lockfiles saved us twice"
         assert table.get_row_at(0)[1].plain.strip() == "10.0"   # still sorted: 10, 9.5, 9.5, ...
         assert str(rid) in [table.coordinate_to_cell_key((i, 0)).row_key.value for i in range(3)]
     assert app.errors == []
@@ -121,23 +121,23 @@ async def test_set_score_asks_value_reason_and_confirmation(lifecycle):
 async def test_pin_and_reinforce(lifecycle):
     eng, ids, _ = lifecycle
     rid = ids["rule"]["tests"]
-    before = eng.get_rule(rid)
+    before = eng.rules.get(rid)
     app = make_app(eng)
     async with app.run_test(size=(120, 40)) as pilot:
         pane, table = await _open(app, pilot)
         await _select(app, pilot, table, rid)
         await pilot.press("r")
         await settle(app, pilot)
-        after = eng.get_rule(rid)
+        after = eng.rules.get(rid)
         assert after.score == before.score + eng.settings.decay.rule_reinforce_boost
         assert after.last_reinforced_at == eng.clock.now()
         await pilot.press("p")
         await settle(app, pilot)
-        assert eng.get_rule(rid).pinned
+        assert eng.rules.get(rid).pinned
         assert table.get_row_at(table.cursor_row)[6] == "●"
         await pilot.press("p")
         await settle(app, pilot)
-        assert not eng.get_rule(rid).pinned
+        assert not eng.rules.get(rid).pinned
     assert app.errors == []
 
 
@@ -184,8 +184,8 @@ async def test_live_refresh_keeps_the_selection(lifecycle):
         await settle(app, pilot)
         agent = open_engine(eng.path, embedder=None, clock=clock, actor="agent-7", load="lazy")
         try:
-            agent.reinforce_rule(rid, reason="the agent followed it")
-            agent.reinforce_rule(rid, reason="and again")
+            agent.rules.reinforce(rid, reason="the agent followed it")
+            agent.rules.reinforce(rid, reason="and again")
         finally:
             agent.close()
         app.poll_db()

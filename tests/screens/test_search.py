@@ -17,7 +17,7 @@ async def _search(app, pilot, text: str):
 
 async def test_search_shows_hits_breakdown_and_no_access_recorded(seeded):
     eng, ids = seeded
-    before = eng.get_memory(ids["mem"]["fridays"]).access_count
+    before = eng.memories.get(ids["mem"]["fridays"]).access_count
     app = make_app(eng)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -37,7 +37,7 @@ async def test_search_shows_hits_breakdown_and_no_access_recorded(seeded):
             await pilot.pause()
             assert f"#{table.selected_key}" in str(app.query_one("#hit-detail").border_title)
         assert pane.result.hits[0].breakdown.bm25_rank == 1
-    assert eng.get_memory(ids["mem"]["fridays"]).access_count == before   # record_access=False
+    assert eng.memories.get(ids["mem"]["fridays"]).access_count == before   # record_access=False
     assert app.errors == []
 
 
@@ -98,30 +98,30 @@ async def test_pin_importance_archive_write_the_database(seeded):
         assert app.query_one("#results", DataGrid).selected_key == str(mid)
         await pilot.press("p")
         await settle(app, pilot)
-        assert eng.get_memory(mid).pinned is True
+        assert eng.memories.get(mid).pinned is True
         await pilot.press("i")
         await pilot.pause()
         assert isinstance(app.screen, PromptModal)
         await pilot.press("ctrl+a", "ctrl+k", *"0.35", "enter")
         await settle(app, pilot)
-        assert eng.get_memory(mid).importance == 0.35
+        assert eng.memories.get(mid).importance == 0.35
         await pilot.press("a")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal)
         assert "tier active → archived" in app.screen.body
         await pilot.press("escape")                     # cancelled: nothing changes
         await settle(app, pilot)
-        assert eng.get_memory(mid).tier == "active"
+        assert eng.memories.get(mid).tier == "active"
         await pilot.press("a")
         await pilot.pause()
         await pilot.click("#confirm")
         await settle(app, pilot)
-        assert eng.get_memory(mid).tier == "archived"
+        assert eng.memories.get(mid).tier == "archived"
         # the pane refreshed: the archived memory left the default results
         assert str(mid) not in [str(h.id) for h in app.pane("search").result.hits]
-        actions = [e.action for e in eng.audit_log(target=f"memory:{mid}")]
+        actions = [e.action for e in eng.audit.log(target=f"memory:{mid}")]
         assert {"pin", "set-importance", "archive"} <= set(actions)
-        assert all(e.actor == "tester" for e in eng.audit_log(target=f"memory:{mid}"))
+        assert all(e.actor == "tester" for e in eng.audit.log(target=f"memory:{mid}"))
         assert app.errors == []
 
 

@@ -153,6 +153,6 @@ def check_database(db: Path, acks: Acks) -> dict:
     finally:
         conn.close()
     with open_engine(db, embedder=None, actor="checker") as eng:
-        report = eng.doctor()
+        report = eng.health.doctor()
         assert report.ok, [(c.name, c.detail) for c in report.problems]
         return dict(report.counts)

@@ -53,12 +53,12 @@ def writer(db: str, wid: int, n: int) -> None:
     """n memories and n messages, one transaction each, as an agent process would."""
     out, rng = Out(), random.Random(wid)
     eng = _open(db, f"writer-{wid}")
-    sid = eng.add_session(f"w{wid}", agent=f"w{wid}", title=f"writer {wid}")
+    sid = eng.sessions.add(f"w{wid}", agent=f"w{wid}", title=f"writer {wid}")
     for i in range(n):
         text = f"writer {wid} note {i}: {sentence(rng)}"
         mid = eng.add_memory(text, agent=f"w{wid}", dedup=False)
         out(f"M {mid} {sha(text)}")
-        msg = eng.add_message(sid, "assistant", f"writer {wid} says {i}: {sentence(rng)}")
+        msg = eng.sessions.add_message(sid, "assistant", f"writer {wid} says {i}: {sentence(rng)}")
         out(f"G {msg}")
     eng.close()
 
@@ -78,7 +78,7 @@ def searcher(db: str, stop_file: str) -> None:
         t0 = time.perf_counter()
         if len(reads) <= len(writes):
             eng.search(q, k=10, record_access=False)
-            eng.search_messages(q, limit=20)
+            eng.sessions.search_messages(q, limit=20)
             eng.counts()
             eng.data_version()
             reads.append((time.perf_counter() - t0) * 1000)
@@ -99,7 +99,7 @@ def crasher(db: str, seed: int) -> None:
     changes and checkpoints, so a kill lands inside every kind of transaction."""
     out, rng = Out(), random.Random(seed)
     eng = _open(db, f"crasher-{seed}")
-    sid = eng.add_session(None, agent="crash")
+    sid = eng.sessions.add(None, agent="crash")
     known = [r[0] for r in eng.store.read("SELECT id FROM memories ORDER BY id DESC LIMIT 200")]
     out("READY")
     while True:
@@ -116,19 +116,19 @@ def crasher(db: str, seed: int) -> None:
                 out(f"M {mid} {sha(t)}")
             known.extend(ids)
         elif op < 0.7:
-            ids = eng.add_messages(sid, [{"role": "user", "content": sentence(rng, 30)}
+            ids = eng.sessions.add_messages(sid, [{"role": "user", "content": sentence(rng, 30)}
                                          for _ in range(rng.randint(1, 20))])
             for i in ids:
                 out(f"G {i}")
         elif op < 0.85 and known:
             mid, text = rng.choice(known), f"edited {seed} {sentence(rng)} {rng.random()}"
             out(f"I {mid} {sha(text)}")
-            eng.edit_memory(mid, text)
+            eng.memories.edit(mid, text)
             out(f"E {mid} {sha(text)}")
         elif op < 0.97 and known:
             mid, tier = rng.choice(known), rng.choice(("core", "active", "archived"))
             out(f"J {mid} {tier}")
-            eng.set_tier(mid, tier)
+            eng.memories.set_tier(mid, tier)
             out(f"T {mid} {tier}")
         else:
             eng.store.read_one("PRAGMA wal_checkpoint(PASSIVE)")

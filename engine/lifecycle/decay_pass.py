@@ -129,9 +129,8 @@ class Decay:
                 )
             return res
 
-        if dry_run:  # the same statements' counts, on a read snapshot
-            with ctx.store.reading() as conn:
-                return run(conn)
+        if dry_run:  # the same counts in a write that rolls back (the store's one dry run)
+            return ctx.store.dry_run(run)
         return ctx.store.write(run)
 
     def _decay_memories(

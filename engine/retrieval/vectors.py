@@ -82,7 +82,7 @@ class VectorIndex:
     def _sync(self, m: VectorMatrix) -> bool:
         """Catch the matrix up with the file in one read snapshot. Inside this process's own write
         transaction it must not (that write may still roll back): the caller falls back to SQL."""
-        if self.store._in_write:
+        if self.store.in_write:
             return False
         with self.store.reading() as conn:
             m.sync(conn)

@@ -251,12 +251,36 @@ class Store:
                     raise StoreBusy(f"{self.path}: stayed locked for reading ({exc})") from None
                 _pause()
 
+    @property
+    def in_write(self) -> bool:
+        """True inside a write (or dry run) on this store: a nested call joins that transaction."""
+        return self._in_write
+
     def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn(conn)` in one BEGIN IMMEDIATE transaction, retrying lock contention with jitter.
 
         `fn` may run more than once (after a busy retry), so it must not have side effects outside
         the database. Nested calls join the outer transaction.
         """
+        return self._transaction(fn, commit=True)
+
+    def dry_run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn(conn)` exactly as `write` would (same lock, same retries), then roll back.
+
+        The one dry-run mechanism: what `fn` counts is what a real write would have done, and
+        nothing of it stays (no after_commit hooks run). Inside a write it rolls back to a
+        savepoint, leaving the outer transaction as it was."""
+        with self.lock:
+            if self._in_write:
+                self.conn.execute("SAVEPOINT dry_run")
+                try:
+                    return fn(self.conn)
+                finally:
+                    self.conn.execute("ROLLBACK TO dry_run")
+                    self.conn.execute("RELEASE dry_run")
+            return self._transaction(fn, commit=False)
+
+    def _transaction(self, fn: Callable[[sqlite3.Connection], T], *, commit: bool) -> T:
         with self.lock:
             if self._in_write:
                 return fn(self.conn)
@@ -276,6 +300,9 @@ class Store:
                 self._in_write = True
                 try:
                     result = fn(self.conn)
+                    if not commit:
+                        self.conn.execute("ROLLBACK")
+                        return result
                     self.conn.execute("COMMIT")
                     self._in_write = False
                     self._run_after_commit()

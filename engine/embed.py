@@ -130,7 +130,13 @@ EmbedderState = Literal["none", "idle", "loading", "ready", "failed"]
 
 
 class EmbedderHandle:
-    """Owns the embedder's lifecycle: none -> loading -> ready | failed."""
+    """Owns the embedder's lifecycle: none -> loading -> ready | failed.
+
+    `spec` (also what MEMCONSOLE_EMBEDDER names): None / "none" keyword-only; "default" MiniLM run
+    in numpy (engine/embed_numpy.py: no torch, ready in ~0.1 s, same vectors to cosine >= 0.9999),
+    falling back to sentence-transformers if that cannot load the model folder; "numpy" the numpy
+    MiniLM only; "minilm" sentence-transformers on torch (the reference); "hash" the test embedder.
+    """
 
     def __init__(self, spec: Embedder | str | None, model_path: str | None = None) -> None:
         self._spec = spec
@@ -147,7 +153,7 @@ class EmbedderHandle:
             self.state = "none"
             self._ready.set()
         elif isinstance(spec, str):
-            if spec not in ("default", "minilm", "hash"):
+            if spec not in ("default", "numpy", "minilm", "hash"):
                 raise ValueError(f"unknown embedder {spec!r}")
             self.state = "idle"
         else:
@@ -195,8 +201,10 @@ class EmbedderHandle:
         try:
             if self._spec == "hash":
                 emb: Embedder = HashEmbedder()
-            else:
+            elif self._spec == "minilm":
                 emb = shared_minilm(self._model_path)
+            else:
+                emb = self._load_numpy()
             self._embedder = emb
             self.state = "ready"
         except Exception as exc:  # any failure to load leaves the engine keyword-only
@@ -208,6 +216,16 @@ class EmbedderHandle:
         for fn in callbacks if self._embedder is not None else []:
             with contextlib.suppress(Exception):  # a failing callback must not fail the load
                 fn()
+
+    def _load_numpy(self) -> Embedder:
+        from engine.embed_numpy import shared_numpy_minilm
+
+        try:
+            return shared_numpy_minilm(self._model_path)
+        except (EmbedderUnavailable, ImportError):
+            if self._spec != "default":
+                raise
+            return shared_minilm(self._model_path)
 
     def wait(self, timeout: float | None = None) -> bool:
         self.start()

@@ -135,3 +135,23 @@ def test_cold_process_imports_nothing_heavy():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_handle_default_is_the_numpy_model_and_falls_back(monkeypatch, tmp_path):
+    import engine.embed as embed
+    from engine.embed import EmbedderHandle, HashEmbedder
+    from engine.embed_numpy import NumpyMiniLM
+
+    for spec in ("default", "numpy"):
+        h = EmbedderHandle(spec)
+        assert isinstance(h.require(), NumpyMiniLM) and h.state == "ready"
+    # A model folder the numpy path cannot run: "default" falls back to sentence-transformers
+    # (here a stand-in), "numpy" fails and the engine stays keyword-only.
+    stand_in = HashEmbedder()
+    monkeypatch.setattr(embed, "shared_minilm", lambda path=None: stand_in)
+    h = EmbedderHandle("default", str(tmp_path / "absent"))
+    assert h.require() is stand_in
+    h = EmbedderHandle("numpy", str(tmp_path / "absent"))
+    assert not h.wait() and h.state == "failed" and "not found" in (h.error or "")
+    with pytest.raises(ValueError):
+        EmbedderHandle("onnx")

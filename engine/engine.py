@@ -15,7 +15,7 @@ from typing import Any
 
 from engine.storage.sqlite import schema
 from engine.clock import Clock, SystemClock
-from engine.audit.log import AuditMixin
+from engine.audit.service import AuditLog
 from engine.lifecycle.boot import Boot
 from engine.config import Settings, load_settings
 from engine.curator.service import CuratorMixin
@@ -52,7 +52,6 @@ class MemoryEngine(
     IngestMixin,
     DoctorMixin,
     ImportMixin,
-    AuditMixin,
     CuratorMixin,
     ForgetMixin,
 ):
@@ -64,7 +63,6 @@ class MemoryEngine(
         settings = settings or load_settings()
         store = Store(db)
         self.reconciled = store.retrying(lambda: schema.reconcile(store.conn))
-        store.after_commit.append(self._audit_anchor_hook())   # the audit head, anchored outside
         self.ctx = Context(
             store=store,
             clock=clock or SystemClock(),
@@ -89,6 +87,7 @@ class MemoryEngine(
         self.boot = Boot(self.ctx, self.rules)
         self.gates = Gates(self.ctx, self.rules, self.flows, self.boot, self.memories)
         # -- services (curator, forget, audit, health, importers) --
+        self.audit = AuditLog(self.ctx)   # registers the head anchor's after-commit hook
         # Until each of these is its own service, its new names reach the old methods.
         for noun in ("curator", "forget", "audit", "health", "importers"):
             if noun not in self.__dict__:

@@ -93,8 +93,6 @@ MOVED: dict[str, str] = {
     "verify_forget": "forget.verify",
     # "forget" itself becomes eng.forget.run(...): eng.forget is the service
     # audit, health, importers
-    "audit_log": "audit.log",
-    "verify_audit": "audit.verify",
     "doctor": "health.doctor",
     "import_hermes": "importers.hermes",
     "import_markdown": "importers.markdown",

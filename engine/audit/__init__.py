@@ -1,1 +1,2 @@
-"""The audit trail: the one writer of audit rows (log), its keyed hash chain (hashing), the head anchored outside the database (anchor) and the checks that read them (verify)."""
+"""The audit trail: the one writer of audit rows (log), its keyed hash chain (hashing), the head
+anchored outside the database (anchor), the checks that read them (verify) and the service."""

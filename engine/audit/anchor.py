@@ -5,6 +5,7 @@ truncation. Written 0600, atomically (temp file + rename inside a 0700 folder op
 following symlinks), after each committed write, and only forward: several processes write one
 database, so the move is decided under an flock on a lock file in the anchors folder (never on a
 database file: closing a database descriptor would drop this process's SQLite locks)."""
+
 from __future__ import annotations
 
 import fcntl
@@ -22,22 +23,15 @@ from pathlib import Path
 from engine.audit.hashing import Hasher, hasher
 from engine.errors import EngineError
 from engine.paths import state_dir
+from engine.storage.sqlite.audit import database_path
 
 VERSION = 1
 _SAFE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
-HEAD_SQL = ("SELECT id, hash, at, actor, action, target_kind, target_id FROM audit "
-            "ORDER BY id DESC LIMIT 1")
+HEAD_SQL = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit ORDER BY id DESC LIMIT 1"
 
 
 class AnchorError(EngineError):
     """The anchor folder or file cannot be used (or would have to move backwards)."""
-
-
-def database_path(conn) -> str:
-    for row in conn.execute("PRAGMA database_list"):
-        if row[1] == "main":
-            return row[2] or ""
-    return ""
 
 
 def database_id(conn) -> str:
@@ -45,7 +39,7 @@ def database_id(conn) -> str:
     file name unless it is plainly safe: the row is data anyone with write access can change."""
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'database_id'").fetchone()
-    except Exception:   # noqa: BLE001 - an older file without a meta table
+    except Exception:  # noqa: BLE001 - an older file without a meta table
         row = None
     value = row[0] if row else None
     if isinstance(value, str) and _SAFE_ID.match(value):
@@ -112,8 +106,11 @@ def _read(dfd: int, name: str) -> dict | None:
         os.close(fd)
     try:
         rec = json.loads(data)
-        if not (isinstance(rec, dict) and isinstance(rec.get("last_id"), int)
-                and isinstance(rec.get("last_hash"), str)):
+        if not (
+            isinstance(rec, dict)
+            and isinstance(rec.get("last_id"), int)
+            and isinstance(rec.get("last_hash"), str)
+        ):
             raise ValueError("missing fields")
     except ValueError as exc:
         raise AnchorError(f"{anchors_dir() / name}: the audit anchor is unreadable ({exc})") from None
@@ -146,7 +143,7 @@ def read_anchor(conn) -> tuple[str, dict | None]:
 def others_for_path(conn, dbid: str) -> list[dict]:
     """Anchors under another database id that name this file's path: when this database's own
     anchor is missing, one of them may be it (its id row changed) — or an older database there."""
-    path, out = database_path(conn), []
+    path, out = database_path(conn), list[dict]()
     with _folder(create=False) as dfd:
         if dfd is None or not path:
             return out
@@ -164,14 +161,17 @@ def others_for_path(conn, dbid: str) -> list[dict]:
 def follows(hs: Hasher, anchor: dict, row) -> bool:
     """Is `row` (at the anchor's id) the row the anchor recorded? Same hash, or — after a forget
     re-linked the chain — same identity (id, time, actor, action, target)."""
-    return row is not None and (row["hash"] == anchor["last_hash"]
-                                or hs.identity(row) == anchor.get("identity"))
+    return row is not None and (
+        row["hash"] == anchor["last_hash"] or hs.identity(row) == anchor.get("identity")
+    )
 
 
 def advance(conn, dbid: str, head, hs: Hasher) -> dict:
     """Move the anchor to `head` if it extends the anchored chain; return the anchor as it stands.
     Raises AnchorError (the anchor stays as evidence) when the log no longer reaches it."""
     with _folder(create=True) as dfd:
+        if dfd is None:  # created just now, so only a race removing it gets here
+            raise AnchorError(f"{anchors_dir()}: the audit anchor folder disappeared")
         lock = os.open(f"{dbid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -182,21 +182,36 @@ def advance(conn, dbid: str, head, hs: Hasher) -> dict:
             if old is not None:
                 a_id = old["last_id"]
                 if a_id > head["id"]:
-                    raise AnchorError(f"the audit log ends at row {head['id']} but is anchored at row "
-                                      f"{a_id}: it was truncated; the anchor stays")
+                    raise AnchorError(
+                        f"the audit log ends at row {head['id']} but is anchored at row "
+                        f"{a_id}: it was truncated; the anchor stays"
+                    )
                 row = conn.execute("SELECT * FROM audit WHERE id = ?", (a_id,)).fetchone()
                 if not follows(hs, old, row):
-                    raise AnchorError(f"audit row {a_id} is not the row anchored there: the log was "
-                                      "truncated or replaced; the anchor stays")
+                    raise AnchorError(
+                        f"audit row {a_id} is not the row anchored there: the log was "
+                        "truncated or replaced; the anchor stays"
+                    )
                 if a_id == head["id"] and old["last_hash"] == head["hash"]:
                     return old
-                rows = int(old.get("rows", 0)) + conn.execute(
-                    "SELECT count(*) FROM audit WHERE id > ? AND id <= ?", (a_id, head["id"])).fetchone()[0]
-            else:    # bounded by the head read: another process may be committing right now
+                rows = (
+                    int(old.get("rows", 0))
+                    + conn.execute(
+                        "SELECT count(*) FROM audit WHERE id > ? AND id <= ?", (a_id, head["id"])
+                    ).fetchone()[0]
+                )
+            else:  # bounded by the head read: another process may be committing right now
                 rows = conn.execute("SELECT count(*) FROM audit WHERE id <= ?", (head["id"],)).fetchone()[0]
-            rec = {"version": VERSION, "database_id": dbid, "path": database_path(conn),
-                   "last_id": head["id"], "last_hash": head["hash"], "identity": hs.identity(head),
-                   "rows": rows, "anchored_at": time.time()}
+            rec = {
+                "version": VERSION,
+                "database_id": dbid,
+                "path": database_path(conn),
+                "last_id": head["id"],
+                "last_hash": head["hash"],
+                "identity": hs.identity(head),
+                "rows": rows,
+                "anchored_at": time.time(),
+            }
             _write(dfd, name, rec)
             return rec
         finally:

@@ -2,6 +2,7 @@
 with a keyed hash (audit_hash) so an edit, an insert or a deleted row shows as a break, and its
 head anchored outside the database (audit_anchor) so a truncated tail does too (audit_verify).
 Rows never hold forgotten content."""
+
 from __future__ import annotations
 
 import json
@@ -24,21 +25,41 @@ from engine.audit.verify import ChainCheck, keyed_from, verify_chain, walk  # no
 _recent: OrderedDict[str, None] = OrderedDict()
 
 
-def _insert(conn, hs: Hasher, prev: str, at: float, actor: str, action: str, target_kind: str,
-            tid: str, reason: str, summary: str) -> tuple[int, str]:
+def _insert(
+    conn,
+    hs: Hasher,
+    prev: str,
+    at: float,
+    actor: str,
+    action: str,
+    target_kind: str,
+    tid: str,
+    reason: str,
+    summary: str,
+) -> tuple[int, str]:
     h = hs.keyed(prev, at, actor, action, target_kind, tid, reason, summary)
-    cur = conn.execute(
+    got = conn.execute(
         "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash)"
-        " VALUES (?,?,?,?,?,?,?,?,?)",
-        (at, actor, action, target_kind, tid, reason, summary, prev, h))
+        " VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
+        (at, actor, action, target_kind, tid, reason, summary, prev, h),
+    ).fetchall()
     _recent[h] = None
     if len(_recent) > 256:
         _recent.popitem(last=False)
-    return int(cur.lastrowid), h
+    return int(got[0][0]), h
 
 
-def append(conn, *, at: float, actor: str, action: str, target_kind: str = "",
-           target_id: object = "", reason: str = "", summary: object = "") -> int:
+def append(
+    conn,
+    *,
+    at: float,
+    actor: str,
+    action: str,
+    target_kind: str = "",
+    target_id: object = "",
+    reason: str = "",
+    summary: object = "",
+) -> int:
     """Append one audit row, keyed, inside the caller's write transaction (an unkeyed chain from
     an older version is upgraded first, see `rekey`)."""
     if not isinstance(summary, str):
@@ -55,7 +76,7 @@ def _keyed_prev(conn, hs: Hasher, at: float, actor: str) -> str:
         _mark_keyed(conn, 1)
         return GENESIS
     if last["hash"] in _recent or hs.scheme(last) != PLAIN or _was_keyed(conn):
-        return last["hash"]      # keyed (or tampered with: linked as found, verify reports it)
+        return last["hash"]  # keyed (or tampered with: linked as found, verify reports it)
     return _upgrade(conn, hs, at, actor)[1]
 
 
@@ -85,18 +106,37 @@ def _upgrade(conn, hs: Hasher, at: float, actor: str) -> tuple[int, str]:
         summary = {"rekeyed": w.n, "through": w.last_id, "scheme": "hmac-sha256"}
     else:
         prev = w.last_hash
-        reason = ("audit chain keyed from here: the unkeyed rows before it were already broken and "
-                  "are kept as found")
-        summary = {"kept_unkeyed_through": w.last_id, "first_bad_id": w.first_bad,
-                   "problems": w.problems[:5], "scheme": "hmac-sha256"}
-    rid, h = _insert(conn, hs, prev, at, actor, "audit-rekey", "audit", str(w.last_id), reason,
-                     json.dumps(summary, separators=(",", ":")))
+        reason = (
+            "audit chain keyed from here: the unkeyed rows before it were already broken and "
+            "are kept as found"
+        )
+        summary = {
+            "kept_unkeyed_through": w.last_id,
+            "first_bad_id": w.first_bad,
+            "problems": w.problems[:5],
+            "scheme": "hmac-sha256",
+        }
+    rid, h = _insert(
+        conn,
+        hs,
+        prev,
+        at,
+        actor,
+        "audit-rekey",
+        "audit",
+        str(w.last_id),
+        reason,
+        json.dumps(summary, separators=(",", ":")),
+    )
     _mark_keyed(conn, 1 if not w.problems else rid)
     return rid, h
 
 
 def _mark_keyed(conn, first_id: int) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (KEYED_FROM, str(first_id)))
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (KEYED_FROM, str(first_id)),
+    )
 
 
 def rekey(conn, *, at: float, actor: str) -> str:
@@ -106,12 +146,17 @@ def rekey(conn, *, at: float, actor: str) -> str:
     if last is None or hs.scheme(last) != PLAIN:
         return "the audit chain is already keyed" if last is not None else "the audit log is empty"
     if _was_keyed(conn):
-        return ("not re-keyed: this chain was keyed before and its tail is unkeyed now (re-hashed "
-                "without the key); `audit --verify` shows where")
+        return (
+            "not re-keyed: this chain was keyed before and its tail is unkeyed now (re-hashed "
+            "without the key); `audit --verify` shows where"
+        )
     rid, _ = _upgrade(conn, hs, at, actor)
     row = conn.execute("SELECT summary FROM audit WHERE id = ?", (rid,)).fetchone()
-    return (f"audit chain keyed (row {rid})" if '"rekeyed"' in row[0] else
-            f"audit chain keyed from row {rid}; the unkeyed rows before it were already broken")
+    return (
+        f"audit chain keyed (row {rid})"
+        if '"rekeyed"' in row[0]
+        else f"audit chain keyed from row {rid}; the unkeyed rows before it were already broken"
+    )
 
 
 def head(conn) -> tuple[int, str]:
@@ -138,7 +183,7 @@ class AuditEntry:
     target_kind: str
     target_id: str
     reason: str
-    summary: object          # the before -> after summary (a dict when it was recorded as one)
+    summary: object  # the before -> after summary (a dict when it was recorded as one)
     hash: str
 
 
@@ -147,14 +192,30 @@ def _entry(r) -> AuditEntry:
         summary = json.loads(r["summary"]) if r["summary"][:1] in ("{", "[") else r["summary"]
     except ValueError:
         summary = r["summary"]
-    return AuditEntry(id=r["id"], at=r["at"], actor=r["actor"], action=r["action"],
-                      target_kind=r["target_kind"], target_id=r["target_id"], reason=r["reason"],
-                      summary=summary, hash=r["hash"])
+    return AuditEntry(
+        id=r["id"],
+        at=r["at"],
+        actor=r["actor"],
+        action=r["action"],
+        target_kind=r["target_kind"],
+        target_id=r["target_id"],
+        reason=r["reason"],
+        summary=summary,
+        hash=r["hash"],
+    )
 
 
-def list_entries(conn, *, target: str | None = None, actor: str | None = None,
-                 action: str | None = None, since: float | None = None, until: float | None = None,
-                 limit: int = 500, newest_first: bool = True) -> list[AuditEntry]:
+def list_entries(
+    conn,
+    *,
+    target: str | None = None,
+    actor: str | None = None,
+    action: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+    limit: int = 500,
+    newest_first: bool = True,
+) -> list[AuditEntry]:
     """Audit rows matching every given filter. `target` is an id ("12") or kind:id ("memory:12")."""
     conds: list[tuple[str, object]] = []
     if target:
@@ -173,8 +234,9 @@ def list_entries(conn, *, target: str | None = None, actor: str | None = None,
     where = ["1=1", *(c for c, _ in conds)]
     params = [v for _, v in conds]
     order = "DESC" if newest_first else "ASC"
-    rows = conn.execute(f"SELECT * FROM audit WHERE {' AND '.join(where)} ORDER BY id {order} LIMIT ?",
-                        [*params, int(limit)]).fetchall()
+    rows = conn.execute(
+        f"SELECT * FROM audit WHERE {' AND '.join(where)} ORDER BY id {order} LIMIT ?", [*params, int(limit)]
+    ).fetchall()
     return [_entry(r) for r in rows]
 
 
@@ -187,19 +249,22 @@ def rewrite(conn, changes: dict[int, tuple[str, str]]) -> int:
         return 0
     hs = hasher()
     start = min(changes)
-    before = conn.execute("SELECT id, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1",
-                          (start,)).fetchone()
+    before = conn.execute(
+        "SELECT id, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1", (start,)
+    ).fetchone()
     old_prev = new_prev = before[1] if before else GENESIS
     prev_id = before[0] if before else 0
     rows = conn.execute("SELECT * FROM audit WHERE id >= ? ORDER BY id", (start,)).fetchall()
     for r in rows:
         reason, summary = changes.get(r["id"], (r["reason"], r["summary"]))
         sound = r["id"] == prev_id + 1 and r["prev_hash"] == old_prev
-        scheme = hs.scheme(r) if sound else None     # each row keeps its scheme (legacy prefix)
+        scheme = hs.scheme(r) if sound else None  # each row keeps its scheme (legacy prefix)
         if scheme:
             h = hs.of(scheme, new_prev, r, reason, summary)
-            conn.execute("UPDATE audit SET reason = ?, summary = ?, prev_hash = ?, hash = ? WHERE id = ?",
-                         (reason, summary, new_prev, h, r["id"]))
+            conn.execute(
+                "UPDATE audit SET reason = ?, summary = ?, prev_hash = ?, hash = ? WHERE id = ?",
+                (reason, summary, new_prev, h, r["id"]),
+            )
             if scheme == KEYED:
                 _recent[h] = None
         else:
@@ -207,32 +272,3 @@ def rewrite(conn, changes: dict[int, tuple[str, str]]) -> int:
             conn.execute("UPDATE audit SET reason = ?, summary = ? WHERE id = ?", (reason, summary, r["id"]))
         old_prev, prev_id, new_prev = r["hash"], r["id"], h
     return len(rows)
-
-
-class AuditMixin:
-    """The engine's audit calls (the Forget & Audit pane and `memconsole audit`)."""
-
-    def audit_log(self, *, target: str | None = None, actor: str | None = None,
-                  action: str | None = None, since: float | str | None = None,
-                  until: float | str | None = None, limit: int = 500) -> list[AuditEntry]:
-        from engine.clock import parse_time
-
-        since = parse_time(since) if isinstance(since, str) else since
-        until = parse_time(until) if isinstance(until, str) else until
-        with self.store.reading() as conn:
-            return list_entries(conn, target=target, actor=actor, action=action, since=since,
-                                until=until, limit=limit)
-
-    def verify_audit(self) -> ChainCheck:
-        with self.store.reading() as conn:
-            return verify_chain(conn)
-
-    def _audit_anchor_hook(self):
-        """The Store.after_commit hook that keeps the chain's head anchored (engine.__init__)."""
-        from engine.audit.anchor import anchor_hook
-
-        return anchor_hook()
-
-    def rekey_audit(self) -> str:
-        """Key an unkeyed chain now (an older database), rather than on its next write."""
-        return self.store.write(lambda c: rekey(c, at=self.clock.now(), actor=self.actor))

@@ -63,3 +63,18 @@ def test_every_curator_and_forget_step_is_audited(eng):
     add_row = eng.audit.log(target=f"memory:{a}", action="add")[0]
     assert "Rotate" not in str(add_row.summary) and "[forgotten]" in str(add_row.summary)
     assert eng.audit.verify().ok
+
+
+def test_verify_reports_a_forget_case_whose_audit_head_was_cut(eng):
+    from engine.audit.anchor import anchors_dir, database_id
+
+    eng.add_memory("The vault code is Quokka-7731-Tango", dedup=False)
+    res = eng.forget.run("query", "Quokka-7731-Tango", "asked to forget")
+    assert eng.audit.verify().ok
+    head = eng.forget.get(res.request_id).counts["audit_head"]
+    with eng.store.reading() as c:
+        (anchors_dir() / f"{database_id(c)}.json").unlink()     # no head anchor to catch the cut
+    eng.store.conn.execute("DELETE FROM audit WHERE id >= ?", (head[0],))
+    chk = eng.audit.verify()
+    assert not chk.ok
+    assert any(f"forget case {res.request_id}" in p and "gone" in p for p in chk.problems)

@@ -56,7 +56,7 @@ def test_a_plain_rehash_is_not_laundered_even_without_the_anchor(eng):
     with eng.store.reading() as c:
         (anchors_dir() / f"{database_id(c)}.json").unlink()
     _plain_rechain(eng.store.conn, {2: "nothing to see here"})
-    assert "not re-keyed" in eng.rekey_audit()
+    assert "not re-keyed" in eng.audit.rekey()
     _add(eng, 1)
     chk = eng.audit.verify()
     assert not chk.ok and chk.first_bad_id == 1, chk.message
@@ -205,7 +205,7 @@ def test_a_broken_legacy_chain_is_kept_as_found_not_laundered(db_path):
     eng = open_engine(db_path, embedder=HashEmbedder())
     try:
         assert eng.audit.verify().first_bad_id == 3
-        assert "already broken" in eng.rekey_audit()
+        assert "already broken" in eng.audit.rekey()
         eng.add_memory("a write after the upgrade", dedup=False)
         chk = eng.audit.verify()
         assert not chk.ok and chk.first_bad_id == 3 and chk.keyed, chk.problems

@@ -34,8 +34,8 @@ LABEL = {
 
 
 def memconsole() -> list[str]:
-    exe = Path(sys.executable).with_name("memconsole")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "console.cli"]
+    """What the installed `memconsole` script runs, against this checkout's code (cwd = ROOT)."""
+    return [sys.executable, "-c", "import sys; from console.cli import main; sys.exit(main())"]
 
 
 def database(n: int) -> Path:

@@ -1,5 +1,6 @@
 """`import` (hermes, markdown, jsonl) and `export` (jsonl): bringing in what agents wrote
 elsewhere, and moving a whole database. Progress bars on a terminal; a summary at the end."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -63,8 +64,9 @@ def _engine(ctx, embed: bool):
 
 
 dry_run_option = click.option("--dry-run", is_flag=True, help="Report what would change; write nothing.")
-embed_option = click.option("--embed", is_flag=True,
-                            help="Load the model now and embed new memories (else backfill later).")
+embed_option = click.option(
+    "--embed", is_flag=True, help="Load the model now and embed new memories (else backfill later)."
+)
 
 
 @click.group("import")
@@ -86,8 +88,12 @@ def import_hermes(ctx, path, agent, include_bundled, dry_run, embed, as_json):
     The home is never written to: state.db is copied with its WAL and the copy is read.
     Importing again brings in only what the agent wrote since."""
     with _engine(ctx, embed) as eng:
-        s = _run(f"import {path.name}", lambda bar: eng.importers.hermes(
-            path, agent=agent, include_bundled=include_bundled, dry_run=dry_run, progress=bar))
+        s = _run(
+            f"import {path.name}",
+            lambda bar: eng.importers.hermes(
+                path, agent=agent, include_bundled=include_bundled, dry_run=dry_run, progress=bar
+            ),
+        )
     emit(s, as_json, _print_summary)
 
 
@@ -96,8 +102,7 @@ def import_hermes(ctx, path, agent, include_bundled, dry_run, embed, as_json):
 @click.option("--agent", required=True, help="Whose memories these are.")
 @click.option("--user", default="", help="The user they are about, if any.")
 @click.option("--kind", type=KIND_CHOICE, default="semantic", show_default=True)
-@click.option("--category", default=None,
-              help="Default: general (USER.md entries: preference or fact).")
+@click.option("--category", default=None, help="Default: general (USER.md entries: preference or fact).")
 @dry_run_option
 @embed_option
 @json_option
@@ -105,9 +110,12 @@ def import_hermes(ctx, path, agent, include_bundled, dry_run, embed, as_json):
 def import_markdown(ctx, file, agent, user, kind, category, dry_run, embed, as_json):
     """Import a MEMORY.md-style file: entries separated by `§` lines or blank lines."""
     with _engine(ctx, embed) as eng:
-        s = _run(f"import {file.name}", lambda bar: eng.importers.markdown(
-            file, agent=agent, user=user, kind=kind, category=category, dry_run=dry_run,
-            progress=bar))
+        s = _run(
+            f"import {file.name}",
+            lambda bar: eng.importers.markdown(
+                file, agent=agent, user=user, kind=kind, category=category, dry_run=dry_run, progress=bar
+            ),
+        )
     emit(s, as_json, _print_summary)
 
 
@@ -120,8 +128,7 @@ def import_jsonl(ctx, file, dry_run, as_json):
     """Restore a full export (`export jsonl`): every record keeps its id; rows already present
     are skipped, a different row under the same id is refused."""
     with ctx.engine(embedder=None) as eng:
-        s = _run(f"import {file.name}", lambda bar: eng.importers.jsonl(file, dry_run=dry_run,
-                                                                       progress=bar))
+        s = _run(f"import {file.name}", lambda bar: eng.importers.jsonl(file, dry_run=dry_run, progress=bar))
     emit(s, as_json, _print_summary)
 
 
@@ -141,10 +148,21 @@ def export_jsonl(ctx, file, no_vectors, force, as_json):
     forget tombstones, ...) to FILE, readable only by you (0600)."""
     from engine.importers.jsonl_io import check_target
 
-    check_target(file, force)       # before opening the database: a refusal costs nothing
+    check_target(
+        file, force, database=Path(ctx.db).expanduser()
+    )  # before opening it: a refusal costs nothing
     with ctx.engine(embedder=None) as eng:
-        s = _run(f"export {file.name}", lambda bar: eng.importers.export_jsonl(
-            file, vectors=not no_vectors, overwrite=force, progress=bar))
-    emit(s, as_json, lambda s: click.echo(
-        f"exported {sum(s.records.values())} records ({_counts(s.records)}; {s.vectors} vectors) "
-        f"to {s.path}, {s.bytes:,} bytes"))
+        s = _run(
+            f"export {file.name}",
+            lambda bar: eng.importers.export_jsonl(
+                file, vectors=not no_vectors, overwrite=force, progress=bar
+            ),
+        )
+    emit(
+        s,
+        as_json,
+        lambda s: click.echo(
+            f"exported {sum(s.records.values())} records ({_counts(s.records)}; {s.vectors} vectors) "
+            f"to {s.path}, {s.bytes:,} bytes"
+        ),
+    )

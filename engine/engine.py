@@ -20,8 +20,8 @@ from engine.lifecycle.boot import Boot
 from engine.config import Settings, load_settings
 from engine.curator.service import CuratorMixin
 from engine.lifecycle.decay_pass import Decay
-from engine.forget.service import ForgetMixin
-from engine.health.doctor import DoctorMixin
+from engine.forget.service import Forget
+from engine.health.doctor import Health
 from engine.embed import Embedder, EmbedderHandle
 from engine.lifecycle.flows import Flows
 from engine.lifecycle.gates import Gates
@@ -50,10 +50,8 @@ def default_actor() -> str:
 
 class MemoryEngine(
     IngestMixin,
-    DoctorMixin,
     ImportMixin,
     CuratorMixin,
-    ForgetMixin,
 ):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
@@ -88,6 +86,8 @@ class MemoryEngine(
         self.gates = Gates(self.ctx, self.rules, self.flows, self.boot, self.memories)
         # -- services (curator, forget, audit, health, importers) --
         self.audit = AuditLog(self.ctx)   # registers the head anchor's after-commit hook
+        self.forget = Forget(self.ctx)
+        self.health = Health(self.ctx, self.memories)
         # Until each of these is its own service, its new names reach the old methods.
         for noun in ("curator", "forget", "audit", "health", "importers"):
             if noun not in self.__dict__:

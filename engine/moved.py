@@ -84,16 +84,7 @@ MOVED: dict[str, str] = {
     "approve_proposal": "curator.approve",
     "reject_proposal": "curator.reject",
     "undo_proposal": "curator.undo",
-    # forget
-    "create_forget_request": "forget.open",
-    "get_forget_request": "forget.get",
-    "list_forget_requests": "forget.list",
-    "preview_forget": "forget.preview",
-    "execute_forget": "forget.execute",
-    "verify_forget": "forget.verify",
-    # "forget" itself becomes eng.forget.run(...): eng.forget is the service
     # audit, health, importers
-    "doctor": "health.doctor",
     "import_hermes": "importers.hermes",
     "import_markdown": "importers.markdown",
     "import_jsonl": "importers.jsonl",

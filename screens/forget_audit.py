@@ -17,7 +17,7 @@ from textual.widgets import Input, Select
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import parse_time
-from engine.curator.types import FORGET_SCOPES, ForgetPreview, ForgetRequest, ForgetResult
+from engine.forget.types import FORGET_SCOPES, ForgetPreview, ForgetRequest, ForgetResult
 
 from .base import Pane, PaneCommand
 

@@ -1,12 +1,10 @@
-"""Typed records of the curator's queue and the forget cases (what panes, the CLI and tests see)."""
+"""Typed records of the curator's queue (what panes, the CLI and tests see)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 PROPOSAL_KINDS = ("merge", "archive", "promote", "retire")
 PROPOSAL_STATUSES = ("pending", "approved", "rejected", "applied", "undone")
-FORGET_SCOPES = ("memory", "session", "agent", "user", "query")
-FORGET_STATUSES = ("open", "previewed", "executed", "verified")
 
 
 @dataclass
@@ -58,56 +56,3 @@ class CuratorRun:
     proposals: list[Proposal]    # the new (or, in a dry run, would-be) proposals
     report_dir: str | None = None
     auto_applied: list[int] = field(default_factory=list)
-
-
-@dataclass
-class ForgetItem:
-    kind: str                    # memory | message | session | rule | flow
-    id: str
-    preview: str                 # shown to the operator in a preview; never stored
-    why: str = ""                # selected | derived (merged from it) | session | query match
-
-
-@dataclass
-class ForgetRequest:
-    id: int
-    scope_kind: str
-    scope_value: str             # ids or names; a query's keyed hash ("hmac:...") once executed
-    reason: str
-    requested_by: str
-    requested_at: float
-    deadline: float | None
-    status: str                  # open | previewed | executed | verified
-    selected: dict               # ids per kind chosen for removal; "seal": the sealed texts' token
-    # counts: per kind removed, plus "audit_head" [id, hash] of the chain right after the forget
-    counts: dict
-    residue: int | None          # occurrences of the forgotten text found by the last verification
-    executed_at: float | None
-    verified_at: float | None
-
-
-@dataclass
-class ForgetPreview:
-    request: ForgetRequest
-    items: list[ForgetItem]
-    counts: dict
-
-
-@dataclass
-class Verification:
-    request_id: int
-    residue: int                 # must be 0
-    files: dict                  # file name -> occurrences found
-    checked_texts: int
-    checked_substrings: int      # distinctive substrings searched for
-    skipped_common: int          # substrings skipped because live content still holds them
-    wal_truncated: bool
-
-
-@dataclass
-class ForgetResult:
-    request_id: int
-    status: str
-    counts: dict
-    residue: int | None
-    verification: Verification | None = None

@@ -1,19 +1,27 @@
 """The demo's curator queue and forget cases: pending proposals of every kind, one applied and one
-undone, an open and a verified forget request. Called by engine/demo.py after the other parts."""
+undone, an open and a verified forget request. Called by engine/demo/build.py after the other parts."""
+
 from __future__ import annotations
 
-from engine.audit import log as audit
 from engine.clock import DAY
 
-MERGE_PENDING = ("Staging deploys need the VPN connected before the pipeline starts",
-                 "Staging deploys need the VPN connected before the pipeline starts.")
-MERGE_APPLIED = ("The on-call rotation hands over every Monday at 09:00 UTC",
-                 "The on-call rotation hands over every Monday at 09:00 UTC.")
-IDLE = ("The old build server was called hopper-02 before the migration",
-        "Team lunch used to be ordered from the Thai place on Fridays")
+MERGE_PENDING = (
+    "Staging deploys need the VPN connected before the pipeline starts",
+    "Staging deploys need the VPN connected before the pipeline starts.",
+)
+MERGE_APPLIED = (
+    "The on-call rotation hands over every Monday at 09:00 UTC",
+    "The on-call rotation hands over every Monday at 09:00 UTC.",
+)
+IDLE = (
+    "The old build server was called hopper-02 before the migration",
+    "Team lunch used to be ordered from the Thai place on Fridays",
+)
 LEARNING = "Run the database migrations before the smoke tests, never after"
-RULES = ("Never deploy to production on a Friday afternoon without a rollback plan",
-         "Never deploy to production on a Friday afternoon unless the on-call agrees")
+RULES = (
+    "Never deploy to production on a Friday afternoon without a rollback plan",
+    "Never deploy to production on a Friday afternoon unless the on-call agrees",
+)
 DORMANT = "Prefer tabs over spaces in the legacy billing repository"
 PHONE = "Dana's previous phone number was 555-0142 (no longer in use)"
 BADGE = "Temporary note: the contractor's badge code for the east door is 4417"
@@ -22,12 +30,18 @@ BADGE = "Temporary note: the contractor's badge code for the east door is 4417"
 def write_curator_demo(eng, agent: str = "atlas", user: str = "dana") -> dict:
     now = eng.clock.now()
     if eng.embedder.state != "none" and eng.wait_for_embedder(120):
-        eng.memories.backfill_vectors()               # merges are found from stored vectors
+        eng.memories.backfill_vectors()  # merges are found from stored vectors
     ids = eng.add_memories(
-        [{"content": t, "agent": agent, "user": user, "category": "context"} for t in MERGE_PENDING + MERGE_APPLIED]
+        [
+            {"content": t, "agent": agent, "user": user, "category": "context"}
+            for t in MERGE_PENDING + MERGE_APPLIED
+        ]
         + [{"content": t, "agent": agent, "user": user, "created_at": now - 45 * DAY} for t in IDLE],
-        dedup=False)
-    learning = eng.add_memory(LEARNING, agent=agent, user=user, category="learning", importance=0.8, dedup=False)
+        dedup=False,
+    )
+    learning = eng.add_memory(
+        LEARNING, agent=agent, user=user, category="learning", importance=0.8, dedup=False
+    )
     for _ in range(3):
         eng.memories.reinforce(learning, reason="demo: proved useful again")
     _rules(eng, agent, now)
@@ -45,35 +59,21 @@ def write_curator_demo(eng, agent: str = "atlas", user: str = "dana") -> dict:
     badge = eng.add_memory(BADGE, agent=agent, user=user, dedup=False)
     opened = eng.forget.open("memory", [badge], "demo: contractor left; remove by the deadline")
     kinds = sorted({p.kind for p in eng.curator.list(status="pending")})
-    return {"curator_run": run.id, "pending_kinds": kinds,
-            "pending_proposals": len(eng.curator.list(status="pending")),
-            "applied": 1 if applied else 0, "undone": 1 if undone else 0,
-            "forget_verified": verified.request_id if verified.status == "verified" else None,
-            "forget_open": opened.id, "forgotten_memory": phone}
+    return {
+        "curator_run": run.id,
+        "pending_kinds": kinds,
+        "pending_proposals": len(eng.curator.list(status="pending")),
+        "applied": 1 if applied else 0,
+        "undone": 1 if undone else 0,
+        "forget_verified": verified.request_id if verified.status == "verified" else None,
+        "forget_open": opened.id,
+        "forgotten_memory": phone,
+    }
 
 
 def _rules(eng, agent: str, now: float) -> None:
-    """Two near-duplicate rules and a dormant one (through the rules API when it is there)."""
-    add = getattr(eng, "add_rule", None)
-
-    def write(conn):
-        out = []
-        for text, score, status, at in ((RULES[0], 7.0, "active", now), (RULES[1], 6.0, "active", now),
-                                        (DORMANT, 3.5, "dormant", now - 90 * DAY)):
-            if add is None:
-                rid = conn.execute(
-                    "INSERT INTO rules(text, agent, score, status, last_reinforced_at, created_at, updated_at)"
-                    " VALUES (?,?,?,?,?,?,?)", (text, agent, score, status, at, at, now)).lastrowid
-                conn.execute("INSERT INTO rule_history(rule_id, at, new_score, new_status, reason, actor)"
-                             " VALUES (?,?,?,?,?,?)", (rid, at, score, status, "demo", eng.actor))
-                audit.append(conn, at=now, actor=eng.actor, action="add", target_kind="rule", target_id=rid,
-                             reason="demo", summary={"score": score, "status": status})
-                out.append(int(rid))
-        return out
-
-    if add is None:
-        eng.store.write(write)
-        return
+    """Two near-duplicate rules and a dormant one, through the rules service (which records
+    their history and audit rows)."""
     for text, score in ((RULES[0], 7.0), (RULES[1], 6.0)):
-        add(text, score=score, agent=agent)
-    add(DORMANT, score=3.5, agent=agent, created_at=now - 90 * DAY)   # unreinforced for 90 days
+        eng.rules.add(text, score=score, agent=agent)
+    eng.rules.add(DORMANT, score=3.5, agent=agent, created_at=now - 90 * DAY)  # unreinforced for 90 days

@@ -2,6 +2,7 @@
 [id, hash]), so cutting the tail of the audit log shows from the cases too, beside the anchor the
 audit keeps outside the database. Forget's own redaction re-chains rows on purpose: the cases whose
 recorded head lies among them follow (rehead)."""
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,12 @@ def audit_head(conn) -> tuple[int, str]:
 
 def _cases(conn, first: int = 0) -> list[tuple[int, dict]]:
     out = []
-    for r in conn.execute("SELECT id, counts FROM forget_requests WHERE status IN ('executed', 'verified')"
-                          " AND json_valid(counts) AND json_type(counts, '$.audit_head') = 'array'"
-                          " AND json_extract(counts, '$.audit_head[0]') >= ?", (first,)).fetchall():
+    for r in conn.execute(
+        "SELECT id, counts FROM forget_requests WHERE status IN ('executed', 'verified')"
+        " AND json_valid(counts) AND json_type(counts, '$.audit_head') = 'array'"
+        " AND json_extract(counts, '$.audit_head[0]') >= ?",
+        (first,),
+    ).fetchall():
         counts = load_json(r[1])
         head = counts.get("audit_head") if isinstance(counts, dict) else None
         if isinstance(head, list) and len(head) == 2 and isinstance(head[0], int):
@@ -50,5 +54,7 @@ def check_case_heads(conn) -> list[str]:
         if row is None:
             out.append(f"forget case {cid} recorded audit row {hid}, which is gone (the log was cut)")
         elif row[0] != h:
-            out.append(f"forget case {cid} recorded audit row {hid} with another hash (the log was rewritten)")
+            out.append(
+                f"forget case {cid} recorded audit row {hid} with another hash (the log was rewritten)"
+            )
     return out

@@ -10,8 +10,9 @@ closes affect nobody.
 
 Protocol: stdin is one JSON line {"files": [...], "short": [hex], "terms": [hex], "term_budget": n,
 "wins": count} followed by count x 12 raw window bytes; stdout is one JSON object {path: hits}.
-Every 8-byte key of a file is hashed in numpy (see _positions): a 100 MB database in seconds.
+Every 8-byte key of a file is hashed in numpy (see positions): a 100 MB database in seconds.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-W = 12                      # bytes (and characters) in a distinctive window
-_MAGIC = np.uint64(0x9E3779B97F4A7C15)     # Fibonacci hashing of the 8-byte keys
+W = 12  # bytes (and characters) in a distinctive window
+_MAGIC = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing of the 8-byte keys
 _MASK_BITS = 22
 _SHIFT = np.uint64(64 - _MASK_BITS)
 CHUNK = 8 << 20
-TERM_SCAN_BUDGET = 5_000_000_000   # terms x bytes: past this, a file is scanned for windows only
+TERM_SCAN_BUDGET = 5_000_000_000  # terms x bytes: past this, a file is scanned for windows only
 SCAN_TIMEOUT_S = 3600
 
 
@@ -36,7 +37,7 @@ def _key(k8: np.ndarray, k4: np.ndarray) -> np.ndarray:
     return (k8 * _MAGIC) ^ k4.astype(np.uint64)
 
 
-def _positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
+def positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
     """Sorted offsets in `data` where one of the 12-byte `wins` starts, and {key: window}.
 
     The 8 bytes at every offset are read as little-endian integers straight from the buffer (eight
@@ -52,7 +53,7 @@ def _positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
     bitmap = np.zeros(1 << _MASK_BITS, dtype=bool)
     bitmap[((k8 * _MAGIC) >> _SHIFT).astype(np.intp)] = True
     arr = np.frombuffer(data, dtype=np.uint8)
-    last = len(data) - W + 1                         # a window must fit
+    last = len(data) - W + 1  # a window must fit
     found = []
     for start in range(0, last, CHUNK):
         stop = min(start + CHUNK, last)
@@ -66,8 +67,12 @@ def _positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
             if len(idx) == 0:
                 continue
             pos = p0 + 8 * idx
-            tail = (arr[pos + 8].astype(np.uint32) | (arr[pos + 9].astype(np.uint32) << 8)
-                    | (arr[pos + 10].astype(np.uint32) << 16) | (arr[pos + 11].astype(np.uint32) << 24))
+            tail = (
+                arr[pos + 8].astype(np.uint32)
+                | (arr[pos + 9].astype(np.uint32) << 8)
+                | (arr[pos + 10].astype(np.uint32) << 16)
+                | (arr[pos + 11].astype(np.uint32) << 24)
+            )
             kk = _key(v[idx], tail)
             hit = np.isin(kk, sorted_keys)
             found.append(np.stack([pos[hit], kk[hit].view(np.int64)], axis=1))
@@ -80,7 +85,7 @@ def _positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
     ok_keys, seen = [], {}
     for key, at in zip(uniq.tolist(), both[first, 0].tolist(), strict=True):
         w = by_key.get(int(np.int64(key).view(np.uint64)))
-        if w is not None and data[at:at + W] == w:
+        if w is not None and data[at : at + W] == w:
             ok_keys.append(key)
             seen[key] = w
     keep = np.isin(both[:, 1], np.asarray(ok_keys, dtype=np.int64))
@@ -89,7 +94,7 @@ def _positions(data: bytes, wins: set[bytes]) -> tuple[np.ndarray, dict]:
 
 def find(data: bytes, wins: set[bytes]) -> tuple[int, set[bytes]]:
     """(occurrences with overlapping hits merged, the windows seen) of `wins` in `data`."""
-    pos, seen = _positions(data, wins)
+    pos, seen = positions(data, wins)
     if len(pos) == 0:
         return 0, set()
     reach = np.maximum.accumulate(pos + W - 1)
@@ -102,16 +107,17 @@ def _standalone(data: bytes, term: bytes) -> int:
     text lies right next to it: "question" + "support" is not the word "questions")."""
     n, i = 0, data.find(term)
     while i >= 0:
-        before = data[i - 1:i] if i else b""
-        after = data[i + len(term):i + len(term) + 1]
+        before = data[i - 1 : i] if i else b""
+        after = data[i + len(term) : i + len(term) + 1]
         if not (before.isalnum() or after.isalnum()):
             n += 1
         i = data.find(term, i + 1)
     return n
 
 
-def scan_bytes(data: bytes, wins: set[bytes], short: set[bytes], terms: set[bytes],
-               term_budget: int = TERM_SCAN_BUDGET) -> int:
+def scan_bytes(
+    data: bytes, wins: set[bytes], short: set[bytes], terms: set[bytes], term_budget: int = TERM_SCAN_BUDGET
+) -> int:
     """Occurrences of any target in `data`."""
     n = sum(data.count(x) for x in short) + find(data, wins)[0]
     if len(terms) * max(len(data), 1) <= term_budget:
@@ -124,19 +130,37 @@ def _read(path: str) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return b""
-    with os.fdopen(fd, "rb", buffering=0) as f:     # readall: one buffer sized from fstat
+    with os.fdopen(fd, "rb", buffering=0) as f:  # readall: one buffer sized from fstat
         return f.read()
 
 
-def scan_files(files: list[Path], wins: set[bytes], short: set[bytes], terms: set[bytes],
-               term_budget: int = TERM_SCAN_BUDGET) -> dict[str, int]:
+def scan_files(
+    files: list[Path],
+    wins: set[bytes],
+    short: set[bytes],
+    terms: set[bytes],
+    term_budget: int = TERM_SCAN_BUDGET,
+) -> dict[str, int]:
     """{file: hits}, scanned by a child process (never in the caller's: see the module docstring)."""
-    head = json.dumps({"files": [str(f) for f in files], "short": sorted(x.hex() for x in short),
-                       "terms": sorted(x.hex() for x in terms), "term_budget": term_budget,
-                       "wins": len(wins)}).encode() + b"\n"
-    proc = subprocess.run([sys.executable, "-I", str(Path(__file__).resolve())],
-                          input=head + b"".join(sorted(wins)), capture_output=True,
-                          timeout=SCAN_TIMEOUT_S, check=False)
+    head = (
+        json.dumps(
+            {
+                "files": [str(f) for f in files],
+                "short": sorted(x.hex() for x in short),
+                "terms": sorted(x.hex() for x in terms),
+                "term_budget": term_budget,
+                "wins": len(wins),
+            }
+        ).encode()
+        + b"\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-I", str(Path(__file__).resolve())],
+        input=head + b"".join(sorted(wins)),
+        capture_output=True,
+        timeout=SCAN_TIMEOUT_S,
+        check=False,
+    )
     if proc.returncode != 0:
         from engine.errors import EngineError
 
@@ -149,8 +173,8 @@ def main() -> None:
     raw = sys.stdin.buffer.read()
     nl = raw.index(b"\n")
     doc = json.loads(raw[:nl])
-    blob = raw[nl + 1:]
-    wins = {blob[i:i + W] for i in range(0, doc["wins"] * W, W)}
+    blob = raw[nl + 1 :]
+    wins = {blob[i : i + W] for i in range(0, doc["wins"] * W, W)}
     short = {bytes.fromhex(x) for x in doc["short"]}
     terms = {bytes.fromhex(x) for x in doc["terms"]}
     out = {f: scan_bytes(_read(f), wins, short, terms, doc["term_budget"]) for f in doc["files"]}

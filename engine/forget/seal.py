@@ -14,6 +14,7 @@ then MAC). Without the key file the sealed file is noise. Hashed 12-byte windows
 instead: a fast window hash an attacker can invert from one guessed window exposes the whole text
 (overlapping windows chain byte by byte); a strong one is too slow to run at every byte offset.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -59,7 +60,7 @@ def _tag(nonce: bytes, ct: bytes) -> bytes:
 
 
 def seal(db_path: Path, token: str, texts: list[str], strict: list[str]) -> None:
-    plain = json.dumps({"texts": texts, "strict": strict}).encode("ascii")   # ensure_ascii: any str
+    plain = json.dumps({"texts": texts, "strict": strict}).encode("ascii")  # ensure_ascii: any str
     nonce = secrets.token_bytes(NONCE)
     ct = _xor(plain, nonce)
     folder = _folder(db_path)
@@ -88,10 +89,16 @@ def unseal(db_path: Path, token: str | None) -> tuple[list[str], list[str]] | No
     head = len(MAGIC)
     if raw[:head] != MAGIC or len(raw) < head + NONCE + TAG:
         raise EngineError(f"{folder / _name(token)}: not a sealed forget case")
-    nonce, tag, ct = raw[head:head + NONCE], raw[head + NONCE:head + NONCE + TAG], raw[head + NONCE + TAG:]
+    nonce, tag, ct = (
+        raw[head : head + NONCE],
+        raw[head + NONCE : head + NONCE + TAG],
+        raw[head + NONCE + TAG :],
+    )
     if not hmac.compare_digest(tag, _tag(nonce, ct)):
-        raise EngineError(f"{folder / _name(token)}: the sealed forget case does not open with this "
-                          f"installation's key (sealed elsewhere, or damaged)")
+        raise EngineError(
+            f"{folder / _name(token)}: the sealed forget case does not open with this "
+            f"installation's key (sealed elsewhere, or damaged)"
+        )
     doc = json.loads(_xor(ct, nonce))
     return list(doc["texts"]), list(doc["strict"])
 

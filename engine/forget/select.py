@@ -6,13 +6,18 @@ messages by content, tool name or metadata (tool calls, reasoning), rules by tex
 flows by name, description, triggers, steps or metadata. Those records go whole; text the query
 finds in records that stay (session metadata and system prompts, rule history, flow run notes, ...)
 is redacted by engine/forget_scrub.py. Malformed JSON in any row never stops a forget."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.errors import InvalidInput, NotFound
 from engine.forget.tombstones import flow_text
+from engine.forget.verify import rows_containing
+from engine.tables import memories as memories_table
 
 DERIVED = "derived: merged from forgotten memory"
 SOURCE = "source of a forgotten merged memory"
@@ -45,6 +50,7 @@ def _strings(raw) -> list[str]:
         elif isinstance(v, dict):
             for x in v.values():
                 walk(x)
+
     walk(doc)
     return out
 
@@ -65,17 +71,17 @@ def _patterns(q: str) -> list[str]:
 
 @dataclass
 class Selection:
-    memories: dict[int, str] = field(default_factory=dict)      # id -> why
+    memories: dict[int, str] = field(default_factory=dict)  # id -> why
     messages: dict[int, str] = field(default_factory=dict)
     rules: dict[int, str] = field(default_factory=dict)
-    sessions: dict[str, str] = field(default_factory=dict)       # deleted whole
-    titles: dict[str, str] = field(default_factory=dict)         # session titles blanked (query scope)
-    revive: set[int] = field(default_factory=set)                # other sources of a derived merge
+    sessions: dict[str, str] = field(default_factory=dict)  # deleted whole
+    titles: dict[str, str] = field(default_factory=dict)  # session titles blanked (query scope)
+    revive: set[int] = field(default_factory=set)  # other sources of a derived merge
     proposals: set[int] = field(default_factory=set)
     flows: dict[int, str] = field(default_factory=dict)
 
     @classmethod
-    def from_ids(cls, d: dict) -> "Selection":
+    def from_ids(cls, d: dict) -> Selection:
         s = cls()
         s.memories = {int(i): "selected" for i in d.get("memories", [])}
         s.messages = {int(i): "selected" for i in d.get("messages", [])}
@@ -86,11 +92,16 @@ class Selection:
         return s
 
     def as_ids(self) -> dict:
-        return {"memories": sorted(self.memories), "messages": sorted(self.messages),
-                "rules": sorted(self.rules), "sessions": sorted(self.sessions), "titles": sorted(self.titles),
-                "flows": sorted(self.flows)}
+        return {
+            "memories": sorted(self.memories),
+            "messages": sorted(self.messages),
+            "rules": sorted(self.rules),
+            "sessions": sorted(self.sessions),
+            "titles": sorted(self.titles),
+            "flows": sorted(self.flows),
+        }
 
-    def narrowed(self, memory_ids, message_ids) -> "Selection":
+    def narrowed(self, memory_ids, message_ids) -> Selection:
         """Keep only the operator's chosen part of a previewed set."""
         for name, chosen in (("memories", memory_ids), ("messages", message_ids)):
             if chosen is None:
@@ -105,17 +116,27 @@ class Selection:
 
     def counts(self) -> dict:
         mem = self.memories.values()
-        return {"memories": sum(1 for w in mem if w not in (DERIVED, SOURCE)),
-                "derived_memories": sum(1 for w in mem if w == DERIVED),
-                "merged_sources": sum(1 for w in mem if w == SOURCE),
-                "revived_sources": len(self.revive), "messages": len(self.messages),
-                "rules": len(self.rules), "sessions": len(self.sessions),
-                "session_titles": len(self.titles), "proposals": len(self.proposals),
-                "flows": len(self.flows)}
+        return {
+            "memories": sum(1 for w in mem if w not in (DERIVED, SOURCE)),
+            "derived_memories": sum(1 for w in mem if w == DERIVED),
+            "merged_sources": sum(1 for w in mem if w == SOURCE),
+            "revived_sources": len(self.revive),
+            "messages": len(self.messages),
+            "rules": len(self.rules),
+            "sessions": len(self.sessions),
+            "session_titles": len(self.titles),
+            "proposals": len(self.proposals),
+            "flows": len(self.flows),
+        }
 
     def listing(self, kind: str) -> list[tuple]:
-        src = {"memory": self.memories, "message": self.messages, "rule": self.rules,
-               "session": {**self.titles, **self.sessions}, "flow": self.flows}[kind]
+        src: dict[Any, str]
+        if kind == "session":
+            src = {**self.titles, **self.sessions}
+        else:
+            src = {"memory": self.memories, "message": self.messages, "rule": self.rules, "flow": self.flows}[
+                kind
+            ]
         return sorted(src.items(), key=lambda kv: str(kv[0]))
 
     # -- content (for tombstones, redaction and verification; never stored) -----------------------
@@ -123,16 +144,19 @@ class Selection:
         ids = list(ids)
         out = []
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+            chunk = ids[i : i + 500]
             out += conn.execute(f"SELECT id, {col} FROM {table} WHERE id IN ({_in(chunk)})", chunk).fetchall()
         return [(r[0], r[1] or "") for r in out]
 
     def texts(self, conn) -> list[str]:
         """The forgotten texts themselves: redacted wherever a copy of them lies, and scanned for."""
         out = []
-        for table, col, ids in (("memories", "content", self.memories), ("messages", "content", self.messages),
-                                ("rules", "text", self.rules),
-                                ("sessions", "title", {**self.sessions, **self.titles})):
+        for table, col, ids in (
+            ("memories", "content", self.memories),
+            ("messages", "content", self.messages),
+            ("rules", "text", self.rules),
+            ("sessions", "title", {**self.sessions, **self.titles}),
+        ):
             out += [t for _, t in self._rows(conn, table, col, ids) if t.strip()]
         for _, name, desc, trig, steps in self._flow_rows(conn):
             out += [t for t in [name, desc, *_strings(trig), *_strings(steps)] if t.strip()]
@@ -143,8 +167,13 @@ class Selection:
         scanned for by verification (where no live record still holds them), never used to redact
         other records (a shared system prompt or file name must stay where it is live)."""
         out = []
-        for table, ids in (("memories", self.memories), ("messages", self.messages), ("rules", self.rules),
-                           ("sessions", self.sessions), ("flows", self.flows)):
+        for table, ids in (
+            ("memories", self.memories),
+            ("messages", self.messages),
+            ("rules", self.rules),
+            ("sessions", self.sessions),
+            ("flows", self.flows),
+        ):
             for _, raw in self._rows(conn, table, "metadata", ids):
                 out += [t for t in _strings(raw) if len(t.strip()) >= 12]
         return out
@@ -153,20 +182,23 @@ class Selection:
         ids = sorted(self.flows)
         out = []
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            out += conn.execute(f"SELECT id, name, description, triggers, steps FROM flows WHERE id IN ({_in(chunk)})",
-                                chunk).fetchall()
+            chunk = ids[i : i + 500]
+            out += conn.execute(
+                f"SELECT id, name, description, triggers, steps FROM flows WHERE id IN ({_in(chunk)})", chunk
+            ).fetchall()
         return [tuple("" if v is None else v for v in r) for r in out]
 
     def stones(self, conn) -> list[tuple[str, object, str | None, str | None]]:
         """(kind, id, source identity, content) of every removed record, for its tombstone."""
         out = []
-        for kind, table, col, ids in (("memory", "memories", "content", self.memories),
-                                      ("message", "messages", "content", self.messages),
-                                      ("rule", "rules", "text", self.rules)):
+        for kind, table, col, ids in (
+            ("memory", "memories", "content", self.memories),
+            ("message", "messages", "content", self.messages),
+            ("rule", "rules", "text", self.rules),
+        ):
             rows = self._rows(conn, table, col, ids)
             skills = {}
-            if kind == "memory":       # a Hermes skill's memory is known by the skill's name too
+            if kind == "memory":  # a Hermes skill's memory is known by the skill's name too
                 for i, raw in self._rows(conn, table, "metadata", ids):
                     try:
                         name = json.loads(raw).get("hermes_skill") if raw else None
@@ -177,18 +209,20 @@ class Selection:
             if kind == "message" and self.sessions:
                 # A message that goes with its whole session is known by the session's id; hashing
                 # its content too would keep every later "thanks!" anywhere from being imported.
-                inside = {i for i, sid in self._rows(conn, "messages", "session_id", ids) if sid in self.sessions}
+                inside = {
+                    i for i, sid in self._rows(conn, "messages", "session_id", ids) if sid in self.sessions
+                }
                 rows = [(i, None if i in inside else t) for i, t in rows]
             out += [(kind, i, skills.get(i), t) for i, t in rows]
         out += [("session", sid, sid, None) for sid in sorted(self.sessions)]
-        out += [("flow", fid, name, flow_text(desc, _strings(steps)))
-                for fid, name, desc, _, steps in self._flow_rows(conn)]
+        out += [
+            ("flow", fid, name, flow_text(desc, _strings(steps)))
+            for fid, name, desc, _, steps in self._flow_rows(conn)
+        ]
         return out
 
     # -- removal --------------------------------------------------------------------------------------
     def delete(self, conn, texts: list[str]) -> dict:
-        from engine.forget.verify import rows_containing
-
         rows = conn.execute("SELECT id, survivor_text, evidence, snapshot FROM proposals").fetchall()
         for i in rows_containing(["\n".join(x or "" for x in (r[1], r[2], r[3])) for r in rows], texts):
             self.proposals.add(int(rows[i][0]))
@@ -196,32 +230,38 @@ class Selection:
         _delete(conn, "proposals", self.proposals)
         if self.revive:
             ids = sorted(self.revive)
-            conn.execute(f"UPDATE memories SET tier = 'active', absorbed_into = NULL WHERE id IN ({_in(ids)})", ids)
-        _delete(conn, "memories", self.memories)
+            conn.execute(
+                f"UPDATE memories SET tier = 'active', absorbed_into = NULL WHERE id IN ({_in(ids)})", ids
+            )
+        memories_table.delete(conn, sorted(self.memories))
         _delete(conn, "rules", self.rules)
         _delete(conn, "flows", self.flows)
         if self.messages:
             ids = sorted(self.messages)
             for i in range(0, len(ids), 500):
-                chunk = ids[i:i + 500]
-                conn.execute(f"UPDATE memories SET message_id = NULL WHERE message_id IN ({_in(chunk)})", chunk)
+                chunk = ids[i : i + 500]
+                conn.execute(
+                    f"UPDATE memories SET message_id = NULL WHERE message_id IN ({_in(chunk)})", chunk
+                )
             _delete(conn, "messages", self.messages)
         if self.sessions:
-            ids = sorted(self.sessions)
-            conn.execute(f"DELETE FROM messages WHERE session_id IN ({_in(ids)})", ids)
-            conn.execute(f"UPDATE memories SET session_id = NULL WHERE session_id IN ({_in(ids)})", ids)
-            conn.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({_in(ids)})", ids)
+            sids = sorted(self.sessions)
+            conn.execute(f"DELETE FROM messages WHERE session_id IN ({_in(sids)})", sids)
+            conn.execute(f"UPDATE memories SET session_id = NULL WHERE session_id IN ({_in(sids)})", sids)
+            conn.execute(
+                f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({_in(sids)})", sids
+            )
             _delete(conn, "sessions", self.sessions)
         if self.titles:
-            ids = sorted(self.titles)
-            conn.execute(f"UPDATE sessions SET title = '' WHERE id IN ({_in(ids)})", ids)
+            tids = sorted(self.titles)
+            conn.execute(f"UPDATE sessions SET title = '' WHERE id IN ({_in(tids)})", tids)
         return counts
 
 
-def _delete(conn, table: str, ids) -> None:
+def _delete(conn: Any, table: str, ids: Iterable[Any]) -> None:
     ids = sorted(ids)
     for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
+        chunk = ids[i : i + 500]
         conn.execute(f"DELETE FROM {table} WHERE id IN ({_in(chunk)})", chunk)
 
 
@@ -239,24 +279,51 @@ def resolve(conn, kind: str, value: str) -> Selection:
         if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (value,)).fetchone():
             raise NotFound(f"no session with id {value!r}")
         s.sessions = {value: "selected"}
-        s.messages = {r[0]: "in session" for r in conn.execute("SELECT id FROM messages WHERE session_id = ?", (value,))}
-        s.memories = {r[0]: "derived from session" for r in conn.execute(
-            "SELECT id FROM memories WHERE session_id = ?", (value,))}
+        s.messages = {
+            r[0]: "in session" for r in conn.execute("SELECT id FROM messages WHERE session_id = ?", (value,))
+        }
+        s.memories = {
+            r[0]: "derived from session"
+            for r in conn.execute("SELECT id FROM memories WHERE session_id = ?", (value,))
+        }
     elif kind in ("agent", "user"):
-        col = kind           # fixed column name, never user input
-        s.sessions = {r[0]: f"{kind}'s session" for r in conn.execute(f"SELECT id FROM sessions WHERE {col} = ?", (value,))}
+        col = kind  # fixed column name, never user input
+        s.sessions = {
+            r[0]: f"{kind}'s session"
+            for r in conn.execute(f"SELECT id FROM sessions WHERE {col} = ?", (value,))
+        }
         sids = sorted(s.sessions)
         for i in range(0, len(sids), 500):
-            chunk = sids[i:i + 500]
-            s.messages.update({r[0]: f"in {kind}'s session" for r in conn.execute(
-                f"SELECT id FROM messages WHERE session_id IN ({_in(chunk)})", chunk)})
-            s.memories.update({r[0]: f"from {kind}'s session" for r in conn.execute(
-                f"SELECT id FROM memories WHERE session_id IN ({_in(chunk)})", chunk)})
-        s.memories.update({r[0]: f"{kind}'s memory" for r in conn.execute(
-            f"SELECT id FROM memories WHERE {col} = ?", (value,))})
+            chunk = sids[i : i + 500]
+            s.messages.update(
+                {
+                    r[0]: f"in {kind}'s session"
+                    for r in conn.execute(
+                        f"SELECT id FROM messages WHERE session_id IN ({_in(chunk)})", chunk
+                    )
+                }
+            )
+            s.memories.update(
+                {
+                    r[0]: f"from {kind}'s session"
+                    for r in conn.execute(
+                        f"SELECT id FROM memories WHERE session_id IN ({_in(chunk)})", chunk
+                    )
+                }
+            )
+        s.memories.update(
+            {
+                r[0]: f"{kind}'s memory"
+                for r in conn.execute(f"SELECT id FROM memories WHERE {col} = ?", (value,))
+            }
+        )
         if kind == "agent":
-            s.rules = {r[0]: "agent's rule" for r in conn.execute("SELECT id FROM rules WHERE agent = ?", (value,))}
-            s.flows = {r[0]: "agent's flow" for r in conn.execute("SELECT id FROM flows WHERE agent = ?", (value,))}
+            s.rules = {
+                r[0]: "agent's rule" for r in conn.execute("SELECT id FROM rules WHERE agent = ?", (value,))
+            }
+            s.flows = {
+                r[0]: "agent's flow" for r in conn.execute("SELECT id FROM flows WHERE agent = ?", (value,))
+            }
         if not (s.sessions or s.memories or s.rules or s.flows):
             raise NotFound(f"nothing belongs to {kind} {value!r}")
     elif kind == "query":
@@ -265,7 +332,9 @@ def resolve(conn, kind: str, value: str) -> Selection:
         def match(table: str, cols: tuple[str, ...], key: str = "id") -> dict:
             cond = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in cols for _ in pats)
             params = [p for _ in cols for p in pats]
-            return {r[0]: "text matches" for r in conn.execute(f"SELECT {key} FROM {table} WHERE {cond}", params)}
+            return {
+                r[0]: "text matches" for r in conn.execute(f"SELECT {key} FROM {table} WHERE {cond}", params)
+            }
 
         s.memories = match("memories", ("content", "metadata"))
         s.messages = match("messages", ("content", "tool_name", "metadata"))
@@ -282,8 +351,14 @@ def close_over(conn, sel: Selection, cascade_sources: bool = False) -> Selection
     promoted from it, and proposals naming any of it. The other sources of a forgotten merged
     memory are revived (so only the forgotten part is lost), unless `cascade_sources` (an operator
     named the merged memory itself by id): then they are forgotten with it."""
-    out = Selection(dict(sel.memories), dict(sel.messages), dict(sel.rules), dict(sel.sessions),
-                    dict(sel.titles), flows=dict(sel.flows))
+    out = Selection(
+        dict(sel.memories),
+        dict(sel.messages),
+        dict(sel.rules),
+        dict(sel.sessions),
+        dict(sel.titles),
+        flows=dict(sel.flows),
+    )
     explicit = set(out.memories)
     todo = list(out.memories)
     while todo:
@@ -299,15 +374,25 @@ def close_over(conn, sel: Selection, cascade_sources: bool = False) -> Selection
                     explicit.add(int(src))
                     todo.append(int(src))
     for mid in list(out.memories):
-        out.revive |= {int(r[0]) for r in conn.execute("SELECT id FROM memories WHERE absorbed_into = ?", (mid,))
-                       if int(r[0]) not in out.memories}
+        out.revive |= {
+            int(r[0])
+            for r in conn.execute("SELECT id FROM memories WHERE absorbed_into = ?", (mid,))
+            if int(r[0]) not in out.memories
+        }
     mids = sorted(out.memories)
     for i in range(0, len(mids), 500):
-        chunk = mids[i:i + 500]
-        out.rules.update({r[0]: PROMOTED for r in conn.execute(
-            f"SELECT id FROM rules WHERE json_valid(metadata) AND"
-            f" json_extract(metadata, '$.promoted_from') IN ({_in(chunk)})", chunk)
-            if r[0] not in out.rules})
+        chunk = mids[i : i + 500]
+        out.rules.update(
+            {
+                r[0]: PROMOTED
+                for r in conn.execute(
+                    f"SELECT id FROM rules WHERE json_valid(metadata) AND"
+                    f" json_extract(metadata, '$.promoted_from') IN ({_in(chunk)})",
+                    chunk,
+                )
+                if r[0] not in out.rules
+            }
+        )
     mem, rules = set(out.memories), set(out.rules)
     for r in conn.execute("SELECT id, target_kind, members, result_id, kind FROM proposals"):
         members = _members(r[2])

@@ -8,53 +8,91 @@ of it (their snapshots hold copies), and the audit previews quoting it (the chai
 the forget's own audit row names the rows), flows in scope, and the quotes of it in records that
 stay (forget_scrub). Then FTS indexes are optimized (old segments merged away; secure_delete zeroes
 the freed pages), the curator's report files are redacted, the WAL is checkpointed and truncated,
-and the bytes of the database, -wal, -shm and reports are scanned in a child process.
-Tombstones (engine/tombstones.py), cases and audit rows keep keyed hashes, never the text; the
+and the bytes of the database's files (the store's eraser names them: db, -wal, -shm on SQLite)
+and reports are scanned in a child process. SQLite-only steps live in the store's eraser
+(engine/storage/erasure.py). Tombstones (engine/forget/tombstones.py), cases and audit rows keep
+keyed hashes, never the text; the
 texts verification needs are sealed outside the database until it passes (forget/seal.py), so a case
 interrupted anywhere is finished by running `execute` (or `verify`) again from any process.
 """
+
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
-from engine.forget import tombstones
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
-from engine.curator.types import (FORGET_SCOPES, ForgetItem, ForgetPreview, ForgetRequest, ForgetResult,
-                            Verification)
 from engine.errors import InvalidInput, NotFound
+from engine.forget import tombstones
 from engine.forget.heads import audit_head, rehead_cases
 from engine.forget.scan import scan_files
 from engine.forget.scrub import scrub
 from engine.forget.seal import discard, new_token, seal, unseal
 from engine.forget.select import Selection, close_over, resolve
-from engine.forget.verify import (char_windows, db_files, redact, redact_reports, rows_containing, targets,
-                            valid, walk_strings)
+from engine.forget.types import (
+    FORGET_SCOPES,
+    ForgetItem,
+    ForgetKind,
+    ForgetPreview,
+    ForgetRequest,
+    ForgetResult,
+    Verification,
+)
+from engine.forget.verify import (
+    MIN_WHOLE,
+    char_windows,
+    redact,
+    redact_reports,
+    rows_containing,
+    targets,
+    valid,
+    walk_strings,
+)
 from engine.keys import keyed_hash
 from engine.types import load_json
 
-FTS_TABLES = ("memories_fts", "memories_tri", "messages_fts", "messages_tri", "rules_fts", "flows_fts")
+if TYPE_CHECKING:
+    from engine.context import Context
+    from engine.storage.port import Storage
+
 DEFAULT_DEADLINE_DAYS = 30.0
-CHECKPOINT_TRIES = 10          # x 0.2 s: how long a forget waits for other readers to let go
+CHECKPOINT_TRIES = 10  # x 0.2 s: how long a forget waits for other readers to let go
 CHECKPOINT_PAUSE = 0.2
 
 
-def row_to_request(r) -> ForgetRequest:
-    return ForgetRequest(id=r["id"], scope_kind=r["scope_kind"], scope_value=r["scope_value"],
-                         reason=r["reason"], requested_by=r["requested_by"],
-                         requested_at=r["requested_at"], deadline=r["deadline"], status=r["status"],
-                         selected=_obj(r["selected"]), counts=_obj(r["counts"]),
-                         residue=r["residue"], executed_at=r["executed_at"], verified_at=r["verified_at"])
+def row_to_request(r: Any) -> ForgetRequest:
+    return ForgetRequest(
+        id=r["id"], scope_kind=r["scope_kind"], scope_value=r["scope_value"], reason=r["reason"],
+        requested_by=r["requested_by"], requested_at=r["requested_at"], deadline=r["deadline"],
+        status=r["status"], selected=_obj(r["selected"]), counts=_obj(r["counts"]),
+        residue=r["residue"], executed_at=r["executed_at"], verified_at=r["verified_at"],
+    )  # fmt: skip
 
 
-class ForgetMixin:
+class Forget:
+    """Forget cases: open, preview, execute, verify (or `run` for all in one call)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    @property
+    def store(self) -> Storage:
+        return self.ctx.store
+
+    @property
+    def path(self) -> Path:
+        return self.ctx.path
+
     # -- cases -------------------------------------------------------------------------------------
-    def create_forget_request(self, scope_kind: str, values, reason: str,
-                              deadline: float | str | None = None) -> ForgetRequest:
+    def open(
+        self, scope_kind: str, values: Any, reason: str, deadline: float | str | None = None
+    ) -> ForgetRequest:
         """Open a case. `values`: memory ids (scope memory), a session id, an agent, a user or a
         query text. The deadline defaults to 30 days after the request."""
         if scope_kind not in FORGET_SCOPES:
@@ -62,112 +100,98 @@ class ForgetMixin:
         if not isinstance(reason, str) or not reason.strip():
             raise InvalidInput("a forget request needs a reason")
         value = _scope_value(scope_kind, values)
-        now = self.clock.now()
+        now = self.ctx.clock.now()
+        actor = self.ctx.actor
         dl = parse_time(deadline) if isinstance(deadline, str) else deadline
         dl = now + DEFAULT_DEADLINE_DAYS * DAY if dl is None else float(dl)
 
-        def write(conn):
+        def write(conn: Any) -> int:
             if scope_kind != "query":
-                resolve(conn, scope_kind, value)     # a scope naming nothing is refused up front
+                resolve(conn, scope_kind, value)  # a scope naming nothing is refused up front
             rid = int(conn.execute(
                 "INSERT INTO forget_requests(scope_kind, scope_value, reason, requested_by, requested_at,"
-                " deadline, status) VALUES (?,?,?,?,?,?,'open')",
-                (scope_kind, value, reason, self.actor, now, dl)).lastrowid)
+                " deadline, status) VALUES (?,?,?,?,?,?,'open') RETURNING id",
+                (scope_kind, value, reason, actor, now, dl)).fetchall()[0][0])  # fmt: skip
             # A query names the content itself: the audit keeps only its hash.
             shown = query_digest(value) if scope_kind == "query" else value
-            audit.append(conn, at=now, actor=self.actor, action="forget-request", target_kind="forget_request",
-                         target_id=rid, reason=reason, summary={"scope": scope_kind, "value": shown})
+            audit.append(conn, at=now, actor=actor, action="forget-request", target_kind="forget_request",
+                         target_id=rid, reason=reason,
+                         summary={"scope": scope_kind, "value": shown})  # fmt: skip
             return rid
 
-        return self.get_forget_request(self.store.write(write))
+        return self.get(self.store.write(write))
 
-    def get_forget_request(self, request_id: int) -> ForgetRequest:
+    def get(self, request_id: int) -> ForgetRequest:
         r = self.store.read_one("SELECT * FROM forget_requests WHERE id = ?", (_as_int(request_id),))
         if r is None:
             raise NotFound(f"no forget request with id {request_id}")
         return row_to_request(r)
 
-    def list_forget_requests(self, status: str | None = None, limit: int = 500) -> list[ForgetRequest]:
+    def list(self, status: str | None = None, limit: int = 500) -> builtins.list[ForgetRequest]:
         where, params = ("WHERE status = ?", [status]) if status else ("", [])
         rows = self.store.read(f"SELECT * FROM forget_requests {where} ORDER BY id DESC LIMIT ?",
-                               [*params, int(limit)])
+                               (*params, int(limit)))  # fmt: skip
         return [row_to_request(r) for r in rows]
 
     # -- preview -------------------------------------------------------------------------------------
-    def preview_forget(self, request_id: int) -> ForgetPreview:
+    def preview(self, request_id: int) -> ForgetPreview:
         """What executing would remove (the matched items and the cascade), recorded as ids."""
-        req = self.get_forget_request(request_id)
+        req = self.get(request_id)
         if req.status not in ("open", "previewed"):
             raise InvalidInput(f"forget request {req.id} is {req.status}; it can no longer be previewed")
-        now = self.clock.now()
+        now = self.ctx.clock.now()
+        actor = self.ctx.actor
+        eraser = self.store.eraser
 
-        @lenient
-        def write(conn):
-            sel = resolve(conn, req.scope_kind, req.scope_value)
-            full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
-            items = _items(conn, full)
-            keep = {"seal": req.selected["seal"]} if req.selected.get("seal") else {}   # an earlier try's
-            conn.execute("UPDATE forget_requests SET status = 'previewed', selected = ?, counts = ? WHERE id = ?",
-                         (json.dumps({**sel.as_ids(), **keep}), json.dumps(full.counts()), req.id))
-            audit.append(conn, at=now, actor=self.actor, action="forget-preview", target_kind="forget_request",
-                         target_id=req.id, summary=full.counts())
-            return items, full.counts()
+        def write(conn: Any) -> tuple[builtins.list[ForgetItem], dict]:
+            with eraser.tolerant(conn):
+                sel = resolve(conn, req.scope_kind, req.scope_value)
+                full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
+                items = _items(conn, full)
+                keep = {"seal": req.selected["seal"]} if req.selected.get("seal") else {}  # an earlier try's
+                conn.execute(
+                    "UPDATE forget_requests SET status = 'previewed', selected = ?, counts = ? WHERE id = ?",
+                    (json.dumps({**sel.as_ids(), **keep}), json.dumps(full.counts()), req.id),
+                )
+                audit.append(conn, at=now, actor=actor, action="forget-preview", target_kind="forget_request",
+                             target_id=req.id, summary=full.counts())  # fmt: skip
+                return items, full.counts()
 
         items, counts = self.store.write(write)
-        return ForgetPreview(self.get_forget_request(req.id), items, counts)
+        return ForgetPreview(self.get(req.id), items, counts)
 
     # -- execute -------------------------------------------------------------------------------------
-    def execute_forget(self, request_id: int, memory_ids: list[int] | None = None,
-                       message_ids: list[int] | None = None, verify: bool = True) -> ForgetResult:
+    def execute(
+        self,
+        request_id: int,
+        memory_ids: builtins.list[int] | None = None,
+        message_ids: builtins.list[int] | None = None,
+        verify: bool = True,
+    ) -> ForgetResult:
         """Remove the previewed set (or the chosen part of it: `memory_ids` / `message_ids`), then
         physically purge and, by default, verify. A case already executed (interrupted, or left
         `executed` by a reader) is finished: its reports redacted and its verification run."""
-        req = self.get_forget_request(request_id)
+        req = self.get(request_id)
         if req.status == "executed" and memory_ids is None and message_ids is None:
-            return self._finish_forget(req.id, verify)
+            return self._finish(req.id, verify)
         if req.status not in ("open", "previewed"):
             raise InvalidInput(f"forget request {req.id} is already {req.status}")
-        report_files(self.path)          # an unsafe curator folder is refused before anything goes
-        now = self.clock.now()
+        report_files(self.path)  # an unsafe curator folder is refused before anything goes
+        now = self.ctx.clock.now()
+        actor = self.ctx.actor
+        eraser = self.store.eraser
         token = req.selected.get("seal")
-        if not token:      # recorded first, so a run killed mid-way leaves no seal nobody can name
+        if not token:  # recorded first, so a run killed mid-way leaves no seal nobody can name
             token = new_token()
+            selected = json.dumps({**req.selected, "seal": token})
             self.store.write(lambda c: c.execute("UPDATE forget_requests SET selected = ? WHERE id = ?",
-                                                 (json.dumps({**req.selected, "seal": token}), req.id)))
+                                                 (selected, req.id)))  # fmt: skip
 
-        @lenient
-        def write(conn):
-            sel = resolve(conn, req.scope_kind, req.scope_value) if req.status == "open" \
-                else Selection.from_ids(req.selected)
-            sel = sel.narrowed(memory_ids, message_ids)
-            full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
-            texts = full.texts(conn)
-            strict = [req.scope_value] if req.scope_kind == "query" else []
-            # Sealed before the deletion commits: a process killed after the commit leaves a case
-            # that any other process can finish (engine/forget/seal.py).
-            seal(self.path, token, texts + full.extra_texts(conn), strict)
-            stones = full.stones(conn)
-            for kind, tid, ident, text in stones:
-                tombstones.record(conn, request_id=req.id, kind=kind, target_id=str(tid), ident=ident,
-                                  text=text, at=now)
-            counts = full.delete(conn, texts + strict)
-            counts["scrubbed"] = scrub(conn, texts + strict)
-            counts["audit_redacted"] = _redact_audit(conn, texts + strict)
-            for t in FTS_TABLES:
-                conn.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')")
-            value = query_digest(req.scope_value) if req.scope_kind == "query" else req.scope_value
-            reason = redact(req.reason, char_windows(texts + strict))
-            digest = keyed_hash("forget-case", "\n".join(sorted(str(st[1:]) for st in stones)))
-            audit.append(conn, at=now, actor=self.actor, action="forget", target_kind="forget_request",
-                         target_id=req.id, reason=reason,
-                         summary={"scope": req.scope_kind, "counts": counts, "content_hash": digest})
-            # The chain's head after this forget: a later truncation of the log shows from the case.
-            counts["audit_head"] = list(audit_head(conn))
-            conn.execute("UPDATE forget_requests SET status = 'executed', executed_at = ?, scope_value = ?,"
-                         " reason = ?, selected = ?, counts = ? WHERE id = ?",
-                         (now, value, reason, json.dumps({**full.as_ids(), "seal": token}),
-                          json.dumps(counts), req.id))
-            _test_pause("before-commit")
+        def write(conn: Any) -> None:
+            with eraser.tolerant(conn):
+                _delete_case(conn, req, token, memory_ids, message_ids, now, actor, self.path)
+                eraser.purge_indexes(conn)
+                _test_pause("before-commit")
 
         try:
             self.store.write(write)
@@ -175,111 +199,137 @@ class ForgetMixin:
             discard(self.path, token)
             raise
         _test_pause("after-commit")
-        return self._finish_forget(req.id, verify)
+        return self._finish(req.id, verify)
 
-    def _finish_forget(self, request_id: int, verify: bool) -> ForgetResult:
+    def _finish(self, request_id: int, verify: bool) -> ForgetResult:
         """What follows the deletion: redact the curator's reports, then verify. Idempotent, so an
         interrupted case is finished by running it again from any process."""
-        req = self.get_forget_request(request_id)
+        req = self.get(request_id)
         held = unseal(self.path, req.selected.get("seal"))
         if held is not None:
             counts = dict(req.counts)
-            counts["reports_redacted"] = counts.get("reports_redacted", 0) + \
-                redact_reports(self.path, held[0] + held[1])
+            counts["reports_redacted"] = counts.get("reports_redacted", 0) + redact_reports(
+                self.path, held[0] + held[1]
+            )
             if counts != req.counts:
                 self.store.write(lambda c: c.execute("UPDATE forget_requests SET counts = ? WHERE id = ?",
-                                                     (json.dumps(counts), req.id)))
-        ver = self.verify_forget(req.id) if verify else None
-        req = self.get_forget_request(req.id)
+                                                     (json.dumps(counts), req.id)))  # fmt: skip
+        ver = self.verify(req.id) if verify else None
+        req = self.get(req.id)
         return ForgetResult(req.id, req.status, req.counts, req.residue, ver)
 
-    def forget(self, scope_kind: str, values, reason: str, *, preview: bool = False,
-               deadline: float | str | None = None) -> ForgetPreview | ForgetResult:
+    def run(
+        self,
+        scope_kind: str,
+        values: Any,
+        reason: str,
+        *,
+        preview: bool = False,
+        deadline: float | str | None = None,
+    ) -> ForgetPreview | ForgetResult:
         """One call: open a case (or reuse the open case with the same scope, so a preview and the
         execution after it are one case), preview it, and (unless `preview`) execute and verify it."""
         same = self.store.read_one(
             "SELECT id FROM forget_requests WHERE scope_kind = ? AND scope_value = ? AND status IN"
             " ('open', 'previewed') ORDER BY id DESC LIMIT 1",
-            (scope_kind, _scope_value(scope_kind, values) if scope_kind in FORGET_SCOPES else ""))
-        req = self.get_forget_request(same[0]) if same else \
-            self.create_forget_request(scope_kind, values, reason, deadline)
-        pv = self.preview_forget(req.id)
-        return pv if preview else self.execute_forget(req.id)
+            (scope_kind, _scope_value(scope_kind, values) if scope_kind in FORGET_SCOPES else ""),
+        )
+        req = self.get(same[0]) if same else self.open(scope_kind, values, reason, deadline)
+        pv = self.preview(req.id)
+        return pv if preview else self.execute(req.id)
 
     # -- verify ----------------------------------------------------------------------------------------
-    def verify_forget(self, request_id: int) -> Verification:
+    def verify(self, request_id: int) -> Verification:
         """Checkpoint and truncate the WAL, then scan the database files and reports for the text,
         in a child process (engine/forget/scan.py: this process must never open and close the
         database's files while its connection lives). The texts come from the case's sealed copy,
         so any process of this installation can re-verify; without one (already verified, or
         sealed under another key) the result says `checked_texts == 0` and is not recorded."""
-        req = self.get_forget_request(request_id)
+        req = self.get(request_id)
         if req.status not in ("executed", "verified"):
             raise InvalidInput(f"forget request {req.id} is {req.status}; execute it first")
+        eraser = self.store.eraser
         token = req.selected.get("seal")
         held = unseal(self.path, token)
         texts, strict = held if held else (None, [])
-        truncated = self._checkpoint()
-        with self.store.reading() as conn:
-            tg = lenient(lambda c: targets(c, texts or [], strict))(conn)
+        truncated = eraser.truncate_log(CHECKPOINT_TRIES, CHECKPOINT_PAUSE)
+        with self.store.reading() as conn, eraser.tolerant(conn):
+            tg = targets(lambda: eraser.live_texts(conn, MIN_WHOLE), texts or [], strict)
         reports = report_files(self.path)
-        paths = db_files(self.path.resolve()) + reports      # SQLite keeps -wal beside the real file
-        found = scan_files(paths, tg.wins, tg.short, tg.terms) if (tg.wins or tg.short or tg.terms) \
-            else {str(p): 0 for p in paths}
+        paths = eraser.files() + reports
+        found = (scan_files(paths, tg.wins, tg.short, tg.terms) if (tg.wins or tg.short or tg.terms)
+                 else {str(p): 0 for p in paths})  # fmt: skip
         files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
         residue = sum(files.values())
         ver = Verification(req.id, residue, files, len(texts or []) + len(strict),
-                           len(tg.wins) + len(tg.short) + len(tg.terms), tg.skipped, truncated)
+                           len(tg.wins) + len(tg.short) + len(tg.terms), tg.skipped, truncated)  # fmt: skip
         if texts is None:
-            return ver          # nothing to compare with: report, but do not overwrite the stored proof
-        now = self.clock.now()
+            return ver  # nothing to compare with: report, but do not overwrite the stored proof
+        now = self.ctx.clock.now()
+        actor = self.ctx.actor
 
-        def write(conn):
+        def write(conn: Any) -> None:
             status = "verified" if residue == 0 and truncated else "executed"
             conn.execute("UPDATE forget_requests SET residue = ?, status = ?, verified_at = ? WHERE id = ?",
-                         (residue, status, now if status == "verified" else None, req.id))
-            audit.append(conn, at=now, actor=self.actor, action="forget-verify", target_kind="forget_request",
+                         (residue, status, now if status == "verified" else None, req.id))  # fmt: skip
+            audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
                          target_id=req.id, summary={"residue": residue, "files": files,
                                                     "substrings": ver.checked_substrings,
-                                                    "wal_truncated": truncated})
+                                                    "wal_truncated": truncated})  # fmt: skip
 
         self.store.write(write)
         if residue == 0 and truncated:
-            discard(self.path, token)        # proven gone: the sealed copy goes too
-        self._checkpoint(tries=1)
+            discard(self.path, token)  # proven gone: the sealed copy goes too
+        eraser.truncate_log(1, CHECKPOINT_PAUSE)
         return ver
 
-    def _checkpoint(self, tries: int = CHECKPOINT_TRIES) -> bool:
-        """Copy the WAL into the database and truncate it. Another process's open read
-        transaction blocks that; readers are brief, so wait a little for them to finish."""
-        for i in range(tries):
-            with self.store.lock:
-                busy, _, _ = self.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            if busy == 0:
-                return True
-            if i + 1 < tries:
-                time.sleep(CHECKPOINT_PAUSE)
-        return False
+
+def _delete_case(
+    conn: Any,
+    req: ForgetRequest,
+    token: str,
+    memory_ids: list[int] | None,
+    message_ids: list[int] | None,
+    now: float,
+    actor: str,
+    db_path: Path,
+) -> None:
+    """The deletion itself, inside the forget's transaction: seal the texts, leave tombstones,
+    delete, scrub quotes, redact the audit, record the case as executed."""
+    sel = (resolve(conn, req.scope_kind, req.scope_value) if req.status == "open"
+           else Selection.from_ids(req.selected))  # fmt: skip
+    sel = sel.narrowed(memory_ids, message_ids)
+    full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
+    texts = full.texts(conn)
+    strict = [req.scope_value] if req.scope_kind == "query" else []
+    # Sealed before the deletion commits: a process killed after the commit leaves a case
+    # that any other process can finish (engine/forget/seal.py).
+    seal(db_path, token, texts + full.extra_texts(conn), strict)
+    stones = full.stones(conn)
+    for kind, tid, ident, text in stones:
+        tombstones.record(conn, request_id=req.id, kind=kind, target_id=str(tid), ident=ident,
+                          text=text, at=now)  # fmt: skip
+    counts = full.delete(conn, texts + strict)
+    counts["scrubbed"] = scrub(conn, texts + strict)
+    counts["audit_redacted"] = _redact_audit(conn, texts + strict)
+    value = query_digest(req.scope_value) if req.scope_kind == "query" else req.scope_value
+    reason = redact(req.reason, char_windows(texts + strict))
+    digest = keyed_hash("forget-case", "\n".join(sorted(str(st[1:]) for st in stones)))
+    audit.append(conn, at=now, actor=actor, action="forget", target_kind="forget_request",
+                 target_id=req.id, reason=reason,
+                 summary={"scope": req.scope_kind, "counts": counts, "content_hash": digest})  # fmt: skip
+    # The chain's head after this forget: a later truncation of the log shows from the case.
+    counts["audit_head"] = list(audit_head(conn))
+    conn.execute("UPDATE forget_requests SET status = 'executed', executed_at = ?, scope_value = ?,"
+                 " reason = ?, selected = ?, counts = ? WHERE id = ?",
+                 (now, value, reason, json.dumps({**full.as_ids(), "seal": token}),
+                  json.dumps(counts), req.id))  # fmt: skip
 
 
-def _obj(raw) -> dict:
+def _obj(raw: Any) -> dict:
     """A case's JSON column as a dict, whatever was written there (it never stops a forget)."""
     v = load_json(raw)
     return v if isinstance(v, dict) else {}
-
-
-def lenient(fn):
-    """Run `fn(conn)` reading text as surrogate-escaped: a row holding invalid UTF-8 (imported
-    before validation, or written by another tool) must not stop a forget. The store's lock is
-    held by the caller, so no other thread reads meanwhile."""
-    def run(conn):
-        before = conn.text_factory
-        conn.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
-        try:
-            return fn(conn)
-        finally:
-            conn.text_factory = before
-    return run
 
 
 def _shown(db_path: Path, f: Path) -> str:
@@ -302,11 +352,15 @@ def query_digest(value: str) -> str:
     return "hmac:" + keyed_hash("forget-query", value)
 
 
-def _items(conn, full) -> list[ForgetItem]:
+_LISTED: tuple[tuple[ForgetKind, str, str], ...] = (
+    ("memory", "memories", "content"), ("message", "messages", "content"), ("rule", "rules", "text"),
+    ("session", "sessions", "title"), ("flow", "flows", "name"),
+)  # fmt: skip
+
+
+def _items(conn: Any, full: Selection) -> list[ForgetItem]:
     out = []
-    for kind, table, col in (("memory", "memories", "content"), ("message", "messages", "content"),
-                             ("rule", "rules", "text"), ("session", "sessions", "title"),
-                             ("flow", "flows", "name")):
+    for kind, table, col in _LISTED:
         for tid, why in full.listing(kind):
             r = conn.execute(f"SELECT {col} FROM {table} WHERE id = ?", (tid,)).fetchone()
             text = " ".join((r[0] or "").split()) if r else ""
@@ -314,12 +368,12 @@ def _items(conn, full) -> list[ForgetItem]:
     return out
 
 
-def _redact_audit(conn, texts: list[str]) -> int:
+def _redact_audit(conn: Any, texts: list[str]) -> int:
     """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
     sec = char_windows(texts)
     if not sec.wins and not sec.short:
         return 0
-    changes = {}
+    changes: dict[int, tuple[str, str]] = {}
     rows = conn.execute("SELECT id, reason, summary FROM audit ORDER BY id").fetchall()
     suspects = rows_containing([f"{r['reason']}\n{r['summary']}" for r in rows], texts)
     for r in (rows[i] for i in sorted(suspects)):
@@ -343,7 +397,7 @@ def _redact_audit(conn, texts: list[str]) -> int:
     return len(changes)
 
 
-def _scope_value(kind: str, values) -> str:
+def _scope_value(kind: str, values: Any) -> str:
     if kind == "memory":
         vals = values if isinstance(values, (list, tuple, set)) else [values]
         ids = sorted({_as_int(v) for v in vals})
@@ -361,7 +415,7 @@ def _scope_value(kind: str, values) -> str:
     return values.strip() if kind == "query" else values
 
 
-def _as_int(v) -> int:
+def _as_int(v: Any) -> int:
     try:
         return int(v)
     except (TypeError, ValueError):

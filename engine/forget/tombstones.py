@@ -10,10 +10,12 @@ someone who holds only the database.
 
 What forget records per kind (ident / content): session: session id / none (titles repeat);
 message: none / content (none when its whole session goes: the session id covers it);
-memory: `hermes_skill:<name>` for a skill's memory, else none / content; rule: none / text; flow: name / flow_text(description, steps). Rows written before keyed hashes
+memory: `hermes_skill:<name>` for a skill's memory, else none / content; rule: none / text;
+flow: name / flow_text(description, steps). Rows written before keyed hashes
 carry `content_sha256` (plain, exact text) and, for sessions, the session id in `target_id`:
 `is_forgotten` still honours them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -56,33 +58,46 @@ def is_forgotten(conn, *, kind: str, ident: str | None = None, text: str | None 
     _kind(kind)
     if ident is not None and str(ident) != "":
         ident = str(ident)
-        if conn.execute("SELECT 1 FROM tombstones WHERE target_kind = ? AND ident_hash = ? LIMIT 1",
-                        (kind, ident_digest(kind, ident))).fetchone():
+        if conn.execute(
+            "SELECT 1 FROM tombstones WHERE target_kind = ? AND ident_hash = ? LIMIT 1",
+            (kind, ident_digest(kind, ident)),
+        ).fetchone():
             return True
-        if kind == "session" and conn.execute(      # legacy rows: the session id itself
+        if (
+            kind == "session"
+            and conn.execute(  # legacy rows: the session id itself
                 "SELECT 1 FROM tombstones WHERE target_kind = 'session' AND target_id = ?"
                 " AND content_sha256 != '' LIMIT 1",
-                (ident,)).fetchone():
+                (ident,),
+            ).fetchone()
+        ):
             return True
     if isinstance(text, str) and _norm(text):
-        if conn.execute("SELECT 1 FROM tombstones WHERE target_kind = ? AND content_hash = ? LIMIT 1",
-                        (kind, digest(text))).fetchone():
+        if conn.execute(
+            "SELECT 1 FROM tombstones WHERE target_kind = ? AND content_hash = ? LIMIT 1",
+            (kind, digest(text)),
+        ).fetchone():
             return True
         legacy = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        if conn.execute("SELECT 1 FROM tombstones WHERE target_kind = ? AND content_sha256 = ?"
-                        " AND content_sha256 != '' LIMIT 1",
-                        (kind, legacy)).fetchone():
+        if conn.execute(
+            "SELECT 1 FROM tombstones WHERE target_kind = ? AND content_sha256 = ?"
+            " AND content_sha256 != '' LIMIT 1",
+            (kind, legacy),
+        ).fetchone():
             return True
     return False
 
 
-def record(conn, *, request_id: int, kind: str, target_id: str, ident: str | None, text: str | None,
-           at: float) -> None:
+def record(
+    conn, *, request_id: int, kind: str, target_id: str, ident: str | None, text: str | None, at: float
+) -> None:
     """One tombstone (inside the forget's transaction). Empty content gets no content hash: it
     would match every empty record."""
     _kind(kind)
     ih = ident_digest(kind, str(ident)) if ident is not None and str(ident) != "" else None
     ch = digest(text) if isinstance(text, str) and _norm(text) else None
-    conn.execute("INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256, ident_hash,"
-                 " content_hash, forgotten_at) VALUES (?,?,?,'',?,?,?)",
-                 (request_id, kind, str(target_id), ih, ch, at))
+    conn.execute(
+        "INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256, ident_hash,"
+        " content_hash, forgotten_at) VALUES (?,?,?,'',?,?,?)",
+        (request_id, kind, str(target_id), ih, ch, at),
+    )

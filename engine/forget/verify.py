@@ -8,18 +8,20 @@ except for a forget-by-query's query text, which must occur nowhere. The file sc
 child process (engine/forget/scan.py says why: this process must never open and close the
 database's files while its connection lives).
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from engine.forget.scan import W, _positions, find
+from engine.forget.scan import W, find, positions
 
-MIN_WHOLE = 6               # shorter texts are too common to prove anything by their bytes
+MIN_WHOLE = 6  # shorter texts are too common to prove anything by their bytes
 REDACTED = "[forgotten]"
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _GAP = " \t-,.;:'\"/()"
@@ -28,7 +30,7 @@ _TOKEN = re.compile(r"[^\W_]{6,}", re.UNICODE)
 
 def encoded(text: str) -> bytes:
     """The bytes a text has in the file. A row holding invalid UTF-8 is read with surrogateescape
-    (see forget.lenient), which gives its bytes back exactly."""
+    (the store's eraser, `tolerant`), which gives its bytes back exactly."""
     try:
         return text.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
@@ -58,29 +60,8 @@ def byte_windows(texts: list[str]) -> tuple[set[bytes], set[bytes]]:
                     short.add(b)
                 continue
             for i in range(len(b) - W + 1):
-                wins.add(b[i:i + W])
+                wins.add(b[i : i + W])
     return wins, short
-
-
-def live_texts(conn) -> list[str]:
-    """Every text value still held by a real table (not FTS/vec0 internals, which mirror these)."""
-    virt = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND "
-                                       "sql LIKE 'CREATE VIRTUAL TABLE%'")]
-    # The schema's own words (column names, trigger bodies) and index settings are live too.
-    out = [r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")]
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
-                                "'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'").fetchall():
-        if any(name.startswith(v + "_") for v in virt) and not name.endswith(("_config", "_info")):
-            continue
-        settings = name.endswith(("_config", "_info"))
-        for col in [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')]:
-            # One string per column, joined inside SQLite (a Python loop per value costs seconds).
-            cond = "typeof(c) != 'blob'" if settings else f"typeof(c) = 'text' AND length(c) >= {MIN_WHOLE}"
-            row = conn.execute(f'SELECT group_concat(c, char(10)) FROM (SELECT "{col}" AS c FROM "{name}")'
-                               f" WHERE {cond}").fetchone()
-            if row and row[0]:
-                out.append(row[0])
-    return out
 
 
 def tokens(texts: list[str]) -> set[bytes]:
@@ -91,22 +72,23 @@ def tokens(texts: list[str]) -> set[bytes]:
 
 @dataclass
 class Targets:
-    wins: set[bytes]          # 12-byte windows
-    short: set[bytes]         # whole texts shorter than a window
-    terms: set[bytes]         # lower-cased words, counted only where they stand alone
-    skipped: int              # candidates skipped because live text still holds them
+    wins: set[bytes]  # 12-byte windows
+    short: set[bytes]  # whole texts shorter than a window
+    terms: set[bytes]  # lower-cased words, counted only where they stand alone
+    skipped: int  # candidates skipped because live text still holds them
 
 
-def targets(conn, texts: list[str], strict: list[str]) -> Targets:
+def targets(live_texts: Callable[[], list[str]], texts: list[str], strict: list[str]) -> Targets:
     """What to look for: distinctive windows, short wholes and terms of the forgotten texts, and
-    everything of a forget-by-query's query text (`strict`)."""
+    everything of a forget-by-query's query text (`strict`). `live_texts()`: what live records
+    still hold (the store's eraser reads it; only called when there is something to compare)."""
     from engine.curator.report import boilerplate
 
     wins, short = byte_windows(texts)
     terms = tokens(texts)
     skipped = 0
     if wins or short or terms:
-        live = "\n".join(live_texts(conn)) + "\n" + boilerplate()
+        live = "\n".join(live_texts()) + "\n" + boilerplate()
         blob = encoded(live + "\n" + live.lower())
         _, common = find(blob, wins)
         kept_short = {x for x in short if x not in blob}
@@ -117,14 +99,11 @@ def targets(conn, texts: list[str], strict: list[str]) -> Targets:
     return Targets(wins | sw, short | ss, terms, skipped)
 
 
-def db_files(db_path: Path) -> list[Path]:
-    return [db_path, Path(f"{db_path}-wal"), Path(f"{db_path}-shm")]
-
-
 # -- redacting the engine's files ------------------------------------------------------------------
 @dataclass
 class Secrets:
     """The forgotten texts, prepared for redaction: 12-character windows, short wholes, words."""
+
     wins: set[str]
     short: set[str]
     words: set[str]
@@ -139,7 +118,7 @@ def char_windows(texts: list[str]) -> Secrets:
                 if len(v) >= MIN_WHOLE:
                     short.add(v)
                 continue
-            wins.update(v[i:i + W] for i in range(len(v) - W + 1))
+            wins.update(v[i : i + W] for i in range(len(v) - W + 1))
     words = {m.group(0).lower() for t in texts for m in _WORDS.finditer(t)}
     return Secrets(wins, short, words)
 
@@ -155,21 +134,21 @@ def redact(text: str, sec: Secrets) -> str:
     hit = False
     if len(text) >= W and sec.wins:
         for i in range(len(text) - W + 1):
-            if text[i:i + W] in sec.wins or low[i:i + W] in sec.wins:
-                covered[i:i + W] = b"\x01" * W
+            if text[i : i + W] in sec.wins or low[i : i + W] in sec.wins:
+                covered[i : i + W] = b"\x01" * W
                 hit = True
     for s in sec.short:
         for hay in (text, low):
             j = hay.find(s)
             while j >= 0:
-                covered[j:j + len(s)] = b"\x01" * len(s)
+                covered[j : j + len(s)] = b"\x01" * len(s)
                 hit = True
                 j = hay.find(s, j + 1)
     if not hit and REDACTED not in text:
         return text
     j = text.find(REDACTED)
-    while j >= 0:                                  # earlier markers join the stretches
-        covered[j:j + len(REDACTED)] = b"\x01" * len(REDACTED)
+    while j >= 0:  # earlier markers join the stretches
+        covered[j : j + len(REDACTED)] = b"\x01" * len(REDACTED)
         j = text.find(REDACTED, j + 1)
     markers = bytes(covered)
     _grow(text, covered, sec.words)
@@ -235,8 +214,9 @@ def redact_reports(db_path: Path, texts: list[str]) -> int:
     sec = char_windows(texts)
     if not (sec.wins or sec.short):
         return 0
-    return rewrite_reports(db_path, lambda p, raw: redact_json_text(raw, sec) if p.suffix == ".json"
-                           else redact(raw, sec))
+    return rewrite_reports(
+        db_path, lambda p, raw: redact_json_text(raw, sec) if p.suffix == ".json" else redact(raw, sec)
+    )
 
 
 def rows_containing(values: list[str], texts: list[str]) -> set[int]:
@@ -250,12 +230,12 @@ def rows_containing(values: list[str], texts: list[str]) -> set[int]:
     blob = b"\x00".join(enc)
     hits: set[int] = set()
     for data in (blob, blob.lower()):
-        positions = _positions(data, wins)[0].tolist()
+        at = positions(data, wins)[0].tolist()
         for s in short:
             j = data.find(s)
             while j >= 0:
-                positions.append(j)
+                at.append(j)
                 j = data.find(s, j + 1)
-        if positions:
-            hits |= set((np.searchsorted(starts, np.asarray(positions), side="right") - 1).tolist())
+        if at:
+            hits |= set((np.searchsorted(starts, np.asarray(at), side="right") - 1).tolist())
     return hits

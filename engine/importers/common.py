@@ -1,14 +1,22 @@
 """What every importer shares: the summary it returns, watermarks, and the small row writers
 (memories with their provenance, flows) that run inside the importer's one transaction."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from engine.audit import log as audit
 from engine.forget import tombstones
 from engine.memories import normalize_item
+from engine.tables import memories as memories_table
+
+if TYPE_CHECKING:
+    from engine.context import Context
+    from engine.lifecycle.flows import Flows
+    from engine.lifecycle.types import FlowStatus
 
 # progress(advance, total): called with how many items were just done and how many there are.
 Progress = Callable[[int, int], None]
@@ -17,12 +25,12 @@ Progress = Callable[[int, int], None]
 @dataclass
 class ImportSummary:
     source: str
-    format: str                                             # hermes | markdown | jsonl
-    added: dict[str, int] = field(default_factory=dict)     # record type -> rows added
-    updated: dict[str, int] = field(default_factory=dict)   # record type -> rows changed
-    skipped: dict[str, int] = field(default_factory=dict)   # reason -> count
+    format: str  # hermes | markdown | jsonl
+    added: dict[str, int] = field(default_factory=dict)  # record type -> rows added
+    updated: dict[str, int] = field(default_factory=dict)  # record type -> rows changed
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
     warnings: list[str] = field(default_factory=list)
-    vectors: int = 0                                        # memories embedded during the import
+    vectors: int = 0  # memories embedded during the import
     dry_run: bool = False
 
     def add(self, kind: str, n: int = 1) -> None:
@@ -45,17 +53,9 @@ class ImportSummary:
 @dataclass
 class ExportSummary:
     path: str
-    records: dict[str, int]                                 # record type -> rows written
+    records: dict[str, int]  # record type -> rows written
     vectors: int
     bytes: int
-
-
-class DryRun(Exception):
-    """Raised at the end of a dry-run transaction so the store rolls everything back."""
-
-    def __init__(self, summary: ImportSummary) -> None:
-        super().__init__("dry run")
-        self.summary = summary
 
 
 def tick(progress: Progress | None, total: int) -> Callable[[int], None]:
@@ -79,7 +79,8 @@ def set_watermark(conn, source: str, value, now: float) -> None:
     conn.execute(
         "INSERT INTO import_watermarks(source, value, updated_at) VALUES (?,?,?) "
         "ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        (source, json.dumps(value, ensure_ascii=False, sort_keys=True), now))
+        (source, json.dumps(value, ensure_ascii=False, sort_keys=True), now),
+    )
 
 
 # -- forgotten things stay forgotten -------------------------------------------------------------
@@ -90,8 +91,9 @@ def forgotten(conn, kind: str, *, ident: str | None = None, texts=()) -> bool:
     """A tombstone of `kind` matches the identity or any of the texts."""
     if ident is not None and tombstones.is_forgotten(conn, kind=kind, ident=str(ident)):
         return True
-    return any(isinstance(t, str) and t.strip() and tombstones.is_forgotten(conn, kind=kind, text=t)
-               for t in texts)
+    return any(
+        isinstance(t, str) and t.strip() and tombstones.is_forgotten(conn, kind=kind, text=t) for t in texts
+    )
 
 
 def forgotten_session(conn, session_id: str) -> bool:
@@ -105,55 +107,83 @@ def forgotten_content(conn, content: str, kind: str = "memory") -> bool:
 
 # -- memories ------------------------------------------------------------------------------------
 def memory_exists(conn, agent: str, content: str) -> bool:
-    return conn.execute("SELECT 1 FROM memories WHERE agent = ? AND content = ? LIMIT 1",
-                        (agent, content)).fetchone() is not None
+    return (
+        conn.execute(
+            "SELECT 1 FROM memories WHERE agent = ? AND content = ? LIMIT 1", (agent, content)
+        ).fetchone()
+        is not None
+    )
 
 
-def insert_memory(eng, conn, item: dict, *, now: float, reason: str,
-                  last_active: float | None = None, access_count: int = 0) -> int:
+def insert_memory(
+    conn,
+    item: dict,
+    *,
+    actor: str,
+    now: float,
+    reason: str,
+    last_active: float | None = None,
+    access_count: int = 0,
+) -> int:
     """Insert one imported memory (validated like any other) and audit it. Its vector is added
     by `embed_new` if a model is already loaded; otherwise backfill does it later."""
     n = normalize_item(item)
     created = float(n["created_at"]) if n["created_at"] is not None else now
     anchor = float(last_active) if last_active is not None else created
-    cur = conn.execute(
-        "INSERT INTO memories(content, kind, category, tier, agent, user, importance, strength,"
-        " anchor_strength, access_count, created_at, last_accessed_at, last_reinforced_at, pinned,"
-        " session_id, message_id, metadata, updated_at)"
-        " VALUES (?,?,?,?,?,?,?,1.0,1.0,?,?,?,?,?,?,?,?,?)",
-        (n["content"], n["kind"], n["category"], n["tier"], n["agent"], n["user"], n["importance"],
-         int(access_count), created, last_active, anchor, n["pinned"], n["session_id"],
-         n["message_id"], n["metadata_json"], now))
-    mid = int(cur.lastrowid)
-    audit.append(conn, at=now, actor=eng.actor, action="import", target_kind="memory",
-                 target_id=mid, reason=reason,
-                 summary={"kind": n["kind"], "category": n["category"], "tier": n["tier"],
-                          "agent": n["agent"], "preview": audit.snippet(n["content"])})
+    mid = memories_table.insert(
+        conn, n, created=created, now=now, anchor=anchor, access_count=access_count, last_accessed=last_active
+    )
+    audit.append(
+        conn,
+        at=now,
+        actor=actor,
+        action="import",
+        target_kind="memory",
+        target_id=mid,
+        reason=reason,
+        summary={
+            "kind": n["kind"],
+            "category": n["category"],
+            "tier": n["tier"],
+            "agent": n["agent"],
+            "preview": audit.snippet(n["content"]),
+        },
+    )
     return mid
 
 
-def embed_new(eng, conn, ids: list[int]) -> int:
+def embed_new(ctx: Context, conn, ids: list[int]) -> int:
     """Vectors for just-inserted memories, only if a model is loaded now (never wait for one)."""
-    emb = eng.embedder.get()
+    emb = ctx.embedder.get()
     if emb is None or not ids:
         return 0
-    rows = [conn.execute("SELECT * FROM memories WHERE id = ?", (i,)).fetchone() for i in ids]
+    rows = [memories_table.row(conn, i) for i in ids]
     vecs = emb.embed([r["content"] for r in rows])
-    for r, v in zip(rows, vecs):
-        eng.vectors.put(conn, r["id"], v, r)
+    for r, v in zip(rows, vecs, strict=True):
+        ctx.vectors.put(conn, r["id"], v, r)
     return len(rows)
 
 
 # -- flows ---------------------------------------------------------------------------------------
-def upsert_flow(eng, conn, *, name: str, agent: str, description: str, steps: list[str],
-                triggers: list[str], status: str, domain: str, metadata: dict, now: float,
-                created_at: float | None = None) -> tuple[int, str]:
+def upsert_flow(
+    flows: Flows,
+    conn,
+    *,
+    name: str,
+    agent: str,
+    description: str,
+    steps: list[str],
+    triggers: list[str],
+    status: FlowStatus,
+    domain: str,
+    metadata: dict,
+    created_at: float | None = None,
+) -> tuple[int, str]:
     """Write a flow keyed by (name, agent); returns (id, "added" | "updated" | "same").
 
-    Goes through the engine's `add_flow` (engine/flows.py) when it exists, so flows imported
-    here obey the same rules as any other; the importer's provenance goes in `metadata`. Flow
-    names are unique across agents, so another agent's flow of the same name makes this one
-    `agent/name`."""
+    Goes through `flows.add` (engine/lifecycle/flows.py), so flows imported here obey the same
+    rules as any other; the importer's provenance goes in `metadata`. Flow names are unique
+    across agents, so another agent's flow of the same name makes this one `agent/name`."""
     row = conn.execute("SELECT * FROM flows WHERE name = ?", (name,)).fetchone()
     if row is not None and row["agent"] != agent:
         name = f"{agent}/{name}"
@@ -161,29 +191,26 @@ def upsert_flow(eng, conn, *, name: str, agent: str, description: str, steps: li
     steps_json = json.dumps(steps, ensure_ascii=False)
     trig_json = json.dumps(triggers, ensure_ascii=False)
     meta_json = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
-    if row is not None and (row["steps"], row["triggers"], row["status"], row["description"],
-                            row["domain"], row["metadata"]) == \
-            (steps_json, trig_json, status, description, domain, meta_json):
+    if row is not None and (
+        row["steps"],
+        row["triggers"],
+        row["status"],
+        row["description"],
+        row["domain"],
+        row["metadata"],
+    ) == (steps_json, trig_json, status, description, domain, meta_json):
         return int(row["id"]), "same"
-    if hasattr(eng, "add_flow"):
-        fid = eng.flows.add(name, steps, triggers=triggers, domain=domain, agent=agent,
-                           description=description, status=status, replace=row is not None,
-                           created_at=created_at, reason="imported").id
-        conn.execute("UPDATE flows SET metadata = ? WHERE id = ?", (meta_json, fid))
-        return fid, "updated" if row is not None else "added"
-    if row is None:
-        cur = conn.execute(
-            "INSERT INTO flows(name, domain, agent, triggers, steps, status, description, created_at,"
-            " updated_at, metadata) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (name, domain, agent, trig_json, steps_json, status, description,
-             created_at if created_at is not None else now, now, meta_json))
-        fid = int(cur.lastrowid)
-        audit.append(conn, at=now, actor=eng.actor, action="import", target_kind="flow",
-                     target_id=fid, summary={"name": name, "steps": len(steps), "status": status})
-        return fid, "added"
-    conn.execute("UPDATE flows SET steps = ?, triggers = ?, status = ?, description = ?, domain = ?,"
-                 " metadata = ?, updated_at = ? WHERE id = ?",
-                 (steps_json, trig_json, status, description, domain, meta_json, now, row["id"]))
-    audit.append(conn, at=now, actor=eng.actor, action="import-update", target_kind="flow",
-                 target_id=row["id"], summary={"name": name, "steps": len(steps), "status": status})
-    return int(row["id"]), "updated"
+    fid = flows.add(
+        name,
+        steps,
+        triggers=triggers,
+        domain=domain,
+        agent=agent,
+        description=description,
+        status=status,
+        replace=row is not None,
+        created_at=created_at,
+        reason="imported",
+    ).id
+    conn.execute("UPDATE flows SET metadata = ? WHERE id = ?", (meta_json, fid))
+    return fid, "updated" if row is not None else "added"

@@ -1,62 +1,88 @@
 """Reading what an import points at without being led astray: only regular files are opened (a FIFO
 would block forever, a device never ends), trees are walked to a bounded depth without following a
 symlink out of the import root or round a loop, and files are size-capped."""
+
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Collection
 from pathlib import Path
 
 from engine.errors import ImportFailed
 
-MAX_FILE_BYTES = 64 * 1024 * 1024      # a memory file or skill larger than this is not one
-MAX_DEPTH = 12                         # skills/<category>/<skill>/... is 3 deep; .archive adds 1
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a memory file or skill larger than this is not one
+MAX_DEPTH = 12  # skills/<category>/<skill>/... is 3 deep; .archive adds 1
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a folder")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
 
 
-def read_regular(path: Path, *, limit: int | None = None) -> bytes:
-    """The bytes of a regular file, at most `limit` (MAX_FILE_BYTES). Checked by stat before
-    opening (so a FIFO or a device is never opened) and again on the open descriptor (so a swap
-    in between is caught)."""
-    limit = MAX_FILE_BYTES if limit is None else limit
+FileIds = Collection[tuple[int, int]]  # (st_dev, st_ino) pairs
+
+
+def database_files(db: Path) -> frozenset[tuple[int, int]]:
+    """(device, inode) of the live database and its -wal/-shm, by stat (which opens nothing).
+    An import never opens them: closing any descriptor of a file drops every POSIX lock this
+    process holds on it, SQLite's included."""
+    out = set()
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            st = os.stat(f"{db}{suffix}")
+        except OSError:
+            continue
+        out.add((st.st_dev, st.st_ino))
+    return frozenset(out)
+
+
+def _open_checked(path: Path, avoid: FileIds) -> int:
+    """A read-only descriptor on `path`, opened only once stat shows a regular file that is not
+    one of the database's own (`avoid`)."""
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
             raise ImportFailed(f"{path}: {_kind(st.st_mode)}, not a regular file; not read")
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        if (st.st_dev, st.st_ino) in avoid:
+            raise ImportFailed(f"{path}: this memory database's own file; not read")
+        return os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
         raise ImportFailed(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def read_regular(path: Path, *, limit: int | None = None, avoid: FileIds = frozenset()) -> bytes:
+    """The bytes of a regular file, at most `limit` (MAX_FILE_BYTES). Checked by stat before
+    opening (so a FIFO, a device or one of the database's own files, `avoid`, is never opened)
+    and again on the open descriptor (so a swap in between is caught)."""
+    limit = MAX_FILE_BYTES if limit is None else limit
+    fd = _open_checked(path, avoid)
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ImportFailed(f"{path}: {_kind(st.st_mode)}, not a regular file; not read")
         if st.st_size > limit:
             raise ImportFailed(f"{path}: {st.st_size:,} bytes; files over {limit:,} are not read")
-        data = f.read(st.st_size + 1)       # read(n) allocates n: ask for what stat promised
-        if len(data) > st.st_size:          # it grew meanwhile: read the rest, still capped
+        data = f.read(st.st_size + 1)  # read(n) allocates n: ask for what stat promised
+        if len(data) > st.st_size:  # it grew meanwhile: read the rest, still capped
             data += f.read(limit + 1 - len(data))
     if len(data) > limit:
         raise ImportFailed(f"{path}: over {limit:,} bytes; not read")
     return data
 
 
-def open_regular(path: Path):
-    """A binary stream over a regular file (for line-by-line readers of big JSONL files)."""
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise ImportFailed(f"{path}: {_kind(st.st_mode)}, not a regular file; not read")
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise ImportFailed(f"{path}: cannot read ({exc.strerror})") from None
+def open_regular(path: Path, *, avoid: FileIds = frozenset()):
+    """A binary stream over a regular file (for line-by-line readers of big JSONL files); never
+    one of the database's own files (`avoid`)."""
+    fd = _open_checked(path, avoid)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise ImportFailed(f"{path}: not a regular file; not read")
@@ -67,7 +93,7 @@ def inside(root: Path, path: Path) -> bool:
     """Whether `path`, symlinks resolved, stays under `root` (itself resolved)."""
     try:
         real = path.resolve(strict=True)
-    except (OSError, RuntimeError):         # dangling, or a symlink loop
+    except (OSError, RuntimeError):  # dangling, or a symlink loop
         return False
     return real == root or root in real.parents
 
@@ -117,7 +143,7 @@ def find(root: Path, name: str, warn, *, max_depth: int = MAX_DEPTH) -> list[Pat
         except OSError:
             return
         if (st.st_dev, st.st_ino) in seen:
-            return                                  # a symlink back up the tree
+            return  # a symlink back up the tree
         seen.add((st.st_dev, st.st_ino))
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
@@ -134,7 +160,7 @@ def find(root: Path, name: str, warn, *, max_depth: int = MAX_DEPTH) -> list[Pat
                     found.append(p)
                 continue
             try:
-                is_dir = e.is_dir()             # follows a symlink that stays inside
+                is_dir = e.is_dir()  # follows a symlink that stays inside
             except OSError:
                 continue
             if is_dir:

@@ -5,11 +5,13 @@ copied with its -wal and -shm into a temporary folder (index first, database las
 nothing changed during the copy) and only the copy is opened, read-only. Core columns are always
 read; later columns only when `PRAGMA table_info` shows them. Derived search tables are never read.
 """
+
 from __future__ import annotations
 
 import os
 import shutil
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -22,13 +24,47 @@ from engine.importers import validate
 from engine.importers.files import inside
 
 KNOWN_VERSION = 30
-CORE_SESSION = ("id", "source", "user_id", "model", "model_config", "system_prompt",
-                "parent_session_id", "started_at", "ended_at", "end_reason", "message_count",
-                "tool_call_count", "input_tokens", "output_tokens")
-OPT_SESSION = ("title", "display_name", "cwd", "git_branch", "estimated_cost_usd", "actual_cost_usd",
-               "archived", "pinned", "hidden", "last_activity_at", "system_prompt_hash")
-CORE_MESSAGE = ("id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
-                "timestamp", "token_count", "finish_reason")
+CORE_SESSION = (
+    "id",
+    "source",
+    "user_id",
+    "model",
+    "model_config",
+    "system_prompt",
+    "parent_session_id",
+    "started_at",
+    "ended_at",
+    "end_reason",
+    "message_count",
+    "tool_call_count",
+    "input_tokens",
+    "output_tokens",
+)
+OPT_SESSION = (
+    "title",
+    "display_name",
+    "cwd",
+    "git_branch",
+    "estimated_cost_usd",
+    "actual_cost_usd",
+    "archived",
+    "pinned",
+    "hidden",
+    "last_activity_at",
+    "system_prompt_hash",
+)
+CORE_MESSAGE = (
+    "id",
+    "session_id",
+    "role",
+    "content",
+    "tool_call_id",
+    "tool_calls",
+    "tool_name",
+    "timestamp",
+    "token_count",
+    "finish_reason",
+)
 OPT_MESSAGE = ("active", "display_kind", "reasoning")
 # Only id/started_at and id/session_id/role/timestamp are needed to make sense of a row.
 REQUIRED_SESSION = ("id", "started_at")
@@ -65,7 +101,7 @@ class HermesMessage:
 class StateData:
     version: int | None
     sessions: list[HermesSession] = field(default_factory=list)
-    messages: list[HermesMessage] = field(default_factory=list)   # only ids > the watermark
+    messages: list[HermesMessage] = field(default_factory=list)  # only ids > the watermark
     max_message_id: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -84,8 +120,11 @@ def _sig(path: Path) -> tuple:
     return tuple(out)
 
 
-def snapshot(src: Path, dest_dir: Path, tries: int = 5) -> Path:
-    """Copy state.db (+ -wal, -shm) into dest_dir; only reads the source."""
+def snapshot(
+    src: Path, dest_dir: Path, tries: int = 5, *, avoid: Collection[tuple[int, int]] = frozenset()
+) -> Path:
+    """Copy state.db (+ -wal, -shm) into dest_dir; only reads the source, and never one of the
+    memory database's own files (`avoid`: opening one would drop this process's locks on it)."""
     dst = dest_dir / "state.db"
     for _ in range(tries):
         before = _sig(src)
@@ -97,9 +136,12 @@ def snapshot(src: Path, dest_dir: Path, tries: int = 5) -> Path:
             if d.exists():
                 d.unlink()
             try:
-                if not stat.S_ISREG(os.stat(s).st_mode):    # a FIFO blocks, a device never ends
+                st = os.stat(s)
+                if not stat.S_ISREG(st.st_mode):  # a FIFO blocks, a device never ends
                     raise ImportFailed(f"{s}: not a regular file; not read")
-                if not inside(src.parent.resolve(), s):     # -wal/-shm pointing elsewhere
+                if (st.st_dev, st.st_ino) in avoid:
+                    raise ImportFailed(f"{s}: this memory database's own file; not read")
+                if not inside(src.parent.resolve(), s):  # -wal/-shm pointing elsewhere
                     raise ImportFailed(f"{s}: a symlink that leaves {src.parent}; not read")
                 shutil.copyfile(s, d)
             except FileNotFoundError:
@@ -116,7 +158,7 @@ def _open_copy(path: Path, label: Path):
     try:
         # Percent-encoded: a temp folder under a TMPDIR holding "#", "?" or "%" is still a path.
         conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
-        conn.text_factory = lambda b: b.decode("utf-8", "replace")   # never fail on odd bytes
+        conn.text_factory = lambda b: b.decode("utf-8", "replace")  # never fail on odd bytes
         conn.row_factory = sqlite3.Row
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
@@ -134,7 +176,7 @@ def _json(text, default=None):
     try:
         return validate.loads(text)
     except (TypeError, ValueError):
-        return text     # keep what was there (as text) rather than lose it or store NaN
+        return text  # keep what was there (as text) rather than lose it or store NaN
 
 
 def read_state(copy: Path, label: Path, *, after_message_id: int = 0) -> StateData:
@@ -153,15 +195,18 @@ def _read(conn, label: Path, after: int) -> StateData:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     missing = [t for t in ("sessions", "messages") if t not in tables]
     if missing:
-        raise ImportFailed(f"{label}: unknown schema: no {' or '.join(missing)} table "
-                           f"(is this a Hermes state.db?)")
+        raise ImportFailed(
+            f"{label}: unknown schema: no {' or '.join(missing)} table (is this a Hermes state.db?)"
+        )
     version = None
     if "schema_version" in tables:
         row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
         version = int(row[0]) if row and row[0] is not None else None
     if version is not None and version < 2:
-        raise ImportFailed(f"{label}: unknown schema: version {version} predates the supported "
-                           f"versions (2 to {KNOWN_VERSION})")
+        raise ImportFailed(
+            f"{label}: unknown schema: version {version} predates the supported "
+            f"versions (2 to {KNOWN_VERSION})"
+        )
     scols, mcols = _columns(conn, "sessions"), _columns(conn, "messages")
     for table, have, need in (("sessions", scols, REQUIRED_SESSION), ("messages", mcols, REQUIRED_MESSAGE)):
         lack = [c for c in need if c not in have]
@@ -169,12 +214,14 @@ def _read(conn, label: Path, after: int) -> StateData:
             raise ImportFailed(f"{label}: unknown schema: {table} has no column(s) {', '.join(lack)}")
     out = StateData(version=version)
     if version is not None and version > KNOWN_VERSION:
-        out.warnings.append(f"schema version {version} is newer than {KNOWN_VERSION}: "
-                            f"read the known columns only")
+        out.warnings.append(
+            f"schema version {version} is newer than {KNOWN_VERSION}: read the known columns only"
+        )
     s_sel = [c for c in CORE_SESSION + OPT_SESSION if c in scols]
     m_sel = [c for c in CORE_MESSAGE + OPT_MESSAGE if c in mcols]
-    out.optional_columns = [f"sessions.{c}" for c in OPT_SESSION if c in scols] + \
-                           [f"messages.{c}" for c in OPT_MESSAGE if c in mcols]
+    out.optional_columns = [f"sessions.{c}" for c in OPT_SESSION if c in scols] + [
+        f"messages.{c}" for c in OPT_MESSAGE if c in mcols
+    ]
     prompts: dict[str, str] = {}
     if "system_prompt_hash" in scols and "system_prompts" in tables:
         pcols = _columns(conn, "system_prompts")
@@ -189,8 +236,10 @@ def _read(conn, label: Path, after: int) -> StateData:
     row = conn.execute("SELECT max(id) FROM messages").fetchone()
     out.max_message_id = max(after, int(row[0] or 0))
     if row[0] is not None and int(row[0]) < after:
-        out.warnings.append(f"message ids went back to {row[0]} (below the last import's {after}): "
-                            f"the database may have been replaced; no older messages re-imported")
+        out.warnings.append(
+            f"message ids went back to {row[0]} (below the last import's {after}): "
+            f"the database may have been replaced; no older messages re-imported"
+        )
     for r in conn.execute(f"SELECT {', '.join(m_sel)} FROM messages WHERE id > ? ORDER BY id", (after,)):
         d = dict(zip(m_sel, r))
         reason = _skip_reason(d, known)
@@ -232,11 +281,28 @@ def _skip_reason(d: dict, known: set[str]) -> str | None:
 
 
 def _session(d: dict, prompts: dict[str, str]) -> HermesSession:
-    meta: dict = {"hermes": {k: d[k] for k in ("end_reason", "message_count", "tool_call_count",
-                                               "input_tokens", "output_tokens", "cwd", "git_branch",
-                                               "estimated_cost_usd", "actual_cost_usd", "archived",
-                                               "pinned", "hidden", "last_activity_at", "display_name")
-                              if d.get(k) is not None}}
+    meta: dict = {
+        "hermes": {
+            k: d[k]
+            for k in (
+                "end_reason",
+                "message_count",
+                "tool_call_count",
+                "input_tokens",
+                "output_tokens",
+                "cwd",
+                "git_branch",
+                "estimated_cost_usd",
+                "actual_cost_usd",
+                "archived",
+                "pinned",
+                "hidden",
+                "last_activity_at",
+                "display_name",
+            )
+            if d.get(k) is not None
+        }
+    }
     cfg = _json(d.get("model_config"))
     if cfg is not None:
         meta["hermes"]["model_config"] = cfg
@@ -244,10 +310,17 @@ def _session(d: dict, prompts: dict[str, str]) -> HermesSession:
     if prompt:
         meta["hermes"]["system_prompt"] = prompt
     title = d.get("title") or d.get("display_name") or ""
-    return HermesSession(id=str(d["id"]), user=_text(d.get("user_id")), source=_text(d.get("source")),
-                         model=_text(d.get("model")), title=_text(title),
-                         started_at=_epoch(d["started_at"]) or 0.0, ended_at=_epoch(d.get("ended_at")),
-                         parent_session_id=d.get("parent_session_id") or None, metadata=meta)
+    return HermesSession(
+        id=str(d["id"]),
+        user=_text(d.get("user_id")),
+        source=_text(d.get("source")),
+        model=_text(d.get("model")),
+        title=_text(title),
+        started_at=_epoch(d["started_at"]) or 0.0,
+        ended_at=_epoch(d.get("ended_at")),
+        parent_session_id=d.get("parent_session_id") or None,
+        metadata=meta,
+    )
 
 
 def _message(d: dict) -> HermesMessage:
@@ -263,10 +336,16 @@ def _message(d: dict) -> HermesMessage:
     if calls:
         meta["tool_calls"] = calls
     content = _text(d.get("content")).replace("\x00", "")
-    return HermesMessage(id=int(d["id"]), session_id=str(d["session_id"]), role=role,
-                         content=content, tool_name=d.get("tool_name") or None,
-                         at=_epoch(d["timestamp"]) or 0.0, token_count=_int(d.get("token_count")),
-                         metadata=meta)
+    return HermesMessage(
+        id=int(d["id"]),
+        session_id=str(d["session_id"]),
+        role=role,
+        content=content,
+        tool_name=d.get("tool_name") or None,
+        at=_epoch(d["timestamp"]) or 0.0,
+        token_count=_int(d.get("token_count")),
+        metadata=meta,
+    )
 
 
 def _epoch(v) -> float | None:

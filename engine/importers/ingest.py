@@ -4,27 +4,35 @@ One record a line, each with "type": "session" | "message" | "memory". Times are
 epoch seconds. The whole file is validated before anything is written, so a bad line names its
 file and line number and nothing is half-written.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
 from engine.clock import parse_time
+from engine.context import Context
 from engine.errors import ImportFailed, InvalidInput
 from engine.importers import validate
-from engine.memories import MAX_CONTENT, normalize_item
+from engine.importers.common import forgotten as is_forgotten
+from engine.importers.files import FileIds, open_regular
+from engine.memories import MAX_CONTENT, check_text, normalize_item
+from engine.sessions import ROLES
+
+if TYPE_CHECKING:
+    from engine.importers.service import Importers
 
 _TIME_FIELDS = ("started_at", "ended_at", "at", "created_at")
 
 
-def count_lines(path: Path) -> int:
+def count_lines(path: Path, *, avoid: FileIds = frozenset()) -> int:
     """Non-blank lines (for a progress bar); 0 for anything but a readable regular file, which
     the ingest itself then refuses with one clear line."""
-    from engine.importers.files import open_regular
-
     try:
-        f = open_regular(path)
+        f = open_regular(path, avoid=avoid)
     except ImportFailed:
         return 0
     with f:
@@ -42,15 +50,13 @@ def _time(v, where: str):
     raise ImportFailed(f"{where}: a time must be ISO-8601 text or epoch seconds")
 
 
-def json_lines(path: Path):
+def json_lines(path: Path, *, avoid: FileIds = frozenset()) -> Iterator[tuple[int, str, dict]]:
     """Yield (line number, "FILE:LINE", object) for each non-blank line of a JSONL file. Anything
     unreadable — the file, a line that is not JSON or not an object, a number that is not finite
     or an integer beyond 64 bits, bytes that are not UTF-8 — is an ImportFailed naming the file
-    and line. Only a regular file is opened (a FIFO would block, a device never ends)."""
-    from engine.importers.files import open_regular
-    from engine.importers.validate import loads
-
-    with open_regular(path) as f:
+    and line. Only a regular file is opened (a FIFO would block, a device never ends), never one
+    of the database's own files (`avoid`)."""
+    with open_regular(path, avoid=avoid) as f:
         for no, raw in enumerate(f, 1):
             if not raw.strip():
                 continue
@@ -60,23 +66,21 @@ def json_lines(path: Path):
             except UnicodeDecodeError as exc:
                 raise ImportFailed(f"{where}: not UTF-8 text ({exc.reason})") from None
             try:
-                rec = loads(line)
+                rec = validate.loads(line)
             except InvalidInput as exc:
                 raise ImportFailed(f"{where}: {exc}") from None
             except ValueError as exc:
-                raise ImportFailed(f"{where}: not valid JSON "
-                                   f"({getattr(exc, 'msg', None) or exc})") from None
+                raise ImportFailed(f"{where}: not valid JSON ({getattr(exc, 'msg', None) or exc})") from None
             if not isinstance(rec, dict):
                 raise ImportFailed(f"{where}: each line must be a JSON object")
             yield no, where, rec
 
 
-def read_records(path: Path) -> list[tuple[int, dict]]:
+def read_records(path: Path, *, avoid: FileIds = frozenset()) -> list[tuple[int, dict]]:
     out = []
-    for no, where, rec in json_lines(path):
+    for no, where, rec in json_lines(path, avoid=avoid):
         if rec.get("type") not in ("session", "message", "memory"):
-            raise ImportFailed(f"{where}: each line must be an object with \"type\" "
-                               f"session, message or memory")
+            raise ImportFailed(f'{where}: each line must be an object with "type" session, message or memory')
         for k in _TIME_FIELDS:
             if k in rec:
                 rec[k] = _time(rec[k], where)
@@ -86,15 +90,40 @@ def read_records(path: Path) -> list[tuple[int, dict]]:
 
 _TEXT, _NUM, _INT, _OBJ = (str,), (int, float), (int,), (dict,)
 # What add_session accepts (checked here so a long title fails before anything is written).
-_LIMITS = {"id": 200, "session_id": 200, "parent_session_id": 200, "agent": 10_000, "user": 10_000,
-           "source": 10_000, "model": 10_000, "title": 10_000, "tool_name": 10_000}
+_LIMITS = {
+    "id": 200,
+    "session_id": 200,
+    "parent_session_id": 200,
+    "agent": 10_000,
+    "user": 10_000,
+    "source": 10_000,
+    "model": 10_000,
+    "title": 10_000,
+    "tool_name": 10_000,
+}
 # The shape each record's fields must have, checked before anything is written.
 _SHAPES = {
-    "session": {"id": _TEXT, "agent": _TEXT, "user": _TEXT, "source": _TEXT, "model": _TEXT,
-                "title": _TEXT, "parent_session_id": _TEXT, "started_at": _NUM, "ended_at": _NUM,
-                "metadata": _OBJ},
-    "message": {"session_id": _TEXT, "role": _TEXT, "content": _TEXT, "tool_name": _TEXT,
-                "at": _NUM, "token_count": _INT, "metadata": _OBJ},
+    "session": {
+        "id": _TEXT,
+        "agent": _TEXT,
+        "user": _TEXT,
+        "source": _TEXT,
+        "model": _TEXT,
+        "title": _TEXT,
+        "parent_session_id": _TEXT,
+        "started_at": _NUM,
+        "ended_at": _NUM,
+        "metadata": _OBJ,
+    },
+    "message": {
+        "session_id": _TEXT,
+        "role": _TEXT,
+        "content": _TEXT,
+        "tool_name": _TEXT,
+        "at": _NUM,
+        "token_count": _INT,
+        "metadata": _OBJ,
+    },
     "memory": {"session_id": _TEXT, "message_id": _INT, "created_at": _NUM},
 }
 
@@ -102,24 +131,21 @@ _SHAPES = {
 def _check_shape(kind: str, rec: dict) -> None:
     """Refuse a field of the wrong JSON type (a list for an id, text for a count...), and text
     that cannot be stored (lone surrogates, NUL), before anything is written."""
-    from engine.memories import check_text
-    from engine.sessions import ROLES
-
     for key, types in _SHAPES[kind].items():
         v = rec.get(key)
         if v is None:
             continue
         if not isinstance(v, types) or (isinstance(v, bool) and types is not _OBJ):
             want = {_TEXT: "text", _NUM: "a number", _INT: "a whole number", _OBJ: "an object"}[types]
-            raise InvalidInput(f"\"{key}\" must be {want}, not {type(v).__name__}")
+            raise InvalidInput(f'"{key}" must be {want}, not {type(v).__name__}')
         if types is _TEXT:
-            check_text(v, key, allow_empty=key not in ("id", "session_id"),
-                       limit=_LIMITS.get(key, MAX_CONTENT))
+            check_text(
+                v, key, allow_empty=key not in ("id", "session_id"), limit=_LIMITS.get(key, MAX_CONTENT)
+            )
         elif key in _TIME_FIELDS:
             validate.epoch(v, key)
         elif types is _INT:
-            validate.number(v, key, 0 if key == "token_count" else 1, validate.INT_MAX,
-                            integer=True)
+            validate.number(v, key, 0 if key == "token_count" else 1, validate.INT_MAX, integer=True)
     if kind == "message" and rec.get("role") not in (None, "", *ROLES):
         raise InvalidInput(f"unknown role {rec['role']!r}; use one of {', '.join(ROLES)}")
     try:
@@ -128,91 +154,135 @@ def _check_shape(kind: str, rec: dict) -> None:
         raise InvalidInput(f"not storable text ({exc})") from None
 
 
-class IngestMixin:
-    def ingest_jsonl(self, path: str | Path, *, dedup: bool = True, progress=None) -> dict:
-        path = Path(path)
-        records = read_records(path)
-        sessions, messages, memories = [], [], []
-        for no, rec in records:
-            where = f"{path}:{no}"
-            t = rec.pop("type")
-            try:
-                _check_shape(t, rec)
-                if t == "session":
-                    if not rec.get("id"):
-                        raise InvalidInput("a session needs an \"id\"")
-                    sessions.append(rec)
-                elif t == "message":
-                    if not rec.get("session_id"):
-                        raise InvalidInput("a message needs a \"session_id\"")
-                    messages.append((where, rec))
-                else:
-                    normalize_item(rec)   # validate now; written below
-                    memories.append(rec)
-            except InvalidInput as exc:
-                raise ImportFailed(f"{where}: {exc}") from None
-        sessions, messages, memories, forgotten = self._drop_forgotten(sessions, messages, memories)
-        known = {s["id"] for s in sessions}
-        for where, m in messages:
-            if m["session_id"] not in known and not self.store.read_one(
-                    "SELECT 1 FROM sessions WHERE id = ?", (m["session_id"],)):
-                raise ImportFailed(f"{where}: message refers to unknown session {m['session_id']!r}")
-        added = {"sessions": 0, "messages": 0, "memories": 0}
+def ingest_file(
+    imp: Importers, path: Path, *, dedup: bool = True, progress: Callable[[int], object] | None = None
+) -> dict[str, Any]:
+    """Validate every line, drop what was forgotten here, then write sessions and messages in
+    one transaction and the memories through the memories service (dedup, vectors)."""
+    ctx = imp.ctx
+    records = read_records(path, avoid=imp.own_files())
+    sessions: list[dict] = []
+    messages: list[tuple[str, dict]] = []
+    memories: list[dict] = []
+    for no, rec in records:
+        where = f"{path}:{no}"
+        t = rec.pop("type")
+        try:
+            _check_shape(t, rec)
+            if t == "session":
+                if not rec.get("id"):
+                    raise InvalidInput('a session needs an "id"')
+                sessions.append(rec)
+            elif t == "message":
+                if not rec.get("session_id"):
+                    raise InvalidInput('a message needs a "session_id"')
+                messages.append((where, rec))
+            else:
+                normalize_item(rec)  # validate now; written below
+                memories.append(rec)
+        except InvalidInput as exc:
+            raise ImportFailed(f"{where}: {exc}") from None
+    sessions, messages, memories, forgotten = _drop_forgotten(ctx, sessions, messages, memories)
+    known = {s["id"] for s in sessions}
+    for where, m in messages:
+        if m["session_id"] not in known and not ctx.store.read_one(
+            "SELECT 1 FROM sessions WHERE id = ?", (m["session_id"],)
+        ):
+            raise ImportFailed(f"{where}: message refers to unknown session {m['session_id']!r}")
+    added = {"sessions": 0, "messages": 0, "memories": 0}
+    skipped = 0
+
+    def write_log(conn) -> int:
+        """Sessions and messages in one transaction (nested writes join it)."""
         skipped = 0
+        for s in sessions:
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (s["id"],)).fetchone():
+                skipped += 1
+            else:
+                sid = s.pop("id")
+                imp.sessions.add(
+                    sid,
+                    **{
+                        k: v
+                        for k, v in s.items()
+                        if k
+                        in (
+                            "agent",
+                            "user",
+                            "source",
+                            "model",
+                            "title",
+                            "started_at",
+                            "ended_at",
+                            "parent_session_id",
+                            "metadata",
+                        )
+                    },
+                )
+                added["sessions"] += 1
+            if progress:
+                progress(1)
+        by_session: dict[str, list[dict]] = {}
+        for _, m in messages:
+            by_session.setdefault(m.pop("session_id"), []).append(m)
+        for sid, ms in by_session.items():
+            imp.sessions.add_messages(sid, ms)
+            added["messages"] += len(ms)
+            if progress:
+                progress(len(ms))
+        return skipped
 
-        def write_log(conn) -> int:
-            """Sessions and messages in one transaction (nested writes join it)."""
-            skipped = 0
-            for s in sessions:
-                if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (s["id"],)).fetchone():
-                    skipped += 1
-                else:
-                    sid = s.pop("id")
-                    self.add_session(sid, **{k: v for k, v in s.items() if k in (
-                        "agent", "user", "source", "model", "title", "started_at", "ended_at",
-                        "parent_session_id", "metadata")})
-                    added["sessions"] += 1
-                if progress:
-                    progress(1)
-            by_session: dict[str, list[dict]] = {}
-            for _, m in messages:
-                by_session.setdefault(m.pop("session_id"), []).append(m)
-            for sid, ms in by_session.items():
-                self.add_messages(sid, ms)
-                added["messages"] += len(ms)
-                if progress:
-                    progress(len(ms))
-            return skipped
+    if sessions or messages:
+        skipped = ctx.store.write(write_log)
+    results = imp.memories.add_many_ex(memories, dedup=dedup, progress=progress) if memories else []
+    added["memories"] = sum(1 for r in results if not r.deduplicated)
+    dups = sum(1 for r in results if r.deduplicated)
+    ctx.store.write(
+        lambda c: audit.append(
+            c,
+            at=ctx.clock.now(),
+            actor=ctx.actor,
+            action="import",
+            target_kind="file",
+            target_id=path.name,
+            summary={"added": added, "deduplicated": dups, "skipped": skipped, "forgotten": forgotten},
+        )
+    )
+    return {
+        "file": str(path),
+        "added": added,
+        "deduplicated": dups,
+        "skipped_existing_sessions": skipped,
+        "skipped_forgotten": forgotten,
+    }
 
-        if sessions or messages:
-            skipped = self.store.write(write_log)
-        results = self.add_memories_ex(memories, dedup=dedup, progress=progress) if memories else []
-        added["memories"] = sum(1 for r in results if not r.deduplicated)
-        dups = sum(1 for r in results if r.deduplicated)
-        self.store.write(lambda c: audit.append(
-            c, at=self.clock.now(), actor=self.actor, action="import", target_kind="file",
-            target_id=path.name, summary={"added": added, "deduplicated": dups, "skipped": skipped,
-                                          "forgotten": forgotten}))
-        return {"file": str(path), "added": added, "deduplicated": dups,
-                "skipped_existing_sessions": skipped, "skipped_forgotten": forgotten}
 
-    def _drop_forgotten(self, sessions, messages, memories):
-        """What a forget removed here does not come back through ingest either: sessions by id,
-        messages by their session or content, memories by content (engine/tombstones.py)."""
-        from engine.importers.common import forgotten
-
-        with self.store.reading() as conn:
-            gone = {s["id"] for s in sessions if forgotten(conn, "session", ident=s["id"])}
-            gone |= {m["session_id"] for _, m in messages if m["session_id"] not in gone
-                     and forgotten(conn, "session", ident=m["session_id"])}
-            keep_s = [s for s in sessions if s["id"] not in gone]
-            # Content is checked in sessions this database holds (a session new here is a
-            # conversation the forget never saw; see importers/hermes_import._messages).
-            held = {sid for sid in {m["session_id"] for _, m in messages}
-                    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()}
-            keep_m = [(w, m) for w, m in messages if m["session_id"] not in gone
-                      and not (m["session_id"] in held
-                               and forgotten(conn, "message", texts=(m.get("content"),)))]
-            keep_k = [k for k in memories if not forgotten(conn, "memory", texts=(k.get("content"),))]
-        n = len(sessions) - len(keep_s) + len(messages) - len(keep_m) + len(memories) - len(keep_k)
-        return keep_s, keep_m, keep_k, n
+def _drop_forgotten(
+    ctx: Context, sessions: list[dict], messages: list[tuple[str, dict]], memories: list[dict]
+):
+    """What a forget removed here does not come back through ingest either: sessions by id,
+    messages by their session or content, memories by content (engine/forget/tombstones.py)."""
+    with ctx.store.reading() as conn:
+        gone = {s["id"] for s in sessions if is_forgotten(conn, "session", ident=s["id"])}
+        gone |= {
+            m["session_id"]
+            for _, m in messages
+            if m["session_id"] not in gone and is_forgotten(conn, "session", ident=m["session_id"])
+        }
+        keep_s = [s for s in sessions if s["id"] not in gone]
+        # Content is checked in sessions this database holds (a session new here is a
+        # conversation the forget never saw; see importers/hermes_import._messages).
+        held = {
+            sid
+            for sid in {m["session_id"] for _, m in messages}
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()
+        }
+        keep_m = [
+            (w, m)
+            for w, m in messages
+            if m["session_id"] not in gone
+            and not (m["session_id"] in held and is_forgotten(conn, "message", texts=(m.get("content"),)))
+        ]
+        keep_k = [k for k in memories if not is_forgotten(conn, "memory", texts=(k.get("content"),))]
+    n = len(sessions) - len(keep_s) + len(messages) - len(keep_m) + len(memories) - len(keep_k)
+    return keep_s, keep_m, keep_k, n

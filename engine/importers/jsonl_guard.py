@@ -7,25 +7,42 @@ tombstones. Restoring into the same database (same `database_id`) is a re-import
 snapshot: ids are never reused, so an id the database has already handed out but no longer holds
 was deleted here (forgotten, merged away, cascaded) and is not re-created; a live row that differs
 from its older exported copy (redacted, edited since) is kept as it is."""
+
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from engine.forget.tombstones import flow_text
 from engine.importers.common import forgotten
+from engine.storage.dump import TableDump
 
 # Integer-keyed tables whose deleted rows a same-database restore must not re-create.
-NEVER_RECREATE = ("memories", "messages", "rules", "rule_history", "flows", "flow_runs", "proposals",
-                  "curator_runs", "audit", "forget_requests", "tombstones")
+NEVER_RECREATE = (
+    "memories",
+    "messages",
+    "rules",
+    "rule_history",
+    "flows",
+    "flow_runs",
+    "proposals",
+    "curator_runs",
+    "audit",
+    "forget_requests",
+    "tombstones",
+)
 # child table -> (its column naming the parent, parent table)
-CHILDREN = {"messages": ("session_id", "sessions"), "rule_history": ("rule_id", "rules"),
-            "flow_runs": ("flow_id", "flows")}
+CHILDREN = {
+    "messages": ("session_id", "sessions"),
+    "rule_history": ("rule_id", "rules"),
+    "flow_runs": ("flow_id", "flows"),
+}
 
 
 def database_id(conn) -> str | None:
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'database_id'").fetchone()
-    except Exception:                   # noqa: BLE001 - no meta table: not one of ours yet
+    except Exception:  # noqa: BLE001 - no meta table: not one of ours yet
         return None
     return row[0] if row and row[0] else None
 
@@ -41,32 +58,30 @@ def export_database_id(header: dict, records) -> str | None:
 
 
 class Guard:
-    def __init__(self, conn, same_db: bool) -> None:
+    """Decides, row by row inside the restore's transaction, what is not restored and why."""
+
+    def __init__(self, conn: Any, same_db: bool, dump: TableDump) -> None:
         self.conn = conn
         self.same_db = same_db
-        self.skipped: dict[str, set] = {}         # table -> keys of rows not restored
-        self.fresh: set[str] = set()              # sessions this restore added (new here)
+        self.dump = dump
+        self.skipped: dict[str, set] = {}  # table -> keys of rows not restored
+        self.fresh: set[str] = set()  # sessions this restore added (new here)
         self._high: dict[str, int] = {}
 
     def _high_water(self, table: str) -> int:
         """The largest id this database ever handed out in `table`."""
         if table not in self._high:
-            seq = 0
-            try:
-                row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?",
-                                        (table,)).fetchone()
-                seq = int(row[0]) if row and row[0] is not None else 0
-            except Exception:           # noqa: BLE001 - no AUTOINCREMENT table in this file
-                pass
-            top = self.conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
-            self._high[table] = max(seq, int(top))
+            self._high[table] = self.dump.high_water(self.conn, table)
         return self._high[table]
 
     def clean(self, table: str, row: dict) -> dict:
         """A kept row's link to a forgotten session goes, as the forget unlinked it here."""
         sid = row.get("session_id") if table == "memories" else None
-        if isinstance(sid, str) and sid and (sid in self.skipped.get("sessions", ())
-                                             or forgotten(self.conn, "session", ident=sid)):
+        if (
+            isinstance(sid, str)
+            and sid
+            and (sid in self.skipped.get("sessions", ()) or forgotten(self.conn, "session", ident=sid))
+        ):
             return {**row, "session_id": None}
         return row
 
@@ -91,8 +106,12 @@ class Guard:
         hit = False
         if table == "memories":
             skill = _json(row.get("metadata")).get("hermes_skill")
-            hit = forgotten(c, "memory", ident=f"hermes_skill:{skill}" if isinstance(skill, str)
-                            and skill else None, texts=(row.get("content"),))
+            hit = forgotten(
+                c,
+                "memory",
+                ident=f"hermes_skill:{skill}" if isinstance(skill, str) and skill else None,
+                texts=(row.get("content"),),
+            )
         elif table == "sessions":
             hit = forgotten(c, "session", ident=row.get("id"))
         elif table == "messages":
@@ -100,13 +119,18 @@ class Guard:
             # not muted by the common words of a forgotten one (see hermes_import._messages).
             hit = forgotten(c, "session", ident=row.get("session_id")) or (
                 row.get("session_id") not in self.fresh
-                and forgotten(c, "message", texts=(row.get("content"),)))
+                and forgotten(c, "message", texts=(row.get("content"),))
+            )
         elif table == "rules":
             hit = forgotten(c, "rule", texts=(row.get("text"),))
         elif table == "flows":
             steps = _json(row.get("steps"), [])
-            hit = forgotten(c, "flow", ident=row.get("name"), texts=(
-                flow_text(row.get("description") or "", steps if isinstance(steps, list) else []),))
+            hit = forgotten(
+                c,
+                "flow",
+                ident=row.get("name"),
+                texts=(flow_text(row.get("description") or "", steps if isinstance(steps, list) else []),),
+            )
         return "forgotten here (tombstone)" if hit else None
 
 

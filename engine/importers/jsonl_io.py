@@ -2,37 +2,57 @@
 
 Line 1 is a header (`{"type": "header", "format": "memconsole-jsonl", ...}`); every other line is
 `{"type": <record type>, "row": {column: value}}`, plus `"vector"` (base64 float32) on a memory
-whose vector was exported. Column lists come from the live tables (`PRAGMA table_info`), so the
-format follows the schema as it grows. Rows keep their ids, so links between them (messages to
+whose vector was exported. Column lists come from the live tables (the store's `dump`,
+engine/storage/dump.py), so the format follows the schema as it grows. Rows keep their ids, so links between them (messages to
 sessions, runs to flows, tombstones to requests, audit hashes) survive; importing a row whose id
 is already taken by an identical row skips it, by a different row fails. ``ingest`` is the simple
 hand-written format; this one is for moving a whole database.
 """
+
 from __future__ import annotations
 
 import base64
 import json
 import os
 import stat
+from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
-from engine.storage.sqlite import schema
 from engine.errors import ImportFailed, InvalidInput
-from engine.importers.ingest import json_lines
-from engine.storage.sqlite.store import Error as DbError
 from engine.importers import validate
-from engine.importers.common import DryRun, ExportSummary, ImportSummary, Progress, tick
+from engine.importers.common import ExportSummary, ImportSummary, Progress, tick
+from engine.importers.files import database_files
+from engine.importers.ingest import json_lines
 from engine.importers.jsonl_guard import Guard, database_id, export_database_id
+from engine.storage.dump import TableDump
+from engine.storage.sqlite import schema
+from engine.storage.sqlite.store import Error as DbError
+from engine.tables import memories as memories_table
+
+if TYPE_CHECKING:
+    from engine.importers.service import Importers
 
 FORMAT = "memconsole-jsonl"
 VERSION = 1
 # Record type for each table (a table added later is exported under its own name).
-TYPE_OF = {"meta": "meta", "sessions": "session", "messages": "message", "memories": "memory",
-           "rules": "rule", "rule_history": "rule_history", "flows": "flow", "flow_runs": "flow_run",
-           "proposals": "proposal", "curator_runs": "curator_run", "audit": "audit",
-           "forget_requests": "forget_request", "tombstones": "tombstone",
-           "import_watermarks": "import_watermark"}
+TYPE_OF = {
+    "meta": "meta",
+    "sessions": "session",
+    "messages": "message",
+    "memories": "memory",
+    "rules": "rule",
+    "rule_history": "rule_history",
+    "flows": "flow",
+    "flow_runs": "flow_run",
+    "proposals": "proposal",
+    "curator_runs": "curator_run",
+    "audit": "audit",
+    "forget_requests": "forget_request",
+    "tombstones": "tombstone",
+    "import_watermarks": "import_watermark",
+}
 _BLOB = "$b64"
 # Engine bookkeeping: a live value that differs is kept, not a conflict.
 _KEEP_LIVE = ("meta",)
@@ -42,18 +62,9 @@ IDENTITY_META = ("app", "generation", "database_id")
 DERIVED = {"vector_changes"}
 
 
-def tables(conn) -> list[tuple[str, list[str], list[str]]]:
+def tables(dump: TableDump, conn) -> list[tuple[str, list[str], list[str]]]:
     """(table, columns, primary-key columns) for every schema table present, parents first."""
-    out = []
-    have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    for t in schema.TABLES:
-        if t.name not in have or t.name in DERIVED:
-            continue
-        info = conn.execute(f"PRAGMA table_info({t.name})").fetchall()
-        cols = [r[1] for r in info]
-        pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
-        out.append((t.name, cols, pk or ["rowid"]))
-    return out
+    return dump.tables(conn, [t.name for t in schema.TABLES if t.name not in DERIVED])
 
 
 def _enc(v):
@@ -80,35 +91,51 @@ def _dumps(rec: dict) -> str:
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
 
 
-def export_records(eng, *, vectors: bool = True):
+def export_records(imp: Importers, *, vectors: bool = True) -> Iterator[dict[str, Any]]:
     """Yield every record (the header first), all read from one snapshot of the file."""
-    with eng.store.reading() as conn:
-        tabs = tables(conn)
-        counts = {TYPE_OF.get(t, t): conn.execute(f"SELECT count(*) FROM {t}{_only(t)}").fetchone()[0]
-                  for t, _, _ in tabs}
-        yield {"type": "header", "format": FORMAT, "version": VERSION,
-               "generation": schema.GENERATION, "exported_at": eng.clock.now(), "records": counts,
-               "vectors": bool(vectors), "database_id": database_id(conn)}
+    dump = imp.ctx.store.dump
+    with imp.ctx.store.reading() as conn:
+        tabs = tables(dump, conn)
+        counts = {
+            TYPE_OF.get(t, t): conn.execute(f"SELECT count(*) FROM {t}{_only(t)}").fetchone()[0]
+            for t, _, _ in tabs
+        }
+        yield {
+            "type": "header",
+            "format": FORMAT,
+            "version": VERSION,
+            "generation": schema.GENERATION,
+            "exported_at": imp.ctx.clock.now(),
+            "records": counts,
+            "vectors": bool(vectors),
+            "database_id": database_id(conn),
+        }
         for t, cols, _ in tabs:
             rtype = TYPE_OF.get(t, t)
-            sql = f"SELECT {', '.join(cols)} FROM {t}{_only(t)} ORDER BY rowid"
-            if t == "memories" and vectors:
-                sql = (f"SELECT {', '.join('m.' + c for c in cols)}, v.embedding FROM memories m "
-                       f"LEFT JOIN memories_vec v ON v.memory_id = m.id ORDER BY m.rowid")
-            for r in conn.execute(sql):
+            with_vectors = t == "memories" and vectors
+            rows = (
+                dump.memories_with_vectors(conn, cols) if with_vectors else dump.rows(conn, t, cols, _only(t))
+            )
+            for r in rows:
                 rec = {"type": rtype, "row": {c: _enc(r[i]) for i, c in enumerate(cols)}}
-                if t == "memories" and vectors and r[len(cols)] is not None:
+                if with_vectors and r[len(cols)] is not None:
                     rec["vector"] = base64.b64encode(bytes(r[len(cols)])).decode("ascii")
                 yield rec
 
 
-def export_file(eng, path: str | Path, *, vectors: bool = True, overwrite: bool = True,
-                progress: Progress | None = None) -> ExportSummary:
+def export_file(
+    imp: Importers,
+    path: str | Path,
+    *,
+    vectors: bool = True,
+    overwrite: bool = True,
+    progress: Progress | None = None,
+) -> ExportSummary:
     """Write the export atomically (a new temp file, then rename), private to the owner (0600).
     Only a regular file is ever replaced (and only with `overwrite`): never a symlink (its target
-    would stay, the link would go), a device or a FIFO."""
+    would stay, the link would go), a device, a FIFO, or the database's own files."""
     path = Path(path)
-    check_target(path, overwrite)
+    check_target(path, overwrite, database=imp.ctx.path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     counts: dict[str, int] = {}
     nvec = 0
@@ -119,9 +146,9 @@ def export_file(eng, path: str | Path, *, vectors: bool = True, overwrite: bool 
         raise ImportFailed(f"{path}: cannot write ({exc.strerror})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o600)            # whatever the umask
-            step = None
-            for rec in export_records(eng, vectors=vectors):
+            os.fchmod(f.fileno(), 0o600)  # whatever the umask
+            step = tick(None, 0)
+            for rec in export_records(imp, vectors=vectors):
                 if rec["type"] == "header":
                     step = tick(progress, sum(rec["records"].values()))
                 else:
@@ -129,7 +156,7 @@ def export_file(eng, path: str | Path, *, vectors: bool = True, overwrite: bool 
                     nvec += "vector" in rec
                     step(1)
                 f.write(_dumps(rec) + "\n")
-        check_target(path, overwrite)               # nothing swapped in while we wrote
+        check_target(path, overwrite, database=imp.ctx.path)  # nothing swapped in meanwhile
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -137,35 +164,57 @@ def export_file(eng, path: str | Path, *, vectors: bool = True, overwrite: bool 
     return ExportSummary(str(path), counts, nvec, os.stat(path).st_size)
 
 
-def check_target(path: Path, overwrite: bool) -> None:
-    """Refuse to replace anything but a regular file, and a regular file unless `overwrite`."""
+def check_target(path: Path, overwrite: bool, *, database: Path | None = None) -> None:
+    """Refuse to replace anything but a regular file, a regular file unless `overwrite`, and ever
+    the live `database` or its -wal/-shm (by name, or by inode for another link to one)."""
+    if database is not None and _is_database_file(path, database):
+        raise InvalidInput(f"{path} is the memory database's own file; export writes elsewhere")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
     except OSError as exc:
         raise ImportFailed(f"{path}: cannot write ({exc.strerror})") from None
+    if database is not None and (st.st_dev, st.st_ino) in database_files(database):
+        raise InvalidInput(f"{path} is the memory database's own file; export writes elsewhere")
     if stat.S_ISLNK(st.st_mode):
-        raise InvalidInput(f"{path} is a symlink; export writes only to a regular file "
-                           f"(give the real path)")
+        raise InvalidInput(f"{path} is a symlink; export writes only to a regular file (give the real path)")
     if not stat.S_ISREG(st.st_mode):
         raise InvalidInput(f"{path} is {_kind_of(st.st_mode)}; export replaces only a regular file")
     if not overwrite:
         raise InvalidInput(f"{path} exists; use --force to overwrite it")
 
 
+def _is_database_file(path: Path, database: Path) -> bool:
+    """`path` names the database or its -wal/-shm (folders resolved: another spelling counts)."""
+    try:
+        where = path.absolute().parent.resolve() / path.name
+        db = database.absolute().parent.resolve() / database.name
+    except (OSError, RuntimeError):
+        return False
+    return where in {db.with_name(db.name + suffix) for suffix in ("", "-wal", "-shm")}
+
+
 def _kind_of(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a folder")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
 
 
 # -- import --------------------------------------------------------------------------------------
-def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]
-              ) -> tuple[dict, list[tuple[int, str, dict, bytes | None]]]:
+def read_file(
+    path: Path,
+    live: dict[str, tuple[list[str], list[str]]],
+    *,
+    avoid: Collection[tuple[int, int]] = frozenset(),
+) -> tuple[dict, list[tuple[int, str, dict, bytes | None]]]:
     """Validate the whole file before anything is written: (header, [(line, table, row, vector)]).
     Every row is held to its table's schema (validate.check_row): a malformed row stored now
     would make forget, proposals or the curator fail later."""
@@ -173,14 +222,18 @@ def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]
     out = []
     header: dict = {}
     seen_header = False
-    for no, where, rec in json_lines(path):
+    for no, where, rec in json_lines(path, avoid=avoid):
         if not seen_header:
             if rec.get("type") != "header" or rec.get("format") != FORMAT:
-                raise ImportFailed(f"{where}: not a memconsole export (the first line must be "
-                                   f"its header); for hand-written files use `ingest`")
+                raise ImportFailed(
+                    f"{where}: not a memconsole export (the first line must be "
+                    f"its header); for hand-written files use `ingest`"
+                )
             if not isinstance(rec.get("version"), int) or rec["version"] > VERSION:
-                raise ImportFailed(f"{where}: export format version {rec.get('version')!r} "
-                                   f"is newer than this memconsole reads ({VERSION})")
+                raise ImportFailed(
+                    f"{where}: export format version {rec.get('version')!r} "
+                    f"is newer than this memconsole reads ({VERSION})"
+                )
             seen_header = True
             header = rec
             continue
@@ -189,11 +242,12 @@ def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]
             raise ImportFailed(f"{where}: unknown record type {rec.get('type')!r}")
         row = rec.get("row")
         if not isinstance(row, dict) or not row:
-            raise ImportFailed(f"{where}: a {rec['type']} record needs a \"row\" object")
+            raise ImportFailed(f'{where}: a {rec["type"]} record needs a "row" object')
         unknown = [c for c in row if c not in live[table][0]]
         if unknown:
-            raise ImportFailed(f"{where}: {table} has no column(s) {', '.join(unknown)} "
-                               f"(exported by a newer memconsole?)")
+            raise ImportFailed(
+                f"{where}: {table} has no column(s) {', '.join(unknown)} (exported by a newer memconsole?)"
+            )
         vec = rec.get("vector")
         try:
             if vec is not None:
@@ -205,42 +259,44 @@ def read_file(path: Path, live: dict[str, tuple[list[str], list[str]]]
         except InvalidInput as exc:
             raise ImportFailed(f"{where}: {exc}") from None
         except (ValueError, TypeError):
-            raise ImportFailed(f"{where}: a \"{_BLOB}\" value is not base64") from None
+            raise ImportFailed(f'{where}: a "{_BLOB}" value is not base64') from None
         out.append((no, table, row, vec))
     if not seen_header:
         raise ImportFailed(f"{path}: empty file (no memconsole export header)")
     return header, out
 
 
-def import_file(eng, path: str | Path, *, dry_run: bool = False,
-                progress: Progress | None = None) -> ImportSummary:
+def import_file(
+    imp: Importers, path: str | Path, *, dry_run: bool = False, progress: Progress | None = None
+) -> ImportSummary:
+    ctx, dump = imp.ctx, imp.ctx.store.dump
     path = Path(path)
-    with eng.store.reading() as conn:
-        live = {t: (cols, pk) for t, cols, pk in tables(conn)}
-        vlog = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_changes'").fetchone()
+    with ctx.store.reading() as conn:
+        live = {t: (cols, pk) for t, cols, pk in tables(dump, conn)}
+        vlog = dump.has_table(conn, "vector_changes")
         here = database_id(conn)
-    header, records = read_file(path, live)
+    header, records = read_file(path, live, avoid=imp.own_files())
     same_db = here is not None and export_database_id(header, records) == here
     step = tick(progress, len(records))
 
     def write(conn) -> ImportSummary:
         s = ImportSummary(source=str(path), format="jsonl", dry_run=dry_run)
-        conn.execute("PRAGMA defer_foreign_keys = ON")       # rows arrive parents first anyway
-        lines: dict[tuple[str, int], int] = {}               # (table, rowid) -> line, for FK errors
-        guard = Guard(conn, same_db)
+        dump.defer_foreign_keys(conn)  # rows arrive parents first anyway
+        lines: dict[tuple[str, int], int] = {}  # (table, row key) -> line, for FK errors
+        guard = Guard(conn, same_db, dump)
         for no, table, row, vec in records:
             step(1)
             rtype = TYPE_OF.get(table, table)
             _, pk = live[table]
             if table == "meta" and row.get("key") in IDENTITY_META:
-                continue            # an older export's identity rows: this database keeps its own
+                continue  # an older export's identity rows: this database keeps its own
             why = guard.reason(table, row)
             if why is not None:
                 s.skip(f"{rtype} {why}")
                 continue
             row = guard.clean(table, row)
             try:
-                how = _restore(eng, conn, table, pk, row, vec, bool(vlog), keep_live=same_db)
+                how = _restore(dump, conn, table, pk, row, vec, vlog, keep_live=same_db)
                 if isinstance(how, int) and table == "sessions":
                     guard.fresh.add(row.get("id"))
                 if isinstance(how, int):
@@ -256,49 +312,55 @@ def import_file(eng, path: str | Path, *, dry_run: bool = False,
                 s.skip(f"{rtype} differs from this database's; kept this database's")
             else:
                 s.skip(f"{rtype} already present")
-        for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check").fetchall():
-            no = lines.get((table, rowid))
+        for table, key, parent in dump.foreign_key_violations(conn):
+            no = lines.get((table, key))
             where = f"{path}:{no}" if no else str(path)
-            raise ImportFailed(f"{where}: this {TYPE_OF.get(table, table)} refers to a missing "
-                               f"{TYPE_OF.get(parent, parent)}")
-        audit.append(conn, at=eng.clock.now(), actor=eng.actor, action="import",
-                     target_kind="jsonl", target_id=path.name,
-                     summary={"added": s.added, "skipped": s.skipped})
-        if dry_run:
-            raise DryRun(s)
+            raise ImportFailed(
+                f"{where}: this {TYPE_OF.get(table, table)} refers to a missing {TYPE_OF.get(parent, parent)}"
+            )
+        audit.append(
+            conn,
+            at=ctx.clock.now(),
+            actor=ctx.actor,
+            action="import",
+            target_kind="jsonl",
+            target_id=path.name,
+            summary={"added": s.added, "skipped": s.skipped},
+        )
         return s
 
-    try:
-        return eng.store.write(write)
-    except DryRun as d:
-        return d.summary
+    return ctx.store.dry_run(write) if dry_run else ctx.store.write(write)
 
 
-def _restore(eng, conn, table: str, pk: list[str], row: dict, vec: bytes | None,
-             vlog: bool, keep_live: bool = False) -> str | int:
-    """"same" | "kept" for a row already there, else the new row's rowid."""
-    if all(k in row for k in pk) and pk != ["rowid"]:
+def _restore(
+    dump: TableDump,
+    conn,
+    table: str,
+    pk: list[str],
+    row: dict,
+    vec: bytes | None,
+    vlog: bool,
+    keep_live: bool = False,
+) -> str | int:
+    """ "same" | "kept" for a row already there, else the new row's key (as foreign-key checks
+    name it)."""
+    if pk and all(k in row for k in pk):
         where = " AND ".join(f"{k} = ?" for k in pk)
         have = conn.execute(f"SELECT * FROM {table} WHERE {where}", [row[k] for k in pk]).fetchone()
         if have is not None:
             # `embedded` only says whether a vector exists yet: not part of a row's identity.
             if all(have[c] == v for c, v in row.items() if c != "embedded"):
                 return "same"
-            if table in _KEEP_LIVE or keep_live:     # the live row is newer than its export
+            if table in _KEEP_LIVE or keep_live:  # the live row is newer than its export
                 return "kept"
             ident = ", ".join(str(row[k]) for k in pk)
-            raise ImportFailed(f"{TYPE_OF.get(table, table)} {ident} already exists with different "
-                               f"content (import into an empty database)")
+            raise ImportFailed(
+                f"{TYPE_OF.get(table, table)} {ident} already exists with different "
+                f"content (import into an empty database)"
+            )
     if table == "memories" and vec is None:
-        row = {**row, "embedded": 0}     # no vector in the file: backfill makes one
-    cols = list(row)
-    cur = conn.execute(f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                       [row[c] for c in cols])
+        row = {**row, "embedded": 0}  # no vector in the file: backfill makes one
+    key = dump.insert(conn, table, row)
     if vec is not None:
-        r = conn.execute("SELECT * FROM memories WHERE id = ?", (row["id"],)).fetchone()
-        conn.execute("INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
-                     " VALUES (?,?,?,?,?,?,?)", (r["id"], vec, r["tier"], r["kind"], r["category"],
-                                                 r["agent"] or "", r["user"] or ""))
-        if vlog:      # tell in-memory vector matrices in other processes about it
-            conn.execute("INSERT INTO vector_changes(memory_id) VALUES (?)", (r["id"],))
-    return int(cur.lastrowid)
+        dump.restore_vector(conn, memories_table.row(conn, row["id"]), vec, log=vlog)
+    return key

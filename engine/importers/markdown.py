@@ -1,15 +1,38 @@
 """Markdown memory files (MEMORY.md style): entries separated by a line holding only `§`, or by
 blank lines; a block that is a bulleted list gives one entry per top-level bullet. Also the
 small Markdown reading that skills need (steps from a body)."""
+
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.audit import log as audit
+from engine.errors import ImportFailed, InvalidInput
+from engine.importers.common import (
+    ImportSummary,
+    Progress,
+    embed_new,
+    forgotten_content,
+    insert_memory,
+    memory_exists,
+    tick,
+)  # fmt: skip
+from engine.importers.files import read_regular
+from engine.memories import check_text, normalize_item
+
+if TYPE_CHECKING:
+    from engine.importers.service import Importers
 
 _BULLET = re.compile(r"^[-*+]\s+(.*)$")
 _NUMBERED = re.compile(r"^\s{0,3}\d+[.)]\s+(.*)$")
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
-PREFERENCE = re.compile(r"\b(prefers?|preferred|likes?|dislikes?|loves?|hates?|wants?|favou?rite|"
-                        r"rather|always|never|please|don'?t)\b", re.I)
+PREFERENCE = re.compile(
+    r"\b(prefers?|preferred|likes?|dislikes?|loves?|hates?|wants?|favou?rite|"
+    r"rather|always|never|please|don'?t)\b",
+    re.I,
+)
 
 
 def split_entries(text: str, separator: str | None = None) -> list[tuple[int, str]]:
@@ -64,7 +87,7 @@ def _split_block(start: int, block: list[str]) -> list[tuple[int, str]]:
         if m:
             items.append((start + i, [m.group(1)]))
         elif items:
-            items[-1][1].append(line.strip())    # continuation or a nested bullet
+            items[-1][1].append(line.strip())  # continuation or a nested bullet
     return [(no, "\n".join(parts).strip()) for no, parts in items if "\n".join(parts).strip()]
 
 
@@ -100,33 +123,41 @@ def steps_from_body(body: str) -> list[str]:
 
 
 # -- importing a file ----------------------------------------------------------------------------
-def import_file(eng, path, *, agent: str, user: str = "", kind: str = "semantic",
-                category: str | None = None, dry_run: bool = False, progress=None):
+def import_file(
+    imp: Importers,
+    path: str | Path,
+    *,
+    agent: str,
+    user: str = "",
+    kind: str = "semantic",
+    category: str | None = None,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> ImportSummary:
     """Each entry becomes a memory of `agent`; entries already stored for that agent are skipped,
     so importing a file again adds only what was written since. A file named USER.md holds facts
     about the user: its entries are preferences or facts."""
-    from pathlib import Path
-
-    from engine.audit import log as audit
-    from engine.errors import ImportFailed, InvalidInput
-    from engine.memories import check_text, normalize_item
-    from engine.importers.common import (DryRun, ImportSummary, embed_new, forgotten_content, insert_memory,
-                         memory_exists, tick)
-    from engine.importers.files import read_regular
-
+    ctx = imp.ctx
     path = Path(path)
-    agent = check_text(agent, "agent", limit=200)     # a memory file must belong to someone
+    agent = check_text(agent, "agent", limit=200)  # a memory file must belong to someone
     try:
-        text = read_regular(path).decode("utf-8")     # never a FIFO or a device
+        text = read_regular(path, avoid=imp.own_files()).decode("utf-8")  # never a FIFO or a device
     except UnicodeDecodeError as exc:
         raise ImportFailed(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     about_user = path.name.upper() == "USER.MD"
     items = []
     for no, entry in split_entries(text):
-        cat = category or (("preference" if looks_like_preference(entry) else "fact")
-                           if about_user else "general")
-        item = dict(content=entry, kind=kind, category=cat, agent=agent, user=user,
-                    metadata={"source": "markdown", "file": path.name, "line": no})
+        cat = category or (
+            ("preference" if looks_like_preference(entry) else "fact") if about_user else "general"
+        )
+        item = dict(
+            content=entry,
+            kind=kind,
+            category=cat,
+            agent=agent,
+            user=user,
+            metadata={"source": "markdown", "file": path.name, "line": no},
+        )
         try:
             normalize_item(item)
         except InvalidInput as exc:
@@ -134,9 +165,9 @@ def import_file(eng, path, *, agent: str, user: str = "", kind: str = "semantic"
         items.append(item)
     step = tick(progress, len(items))
 
-    def write(conn):
+    def write(conn) -> ImportSummary:
         s = ImportSummary(source=str(path), format="markdown", dry_run=dry_run)
-        now, ids = eng.clock.now(), []
+        now, ids = ctx.clock.now(), []
         for item in items:
             step(1)
             if memory_exists(conn, agent, item["content"]):
@@ -145,17 +176,20 @@ def import_file(eng, path, *, agent: str, user: str = "", kind: str = "semantic"
             if forgotten_content(conn, item["content"]):
                 s.skip("entry was forgotten here (tombstone)")
                 continue
-            ids.append(insert_memory(eng, conn, item, now=now, reason=f"imported from {path.name}"))
+            ids.append(
+                insert_memory(conn, item, actor=ctx.actor, now=now, reason=f"imported from {path.name}")
+            )
             s.add("memories")
-        s.vectors = embed_new(eng, conn, ids)
-        audit.append(conn, at=now, actor=eng.actor, action="import", target_kind="markdown",
-                     target_id=path.name, summary={"agent": agent, "added": s.added,
-                                                   "skipped": s.skipped})
-        if dry_run:
-            raise DryRun(s)
+        s.vectors = embed_new(ctx, conn, ids)
+        audit.append(
+            conn,
+            at=now,
+            actor=ctx.actor,
+            action="import",
+            target_kind="markdown",
+            target_id=path.name,
+            summary={"agent": agent, "added": s.added, "skipped": s.skipped},
+        )
         return s
 
-    try:
-        return eng.store.write(write)
-    except DryRun as d:
-        return d.summary
+    return ctx.store.dry_run(write) if dry_run else ctx.store.write(write)

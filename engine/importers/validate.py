@@ -4,6 +4,7 @@ held to the schema (types, JSON columns, ranges, vectors) before anything is wri
 Python's json module accepts `NaN`, `Infinity` and `1e999` (read as inf) and integers of any size;
 stored, they make forget, proposals or the curator fail later, far from the file that brought
 them. Every importer parses through `loads` and a JSONL export's rows through `check_row`."""
+
 from __future__ import annotations
 
 import base64
@@ -12,13 +13,13 @@ import math
 
 import numpy as np
 
-from engine.storage.sqlite import schema
 from engine.errors import InvalidInput
 from engine.sessions import ROLES
+from engine.storage.sqlite import schema
 from engine.types import KINDS, TIERS
 
-INT_MAX = 2 ** 63 - 1
-INT_MIN = -(2 ** 63)
+INT_MAX = 2**63 - 1
+INT_MIN = -(2**63)
 # Epoch seconds a date can be formatted from: 1970 up to the last second of year 9999.
 TIME_MAX = 253402300799.0
 
@@ -36,8 +37,7 @@ def _float(text: str) -> float:
 
 def _int(text: str) -> int:
     if len(text.lstrip("-")) > 19:
-        raise InvalidInput(f"integer {text[:40]}{'...' if len(text) > 40 else ''} does not fit "
-                           f"in 64 bits")
+        raise InvalidInput(f"integer {text[:40]}{'...' if len(text) > 40 else ''} does not fit in 64 bits")
     v = int(text)
     if not INT_MIN <= v <= INT_MAX:
         raise InvalidInput(f"integer {text} does not fit in 64 bits")
@@ -71,19 +71,24 @@ def finite_json(v, what: str) -> None:
             finite_json(x, what)
 
 
-def number(v, what: str, lo: float | None = None, hi: float | None = None, *,
-           integer: bool = False) -> None:
+def number(v, what: str, lo: float | None = None, hi: float | None = None, *, integer: bool = False) -> None:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
-        raise InvalidInput(f"\"{what}\" must be {'a whole number' if integer else 'a number'}, "
-                           f"not {type(v).__name__}")
+        raise InvalidInput(
+            f'"{what}" must be {"a whole number" if integer else "a number"}, not {type(v).__name__}'
+        )
     if isinstance(v, float) and not math.isfinite(v):
-        raise InvalidInput(f"\"{what}\" must be finite, not {v}")
+        raise InvalidInput(f'"{what}" must be finite, not {v}')
     if isinstance(v, int) and not INT_MIN <= v <= INT_MAX:
-        raise InvalidInput(f"\"{what}\" does not fit in 64 bits")
+        raise InvalidInput(f'"{what}" does not fit in 64 bits')
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        span = (f"between {lo:g} and {hi:g}" if lo is not None and hi is not None
-                else f"at least {lo:g}" if lo is not None else f"at most {hi:g}")
-        raise InvalidInput(f"\"{what}\" must be {span}, not {v:g}")
+        span = (
+            f"between {lo:g} and {hi:g}"
+            if lo is not None and hi is not None
+            else f"at least {lo:g}"
+            if lo is not None
+            else f"at most {hi:g}"
+        )
+        raise InvalidInput(f'"{what}" must be {span}, not {v:g}')
 
 
 def epoch(v, what: str) -> None:
@@ -93,17 +98,33 @@ def epoch(v, what: str) -> None:
 # -- rows of a full export ---------------------------------------------------------------------
 _OBJ, _LIST, _ANY = dict, list, object
 # JSON text columns and the JSON type each must hold ("" allowed where the schema defaults to it).
-JSON_COLUMNS = {"metadata": _OBJ, "steps": _LIST, "triggers": _LIST, "members": _LIST,
-                "evidence": _OBJ, "snapshot": _ANY, "counts": _OBJ, "selected": _ANY}
+JSON_COLUMNS = {
+    "metadata": _OBJ,
+    "steps": _LIST,
+    "triggers": _LIST,
+    "members": _LIST,
+    "evidence": _OBJ,
+    "snapshot": _ANY,
+    "counts": _OBJ,
+    "selected": _ANY,
+}
 # (audit.summary is display text the chain hashes as written: any text, not parsed.)
 JSON_BY_TABLE = {"import_watermarks": {"value": _ANY}}
 UNIT = {("memories", "importance"), ("memories", "strength"), ("memories", "anchor_strength")}
-RANGES = {("rules", "score"): (0.0, 10.0), ("rule_history", "old_score"): (0.0, 10.0),
-          ("rule_history", "new_score"): (0.0, 10.0), ("curator_runs", "duration"): (0.0, None)}
+RANGES = {
+    ("rules", "score"): (0.0, 10.0),
+    ("rule_history", "old_score"): (0.0, 10.0),
+    ("rule_history", "new_score"): (0.0, 10.0),
+    ("curator_runs", "duration"): (0.0, None),
+}
 FLAGS = {"pinned", "embedded", "dry_run", "needs_approval"}
 COUNTS = {"access_count", "violations", "token_count", "residue", "watermark"}
-CHOICES = {("memories", "kind"): KINDS, ("memories", "tier"): TIERS, ("messages", "role"): ROLES,
-           ("flow_runs", "outcome"): ("pass", "fail")}
+CHOICES = {
+    ("memories", "kind"): KINDS,
+    ("memories", "tier"): TIERS,
+    ("messages", "role"): ROLES,
+    ("flow_runs", "outcome"): ("pass", "fail"),
+}
 
 
 def _decls() -> dict[str, dict[str, str]]:
@@ -152,69 +173,76 @@ def check_row(table: str, row: dict) -> None:
         typ, not_null, lo, hi, kind, choices = _plan(table, col)
         if v is None:
             if not_null:
-                raise InvalidInput(f"\"{table}.{col}\" may not be null")
+                raise InvalidInput(f'"{table}.{col}" may not be null')
             continue
         if isinstance(v, (bytes, bytearray)):
-            raise InvalidInput(f"\"{table}.{col}\" holds binary data; this column holds "
-                               f"{typ.lower() or 'no binary data'}")
+            raise InvalidInput(
+                f'"{table}.{col}" holds binary data; this column holds {typ.lower() or "no binary data"}'
+            )
         if typ == "TEXT":
             if type(v) is not str or "\x00" in v or not v.isascii():
                 _text(v, f"{table}.{col}")
             if kind is not None and not (v == "" and kind is _ANY):
                 _json_text(v, f"{table}.{col}", kind)
             if choices and v not in choices:
-                raise InvalidInput(f"\"{table}.{col}\" is {v!r}; use one of {', '.join(choices)}")
+                raise InvalidInput(f'"{table}.{col}" is {v!r}; use one of {", ".join(choices)}')
         elif typ == "INTEGER":
             if not (type(v) is int and lo <= v <= hi):
                 number(v, f"{table}.{col}", lo, hi, integer=True)
         elif typ == "REAL":
             t = type(v)
-            if not ((t is float or t is int) and (lo is None or lo <= v) and (hi is None or v <= hi)
-                    and (t is int or math.isfinite(v))):
+            if not (
+                (t is float or t is int)
+                and (lo is None or lo <= v)
+                and (hi is None or v <= hi)
+                and (t is int or math.isfinite(v))
+            ):
                 number(v, f"{table}.{col}", lo, hi)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             number(v, f"{table}.{col}")
         elif not isinstance(v, str):
-            raise InvalidInput(f"\"{table}.{col}\" must be a plain value, not {type(v).__name__}")
+            raise InvalidInput(f'"{table}.{col}" must be a plain value, not {type(v).__name__}')
 
 
 def _text(v, what: str) -> None:
     if not isinstance(v, str):
-        raise InvalidInput(f"\"{what}\" must be text, not {type(v).__name__}")
+        raise InvalidInput(f'"{what}" must be text, not {type(v).__name__}')
     try:
         v.encode("utf-8")
     except UnicodeEncodeError:
-        raise InvalidInput(f"\"{what}\" contains a lone surrogate (not valid Unicode)") from None
+        raise InvalidInput(f'"{what}" contains a lone surrogate (not valid Unicode)') from None
     if "\x00" in v:
-        raise InvalidInput(f"\"{what}\" contains a NUL character")
+        raise InvalidInput(f'"{what}" contains a NUL character')
 
 
 def _json_text(v: str, what: str, kind) -> None:
     try:
         data = loads(v)
     except InvalidInput as exc:
-        raise InvalidInput(f"\"{what}\" is not valid JSON: {exc}") from None
+        raise InvalidInput(f'"{what}" is not valid JSON: {exc}') from None
     except (ValueError, RecursionError) as exc:
-        raise InvalidInput(f"\"{what}\" is not valid JSON ({getattr(exc, 'msg', exc)})") from None
+        raise InvalidInput(f'"{what}" is not valid JSON ({getattr(exc, "msg", exc)})') from None
     if kind is not _ANY and not isinstance(data, kind):
         want = "an object" if kind is dict else "a list"
-        raise InvalidInput(f"\"{what}\" must be JSON {want}, not {type(data).__name__}")
+        raise InvalidInput(f'"{what}" must be JSON {want}, not {type(data).__name__}')
 
 
 def vector(b64) -> bytes:
     """A memory's exported vector: base64 of EMBED_DIM finite float32 values, not all zero."""
     if not isinstance(b64, str):
-        raise InvalidInput("\"vector\" must be base64 text")
+        raise InvalidInput('"vector" must be base64 text')
     try:
         raw = base64.b64decode(b64, validate=True)
     except (ValueError, TypeError):
-        raise InvalidInput("\"vector\" is not base64") from None
+        raise InvalidInput('"vector" is not base64') from None
     if len(raw) != 4 * schema.EMBED_DIM:
-        raise InvalidInput(f"a vector must belong to a memory and hold {schema.EMBED_DIM} float32 "
-                           f"values, not {len(raw) / 4:g}")
+        raise InvalidInput(
+            f"a vector must belong to a memory and hold {schema.EMBED_DIM} float32 "
+            f"values, not {len(raw) / 4:g}"
+        )
     arr = np.frombuffer(raw, dtype="<f4")
     if not np.isfinite(arr).all():
-        raise InvalidInput("\"vector\" holds NaN or infinite values")
+        raise InvalidInput('"vector" holds NaN or infinite values')
     if not arr.any():
-        raise InvalidInput("\"vector\" is all zeros (no direction to compare)")
+        raise InvalidInput('"vector" is all zeros (no direction to compare)')
     return raw

@@ -3,7 +3,7 @@ these functions, inside the caller's transaction. Column names are fixed here, n
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from engine.sql import chunked, marks
@@ -44,15 +44,21 @@ def row(conn: Any, memory_id: int) -> Any:
     return conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
 
 
-def insert(conn: Any, n: NewMemory, *, created: float, now: float) -> int:
-    """A new memory at full strength, anchored at `created`. Returns its id."""
+def insert(
+    conn: Any, n: NewMemory, *, created: float, now: float, anchor: float | None = None,
+    access_count: int = 0, last_accessed: float | None = None,
+) -> int:
+    """A new memory at full strength, anchored at `anchor` (default `created`). Returns its id.
+    An import carries the source's use: `access_count`, `last_accessed` (and the anchor)."""
     got = conn.execute(
         "INSERT INTO memories(content, kind, category, tier, agent, user, importance,"
-        " strength, anchor_strength, created_at, last_reinforced_at, pinned, session_id,"
-        " message_id, metadata, updated_at) VALUES (?,?,?,?,?,?,?,1.0,1.0,?,?,?,?,?,?,?) RETURNING id",
+        " strength, anchor_strength, access_count, created_at, last_accessed_at,"
+        " last_reinforced_at, pinned, session_id, message_id, metadata, updated_at)"
+        " VALUES (?,?,?,?,?,?,?,1.0,1.0,?,?,?,?,?,?,?,?,?) RETURNING id",
         (
             n["content"], n["kind"], n["category"], n["tier"], n["agent"], n["user"],
-            n["importance"], created, created, n["pinned"], n["session_id"],
+            n["importance"], int(access_count), created, last_accessed,
+            created if anchor is None else anchor, n["pinned"], n["session_id"],
             n["message_id"], n["metadata_json"], now,
         ),
     ).fetchall()  # fmt: skip
@@ -92,3 +98,33 @@ def delete(conn: Any, memory_ids: Sequence[int]) -> int:
     for part in chunked(memory_ids):
         n += conn.execute(f"DELETE FROM memories WHERE id IN ({marks(len(part))})", part).rowcount
     return n
+
+
+# Columns a whole-row insert may set (a curator merge builds the merged record column by column).
+INSERTABLE = UPDATABLE | {"access_count", "created_at", "updated_at"}
+
+
+def insert_row(conn: Any, values: Mapping[str, Any]) -> int:
+    """A memory built column by column (columns of INSERTABLE). Returns its id."""
+    bad = set(values) - INSERTABLE
+    if bad:
+        raise ValueError(f"not an insertable memory column: {', '.join(sorted(bad))}")
+    cols = list(values)
+    got = conn.execute(
+        f"INSERT INTO memories({', '.join(cols)}) VALUES ({marks(len(cols))}) RETURNING id",
+        [values[c] for c in cols],
+    ).fetchall()
+    return int(got[0][0])
+
+
+def restore(conn: Any, row: Mapping[str, Any], columns: Iterable[str]) -> None:
+    """Write a row back exactly as recorded, every column including updated_at (a curator undo).
+    `columns`: the table's real columns; a recorded name outside them is refused."""
+    cols = [c for c in row if c != "id"]
+    bad = set(cols) - set(columns)
+    if bad:
+        raise ValueError(f"not a memory column: {', '.join(sorted(bad))[:200]}")
+    conn.execute(
+        f"UPDATE memories SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
+        [row[c] for c in cols] + [row["id"]],
+    )

@@ -118,7 +118,7 @@ line = st.one_of(record.map(lambda r: json.dumps(r, ensure_ascii=True)),  # \ud8
 def test_ingest_refuses_bad_files_with_engine_errors(heng, tmp_path_factory, lines, raw):
     f = tmp_path_factory.mktemp("ingest") / "in.jsonl"
     f.write_bytes("\n".join(lines).encode("utf-8") + b"\n" + raw)
-    r = _only_engine_errors(heng.ingest_jsonl, f, dedup=False)
+    r = _only_engine_errors(heng.importers.ingest, f, dedup=False)
     if not isinstance(r, EngineError):
         assert sum(r["added"].values()) >= 0
 
@@ -164,7 +164,7 @@ def test_add_memory_fields_of_any_shape(heng, importance, kind, tier, metadata, 
 def test_markdown_import_of_any_text(heng, tmp_path_factory, body, agent):
     f = tmp_path_factory.mktemp("md") / "MEMORY.md"
     f.write_bytes(body.encode("utf-8", "surrogatepass"))
-    _only_engine_errors(heng.import_markdown, f, agent=agent)
+    _only_engine_errors(heng.importers.markdown, f, agent=agent)
 
 def test_huge_inputs(heng, tmp_path):
     big = "deploy " * 200_000                      # 1.4 MB
@@ -286,7 +286,7 @@ def test_full_fidelity_import_refuses_bad_records_with_engine_errors(heng, tmp_p
     lines += [json.dumps(r, ensure_ascii=True) for r in records]
     f.write_text("\n".join(lines) + "\n")
     before = heng.counts()
-    r = _only_engine_errors(heng.import_jsonl, f)
+    r = _only_engine_errors(heng.importers.jsonl, f)
     if isinstance(r, EngineError):
         assert heng.counts() == before        # one transaction: all or nothing
 

@@ -261,7 +261,7 @@ def test_ingest_and_import_refuse_a_fifo_file(eng, tmp_path):
     fifo = tmp_path / "in.jsonl"
     os.mkfifo(fifo)
     with deadline(30):
-        for fn in (eng.ingest_jsonl, eng.import_jsonl):
+        for fn in (eng.importers.ingest, eng.importers.jsonl):
             with pytest.raises(ImportFailed, match="FIFO"):
                 fn(fifo)
         with pytest.raises(ImportFailed, match="FIFO"):

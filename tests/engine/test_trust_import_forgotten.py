@@ -93,7 +93,7 @@ def test_the_same_export_into_a_fresh_database_restores_it(forgotten_home, tmp_p
     fresh = open_engine(tmp_path / "fresh.db", embedder=HashEmbedder(), clock=FixedClock(T),
                         actor="restorer")
     try:
-        fresh.import_jsonl(export)
+        fresh.importers.jsonl(export)
         assert residue(fresh)
     finally:
         fresh.close()

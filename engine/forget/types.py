@@ -1,0 +1,64 @@
+"""Typed records of forget cases (what panes, the CLI and tests see)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+ForgetScope = Literal["memory", "session", "agent", "user", "query"]
+ForgetStatus = Literal["open", "previewed", "executed", "verified"]
+ForgetKind = Literal["memory", "message", "session", "rule", "flow"]
+FORGET_SCOPES: tuple[str, ...] = get_args(ForgetScope)
+
+
+@dataclass
+class ForgetItem:
+    kind: ForgetKind
+    id: str
+    preview: str  # shown to the operator in a preview; never stored
+    why: str = ""  # selected | derived (merged from it) | session | query match
+
+
+@dataclass
+class ForgetRequest:
+    id: int
+    scope_kind: ForgetScope
+    scope_value: str  # ids or names; a query's keyed hash ("hmac:...") once executed
+    reason: str
+    requested_by: str
+    requested_at: float
+    deadline: float | None
+    status: ForgetStatus
+    selected: dict  # ids per kind chosen for removal; "seal": the sealed texts' token
+    # counts: per kind removed, plus "audit_head" [id, hash] of the chain right after the forget
+    counts: dict
+    residue: int | None  # occurrences of the forgotten text found by the last verification
+    executed_at: float | None
+    verified_at: float | None
+
+
+@dataclass
+class ForgetPreview:
+    request: ForgetRequest
+    items: list[ForgetItem]
+    counts: dict
+
+
+@dataclass
+class Verification:
+    request_id: int
+    residue: int  # must be 0
+    files: dict  # file name -> occurrences found
+    checked_texts: int
+    checked_substrings: int  # distinctive substrings searched for
+    skipped_common: int  # substrings skipped because live content still holds them
+    wal_truncated: bool
+
+
+@dataclass
+class ForgetResult:
+    request_id: int
+    status: ForgetStatus
+    counts: dict
+    residue: int | None
+    verification: Verification | None = None

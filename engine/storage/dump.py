@@ -1,0 +1,51 @@
+"""What a whole-database export and restore needs from the backend (engine/importers/jsonl_io.py):
+the tables and their columns as they are, rows in insertion order, memories with their vectors,
+foreign keys checked at the end of the restore, and the highest id a table ever handed out.
+
+The JSONL format itself is portable; only these reads of the catalogue and the row order differ by
+backend (sqlite_master / PRAGMA table_info / rowid on SQLite, information_schema / a key order on
+PostgreSQL)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+
+class TableDump(Protocol):
+    def tables(self, conn: Any, names: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
+        """(table, columns, key columns: [] if none is declared) for each of `names` present,
+        in that order."""
+        ...
+
+    def has_table(self, conn: Any, name: str) -> bool: ...
+
+    def rows(self, conn: Any, table: str, cols: Sequence[str], where: str = "") -> Iterable[Any]:
+        """Every row of `table` (the `cols`), oldest first; `where` is a portable fragment."""
+        ...
+
+    def memories_with_vectors(self, conn: Any, cols: Sequence[str]) -> Iterable[Any]:
+        """Every memory (the `cols`) oldest first, its stored embedding (or None) last."""
+        ...
+
+    def insert(self, conn: Any, table: str, row: dict[str, Any]) -> int:
+        """Insert a restored row as it is (its id kept); returns the key a foreign-key
+        violation names it by."""
+        ...
+
+    def restore_vector(self, conn: Any, memory: Any, embedding: bytes, *, log: bool) -> None:
+        """Store a just-restored memory's exported embedding (`memory`: its row); `log`: the
+        file has the vector change log (`has_table(conn, "vector_changes")`)."""
+        ...
+
+    def defer_foreign_keys(self, conn: Any) -> None:
+        """Check foreign keys at commit, not per row (children may arrive before parents)."""
+        ...
+
+    def foreign_key_violations(self, conn: Any) -> list[tuple[str, int, str]]:
+        """(table, row key as `insert` returned it, parent table) for each dangling reference."""
+        ...
+
+    def high_water(self, conn: Any, table: str) -> int:
+        """The largest id `table` ever handed out (deleted rows included where known)."""
+        ...

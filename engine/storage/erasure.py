@@ -1,0 +1,38 @@
+"""The part of the storage port a forget needs beyond portable SQL: purging what the database
+keeps of deleted text (index segments, the write-ahead log), the files whose bytes verification
+scans, the live text a verification must not count as residue, and reading rows whose text is not
+valid UTF-8. SQLite: FTS5 'optimize', secure_delete, `wal_checkpoint(TRUNCATE)`, db/-wal/-shm.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class Eraser(Protocol):
+    def purge_indexes(self, conn: Any) -> None:
+        """Inside the forget's write: rewrite the keyword indexes so no old segment keeps a
+        deleted text's terms (freed pages are zeroed by the store's secure delete)."""
+        ...
+
+    def truncate_log(self, tries: int, pause: float) -> bool:
+        """Copy the write-ahead log into the database and truncate it (outside any transaction);
+        False when other readers kept it through `tries` attempts `pause` seconds apart."""
+        ...
+
+    def files(self) -> list[Path]:
+        """The database's own files on this host, whose bytes verification scans."""
+        ...
+
+    def live_texts(self, conn: Any, shortest: int) -> list[str]:
+        """Every text of `shortest`+ characters still held by a real table (and the schema's own
+        words), joined per column: what a forgotten text may share with live records without
+        being residue."""
+        ...
+
+    def tolerant(self, conn: Any) -> AbstractContextManager[None]:
+        """Reads inside the block give text that is not valid UTF-8 back surrogate-escaped (its
+        bytes exactly), so a malformed row never stops a forget."""
+        ...

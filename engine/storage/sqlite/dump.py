@@ -1,0 +1,69 @@
+"""The SQLite side of whole-database export and restore (engine/storage/dump.py): the catalogue
+from sqlite_master and PRAGMA table_info, insertion order by rowid, vectors in the vec0 table,
+PRAGMA defer_foreign_keys / foreign_key_check, and sqlite_sequence for ids handed out. Table and
+column names come from the schema (engine/storage/sqlite/schema.py), never from input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+class SqliteDump:
+    def tables(self, conn: Any, names: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
+        have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        out = []
+        for name in names:
+            if name not in have:
+                continue
+            info = conn.execute(f"PRAGMA table_info({name})").fetchall()
+            cols = [r[1] for r in info]
+            pk = [r[1] for r in sorted((r for r in info if r[5]), key=lambda r: r[5])]
+            out.append((name, cols, pk))
+        return out
+
+    def has_table(self, conn: Any, name: str) -> bool:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+
+    def rows(self, conn: Any, table: str, cols: Sequence[str], where: str = "") -> Iterable[Any]:
+        return conn.execute(f"SELECT {', '.join(cols)} FROM {table}{where} ORDER BY rowid")
+
+    def memories_with_vectors(self, conn: Any, cols: Sequence[str]) -> Iterable[Any]:
+        return conn.execute(
+            f"SELECT {', '.join('m.' + c for c in cols)}, v.embedding FROM memories m "
+            f"LEFT JOIN memories_vec v ON v.memory_id = m.id ORDER BY m.rowid"
+        )
+
+    def insert(self, conn: Any, table: str, row: dict[str, Any]) -> int:
+        cols = list(row)
+        got = conn.execute(
+            f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) RETURNING rowid",
+            [row[c] for c in cols],
+        ).fetchall()
+        return int(got[0][0])
+
+    def restore_vector(self, conn: Any, memory: Any, embedding: bytes, *, log: bool) -> None:
+        conn.execute(
+            "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (memory["id"], embedding, memory["tier"], memory["kind"], memory["category"],
+             memory["agent"] or "", memory["user"] or ""),
+        )  # fmt: skip
+        if log:  # in-memory vector matrices in other processes follow this log
+            conn.execute("INSERT INTO vector_changes(memory_id) VALUES (?)", (memory["id"],))
+
+    def defer_foreign_keys(self, conn: Any) -> None:
+        conn.execute("PRAGMA defer_foreign_keys = ON")
+
+    def foreign_key_violations(self, conn: Any) -> list[tuple[str, int, str]]:
+        return [(r[0], r[1], r[2]) for r in conn.execute("PRAGMA foreign_key_check").fetchall()]
+
+    def high_water(self, conn: Any, table: str) -> int:
+        seq = 0
+        try:
+            row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+            seq = int(row[0]) if row and row[0] is not None else 0
+        except Exception:  # noqa: BLE001 - no AUTOINCREMENT table in this file
+            pass
+        top = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
+        return max(seq, int(top))

@@ -25,8 +25,7 @@ from engine.health.doctor import Health
 from engine.embed import Embedder, EmbedderHandle
 from engine.lifecycle.flows import Flows
 from engine.lifecycle.gates import Gates
-from engine.importers.service import ImportMixin
-from engine.importers.ingest import IngestMixin
+from engine.importers.service import Importers
 from engine.memories import MemoriesService
 from engine.lifecycle.rules import Rules
 from engine.retrieval.search import Retrieval
@@ -49,8 +48,6 @@ def default_actor() -> str:
 
 
 class MemoryEngine(
-    IngestMixin,
-    ImportMixin,
     CuratorMixin,
 ):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
@@ -85,6 +82,7 @@ class MemoryEngine(
         self.boot = Boot(self.ctx, self.rules)
         self.gates = Gates(self.ctx, self.rules, self.flows, self.boot, self.memories)
         # -- services (curator, forget, audit, health, importers) --
+        self.importers = Importers(self.ctx, self.memories, self.sessions, self.flows)
         self.audit = AuditLog(self.ctx)   # registers the head anchor's after-commit hook
         self.forget = Forget(self.ctx)
         self.health = Health(self.ctx, self.memories)

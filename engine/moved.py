@@ -84,10 +84,5 @@ MOVED: dict[str, str] = {
     "approve_proposal": "curator.approve",
     "reject_proposal": "curator.reject",
     "undo_proposal": "curator.undo",
-    # audit, health, importers
-    "import_hermes": "importers.hermes",
-    "import_markdown": "importers.markdown",
-    "import_jsonl": "importers.jsonl",
-    "export_jsonl": "importers.export_jsonl",
-    "ingest_jsonl": "importers.ingest",
+    # audit, health
 }

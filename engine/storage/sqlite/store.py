@@ -24,6 +24,7 @@ from engine.storage.sqlite import identity
 from engine.errors import EngineError, InvalidInput, StoreBusy
 from engine.storage.sqlite.erase import SqliteEraser
 from engine.storage.sqlite.health import SqliteHealth
+from engine.storage.sqlite.dump import SqliteDump
 from engine.storage.sqlite.identity import DatabaseDamaged
 from engine.storage.sqlite.schema import GENERATION
 
@@ -193,6 +194,7 @@ class Store:
         # audit chain's head anchor is written there, never for a write that rolled back.
         self.after_commit: list[Callable[[sqlite3.Connection], None]] = []
         self.hook_errors: list[str] = []
+        self.dump = SqliteDump()  # export / restore (engine/storage/dump.py)
         self.eraser = SqliteEraser(self)  # erasure and its verification (engine/storage/erasure.py)
         self.health = SqliteHealth(self)  # doctor's checks (engine/storage/health.py)
 

@@ -3,6 +3,7 @@
 Services keep a reference to this object, not copies of its fields, so an operator (or a test)
 swapping `settings` or `actor` on the engine is seen by every service at once.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,16 +15,16 @@ from engine.config import Settings
 
 if TYPE_CHECKING:
     from engine.embed import EmbedderHandle
-    from engine.storage.sqlite.store import Store
     from engine.retrieval.vectors import VectorIndex
+    from engine.storage.port import Storage
 
 
 @dataclass
 class Context:
-    store: Store               # the storage port (reads, writes in one transaction, indexes)
+    store: Storage  # the storage port (reads, writes in one transaction, indexes)
     clock: Clock
     settings: Settings
-    actor: str                 # recorded on every mutation
+    actor: str  # recorded on every mutation
     embedder: EmbedderHandle
-    vectors: VectorIndex       # vector search (the in-memory matrix or the store's vector index)
-    path: Path                 # the database file; curator reports live beside it
+    vectors: VectorIndex  # vector search (the in-memory matrix or the store's vector index)
+    path: Path  # the database file; curator reports live beside it

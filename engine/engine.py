@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from engine.storage.sqlite import schema
 from engine.clock import Clock, SystemClock
 from engine.audit.service import AuditLog
 from engine.lifecycle.boot import Boot
@@ -30,10 +29,7 @@ from engine.memories import MemoriesService
 from engine.lifecycle.rules import Rules
 from engine.retrieval.search import Retrieval
 from engine.sessions import SessionsService
-from engine.storage.sqlite.store import Store
-from engine.storage.sqlite.fts import SqliteKeywordIndex
-from engine.storage.sqlite.lifecycle import SqliteDecayAccess
-from engine.storage.sqlite.vec import SqliteVectorStore
+from engine.storage import Storage, open_storage
 from engine.context import Context
 from engine.moved import MOVED
 from engine.types import Counts, Explanation, SearchResult
@@ -56,8 +52,8 @@ class MemoryEngine(
                  auto_backfill: bool = True) -> None:
         db = Path(path).expanduser().absolute()   # reports and scans resolve beside it
         settings = settings or load_settings()
-        store = Store(db)
-        self.reconciled = store.retrying(lambda: schema.reconcile(store.conn))
+        store = open_storage(db)
+        self.reconciled = store.reconcile()
         self.ctx = Context(
             store=store,
             clock=clock or SystemClock(),
@@ -69,13 +65,10 @@ class MemoryEngine(
         )
         self._closed = threading.Event()
         # -- services (retrieval, memories, sessions) --
-        store.keyword = SqliteKeywordIndex()   # type: ignore[attr-defined]  # Store declares them in phase 2
-        store.vector = SqliteVectorStore()     # type: ignore[attr-defined]
         self.memories = MemoriesService(self.ctx, closing=self._closed)
         self.sessions = SessionsService(self.ctx)
         self.retrieval = Retrieval(self.ctx, self.memories, self.sessions)
         # -- services (lifecycle: decay, rules, flows, gates, boot) --
-        store.decay_access = SqliteDecayAccess()  # type: ignore[attr-defined]  # as keyword, vector
         self.decay = Decay(self.ctx)
         self.rules = Rules(self.ctx, self.memories)
         self.flows = Flows(self.ctx)
@@ -99,7 +92,7 @@ class MemoryEngine(
 
     # -- the context, as attributes (settable: services see the change at once) --------------------
     @property
-    def store(self) -> Store:
+    def store(self) -> Storage:
         return self.ctx.store
 
     @property

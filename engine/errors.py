@@ -23,3 +23,7 @@ class EmbedderUnavailable(EngineError):
 
 class ImportFailed(EngineError):
     """An import source is unreadable; the message names the file (and line) at fault."""
+
+
+class DatabaseDamaged(EngineError):
+    """The database found its file malformed: `doctor` says where; nothing (more) was written."""

@@ -60,7 +60,7 @@ class SessionsService:
     @property
     def index(self) -> KeywordIndex:
         """The store's keyword index (attached by the façade)."""
-        return self.ctx.store.keyword  # type: ignore[attr-defined]
+        return self.ctx.store.keyword
 
     def add(
         self,

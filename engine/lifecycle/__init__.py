@@ -26,5 +26,5 @@ eng.boot, eng.gates (boot.py, gates.py)      Boot(ctx, rules); Gates(ctx, rules,
     boot.context(agent=None, max_rules=None) -> BootContext (its .text is the fenced block)
     gates.pre(text, agent=None) -> GatePre; gates.post(outcome, summary, agent=, flow=) -> GatePost
 Storage: the decay pass reaches memories through `store.decay_access`
-(engine/storage/lifecycle_port.py), rules and flows match text through `store.keyword`.
+(engine/storage/lifecycle.py), rules and flows match text through `store.keyword`.
 """

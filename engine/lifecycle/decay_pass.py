@@ -9,7 +9,7 @@ The partial index on archive_at holds only decaying rows, so steps 1–2 touch o
 change: strength itself is computed on read (engine/decay.py), never rewritten row by row.
 Everything is a closed form of the stored anchors, so a second pass at the same clock finds
 nothing to do and writes nothing. Which index carries the pass is the storage's business
-(`store.decay_access`, engine/storage/lifecycle_port.py).
+(`store.decay_access`, engine/storage/lifecycle.py).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from engine.audit import log as audit
 from engine.clock import DAY
 from engine.context import Context
+from engine.errors import InvalidInput, NotFound
 from engine.lifecycle.decay import (
     RETIRE_EDGE,
     STATUS_RANK,
@@ -34,7 +35,6 @@ from engine.lifecycle.decay import (
     strength_at,
     strength_sql,
 )
-from engine.errors import InvalidInput, NotFound
 from engine.lifecycle.types import (
     DECAY_SCOPES,
     CurvePoint,
@@ -71,8 +71,8 @@ class Decay:
 
     @property
     def _access(self) -> DecayAccess:
-        """The store's decay access (attached by the façade)."""
-        return self.ctx.store.decay_access  # type: ignore[attr-defined]
+        """The store's access path to decaying memories (a part of the storage port)."""
+        return self.ctx.store.decay_access
 
     # -- the pass --------------------------------------------------------------------------------------
     def run(

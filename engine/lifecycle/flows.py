@@ -77,7 +77,7 @@ class Flows:
     @property
     def _keyword(self) -> KeywordIndex:
         """The store's keyword index (attached by the façade)."""
-        return self.ctx.store.keyword  # type: ignore[attr-defined]
+        return self.ctx.store.keyword
 
     def _stats_settings(self) -> dict[str, Any]:
         ls = self.ctx.settings.lifecycle

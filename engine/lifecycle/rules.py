@@ -128,7 +128,7 @@ class Rules:
     @property
     def _keyword(self) -> KeywordIndex:
         """The store's keyword index (attached by the façade)."""
-        return self.ctx.store.keyword  # type: ignore[attr-defined]
+        return self.ctx.store.keyword
 
     # -- reads ---------------------------------------------------------------------------------------
     def get(self, rule_id: int) -> Rule:

@@ -34,7 +34,7 @@ class Explainer:
     @property
     def index(self) -> KeywordIndex:
         """The store's keyword index (attached by the façade)."""
-        return self.ctx.store.keyword  # type: ignore[attr-defined]
+        return self.ctx.store.keyword
 
     def explain(
         self,

@@ -64,7 +64,7 @@ class KeywordRetriever:
     @property
     def index(self) -> KeywordIndex:
         """The store's keyword index (attached by the façade)."""
-        return self.ctx.store.keyword  # type: ignore[attr-defined]
+        return self.ctx.store.keyword
 
     def plan(self, text: str) -> FtsPlan:
         """The FTS plan for `text` with the bounds above applied. Document frequencies and tier

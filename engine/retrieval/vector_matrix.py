@@ -21,18 +21,16 @@ from engine.sql import chunked
 
 if TYPE_CHECKING:
     from engine.storage.indexes import VectorStore
+    from engine.storage.port import ChangeFeed
 
 FIELDS = ("tier", "kind", "category", "agent", "user")
 
 
 class VectorMatrix:
-    def __init__(self, dim: int = 384, vectors: VectorStore | None = None) -> None:
+    def __init__(self, vectors: VectorStore, feed: ChangeFeed, dim: int = 384) -> None:
         self.dim = dim
-        if vectors is None:  # a bare matrix (tests): over the SQLite file's vector store
-            from engine.storage.sqlite.vec import SqliteVectorStore
-
-            vectors = SqliteVectorStore()
-        self.vectors: VectorStore = vectors
+        self.vectors = vectors  # where the embeddings are read from (the store's vector store)
+        self.feed = feed  # the log of what changed, followed by sync()
         self.lock = threading.RLock()
         self._reset()
 
@@ -55,24 +53,13 @@ class VectorMatrix:
         """Apply what changed since the last sync. Returns True if anything did. Call it outside a
         write transaction (a rolled-back write must never reach the matrix)."""
         with self.lock:
-            # two subqueries: SQLite answers a lone min() or max() from the index, both together
-            # in one SELECT by scanning the whole log
-            top, low = conn.execute(
-                "SELECT coalesce((SELECT max(seq) FROM vector_changes), 0), "
-                "coalesce((SELECT min(seq) FROM vector_changes), 0)"
-            ).fetchone()
+            top, low = self.feed.head(conn)
             if self.seq == top:
                 return False
             if self.seq < 0 or (low > self.seq + 1 and top > 0):
                 self._load_all(conn)
                 return True
-            ids = [
-                int(r[0])
-                for r in conn.execute(
-                    "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ? AND seq <= ?",
-                    (self.seq, top),
-                )
-            ]
+            ids = self.feed.changed(conn, self.seq, top)
             self._apply(conn, ids)
             self.seq = int(top)
             self._masks = {}
@@ -82,7 +69,7 @@ class VectorMatrix:
 
     def _load_all(self, conn: Any) -> None:
         self._reset()
-        top = conn.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0]
+        top = self.feed.newest(conn)
         # vec0's own metadata columns read ~10x slower than the same fields from `memories`;
         # vectors are copied in chunks straight into the matrix (no second copy of every blob)
         meta = {

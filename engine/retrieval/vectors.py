@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.retrieval.filters import Filters
-from engine.tables import memories as table
 from engine.retrieval.vector_matrix import VectorMatrix, ordered
+from engine.tables import memories as table
 
 if TYPE_CHECKING:
     from engine.storage.indexes import VectorStore
-    from engine.storage.sqlite.store import Store
+    from engine.storage.port import Storage
 
 
 def blob(vec: np.ndarray) -> bytes:
@@ -31,7 +31,7 @@ def blob(vec: np.ndarray) -> bytes:
 
 
 class VectorIndex:
-    def __init__(self, store: Store, bits_from: int = 0, rescore: int = 2000) -> None:
+    def __init__(self, store: Storage, bits_from: int = 0, rescore: int = 2000) -> None:
         self.store = store
         self.matrix: VectorMatrix | None = None
         self.searches = 0
@@ -41,8 +41,8 @@ class VectorIndex:
 
     @property
     def backend(self) -> VectorStore:
-        """The store's vector store (attached by the façade)."""
-        return self.store.vector  # type: ignore[attr-defined]
+        """The store's vector store (a part of the storage port)."""
+        return self.store.vector_store
 
     # -- the in-memory matrix --------------------------------------------------------------------
     def keep_in_memory(self, background: bool = False) -> None:
@@ -62,7 +62,7 @@ class VectorIndex:
         try:
             if not self.store.path.exists():  # closed and removed meanwhile: nothing to load
                 return
-            m = VectorMatrix(vectors=self.backend)
+            m = VectorMatrix(self.backend, self.store.feed)
             with self.backend.reader(self.store.path) as conn:
                 m.sync(conn)
             self._sync(m)  # whatever was written while it loaded
@@ -171,10 +171,7 @@ class VectorIndex:
                 hit = self.knn_sql(v, 1, Filters(tiers=tiers, agent=a), conn=conn)
                 out.append(hit[0] if hit else (None, -1.0))
             return out
-        changed = [
-            int(r[0])
-            for r in conn.execute("SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ?", (m.seq,))
-        ]
+        changed = self.store.feed.changed(conn, m.seq)
         best = m.best_matches(vecs, agents, tiers, skip=set(changed))
         if changed:
             # (memory_id, embedding, tier, kind, category, agent, user)

@@ -2,7 +2,7 @@
 `tsvector` BM25 on PostgreSQL) and the vector store (vec0 / pgvector).
 
 Services keep the retrieval policy (plans, bounds, fusion) and pass only what varies: an index
-name, a quoted MATCH expression, a portable WHERE fragment over memory columns with its `?`
+name, a quoted MATCH expression, a portable filter fragment over memory columns with its `?`
 parameters. Every method runs on the connection the caller's read or write gives it. Scores are
 BM25 as FTS5 reports it (lower is better) and cosine distances (similarity = 1 - distance).
 """

@@ -2,16 +2,25 @@
 
 Services run portable SQL (`?` parameters, `RETURNING id`, standard joins) on the connection a
 `read`/`reading`/`write` gives them. What truly differs between backends sits behind named parts
-of the port: the keyword index (FTS5 / tsvector BM25), the vector store (vec0 / pgvector), the
-schema reconcile and health checks, the change feed (data_version / LISTEN-NOTIFY) and erasure
-with its verification (secure_delete + byte scan / VACUUM + levels).
+of the port: the keyword index (FTS5 / tsvector BM25), the vector store (sqlite-vec / pgvector),
+the decay pass's access path, the schema and health checks, the change counter and change feed
+(data_version + the vector log / LISTEN-NOTIFY), erasure with its verification, the dump and the
+curator's bulk reads.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from engine.storage.dump import TableDump
+from engine.storage.erasure import Eraser
+from engine.storage.health import HealthChecks
+from engine.storage.indexes import KeywordIndex, VectorStore
+from engine.storage.lifecycle import DecayAccess
 
 T = TypeVar("T")
 
@@ -32,21 +41,92 @@ class Connection(Protocol):
     def executemany(self, sql: str, params: Any) -> Any: ...
 
 
+@dataclass
+class Reconciled:
+    """What opening did to bring the database up to the engine's schema (never drops data)."""
+
+    created: list[str] = field(default_factory=list)
+    added_columns: list[str] = field(default_factory=list)
+    recreated: list[str] = field(default_factory=list)
+    rebuilt: list[str] = field(default_factory=list)  # tables rebuilt with never-reused ids
+    from_generation: int = 0
+
+
+class ChangeFeed(Protocol):
+    """The log of memories whose vector or filter fields changed, by growing sequence number:
+    what the in-memory vector matrix reads to stay equal to the database."""
+
+    def head(self, conn: Any) -> tuple[int, int]:
+        """(newest, oldest) sequence number in the log; (0, 0) when it is empty."""
+        ...
+
+    def newest(self, conn: Any) -> int: ...
+
+    def changed(self, conn: Any, after: int, upto: int | None = None) -> list[int]:
+        """The memory ids logged after `after` (up to `upto`, inclusive, if given)."""
+        ...
+
+
 class Storage(Protocol):
     """One database. Writes run a function in one transaction with bounded, jittered retries:
     callers never see "locked" or a serialization error, only `StoreBusy` after their patience."""
 
     path: Path
+    # Called with the connection after each committed write (never after a rollback or dry run).
     after_commit: list[Callable[[Any], None]]
+    hook_errors: list[str]  # failures of after_commit hooks, for doctor
+
+    # -- the parts where backends differ -----------------------------------------------------------
+    @property
+    def keyword(self) -> KeywordIndex: ...
+
+    @property
+    def vector_store(self) -> VectorStore: ...
+
+    @property
+    def decay_access(self) -> DecayAccess: ...
+
+    @property
+    def feed(self) -> ChangeFeed: ...
+
+    @property
+    def eraser(self) -> Eraser: ...
+
+    @property
+    def health(self) -> HealthChecks: ...
+
+    @property
+    def dump(self) -> TableDump: ...
+
+    curator: Any  # the curator's bulk reads (engine/storage/curator.py, being added)
+
+    @property
+    def in_write(self) -> bool:
+        """Inside a write (or dry run) on this store: nested calls join that transaction."""
+        ...
+
+    def reconcile(self) -> Reconciled:
+        """Create what is missing, add missing columns, record the generation (one transaction)."""
+        ...
 
     def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]: ...
 
     def read_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any: ...
 
-    def reading(self) -> AbstractContextManager[Any]: ...
+    def reading(self) -> AbstractContextManager[Any]:
+        """Several reads that must see one snapshot."""
+        ...
 
-    def write(self, fn: Callable[[Any], T]) -> T: ...
+    def write(self, fn: Callable[[Any], T]) -> T:
+        """`fn(conn)` in one transaction (it may run more than once: no side effects outside)."""
+        ...
 
-    def data_version(self) -> int: ...
+    def dry_run(self, fn: Callable[[Any], T]) -> T:
+        """`fn(conn)` exactly as `write` runs it, then rolled back: the one dry-run mechanism."""
+        ...
+
+    def data_version(self) -> int:
+        """The change counter: differs after any other connection commits (live views poll it)."""
+        ...
 
     def close(self) -> None: ...

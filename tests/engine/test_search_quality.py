@@ -119,7 +119,7 @@ def test_matrix_reloads_when_log_was_pruned(tmp_path, clock):
     eng = open_engine(tmp_path / "p.db", embedder=HashEmbedder(), clock=clock)
     try:
         eng.add_memories([{"content": f"note {i} about kiwis"} for i in range(5)], dedup=False)
-        m = VectorMatrix()
+        m = VectorMatrix(eng.store.vector_store, eng.store.feed)
         with eng.store.reading() as c:
             m.sync(c)
         assert m.n == 5

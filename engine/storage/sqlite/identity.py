@@ -27,7 +27,7 @@ from pathlib import Path
 
 import sqlean as sqlite3
 
-from engine.errors import EngineError
+from engine.errors import DatabaseDamaged, EngineError
 
 APP_ID = int.from_bytes(b"MemC", "big")  # 0x4D656D43, the header's application_id
 APP_NAME = "memconsole"
@@ -60,10 +60,6 @@ GEN1_TABLES: dict[str, str] = {
 }
 
 NEW, OURS = "new", "ours"
-
-
-class DatabaseDamaged(EngineError):
-    """SQLite found the file malformed: `doctor` says where; nothing (more) was written."""
 
 
 def uri(path: str | os.PathLike, **params: str) -> str:

@@ -4,19 +4,11 @@ identity. One transaction; never drops data."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from engine.storage.port import Reconciled
 from engine.storage.sqlite import upgrade as schema_upgrade
 from engine.storage.sqlite.schema import GENERATION, NAMED, TABLES, VIRTUALS
 
-
-@dataclass
-class Reconciled:
-    created: list[str] = field(default_factory=list)
-    added_columns: list[str] = field(default_factory=list)
-    recreated: list[str] = field(default_factory=list)
-    rebuilt: list[str] = field(default_factory=list)  # tables rebuilt with AUTOINCREMENT ids
-    from_generation: int = 0
+__all__ = ["Reconciled", "reconcile"]
 
 
 def reconcile(conn) -> Reconciled:

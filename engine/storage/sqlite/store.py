@@ -12,21 +12,25 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlean as sqlite3
 import sqlite_vec
 
-from engine.storage.sqlite import identity
-from engine.errors import EngineError, InvalidInput, StoreBusy
-from engine.storage.sqlite.erase import SqliteEraser
-from engine.storage.sqlite.health import SqliteHealth
+from engine.errors import DatabaseDamaged, EngineError, InvalidInput, StoreBusy
+from engine.storage.feed import VectorChangeLog
+from engine.storage.port import Reconciled
+from engine.storage.sqlite import identity, schema
 from engine.storage.sqlite.dump import SqliteDump
-from engine.storage.sqlite.identity import DatabaseDamaged
+from engine.storage.sqlite.erase import SqliteEraser
+from engine.storage.sqlite.fts import SqliteKeywordIndex
+from engine.storage.sqlite.health import SqliteHealth
+from engine.storage.sqlite.lifecycle import SqliteDecayAccess
 from engine.storage.sqlite.schema import GENERATION
+from engine.storage.sqlite.vec import SqliteVectorStore
 
 T = TypeVar("T")
 
@@ -194,15 +198,25 @@ class Store:
         # audit chain's head anchor is written there, never for a write that rolled back.
         self.after_commit: list[Callable[[sqlite3.Connection], None]] = []
         self.hook_errors: list[str] = []
-        self.dump = SqliteDump()  # export / restore (engine/storage/dump.py)
+        # -- the parts of the port where backends differ (engine/storage/port.py) --
+        self.keyword = SqliteKeywordIndex()  # FTS5
+        self.vector_store = SqliteVectorStore()  # vec0 (not ctx.vectors: that is the search side)
+        self.decay_access = SqliteDecayAccess()
+        self.feed = VectorChangeLog()
         self.eraser = SqliteEraser(self)  # erasure and its verification (engine/storage/erasure.py)
         self.health = SqliteHealth(self)  # doctor's checks (engine/storage/health.py)
+        self.dump = SqliteDump()  # export / restore (engine/storage/dump.py)
+        self.curator: Any = None  # the curator's reads (engine/storage/sqlite/curator.py, being added)
 
-    def read(self, sql: str, params: tuple | dict = ()) -> list:
+    def reconcile(self) -> Reconciled:
+        """Bring the file up to the schema (engine/storage/sqlite/reconcile.py), retrying BUSY."""
+        return self.retrying(lambda: schema.reconcile(self.conn))
+
+    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self.lock:
             return self._retry_read(lambda: self.conn.execute(sql, params).fetchall())
 
-    def read_one(self, sql: str, params: tuple | dict = ()):
+    def read_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         with self.lock:
             return self._retry_read(lambda: self.conn.execute(sql, params).fetchone())
 

@@ -1,0 +1,39 @@
+"""The change feed the in-memory vector matrix follows: `vector_changes`, a log that triggers on
+`memories` append to whenever a vector or a filter field changes or a memory is deleted.
+
+The log is a table on every backend (triggers on SQLite, the same on PostgreSQL, where a
+`bigserial` is ordered under the write lock), so reading it is portable SQL and one class serves
+both adapters; how the log is filled lives in each adapter's schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class VectorChangeLog:
+    """Reads of the `vector_changes` log (sequence numbers only grow; old entries are pruned)."""
+
+    def head(self, conn: Any) -> tuple[int, int]:
+        """(newest, oldest) sequence number in the log; (0, 0) when it is empty."""
+        # two subqueries: SQLite answers a lone min() or max() from the index, both together
+        # in one SELECT by scanning the whole log
+        top, low = conn.execute(
+            "SELECT coalesce((SELECT max(seq) FROM vector_changes), 0), "
+            "coalesce((SELECT min(seq) FROM vector_changes), 0)"
+        ).fetchone()
+        return int(top), int(low)
+
+    def newest(self, conn: Any) -> int:
+        """The newest sequence number (0: the log is empty)."""
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0])
+
+    def changed(self, conn: Any, after: int, upto: int | None = None) -> list[int]:
+        """The memory ids logged after sequence `after` (up to `upto`, inclusive, if given)."""
+        if upto is None:
+            rows = conn.execute("SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ?", (after,))
+        else:
+            rows = conn.execute(
+                "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ? AND seq <= ?", (after, upto)
+            )
+        return [int(r[0]) for r in rows]

@@ -3,6 +3,7 @@ elsewhere, and moving a whole database. Progress bars on a terminal; a summary a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -22,8 +23,8 @@ class _Bar:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self._advance = None
-        self.close = lambda: None
+        self._advance: Callable[[int], object] | None = None
+        self.close: Callable[[], object] = lambda: None
 
     def __call__(self, n: int, total: int) -> None:
         if self._advance is None:

@@ -1,1 +1,2 @@
-"""The demo database (`memconsole demo`): content (data), the lifecycle's rules and flows (lifecycle), the curator queue and forget cases (curator), all written by build."""
+"""The demo database (`memconsole demo`): content (data), the lifecycle's rules and flows
+(lifecycle), the curator queue and forget cases (curator), all written by build."""

@@ -5,6 +5,7 @@ relative to the engine's clock so decay curves have shape whenever it is written
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from engine.clock import DAY
 from engine.demo.data import AGENTS, CONVERSATIONS, EPISODES, FACTS
@@ -13,7 +14,7 @@ from engine.demo.data import AGENTS, CONVERSATIONS, EPISODES, FACTS
 def write_demo(eng, seed: int = 7) -> dict:
     rng = random.Random(seed)
     now = eng.clock.now()
-    counts = {"agents": len(AGENTS), "sessions": 0, "messages": 0, "memories": 0}
+    counts: dict[str, Any] = {"agents": len(AGENTS), "sessions": 0, "messages": 0, "memories": 0}
     items: list[dict] = []
 
     # Conversations, spread over the last 60 days, each with the memories derived from it.
@@ -37,7 +38,7 @@ def write_demo(eng, seed: int = 7) -> dict:
         ids = eng.sessions.add_messages(sid, msgs)
         counts["sessions"] += 1
         counts["messages"] += len(ids)
-        user_turn = next((mid for mid, m in zip(ids, msgs) if m["role"] == "user"), ids[0])
+        user_turn = next((mid for mid, m in zip(ids, msgs, strict=True) if m["role"] == "user"), ids[0])
         for content, kind, category, importance in mems:
             items.append(
                 dict(

@@ -1,7 +1,9 @@
 """Content for the demo database: four agents, their conversations and what they learned.
 
-Plain data, no logic: engine/demo.py turns it into sessions, messages and memories.
+Plain data, no logic: engine/demo/build.py turns it into sessions, messages and memories.
 """
+# Demo prose: one line per message reads better than strings split for width.
+# ruff: noqa: E501
 
 AGENTS = {
     "atlas": "coding assistant for the platform team",
@@ -11,7 +13,10 @@ AGENTS = {
 }
 
 # (agent, user, source, title, turns [(role, text, tool)], memories [(content, kind, category, importance)])
-CONVERSATIONS = [
+Turn = tuple[str, str, str | None]  # role, text, tool name
+Learned = tuple[str, str, str, float]  # content, kind, category, importance
+# agent, user, source, title, turns, what was learned from them
+CONVERSATIONS: list[tuple[str, str, str, str, list[Turn], list[Learned]]] = [
     (
         "atlas",
         "dana",

@@ -405,10 +405,10 @@ def write_lifecycle_demo(eng, seed: int = 11) -> dict:
     def at(t: float, action: str, *args) -> None:
         events.append((t, len(events), action, args))
 
-    for i, (agent, domain, text) in enumerate(REJECTIONS):
+    for agent, domain, text in REJECTIONS:
         at(now - rng.uniform(20, 80) * DAY, "reject", agent, domain, text)
     flat = [(a, d, t) for a, d, texts in RULES for t in texts]
-    for (agent, domain, text), band in zip(flat, _plan(rng, len(flat))):
+    for (agent, domain, text), band in zip(flat, _plan(rng, len(flat)), strict=False):
         born = now - rng.uniform(30, 90) * DAY
         source = rng.choice(("learning", "learning", "discovery", "manual"))
         if band == "critical":

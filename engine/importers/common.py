@@ -59,9 +59,13 @@ class ExportSummary:
 
 
 def tick(progress: Progress | None, total: int) -> Callable[[int], None]:
-    if progress is None:
-        return lambda n=1: None
-    return lambda n=1: progress(n, total)
+    """`step(n)`: report n more items done of `total` (nothing without a `progress`)."""
+
+    def step(n: int = 1) -> None:
+        if progress is not None:
+            progress(n, total)
+
+    return step
 
 
 # -- watermarks ----------------------------------------------------------------------------------

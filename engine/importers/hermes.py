@@ -109,7 +109,7 @@ class StateData:
 
 
 def _sig(path: Path) -> tuple:
-    out = []
+    out: list[tuple[str, int | None, int | None]] = []
     for suffix in ("", "-wal", "-shm"):
         p = path.with_name(path.name + suffix)
         try:
@@ -229,7 +229,7 @@ def _read(conn, label: Path, after: int) -> StateData:
             prompts = {r[0]: r[1] for r in conn.execute("SELECT hash, prompt FROM system_prompts")}
 
     for r in conn.execute(f"SELECT {', '.join(s_sel)} FROM sessions ORDER BY started_at, rowid"):
-        d = dict(zip(s_sel, r))
+        d = dict(zip(s_sel, r, strict=True))
         out.sessions.append(_checked(label, "session", d["id"], _session, d, prompts))
     known = {s.id for s in out.sessions}
 
@@ -241,7 +241,7 @@ def _read(conn, label: Path, after: int) -> StateData:
             f"the database may have been replaced; no older messages re-imported"
         )
     for r in conn.execute(f"SELECT {', '.join(m_sel)} FROM messages WHERE id > ? ORDER BY id", (after,)):
-        d = dict(zip(m_sel, r))
+        d = dict(zip(m_sel, r, strict=True))
         reason = _skip_reason(d, known)
         if reason:
             out.skipped[reason] = out.skipped.get(reason, 0) + 1

@@ -221,7 +221,8 @@ def _read_skills(root: Path, skills: Path, out: FilesData, include_bundled: bool
         if archived:
             folder = re.sub(r"-\d{14}$", "", folder)  # .archive/<skill>-YYYYMMDDHHMMSS
         name = str(fm.get("name") or folder).strip()
-        u = usage.get(name) if isinstance(usage.get(name), dict) else {}
+        got = usage.get(name)
+        u: dict = got if isinstance(got, dict) else {}
         origin = origins.get(name, "agent")
         if origin != "agent" and not include_bundled and not _count(u.get("patch_count")):
             out.skip(f"skill {origin} with Hermes, never patched by the agent")

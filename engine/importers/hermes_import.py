@@ -179,7 +179,8 @@ def _sessions(
             blocked.add(hs.id)
             s.skip("session id already used by another agent")
             continue
-        was = live_meta.get("hermes_sync") if isinstance(live_meta.get("hermes_sync"), dict) else {}
+        synced = live_meta.get("hermes_sync")
+        was: dict = synced if isinstance(synced, dict) else {}
         title = row["title"] if was.get("title") == sync["title"] else hs.title
         meta["hermes"] = _merge(
             live_meta.get("hermes"), hs.metadata.get("hermes") or {}, was.get("hermes"), sync["hermes"]
@@ -406,12 +407,12 @@ def _skills(
         else:
             mid = int(row["id"])
             meta_json = json.dumps(meta, ensure_ascii=False)
-            live = _loads(row["metadata"])
+            held = _loads(row["metadata"])
             # The same SKILL.md as last time: unchanged, even where a forget scrubbed the row.
             same_file = (
-                live.get("sha256") == k.sha256
-                and live.get("state") == k.state
-                and live.get("usage") == k.usage
+                held.get("sha256") == k.sha256
+                and held.get("state") == k.state
+                and held.get("usage") == k.usage
             )
             if (
                 same_file

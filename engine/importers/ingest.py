@@ -89,6 +89,12 @@ def read_records(path: Path, *, avoid: FileIds = frozenset()) -> list[tuple[int,
 
 
 _TEXT, _NUM, _INT, _OBJ = (str,), (int, float), (int,), (dict,)
+_WANT: dict[tuple[type, ...], str] = {
+    _TEXT: "text",
+    _NUM: "a number",
+    _INT: "a whole number",
+    _OBJ: "an object",
+}
 # What add_session accepts (checked here so a long title fails before anything is written).
 _LIMITS = {
     "id": 200,
@@ -102,7 +108,7 @@ _LIMITS = {
     "tool_name": 10_000,
 }
 # The shape each record's fields must have, checked before anything is written.
-_SHAPES = {
+_SHAPES: dict[str, dict[str, tuple[type, ...]]] = {
     "session": {
         "id": _TEXT,
         "agent": _TEXT,
@@ -136,7 +142,7 @@ def _check_shape(kind: str, rec: dict) -> None:
         if v is None:
             continue
         if not isinstance(v, types) or (isinstance(v, bool) and types is not _OBJ):
-            want = {_TEXT: "text", _NUM: "a number", _INT: "a whole number", _OBJ: "an object"}[types]
+            want = _WANT[types]
             raise InvalidInput(f'"{key}" must be {want}, not {type(v).__name__}')
         if types is _TEXT:
             check_text(

@@ -3,9 +3,10 @@
 Line 1 is a header (`{"type": "header", "format": "memconsole-jsonl", ...}`); every other line is
 `{"type": <record type>, "row": {column: value}}`, plus `"vector"` (base64 float32) on a memory
 whose vector was exported. Column lists come from the live tables (the store's `dump`,
-engine/storage/dump.py), so the format follows the schema as it grows. Rows keep their ids, so links between them (messages to
-sessions, runs to flows, tombstones to requests, audit hashes) survive; importing a row whose id
-is already taken by an identical row skips it, by a different row fails. ``ingest`` is the simple
+engine/storage/dump.py), so the format follows the schema as it grows. Rows keep their ids, so
+links between them (messages to sessions, runs to flows, tombstones to requests, audit hashes)
+survive; importing a row whose id is already taken by an identical row skips it, by a different
+row fails. ``ingest`` is the simple
 hand-written format; this one is for moving a whole database.
 """
 
@@ -237,7 +238,7 @@ def read_file(
             seen_header = True
             header = rec
             continue
-        table = by_type.get(rec.get("type"))
+        table = by_type.get(str(rec.get("type")))
         if table is None:
             raise ImportFailed(f"{where}: unknown record type {rec.get('type')!r}")
         row = rec.get("row")
@@ -298,7 +299,7 @@ def import_file(
             try:
                 how = _restore(dump, conn, table, pk, row, vec, vlog, keep_live=same_db)
                 if isinstance(how, int) and table == "sessions":
-                    guard.fresh.add(row.get("id"))
+                    guard.fresh.add(str(row.get("id")))
                 if isinstance(how, int):
                     lines[(table, how)] = no
                     how = "added"
@@ -313,8 +314,8 @@ def import_file(
             else:
                 s.skip(f"{rtype} already present")
         for table, key, parent in dump.foreign_key_violations(conn):
-            no = lines.get((table, key))
-            where = f"{path}:{no}" if no else str(path)
+            line = lines.get((table, key))
+            where = f"{path}:{line}" if line else str(path)
             raise ImportFailed(
                 f"{where}: this {TYPE_OF.get(table, table)} refers to a missing {TYPE_OF.get(parent, parent)}"
             )

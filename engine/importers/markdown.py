@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
 from engine.errors import ImportFailed, InvalidInput
@@ -145,7 +145,7 @@ def import_file(
     except UnicodeDecodeError as exc:
         raise ImportFailed(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     about_user = path.name.upper() == "USER.MD"
-    items = []
+    items: list[dict[str, Any]] = []
     for no, entry in split_entries(text):
         cat = category or (
             ("preference" if looks_like_preference(entry) else "fact") if about_user else "general"

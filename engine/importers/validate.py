@@ -147,7 +147,8 @@ def _plan(table: str, col: str) -> tuple:
     if key not in _PLANS:
         decl = _DECLS.get(table, {}).get(col, "")
         typ = decl.split()[0] if decl else ""
-        lo = hi = None
+        lo: float | None = None
+        hi: float | None = None
         if typ == "INTEGER":
             if "PRIMARY KEY" in decl:
                 lo, hi = 1, INT_MAX

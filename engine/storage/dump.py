@@ -2,8 +2,8 @@
 the tables and their columns as they are, rows in insertion order, memories with their vectors,
 foreign keys checked at the end of the restore, and the highest id a table ever handed out.
 
-The JSONL format itself is portable; only these reads of the catalogue and the row order differ by
-backend (sqlite_master / PRAGMA table_info / rowid on SQLite, information_schema / a key order on
+The JSONL format itself is portable; only the catalogue, the row order and the vector table differ
+by backend (engine/storage/sqlite/dump.py on SQLite; information_schema and key order on
 PostgreSQL)."""
 
 from __future__ import annotations

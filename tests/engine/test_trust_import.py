@@ -348,3 +348,66 @@ def test_an_oversized_skill_or_usage_file_is_skipped_with_a_warning(eng, tmp_pat
     s = eng.importers.hermes(home)
     assert s.added.get("skills") == 1
     assert sum("over 1,000" in w or "files over" in w for w in s.warnings) == 2, s.warnings
+
+
+# -- the database's own files: never opened by an import, never replaced by an export -----------
+def test_imports_never_open_the_databases_own_files(eng):
+    """Closing any descriptor of a file drops every POSIX lock this process holds on it, SQLite's
+    included: no importer opens the database, its -wal or its -shm, by any name (stat first)."""
+    from pathlib import Path
+
+    from engine.importers.files import database_files
+
+    eng.add_memory("held while the imports are refused", dedup=False)
+    db = Path(eng.path)
+    wal, shm = Path(f"{db}-wal"), Path(f"{db}-shm")
+    assert wal.exists() and shm.exists()
+    alias = db.parent / "MEMORY.md"
+    os.link(db, alias)                      # another name for the same file
+    home = db.parent / "hermes"
+    home.mkdir()
+    os.link(wal, home / "state.db")        # a Hermes home whose state.db is our -wal
+    real_open, opened = os.open, []
+
+    def spy(path, *args, **kwargs):
+        opened.append(os.stat(path).st_ino if os.path.exists(path) else None)
+        return real_open(path, *args, **kwargs)
+
+    before = counts(eng)
+    own = {ino for _, ino in database_files(db)}
+    try:
+        os.open = spy
+        for call in (lambda: eng.importers.markdown(db, agent="a"),
+                     lambda: eng.importers.markdown(alias, agent="a"),
+                     lambda: eng.importers.ingest(wal),
+                     lambda: eng.importers.jsonl(shm),
+                     lambda: eng.importers.hermes(home)):
+            with pytest.raises(ImportFailed, match="own file"):
+                call()
+    finally:
+        os.open = real_open
+    assert not own & set(opened)
+    assert counts(eng) == before
+    assert eng.search("held while", mode="keyword").hits
+
+
+def test_export_force_never_replaces_the_database_or_its_wal_shm(eng, tmp_path, capsys, monkeypatch):
+    from pathlib import Path
+
+    from engine import InvalidInput
+
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
+    assert cli(tmp_path, capsys, "add", "one memory")[0] == 0
+    db = tmp_path / "cli.db"
+    for target in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        code, _, err = cli(tmp_path, capsys, "export", "jsonl", str(target), "--force")
+        assert code == 2 and "own file" in err and "Traceback" not in err
+    assert cli(tmp_path, capsys, "search", "one memory", "--mode", "keyword")[0] == 0
+    # Through the engine too, and by another name (a hard link) for the live file.
+    eng.add_memory("still here", dedup=False)
+    alias = Path(eng.path).parent / "copy.jsonl"
+    os.link(eng.path, alias)
+    for target in (Path(eng.path), Path(f"{eng.path}-wal"), alias):
+        with pytest.raises(InvalidInput, match="own file"):
+            eng.importers.export_jsonl(target, overwrite=True)
+    assert eng.search("still here", mode="keyword").hits

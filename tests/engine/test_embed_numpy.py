@@ -155,3 +155,20 @@ def test_handle_default_is_the_numpy_model_and_falls_back(monkeypatch, tmp_path)
     assert not h.wait() and h.state == "failed" and "not found" in (h.error or "")
     with pytest.raises(ValueError):
         EmbedderHandle("onnx")
+
+
+def test_small_batches_run_on_one_blas_thread(fast):
+    from engine.embed_numpy import SMALL_BATCH_TOKENS
+
+    if fast._blas is None:
+        pytest.skip("threadpoolctl sees no BLAS here")
+    blas = [i for i in fast._blas.info() if i["user_api"] == "blas"]
+    with fast._threads(40):
+        assert all(i["num_threads"] == 1 for i in fast._blas.info() if i["user_api"] == "blas")
+    assert [i["num_threads"] for i in fast._blas.info() if i["user_api"] == "blas"] == [
+        i["num_threads"] for i in blas
+    ]
+    with fast._threads(SMALL_BATCH_TOKENS + 1):
+        assert [i["num_threads"] for i in fast._blas.info() if i["user_api"] == "blas"] == [
+            i["num_threads"] for i in blas
+        ]

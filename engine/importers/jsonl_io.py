@@ -28,8 +28,6 @@ from engine.importers.files import database_files
 from engine.importers.ingest import json_lines
 from engine.importers.jsonl_guard import Guard, database_id, export_database_id
 from engine.storage.dump import TableDump
-from engine.storage.sqlite import schema
-from engine.storage.sqlite.store import Error as DbError
 from engine.tables import memories as memories_table
 
 if TYPE_CHECKING:
@@ -65,7 +63,7 @@ DERIVED = {"vector_changes"}
 
 def tables(dump: TableDump, conn) -> list[tuple[str, list[str], list[str]]]:
     """(table, columns, primary-key columns) for every schema table present, parents first."""
-    return dump.tables(conn, [t.name for t in schema.TABLES if t.name not in DERIVED])
+    return dump.tables(conn, [name for name, _ in dump.declared() if name not in DERIVED])
 
 
 def _enc(v):
@@ -105,7 +103,7 @@ def export_records(imp: Importers, *, vectors: bool = True) -> Iterator[dict[str
             "type": "header",
             "format": FORMAT,
             "version": VERSION,
-            "generation": schema.GENERATION,
+            "generation": dump.generation,
             "exported_at": imp.ctx.clock.now(),
             "records": counts,
             "vectors": bool(vectors),
@@ -213,6 +211,7 @@ def _kind_of(mode: int) -> str:
 def read_file(
     path: Path,
     live: dict[str, tuple[list[str], list[str]]],
+    dump: TableDump,
     *,
     avoid: Collection[tuple[int, int]] = frozenset(),
 ) -> tuple[dict, list[tuple[int, str, dict, bytes | None]]]:
@@ -220,6 +219,7 @@ def read_file(
     Every row is held to its table's schema (validate.check_row): a malformed row stored now
     would make forget, proposals or the curator fail later."""
     by_type = {TYPE_OF.get(t, t): t for t in live} | {t: t for t in live}
+    declared = dict(dump.declared())
     out = []
     header: dict = {}
     seen_header = False
@@ -254,9 +254,9 @@ def read_file(
             if vec is not None:
                 if table != "memories":
                     raise InvalidInput("a vector must belong to a memory")
-                vec = validate.vector(vec)
+                vec = validate.vector(vec, dump.embed_dim)
             row = {c: _dec(v) for c, v in row.items()}
-            validate.check_row(table, row)
+            validate.check_row(table, row, declared.get(table, {}))
         except InvalidInput as exc:
             raise ImportFailed(f"{where}: {exc}") from None
         except (ValueError, TypeError):
@@ -276,7 +276,7 @@ def import_file(
         live = {t: (cols, pk) for t, cols, pk in tables(dump, conn)}
         vlog = dump.has_table(conn, "vector_changes")
         here = database_id(conn)
-    header, records = read_file(path, live, avoid=imp.own_files())
+    header, records = read_file(path, live, dump, avoid=imp.own_files())
     same_db = here is not None and export_database_id(header, records) == here
     step = tick(progress, len(records))
 
@@ -305,7 +305,7 @@ def import_file(
                     how = "added"
             except ImportFailed as exc:
                 raise ImportFailed(f"{path}:{no}: {exc}") from None
-            except DbError as exc:
+            except dump.error as exc:
                 raise ImportFailed(f"{path}:{no}: cannot restore this {rtype} ({exc})") from None
             if how == "added":
                 s.add(rtype)

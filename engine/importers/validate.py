@@ -10,12 +10,12 @@ from __future__ import annotations
 import base64
 import json
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
 from engine.errors import InvalidInput
 from engine.sessions import ROLES
-from engine.storage.sqlite import schema
 from engine.types import KINDS, TIERS
 
 INT_MAX = 2**63 - 1
@@ -127,25 +127,17 @@ CHOICES = {
 }
 
 
-def _decls() -> dict[str, dict[str, str]]:
-    return {t.name: {c: d.upper() for c, d in t.columns} for t in schema.TABLES}
-
-
-_DECLS = _decls()
-
-
 def _is_time(col: str) -> bool:
     return col == "at" or col.endswith("_at") or col == "deadline"
 
 
-_PLANS: dict[tuple[str, str], tuple] = {}
+_PLANS: dict[tuple[str, str, str], tuple] = {}
 
 
-def _plan(table: str, col: str) -> tuple:
+def _plan(table: str, col: str, decl: str) -> tuple:
     """(type, not null, low, high, JSON kind, choices) for one column, worked out once."""
     key = (table, col)
-    if key not in _PLANS:
-        decl = _DECLS.get(table, {}).get(col, "")
+    if (table, col, decl) not in _PLANS:
         typ = decl.split()[0] if decl else ""
         lo: float | None = None
         hi: float | None = None
@@ -163,15 +155,16 @@ def _plan(table: str, col: str) -> tuple:
             if _is_time(col):
                 lo, hi = 0.0, TIME_MAX
         kind = (JSON_BY_TABLE.get(table, {}).get(col) or JSON_COLUMNS.get(col)) if typ == "TEXT" else None
-        _PLANS[key] = (typ, "NOT NULL" in decl, lo, hi, kind, CHOICES.get(key))
-    return _PLANS[key]
+        _PLANS[(table, col, decl)] = (typ, "NOT NULL" in decl, lo, hi, kind, CHOICES.get(key))
+    return _PLANS[(table, col, decl)]
 
 
-def check_row(table: str, row: dict) -> None:
-    """Hold one exported row to its table's declaration (InvalidInput naming the column).
-    The common case (a well-formed value) costs a type test and a comparison."""
+def check_row(table: str, row: dict, declared: Mapping[str, str]) -> None:
+    """Hold one exported row to its table's declaration (`declared`: column -> declaration,
+    TableDump.declared) with InvalidInput naming the column. The common case (a well-formed
+    value) costs a type test and a comparison."""
     for col, v in row.items():
-        typ, not_null, lo, hi, kind, choices = _plan(table, col)
+        typ, not_null, lo, hi, kind, choices = _plan(table, col, declared.get(col, ""))
         if v is None:
             if not_null:
                 raise InvalidInput(f'"{table}.{col}" may not be null')
@@ -228,18 +221,17 @@ def _json_text(v: str, what: str, kind) -> None:
         raise InvalidInput(f'"{what}" must be JSON {want}, not {type(data).__name__}')
 
 
-def vector(b64) -> bytes:
-    """A memory's exported vector: base64 of EMBED_DIM finite float32 values, not all zero."""
+def vector(b64, dim: int) -> bytes:
+    """A memory's exported vector: base64 of `dim` finite float32 values, not all zero."""
     if not isinstance(b64, str):
         raise InvalidInput('"vector" must be base64 text')
     try:
         raw = base64.b64decode(b64, validate=True)
     except (ValueError, TypeError):
         raise InvalidInput('"vector" is not base64') from None
-    if len(raw) != 4 * schema.EMBED_DIM:
+    if len(raw) != 4 * dim:
         raise InvalidInput(
-            f"a vector must belong to a memory and hold {schema.EMBED_DIM} float32 "
-            f"values, not {len(raw) / 4:g}"
+            f"a vector must belong to a memory and hold {dim} float32 values, not {len(raw) / 4:g}"
         )
     arr = np.frombuffer(raw, dtype="<f4")
     if not np.isfinite(arr).all():

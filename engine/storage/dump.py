@@ -13,6 +13,15 @@ from typing import Any, Protocol
 
 
 class TableDump(Protocol):
+    generation: int  # the schema generation an export records in its header
+    embed_dim: int  # floats in a stored embedding
+    error: type[Exception]  # what a refused row raises (a constraint, a type the column rejects)
+
+    def declared(self) -> list[tuple[str, dict[str, str]]]:
+        """Every table of the schema, parents first: (name, {column: its declaration in
+        upper case, e.g. "INTEGER NOT NULL DEFAULT 0"})."""
+        ...
+
     def tables(self, conn: Any, names: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
         """(table, columns, key columns: [] if none is declared) for each of `names` present,
         in that order."""

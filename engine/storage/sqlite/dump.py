@@ -8,8 +8,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import sqlean as sqlite3
+
+from engine.storage.sqlite import schema
+
 
 class SqliteDump:
+    generation = schema.GENERATION
+    embed_dim = schema.EMBED_DIM
+    error: type[Exception] = sqlite3.Error
+
+    def declared(self) -> list[tuple[str, dict[str, str]]]:
+        return [(t.name, {c: d.upper() for c, d in t.columns}) for t in schema.TABLES]
+
     def tables(self, conn: Any, names: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
         have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         out = []

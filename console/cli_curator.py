@@ -1,4 +1,5 @@
 """Curator verbs: curate run, proposals, proposal show/approve/reject/undo."""
+
 from __future__ import annotations
 
 import click
@@ -29,8 +30,9 @@ def curate():
 
 @curate.command("run")
 @click.option("--dry-run", is_flag=True, help="Show what would be proposed; write nothing.")
-@click.option("--no-model", is_flag=True,
-              help="Compare rules by their leading characters only (do not load the model).")
+@click.option(
+    "--no-model", is_flag=True, help="Compare rules by their leading characters only (do not load the model)."
+)
 @json_option
 @pass_ctx
 def curate_run(ctx, dry_run, no_model, as_json):
@@ -41,17 +43,22 @@ def curate_run(ctx, dry_run, no_model, as_json):
 
     def human(r):
         p = r.counts.get("proposed", {})
-        click.echo(("dry run: would propose " if r.dry_run else f"run {r.id}: proposed ")
-                   + ", ".join(f"{p.get(k, 0)} {k}" for k in ("merge", "archive", "promote", "retire"))
-                   + f"; skipped {r.counts.get('skipped', 0)} already decided; "
-                   f"compared {r.counts.get('compared', 0)} in {r.timings.get('total', 0)} s")
+        click.echo(
+            ("dry run: would propose " if r.dry_run else f"run {r.id}: proposed ")
+            + ", ".join(f"{p.get(k, 0)} {k}" for k in ("merge", "archive", "promote", "retire"))
+            + f"; skipped {r.counts.get('skipped', 0)} already decided; "
+            f"compared {r.counts.get('compared', 0)} in {r.timings.get('total', 0)} s"
+        )
         if r.report_dir:
             click.echo(f"report: {r.report_dir}/REPORT.md")
         if r.auto_applied:
             click.echo(f"auto-applied by policy: {', '.join(map(str, r.auto_applied))}")
         if r.counts.get("malformed"):
-            click.echo(f"skipped {r.counts['malformed']} malformed row(s) (run `memconsole doctor`): "
-                       + "; ".join(r.counts.get("malformed_rows", [])[:5]))
+            click.echo(
+                f"skipped {r.counts['malformed']} malformed row(s) (run `memconsole doctor`): "
+                + "; ".join(r.counts.get("malformed_rows", [])[:5])
+            )
+
     emit(run, as_json, human)
 
 
@@ -65,10 +72,25 @@ def proposals(ctx, status, kind, limit, as_json):
     """The approval queue, newest first."""
     with ctx.engine(embedder=None) as eng:
         rows = eng.curator.list(status=status, kind=kind, limit=limit)
-    emit(rows, as_json, lambda ps: table(
-        [[p.id, p.kind, p.target_kind, p.status, ",".join(map(str, p.members)), iso(p.created_at),
-          _short(p.survivor_text)] for p in ps],
-        ["id", "kind", "target", "status", "members", "created", "text"]))
+    emit(
+        rows,
+        as_json,
+        lambda ps: table(
+            [
+                [
+                    p.id,
+                    p.kind,
+                    p.target_kind,
+                    p.status,
+                    ",".join(map(str, p.members)),
+                    iso(p.created_at),
+                    _short(p.survivor_text),
+                ]
+                for p in ps
+            ],
+            ["id", "kind", "target", "status", "members", "created", "text"],
+        ),
+    )
 
 
 @click.group()
@@ -94,16 +116,20 @@ def proposal_show(ctx, proposal_id, as_json):
             click.echo(f" {mark} {m.kind} {m.id} [{m.state}, {m.strength:.2f}] {_short(m.text, 100)}")
         if d.similarities and len(d.members) > 1:
             click.echo("similarities:")
-            for m, row in zip(d.members, d.similarities):
+            for m, row in zip(d.members, d.similarities, strict=True):
                 click.echo(f"  {m.id:>6} " + " ".join("  -  " if v is None else f"{v:.3f}" for v in row))
         if p.reason:
             click.echo(f"reason: {p.reason}")
+
     emit(d, as_json, human)
 
 
 def _done(verb: str):
-    return lambda p: click.echo(f"proposal {p.id}: {verb} (status {p.status}"
-                                + (f", result {p.result_id}" if p.result_id else "") + ")")
+    return lambda p: click.echo(
+        f"proposal {p.id}: {verb} (status {p.status}"
+        + (f", result {p.result_id}" if p.result_id else "")
+        + ")"
+    )
 
 
 @proposal.command("approve")

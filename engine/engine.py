@@ -17,7 +17,7 @@ from engine.clock import Clock, SystemClock
 from engine.audit.service import AuditLog
 from engine.lifecycle.boot import Boot
 from engine.config import Settings, load_settings
-from engine.curator.service import CuratorMixin
+from engine.curator.service import Curator
 from engine.lifecycle.decay_pass import Decay
 from engine.forget.service import Forget
 from engine.health.doctor import Health
@@ -44,7 +44,6 @@ def default_actor() -> str:
 
 
 class MemoryEngine(
-    CuratorMixin,
 ):
     def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
                  clock: Clock | None = None, actor: str | None = None,
@@ -77,6 +76,7 @@ class MemoryEngine(
         # -- services (curator, forget, audit, health, importers) --
         self.importers = Importers(self.ctx, self.memories, self.sessions, self.flows)
         self.audit = AuditLog(self.ctx)   # registers the head anchor's after-commit hook
+        self.curator = Curator(self.ctx, self.memories)
         self.forget = Forget(self.ctx)
         self.health = Health(self.ctx, self.memories)
         # Until each of these is its own service, its new names reach the old methods.

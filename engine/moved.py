@@ -74,15 +74,5 @@ MOVED: dict[str, str] = {
     "gate_pre": "gates.pre",
     "gate_post": "gates.post",
     "boot_context": "boot.context",
-    # curator
-    "run_curator": "curator.run",
-    "list_proposals": "curator.list",
-    "get_proposal": "curator.get",
-    "curator_runs": "curator.runs",
-    "latest_curator_run": "curator.latest_run",
-    "latest_curator_report": "curator.latest_report",
-    "approve_proposal": "curator.approve",
-    "reject_proposal": "curator.reject",
-    "undo_proposal": "curator.undo",
     # audit, health
 }

@@ -2,6 +2,7 @@
 key (engine.keys, a 0600 file outside every database), so someone who can write the database but
 cannot read the key cannot re-hash an edit. Rows written by older versions used plain sha256: they
 are still recognised, as a prefix of the chain only, so an old database verifies and upgrades."""
+
 from __future__ import annotations
 
 import hashlib
@@ -13,20 +14,40 @@ from engine.keys import derived_key
 
 GENESIS = "0" * 64
 KEYED, PLAIN = "keyed", "plain"
-KEYED_FROM = "audit_keyed_from"      # meta row: the first audit id hashed under the key
+KEYED_FROM = "audit_keyed_from"  # meta row: the first audit id hashed under the key
 
 
-def payload(prev_hash: str, at: float, actor: str, action: str, target_kind: str,
-            target_id: str, reason: str, summary: str) -> bytes:
-    return json.dumps([prev_hash, round(at, 6), actor, action, target_kind, target_id, reason,
-                       summary], ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+def payload(
+    prev_hash: str,
+    at: float,
+    actor: str,
+    action: str,
+    target_kind: str,
+    target_id: str,
+    reason: str,
+    summary: str,
+) -> bytes:
+    return json.dumps(
+        [prev_hash, round(at, 6), actor, action, target_kind, target_id, reason, summary],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    ).encode("utf-8", "surrogatepass")
 
 
-def row_hash(prev_hash: str, at: float, actor: str, action: str, target_kind: str,
-             target_id: str, reason: str, summary: str) -> str:
+def row_hash(
+    prev_hash: str,
+    at: float,
+    actor: str,
+    action: str,
+    target_kind: str,
+    target_id: str,
+    reason: str,
+    summary: str,
+) -> str:
     """The legacy, unkeyed hash (anyone can recompute it): recognised, never written anew."""
-    return hashlib.sha256(payload(prev_hash, at, actor, action, target_kind, target_id, reason,
-                                  summary)).hexdigest()
+    return hashlib.sha256(
+        payload(prev_hash, at, actor, action, target_kind, target_id, reason, summary)
+    ).hexdigest()
 
 
 class Hasher:
@@ -40,14 +61,31 @@ class Hasher:
         h.update(data)
         return h.hexdigest()
 
-    def keyed(self, prev_hash: str, at: float, actor: str, action: str, target_kind: str,
-              target_id: str, reason: str, summary: str) -> str:
+    def keyed(
+        self,
+        prev_hash: str,
+        at: float,
+        actor: str,
+        action: str,
+        target_kind: str,
+        target_id: str,
+        reason: str,
+        summary: str,
+    ) -> str:
         return self._mac(payload(prev_hash, at, actor, action, target_kind, target_id, reason, summary))
 
     def of(self, scheme: str, prev: str, r, reason: str | None = None, summary: str | None = None) -> str:
         """Row `r` (a sqlite Row) hashed with `scheme` after `prev`, optionally with new text."""
-        args = (prev, r["at"], r["actor"], r["action"], r["target_kind"], r["target_id"],
-                r["reason"] if reason is None else reason, r["summary"] if summary is None else summary)
+        args = (
+            prev,
+            r["at"],
+            r["actor"],
+            r["action"],
+            r["target_kind"],
+            r["target_id"],
+            r["reason"] if reason is None else reason,
+            r["summary"] if summary is None else summary,
+        )
         return self.keyed(*args) if scheme == KEYED else row_hash(*args)
 
     def scheme(self, r) -> str | None:
@@ -62,9 +100,21 @@ class Hasher:
     def identity(self, r) -> str:
         """What a row is apart from its text and links (id, time, who, what): a forget rewrites
         reasons and summaries, never these, so a head anchor recognises its row after a redaction."""
-        return self._mac(json.dumps(["identity", r["id"], round(r["at"], 6), r["actor"], r["action"],
-                                     r["target_kind"], r["target_id"]], ensure_ascii=False,
-                                    separators=(",", ":")).encode("utf-8", "surrogatepass"))
+        return self._mac(
+            json.dumps(
+                [
+                    "identity",
+                    r["id"],
+                    round(r["at"], 6),
+                    r["actor"],
+                    r["action"],
+                    r["target_kind"],
+                    r["target_id"],
+                ],
+                ensure_ascii=False,
+                separators=(",", ":"),
+            ).encode("utf-8", "surrogatepass")
+        )
 
 
 _hashers: dict[tuple, Hasher] = {}

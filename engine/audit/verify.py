@@ -1,6 +1,7 @@
 """Verifying the audit chain: every row's keyed hash and link, the ids without gaps, and the head
 against its anchor outside the database (audit_anchor). What it proves: see README "What the audit
 chain proves"."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,18 +16,18 @@ from engine.keys import key_file
 class ChainCheck:
     ok: bool
     rows: int
-    first_bad_id: int | None = None      # the first row whose hash or link does not hold
+    first_bad_id: int | None = None  # the first row whose hash or link does not hold
     message: str = ""
     problems: list[str] = field(default_factory=list)
-    keyed: bool = False                  # rows are HMAC-keyed (after any legacy prefix)
-    legacy_rows: int = 0                 # unkeyed sha256 rows from an older memconsole (a prefix)
+    keyed: bool = False  # rows are HMAC-keyed (after any legacy prefix)
+    legacy_rows: int = 0  # unkeyed sha256 rows from an older memconsole (a prefix)
     head_id: int = 0
     # ok | behind | rewritten (forget re-linked it) | missing | unreadable | truncated | replaced
     anchor: str = "none"
     anchor_detail: str = ""
-    truncated_after: int | None = None   # the log ends here but was anchored further
+    truncated_after: int | None = None  # the log ends here but was anchored further
     anchor_file: str = ""
-    anchored: list = field(default_factory=list)   # [last id, last hash, rows] as anchored
+    anchored: list = field(default_factory=list)  # [last id, last hash, rows] as anchored
 
 
 @dataclass
@@ -52,7 +53,7 @@ def keyed_from(conn) -> int | None:
     try:
         r = conn.execute("SELECT value FROM meta WHERE key = ?", (KEYED_FROM,)).fetchone()
         return int(r[0]) if r else None
-    except (ValueError, TypeError, Exception):   # noqa: BLE001 - a damaged row: the anchor still holds
+    except (ValueError, TypeError, Exception):  # noqa: BLE001 - a damaged row: the anchor still holds
         return None
 
 
@@ -79,8 +80,13 @@ def walk(conn, hs: Hasher, limit: int = 20, *, allow_keyed: bool = True) -> _Wal
         elif scheme == PLAIN and not w.keyed and (since is None or rid < since):
             w.plain += 1
         else:
-            w.bad(rid, "content does not match its hash" if scheme is None else
-                  "an unkeyed hash in a keyed chain (re-hashed without the key)", limit)
+            w.bad(
+                rid,
+                "content does not match its hash"
+                if scheme is None
+                else "an unkeyed hash in a keyed chain (re-hashed without the key)",
+                limit,
+            )
         w.last_id, w.last_hash = rid, r["hash"]
     return w
 
@@ -94,12 +100,16 @@ def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk) -> None:
     if rec is None:
         if w.n:
             chk.anchor = "missing"
-            chk.anchor_detail = (f"no head anchor for this database ({anchors_dir() / (dbid + '.json')}): "
-                                 "a truncated tail cannot be ruled out")
+            chk.anchor_detail = (
+                f"no head anchor for this database ({anchors_dir() / (dbid + '.json')}): "
+                "a truncated tail cannot be ruled out"
+            )
             for other in others_for_path(conn, dbid)[:3]:
-                chk.anchor_detail += (f"; an anchor for this path exists under database id "
-                                      f"{other.get('database_id')} (row {other['last_id']}): another "
-                                      "database that was here, or this one's id was changed")
+                chk.anchor_detail += (
+                    f"; an anchor for this path exists under database id "
+                    f"{other.get('database_id')} (row {other['last_id']}): another "
+                    "database that was here, or this one's id was changed"
+                )
         return
     a_id = rec["last_id"]
     chk.anchor_file = str(anchors_dir() / f"{dbid}.json")
@@ -118,8 +128,10 @@ def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk) -> None:
     else:
         chk.anchor = "replaced" if row is not None else "truncated"
         chk.truncated_after = a_id - 1 if row is None else None
-        chk.anchor_detail = (f"audit row {a_id} is {'missing' if row is None else 'not the row anchored'}"
-                             f" ({when}): the log was truncated or replaced")
+        chk.anchor_detail = (
+            f"audit row {a_id} is {'missing' if row is None else 'not the row anchored'}"
+            f" ({when}): the log was truncated or replaced"
+        )
 
 
 def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
@@ -128,20 +140,34 @@ def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
     purpose, under the key, and says so in its own audit row.)"""
     hs = hasher()
     w = walk(conn, hs, limit_problems)
-    chk = ChainCheck(not w.problems, w.n, w.first_bad, problems=w.problems, keyed=w.keyed > 0,
-                     legacy_rows=w.plain, head_id=w.last_id)
+    chk = ChainCheck(
+        not w.problems,
+        w.n,
+        w.first_bad,
+        problems=w.problems,
+        keyed=w.keyed > 0,
+        legacy_rows=w.plain,
+        head_id=w.last_id,
+    )
     _anchor(conn, hs, chk, w)
     if chk.anchor in ("truncated", "replaced"):
         chk.ok = False
         a_id, a_hash, a_rows = chk.anchored
-        chk.problems.append(f"anchor: {chk.anchor_file} records row {a_id} (hash {a_hash[:16]}..., "
-                            f"{a_rows} rows); the log now ends at row {w.last_id} ({w.n} rows)")
-    kind = ("keyed" if not w.plain else f"keyed; the first {w.plain} unkeyed from an older version"
-            ) if w.keyed else ("unkeyed sha256 from an older version: keyed on the next write"
-                               if w.plain else "")
+        chk.problems.append(
+            f"anchor: {chk.anchor_file} records row {a_id} (hash {a_hash[:16]}..., "
+            f"{a_rows} rows); the log now ends at row {w.last_id} ({w.n} rows)"
+        )
+    kind = (
+        ("keyed" if not w.plain else f"keyed; the first {w.plain} unkeyed from an older version")
+        if w.keyed
+        else ("unkeyed sha256 from an older version: keyed on the next write" if w.plain else "")
+    )
     if w.problems and not w.keyed and not w.plain and w.links_ok and w.n > 1:
-        chk.problems.insert(0, f"no row verifies under this installation's key ({key_file()}): the "
-                               "chain was keyed elsewhere (a moved database or a new key file) or rewritten")
+        chk.problems.insert(
+            0,
+            f"no row verifies under this installation's key ({key_file()}): the "
+            "chain was keyed elsewhere (a moved database or a new key file) or rewritten",
+        )
     if chk.ok:
         chk.message = f"audit chain intact ({w.n} rows{', ' + kind if kind else ''})"
         if chk.anchor_detail:

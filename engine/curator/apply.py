@@ -4,14 +4,25 @@ Apply records the prior state of every row it touches (and the state it left the
 proposal's `snapshot`; undo refuses if anything changed since, then deletes what apply created and
 writes the prior rows back column for column, so a dump after undo equals a dump before apply.
 """
+
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from engine.audit import log as audit
 from engine.curator import state as curator_state
 from engine.errors import InvalidInput
+from engine.tables import memories as memories_table
+from engine.tables import rule_history
+from engine.tables.rule_history import RuleChange
 from engine.types import load_json
+
+if TYPE_CHECKING:
+    from engine.context import Context
+    from engine.memories import MemoriesService
 
 
 def _row(conn, table: str, rid: int) -> dict | None:
@@ -19,27 +30,43 @@ def _row(conn, table: str, rid: int) -> dict | None:
     return None if r is None else dict(r)
 
 
+def _columns(conn, table: str) -> set[str]:
+    """The table's real columns, from the cursor's description (portable DB-API)."""
+    return {d[0] for d in conn.execute(f"SELECT * FROM {table} WHERE 1 = 0").description}
+
+
 def _restore(conn, table: str, row: dict) -> None:
     cols = [c for c in row if c != "id"]
     # Column names come from a stored snapshot (data): only the table's real columns pass.
-    known = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+    known = _columns(conn, table)
     if not set(cols) <= known:
-        raise InvalidInput(f"snapshot names unknown {table} column(s): "
-                           f"{', '.join(sorted(set(cols) - known))[:200]}")
-    conn.execute(f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
-                 [row[c] for c in cols] + [row["id"]])
+        raise InvalidInput(
+            f"snapshot names unknown {table} column(s): {', '.join(sorted(set(cols) - known))[:200]}"
+        )
+    if table == "memories":
+        memories_table.restore(conn, row, known)
+        return
+    conn.execute(
+        f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
+        [row[c] for c in cols] + [row["id"]],
+    )
 
 
 class Applier:
     """One apply (or undo) inside the caller's write transaction."""
 
-    def __init__(self, eng, conn, proposal_row, now: float, reason: str = "") -> None:
-        self.eng, self.conn, self.p, self.now = eng, conn, proposal_row, now
+    def __init__(
+        self, ctx: Context, memories: MemoriesService, conn, proposal_row, now: float, reason: str = ""
+    ) -> None:
+        self.ctx, self.memories = ctx, memories
+        self.conn, self.p, self.now = conn, proposal_row, now
         self.reason = reason
         self.members = curator_state.parse_members(proposal_row["members"])
         if not self.members:
-            raise InvalidInput(f"proposal {proposal_row['id']} has no readable member list; reject it"
-                               " and run the curator again")
+            raise InvalidInput(
+                f"proposal {proposal_row['id']} has no readable member list; reject it"
+                " and run the curator again"
+            )
         self.evidence = load_json(proposal_row["evidence"])
         if not isinstance(self.evidence, dict):
             self.evidence = {}
@@ -55,20 +82,33 @@ class Applier:
         return row
 
     def _history(self, rule_id: int, old: dict | None, new_score: float, new_status: str) -> None:
-        cur = self.conn.execute(
-            "INSERT INTO rule_history(rule_id, at, old_score, new_score, old_status, new_status, reason,"
-            " actor) VALUES (?,?,?,?,?,?,?,?)",
-            (rule_id, self.now, None if old is None else old["score"], new_score,
-             None if old is None else old["status"], new_status,
-             f"proposal {self.p['id']} ({self.p['kind']})" + (f": {self.reason}" if self.reason else ""),
-             self.eng.actor))
-        self.created["rule_history"].append(int(cur.lastrowid))
+        hid = rule_history.record(
+            self.conn,
+            RuleChange(
+                rule_id=rule_id,
+                at=self.now,
+                new_score=new_score,
+                new_status=new_status,
+                reason=f"proposal {self.p['id']} ({self.p['kind']})"
+                + (f": {self.reason}" if self.reason else ""),
+                actor=self.ctx.actor,
+                old_score=None if old is None else old["score"],
+                old_status=None if old is None else old["status"],
+            ),
+        )
+        self.created["rule_history"].append(hid)
+
+    def _vector(self, memory_id: int) -> np.ndarray | None:
+        got = self.ctx.vectors.backend.embedding(self.conn, memory_id)
+        return None if got is None else np.frombuffer(got, dtype=np.float32).copy()
 
     def _live_memory(self, mid: int) -> dict:
         r = self._touch("memories", mid)
         if r["tier"] == "archived" or r["absorbed_into"] is not None:
-            raise InvalidInput(f"proposal {self.p['id']} is stale: memory {mid} is already archived"
-                               " or merged; reject it and run the curator again")
+            raise InvalidInput(
+                f"proposal {self.p['id']} is stale: memory {mid} is already archived"
+                " or merged; reject it and run the curator again"
+            )
         return r
 
     def _live_rule(self, rid: int) -> dict:
@@ -80,9 +120,13 @@ class Applier:
     # -- apply -----------------------------------------------------------------------------------
     def apply(self, text: str | None, vector) -> tuple[int | None, dict]:
         kind, target = self.p["kind"], self.p["target_kind"]
-        fn = {("merge", "memory"): self._merge_memories, ("merge", "rule"): self._merge_rules,
-              ("archive", "memory"): self._archive, ("promote", "memory"): self._promote,
-              ("retire", "rule"): self._retire}.get((kind, target))
+        fn = {
+            ("merge", "memory"): self._merge_memories,
+            ("merge", "rule"): self._merge_rules,
+            ("archive", "memory"): self._archive,
+            ("promote", "memory"): self._promote,
+            ("retire", "rule"): self._retire,
+        }.get((kind, target))
         if fn is None:
             raise InvalidInput(f"proposal {self.p['id']}: unknown kind {kind}/{target}")
         # Only what was proposed: a member edited, archived, used or merged since voids it.
@@ -93,9 +137,10 @@ class Applier:
             raise
         except (TypeError, ValueError, OverflowError, KeyError) as exc:
             # A malformed member row (odd types, non-finite numbers): refuse, change nothing.
-            raise InvalidInput(f"proposal {self.p['id']} cannot be applied: a member row is malformed"
-                               f" ({type(exc).__name__}: {str(exc)[:120]}); run `memconsole doctor`"
-                               ) from None
+            raise InvalidInput(
+                f"proposal {self.p['id']} cannot be applied: a member row is malformed"
+                f" ({type(exc).__name__}: {str(exc)[:120]}); run `memconsole doctor`"
+            ) from None
         after = {t: {k: _row(self.conn, t, int(k)) for k in rows} for t, rows in self.before.items()}
         for t, ids in self.created.items():
             if t in after:
@@ -109,54 +154,76 @@ class Applier:
         sid = int(self.evidence.get("survivor_id") or rows[0]["id"])
         surv = next((r for r in rows if r["id"] == sid), rows[0])
         text = text if text is not None else (self.p["survivor_text"] or surv["content"])
-        strengths = [self.eng.memories.current_strength(r, self.now) for r in rows]
+        strengths = [self.memories.current_strength(r, self.now) for r in rows]
         meta = load_json(surv["metadata"])
-        meta.update({"merged_from": [r["id"] for r in rows], "proposal_id": self.p["id"],
-                     "provenance": [{"memory_id": r["id"], "session_id": r["session_id"],
-                                     "message_id": r["message_id"]} for r in rows]})
+        meta.update(
+            {
+                "merged_from": [r["id"] for r in rows],
+                "proposal_id": self.p["id"],
+                "provenance": [
+                    {"memory_id": r["id"], "session_id": r["session_id"], "message_id": r["message_id"]}
+                    for r in rows
+                ],
+            }
+        )
         s = max(strengths)
-        cur = self.conn.execute(
-            "INSERT INTO memories(content, kind, category, tier, agent, user, importance, strength,"
-            " anchor_strength, access_count, created_at, last_accessed_at, last_reinforced_at, pinned,"
-            " session_id, message_id, metadata, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (text, surv["kind"], surv["category"],
-             "core" if any(r["tier"] == "core" for r in rows) else "active", surv["agent"], surv["user"],
-             max(r["importance"] for r in rows), s, s, sum(r["access_count"] for r in rows),
-             min(r["created_at"] for r in rows),
-             max((r["last_accessed_at"] for r in rows if r["last_accessed_at"] is not None), default=None),
-             self.now, 1 if any(r["pinned"] for r in rows) else 0, surv["session_id"],
-             surv["message_id"], json.dumps(meta, ensure_ascii=False), self.now))
-        new_id = int(cur.lastrowid)
+        new_id = memories_table.insert_row(
+            self.conn,
+            {
+                "content": text,
+                "kind": surv["kind"],
+                "category": surv["category"],
+                "tier": "core" if any(r["tier"] == "core" for r in rows) else "active",
+                "agent": surv["agent"],
+                "user": surv["user"],
+                "importance": max(r["importance"] for r in rows),
+                "strength": s,
+                "anchor_strength": s,
+                "access_count": sum(r["access_count"] for r in rows),
+                "created_at": min(r["created_at"] for r in rows),
+                "last_accessed_at": max(
+                    (r["last_accessed_at"] for r in rows if r["last_accessed_at"] is not None), default=None
+                ),
+                "last_reinforced_at": self.now,
+                "pinned": 1 if any(r["pinned"] for r in rows) else 0,
+                "session_id": surv["session_id"],
+                "message_id": surv["message_id"],
+                "metadata": json.dumps(meta, ensure_ascii=False),
+                "updated_at": self.now,
+            },
+        )
         self.created["memories"].append(new_id)
         if vector is None and text == surv["content"]:
-            vector = _vector(self.conn, surv["id"])     # same text: the survivor's vector
+            vector = self._vector(surv["id"])  # same text: the survivor's vector
         if vector is not None:
-            self.eng.vectors.put(self.conn, new_id, vector, _row(self.conn, "memories", new_id))
+            self.ctx.vectors.put(self.conn, new_id, vector, _row(self.conn, "memories", new_id))
         for r in rows:
-            self.conn.execute("UPDATE memories SET tier = 'archived', absorbed_into = ?, updated_at = ?"
-                              " WHERE id = ?", (new_id, self.now, r["id"]))
+            memories_table.update(self.conn, r["id"], {"tier": "archived", "absorbed_into": new_id}, self.now)
         return new_id
 
     def _merge_rules(self, text, vector) -> int:
         rows = [self._live_rule(m) for m in self.members]
         sid = int(self.evidence.get("survivor_id") or rows[0]["id"])
         surv = next((r for r in rows if r["id"] == sid), rows[0])
-        bonus = self.eng.settings.curator.merged_rule_bonus
+        bonus = self.ctx.settings.curator.merged_rule_bonus
         score = min(10.0, max(float(r["score"]) for r in rows) + bonus)
         new_text = text if text is not None else (self.p["survivor_text"] or surv["text"])
         meta = load_json(surv["metadata"])
         meta.setdefault("merged_from", [])
         meta["merged_from"] = sorted(set(meta["merged_from"]) | {r["id"] for r in rows if r["id"] != sid})
         status = surv["status"] if surv["pinned"] else band(score)
-        self.conn.execute("UPDATE rules SET text = ?, score = ?, status = ?, metadata = ?, updated_at = ?"
-                          " WHERE id = ?", (new_text, score, status, json.dumps(meta, ensure_ascii=False),
-                                            self.now, sid))
+        self.conn.execute(
+            "UPDATE rules SET text = ?, score = ?, status = ?, metadata = ?, updated_at = ? WHERE id = ?",
+            (new_text, score, status, json.dumps(meta, ensure_ascii=False), self.now, sid),
+        )
         self._history(sid, surv, score, status)
         for r in rows:
             if r["id"] == sid:
                 continue
-            self.conn.execute("UPDATE rules SET status = 'retired', absorbed_into = ?, updated_at = ?"
-                              " WHERE id = ?", (sid, self.now, r["id"]))
+            self.conn.execute(
+                "UPDATE rules SET status = 'retired', absorbed_into = ?, updated_at = ? WHERE id = ?",
+                (sid, self.now, r["id"]),
+            )
             self._history(r["id"], r, float(r["score"]), "retired")
         return sid
 
@@ -167,23 +234,33 @@ class Applier:
         active = max(r["last_accessed_at"] or 0.0, r["last_reinforced_at"] or 0.0)
         if active > float(self.p["created_at"]):
             # "No activity for N days" was the evidence; activity since then voids it.
-            raise InvalidInput(f"proposal {self.p['id']} is stale: memory {r['id']} was used after the "
-                               "proposal was made; reject it and run the curator again")
-        self.conn.execute("UPDATE memories SET tier = 'archived', updated_at = ? WHERE id = ?",
-                          (self.now, r["id"]))
+            raise InvalidInput(
+                f"proposal {self.p['id']} is stale: memory {r['id']} was used after the "
+                "proposal was made; reject it and run the curator again"
+            )
+        memories_table.update(self.conn, r["id"], {"tier": "archived"}, self.now)
         return r["id"]
 
     def _promote(self, text, vector) -> int:
         r = self._live_memory(self.members[0])
-        score = float(self.evidence.get("rule_score") or self.eng.settings.curator.promote_rule_score)
+        score = float(self.evidence.get("rule_score") or self.ctx.settings.curator.promote_rule_score)
         cur = self.conn.execute(
             "INSERT INTO rules(text, domain, agent, source, score, status, last_reinforced_at, created_at,"
-            " metadata, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (text if text is not None else (self.p["survivor_text"] or r["content"]), "",
-             r["agent"], r["category"] if r["category"] in ("learning", "discovery") else "manual",
-             score, band(score), self.now, self.now,
-             json.dumps({"promoted_from": r["id"], "proposal_id": self.p["id"]}), self.now))
-        rid = int(cur.lastrowid)
+            " metadata, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id",
+            (
+                text if text is not None else (self.p["survivor_text"] or r["content"]),
+                "",
+                r["agent"],
+                r["category"] if r["category"] in ("learning", "discovery") else "manual",
+                score,
+                band(score),
+                self.now,
+                self.now,
+                json.dumps({"promoted_from": r["id"], "proposal_id": self.p["id"]}),
+                self.now,
+            ),
+        ).fetchall()
+        rid = int(cur[0][0])
         self.created["rules"].append(rid)
         self._history(rid, None, score, band(score))
         return rid
@@ -191,9 +268,13 @@ class Applier:
     def _retire(self, text, vector) -> int:
         r = self._live_rule(self.members[0])
         if (r["last_reinforced_at"] or 0.0) > float(self.p["created_at"]):
-            raise InvalidInput(f"proposal {self.p['id']} is stale: rule {r['id']} was reinforced after the "
-                               "proposal was made; reject it and run the curator again")
-        self.conn.execute("UPDATE rules SET status = 'retired', updated_at = ? WHERE id = ?", (self.now, r["id"]))
+            raise InvalidInput(
+                f"proposal {self.p['id']} is stale: rule {r['id']} was reinforced after the "
+                "proposal was made; reject it and run the curator again"
+            )
+        self.conn.execute(
+            "UPDATE rules SET status = 'retired', updated_at = ? WHERE id = ?", (self.now, r["id"])
+        )
         self._history(r["id"], r, float(r["score"]), "retired")
         return r["id"]
 
@@ -201,13 +282,6 @@ class Applier:
 def band(score: float) -> str:
     """A rule's status follows its score band (see engine/rules.py): 9+ critical, 5+ active, 3+ dormant."""
     return "critical" if score >= 9 else "active" if score >= 5 else "dormant" if score >= 3 else "retired"
-
-
-def _vector(conn, memory_id: int):
-    import numpy as np
-
-    row = conn.execute("SELECT embedding FROM memories_vec WHERE memory_id = ?", (memory_id,)).fetchone()
-    return None if row is None else np.frombuffer(row[0], dtype=np.float32).copy()
 
 
 def undo(conn, proposal_row) -> dict:
@@ -221,23 +295,40 @@ def undo(conn, proposal_row) -> dict:
             if now_row != row:
                 raise InvalidInput(
                     f"cannot undo proposal {proposal_row['id']} exactly: {table[:-1]} {rid} changed "
-                    "after it was applied")
+                    "after it was applied"
+                )
     created = snap["created"]
-    for hid in created.get("rule_history", []):
-        conn.execute("DELETE FROM rule_history WHERE id = ?", (hid,))
+    rule_history.remove(conn, created.get("rule_history", []))
     # Sources first lose their link, then the merged record goes (its FTS and vec0 rows with it).
     for table in ("memories", "rules"):
-        for rid, row in snap["before"][table].items():
+        for row in snap["before"][table].values():
             _restore(conn, table, row)
-    for mid in created.get("memories", []):
-        conn.execute("DELETE FROM memories WHERE id = ?", (mid,))
+    memories_table.delete(conn, created.get("memories", []))
     for rid in created.get("rules", []):
         conn.execute("DELETE FROM rules WHERE id = ?", (rid,))
-    return {"restored": sum(len(v) for v in snap["before"].values()),
-            "deleted": {k: len(v) for k, v in created.items()}}
+    return {
+        "restored": sum(len(v) for v in snap["before"].values()),
+        "deleted": {k: len(v) for k, v in created.items()},
+    }
 
 
-def record(conn, eng, pid: int, action: str, now: float, reason: str, summary: dict,
-           target_kind: str = "proposal") -> None:
-    audit.append(conn, at=now, actor=eng.actor, action=action, target_kind=target_kind,
-                 target_id=pid, reason=reason, summary=summary)
+def record(
+    conn,
+    actor: str,
+    pid: int,
+    action: str,
+    now: float,
+    reason: str,
+    summary: dict,
+    target_kind: str = "proposal",
+) -> None:
+    audit.append(
+        conn,
+        at=now,
+        actor=actor,
+        action=action,
+        target_kind=target_kind,
+        target_id=pid,
+        reason=reason,
+        summary=summary,
+    )

@@ -2,10 +2,12 @@
 
 Near-duplicate memories are found with one batched matrix product per agent: the new or changed
 memories since the last run (its watermark) against every mergeable memory of that agent. A
-per-memory vec0 KNN would cost ~70 ms each at 100k memories; the product costs ~0.5 s for 1,000.
+per-memory KNN query would cost ~70 ms each at 100k memories; the product costs ~0.5 s for 1,000.
 """
+
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -17,15 +19,19 @@ from engine.curator.state import float_ as _float
 from engine.curator.state import int_ as _int
 from engine.curator.state import skip as _skip
 from engine.curator.state import str_ as _str
-from engine.storage.sqlite.schema import EMBED_DIM
+from engine.sql import marks
+from engine.storage.curator import CuratorReads
+from engine.storage.indexes import VectorStore
 
 DAY = 86400.0
-BLOCK = 256          # rows of new vectors per matrix product (bounds memory: 256 x N floats)
+DIM = 384  # all-MiniLM-L6-v2: the width of an empty matrix
+BLOCK = 256  # rows of new vectors per matrix product (bounds memory: 256 x N floats)
 
 
 @dataclass
 class Candidate:
     """A would-be proposal, before it has an id."""
+
     kind: str
     target_kind: str
     members: list[int]
@@ -76,18 +82,27 @@ class _Union:
         return [sorted(g) for g in out.values() if len(g) > 1]
 
 
-def load_vectors(conn) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+def load_vectors(
+    conn, reads: CuratorReads | None, vectors: VectorStore
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """(ids, vectors, row, agents) of every mergeable memory (core/active, not absorbed, embedded):
-    the vector of ids[i] is vectors[row[i]] (no copy of the whole matrix is made to reorder it)."""
-    empty = (np.zeros(0, dtype=np.int64), np.zeros((0, EMBED_DIM), dtype=np.float32),
-             np.zeros(0, dtype=np.int64), [])
-    meta = conn.execute("SELECT id, agent FROM memories WHERE tier IN ('core', 'active')"
-                        " AND absorbed_into IS NULL AND embedded = 1 ORDER BY id").fetchall()
+    the vector of ids[i] is vectors[row[i]] (no copy of the whole matrix is made to reorder it).
+    `reads` gives the whole vector table the fast way (None, or its None: the vector store's scan)."""
+    empty: tuple[np.ndarray, np.ndarray, np.ndarray, list[str]] = (
+        np.zeros(0, dtype=np.int64),
+        np.zeros((0, DIM), dtype=np.float32),
+        np.zeros(0, dtype=np.int64),
+        [],
+    )
+    meta = conn.execute(
+        "SELECT id, agent FROM memories WHERE tier IN ('core', 'active')"
+        " AND absorbed_into IS NULL AND embedded = 1 ORDER BY id"
+    ).fetchall()
     if not meta:
         return empty
     want = np.fromiter((r[0] for r in meta), dtype=np.int64, count=len(meta))
     agents = [r[1] for r in meta]
-    got = _vectors_from_chunks(conn)
+    got = reads.all_vectors(conn) if reads is not None else None
     if got is not None:
         vids, vmat = got
         order = np.argsort(vids, kind="stable")
@@ -96,61 +111,18 @@ def load_vectors(conn) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
         ok = vids[order][pos] == want
         keep = np.nonzero(ok)[0]
         return want[keep], vmat, order[pos[keep]], [agents[i] for i in keep.tolist()]
-    rows = conn.execute("SELECT m.id, m.agent, v.embedding FROM memories m JOIN memories_vec v"
-                        " ON v.memory_id = m.id WHERE m.tier IN ('core', 'active') AND m.absorbed_into IS NULL"
-                        " ORDER BY m.id").fetchall()
+    agent_of = {
+        int(r[0]): r[1]
+        for r in conn.execute(
+            "SELECT id, agent FROM memories WHERE tier IN ('core', 'active') AND absorbed_into IS NULL"
+        )
+    }
+    rows = sorted((int(r[0]), r[1]) for batch in vectors.scan(conn) for r in batch if int(r[0]) in agent_of)
     if not rows:
         return empty
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    return ids, mat, np.arange(len(rows)), [r[1] for r in rows]
-
-
-def _vectors_from_chunks(conn, dim: int = EMBED_DIM) -> tuple[np.ndarray, np.ndarray] | None:
-    """Every stored vector, read from vec0's chunk tables in ~0.3 s per 100k instead of ~5 s row by
-    row through the virtual table. The layout is sqlite-vec 0.1's (validity bitmap, int64 rowids,
-    float32 vectors per chunk); it is checked against the table itself, and any surprise returns
-    None so the caller takes the slow, always-correct path."""
-    try:     # two plain scans: SQLite's join of these two tables costs seconds more
-        chunks = conn.execute("SELECT chunk_id, size, validity, rowids FROM memories_vec_chunks"
-                              " ORDER BY chunk_id").fetchall()
-        blobs = dict(conn.execute("SELECT rowid, vectors FROM memories_vec_vector_chunks00").fetchall())
-    except Exception:
-        return None
-    total = sum(int(c[1]) for c in chunks)
-    mat = np.empty((total, dim), dtype=np.float32)       # filled once, in place
-    all_ids = np.empty(total, dtype=np.int64)
-    n = 0
-    for chunk_id, size, validity, rowids in chunks:
-        vectors = blobs.get(chunk_id)
-        if vectors is None:
-            return None
-        size = int(size)
-        rid = np.frombuffer(rowids, dtype=np.int64)
-        vec = np.frombuffer(vectors, dtype=np.float32)
-        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
-        if len(rid) < size or vec.size < size * dim or len(valid) < size:
-            return None
-        keep = np.nonzero(valid[:size])[0]
-        k = len(keep)
-        if k == size:
-            mat[n:n + k] = vec[: size * dim].reshape(size, dim)
-            all_ids[n:n + k] = rid[:size]
-        else:
-            mat[n:n + k] = vec[: size * dim].reshape(size, dim)[keep]
-            all_ids[n:n + k] = rid[keep]
-        n += k
-    if n == 0:
-        return None
-    all_ids, mat = all_ids[:n], mat[:n]
-    expected = conn.execute("SELECT count(*) FROM memories WHERE embedded = 1").fetchone()[0]
-    if len(all_ids) != expected:
-        return None
-    for i in (0, len(all_ids) // 2, len(all_ids) - 1):           # spot-check against vec0 itself
-        row = conn.execute("SELECT embedding FROM memories_vec WHERE memory_id = ?", (int(all_ids[i]),)).fetchone()
-        if row is None or row[0] != mat[i].tobytes():
-            return None
-    return all_ids, mat
+    mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    return ids, mat, np.arange(len(rows)), [agent_of[r[0]] for r in rows]
 
 
 def pairwise(mat: np.ndarray) -> list[list[float]]:
@@ -158,17 +130,27 @@ def pairwise(mat: np.ndarray) -> list[list[float]]:
     return [[round(float(x), 4) for x in row] for row in sims]
 
 
-def memory_clusters(conn, settings, new_ids: set[int] | None, progress=None,
-                    malformed: list | None = None) -> tuple[list[Candidate], dict]:
+def memory_clusters(
+    conn,
+    settings,
+    new_ids: set[int] | None,
+    progress=None,
+    malformed: list | None = None,
+    *,
+    reads: CuratorReads | None,
+    vectors: VectorStore,
+) -> tuple[list[Candidate], dict]:
     """Near-duplicate clusters of memories touching `new_ids` (None: compare everything)."""
     cs = settings.curator
     thr = float(cs.merge_threshold)
-    ids, mat, where, agents = load_vectors(conn)
+    ids, mat, where, agents = load_vectors(conn, reads, vectors)
     stats = {"vectors": int(len(ids)), "compared": 0}
     if len(ids) == 0:
         return [], stats
     names, agent_of = np.unique(np.asarray(agents, dtype=object).astype(str), return_inverse=True)
-    is_new = None if new_ids is None else np.isin(ids, np.fromiter(new_ids, dtype=np.int64, count=len(new_ids)))
+    is_new = (
+        None if new_ids is None else np.isin(ids, np.fromiter(new_ids, dtype=np.int64, count=len(new_ids)))
+    )
     uf = _Union()
     for a in range(len(names)):
         rows_arr = np.nonzero(agent_of == a)[0]
@@ -178,16 +160,16 @@ def memory_clusters(conn, settings, new_ids: set[int] | None, progress=None,
             probe = np.nonzero(is_new[rows_arr])[0]
             if len(probe) == 0:
                 continue
-        sub = mat[where[rows_arr]]                       # this agent's vectors, contiguous
+        sub = mat[where[rows_arr]]  # this agent's vectors, contiguous
         stats["compared"] += int(len(probe))
         for start in range(0, len(probe), BLOCK):
-            blk = probe[start:start + BLOCK]
+            blk = probe[start : start + BLOCK]
             # A full run compares each block only with the rows after it (each pair once).
             off = int(blk[0]) if new_ids is None else 0
             sims = sub[blk] @ sub[off:].T
-            sims[np.arange(len(blk)), blk - off] = -1.0      # a memory is not its own duplicate
+            sims[np.arange(len(blk)), blk - off] = -1.0  # a memory is not its own duplicate
             hit_r, hit_c = np.nonzero(sims >= thr)
-            for r, c in zip(hit_r.tolist(), hit_c.tolist()):
+            for r, c in zip(hit_r.tolist(), hit_c.tolist(), strict=True):
                 uf.union(int(ids[rows_arr[blk[r]]]), int(ids[rows_arr[c + off]]))
             if progress:
                 progress("compare", min(start + BLOCK, len(probe)), len(probe))
@@ -196,7 +178,9 @@ def memory_clusters(conn, settings, new_ids: set[int] | None, progress=None,
         return [], stats
     members_rows = _memory_rows(conn, [m for g in groups for m in g])
     wanted = np.asarray(sorted({m for g in groups for m in g}), dtype=np.int64)
-    index = dict(zip(wanted.tolist(), where[np.searchsorted(ids, wanted)].tolist()))   # ids are sorted
+    index = dict(
+        zip(wanted.tolist(), where[np.searchsorted(ids, wanted)].tolist(), strict=True)
+    )  # ids are sorted
     out = []
     for g in groups:
         with _skip(malformed, "memory", {"id": g[0]}):
@@ -211,20 +195,26 @@ def _split(group: list[int], rows: dict, cap: int) -> list[list[int]]:
     if len(group) <= cap:
         return [group]
     ranked = sorted(group, key=lambda m: _strength_key(rows[m]))
-    return [sorted(ranked[i:i + cap]) for i in range(0, len(ranked), cap) if len(ranked[i:i + cap]) > 1]
+    return [sorted(ranked[i : i + cap]) for i in range(0, len(ranked), cap) if len(ranked[i : i + cap]) > 1]
 
 
 def _strength_key(r) -> tuple:
     """Strongest first: pinned, core, importance, strength, accesses, then the oldest id."""
-    return (-int(r["pinned"]), r["tier"] != "core", -float(r["importance"]),
-            -float(r["anchor_strength"]), -int(r["access_count"]), int(r["id"]))
+    return (
+        -int(r["pinned"]),
+        r["tier"] != "core",
+        -float(r["importance"]),
+        -float(r["anchor_strength"]),
+        -int(r["access_count"]),
+        int(r["id"]),
+    )
 
 
 def _memory_rows(conn, ids: list[int]) -> dict[int, object]:
     out = {}
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        for r in conn.execute(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+        chunk = ids[start : start + 500]
+        for r in conn.execute(f"SELECT * FROM memories WHERE id IN ({marks(len(chunk))})", chunk):
             out[int(r["id"])] = r
     return out
 
@@ -232,9 +222,12 @@ def _memory_rows(conn, ids: list[int]) -> dict[int, object]:
 def merge_candidate(members: list[int], rows: dict, vecs: np.ndarray) -> Candidate:
     survivor = sorted(members, key=lambda m: _strength_key(rows[m]))[0]
     sims = pairwise(vecs)
-    evidence = {"similarities": sims, "survivor_id": survivor,
-                "agent": rows[survivor]["agent"],
-                "min_similarity": round(min(min(r[:i] + r[i + 1:]) for i, r in enumerate(sims)), 4)}
+    evidence = {
+        "similarities": sims,
+        "survivor_id": survivor,
+        "agent": rows[survivor]["agent"],
+        "min_similarity": round(min(min(r[:i] + r[i + 1 :]) for i, r in enumerate(sims)), 4),
+    }
     fp = fingerprint("merge", "memory", [[m, _sha(rows[m]["content"])] for m in members])
     return Candidate("merge", "memory", members, rows[survivor]["content"], evidence, fp)
 
@@ -243,9 +236,10 @@ def rule_clusters(conn, settings, embedder, malformed: list | None = None) -> tu
     """Near-duplicate rules of one agent: the same first N characters, or cosine >= threshold."""
     cs = settings.curator
     rows = []
-    for r in conn.execute("SELECT * FROM rules WHERE status != 'retired' AND absorbed_into IS NULL"
-                          " ORDER BY id"):
-        with _skip(malformed, "rule", r):     # text a string, score finite, agent text: or skipped
+    for r in conn.execute(
+        "SELECT * FROM rules WHERE status != 'retired' AND absorbed_into IS NULL ORDER BY id"
+    ):
+        with _skip(malformed, "rule", r):  # text a string, score finite, agent text: or skipped
             if not isinstance(r["text"], str) or not isinstance(r["agent"], str):
                 raise TypeError("text or agent is not text")
             _float(r["score"]), _float(r["last_reinforced_at"] or 0), _int(r["pinned"])
@@ -265,43 +259,68 @@ def rule_clusters(conn, settings, embedder, malformed: list | None = None) -> tu
         vecs = embedder.embed([r["text"] for r in rows])
         vec_of = {int(r["id"]): vecs[i] for i, r in enumerate(rows)}
         sims = vecs @ vecs.T
-        for i, j in zip(*np.nonzero(np.triu(sims, 1) >= cs.merge_threshold)):
+        for i, j in zip(*np.nonzero(np.triu(sims, 1) >= cs.merge_threshold), strict=True):
             if rows[int(i)]["agent"] == rows[int(j)]["agent"]:
                 uf.union(int(rows[int(i)]["id"]), int(rows[int(j)]["id"]))
     by_id = {int(r["id"]): r for r in rows}
     out = []
     for g in uf.groups():
-        survivor = sorted(g, key=lambda m: (-float(by_id[m]["score"]), -int(by_id[m]["pinned"]),
-                                            -(by_id[m]["last_reinforced_at"] or 0), m))[0]
+        survivor = sorted(
+            g,
+            key=lambda m: (
+                -float(by_id[m]["score"]),
+                -int(by_id[m]["pinned"]),
+                -(by_id[m]["last_reinforced_at"] or 0),
+                m,
+            ),
+        )[0]
         sims_m = pairwise(np.stack([vec_of[m] for m in g])) if vec_of else None
-        evidence = {"similarities": sims_m, "survivor_id": survivor, "agent": by_id[survivor]["agent"],
-                    "same_prefix": len({" ".join(by_id[m]["text"].lower().split())[: cs.rule_prefix_chars]
-                                        for m in g}) == 1,
-                    "scores": [float(by_id[m]["score"]) for m in g]}
+        evidence = {
+            "similarities": sims_m,
+            "survivor_id": survivor,
+            "agent": by_id[survivor]["agent"],
+            "same_prefix": len(
+                {" ".join(by_id[m]["text"].lower().split())[: cs.rule_prefix_chars] for m in g}
+            )
+            == 1,
+            "scores": [float(by_id[m]["score"]) for m in g],
+        }
         fp = fingerprint("merge", "rule", [[m, _sha(by_id[m]["text"])] for m in g])
         out.append(Candidate("merge", "rule", g, by_id[survivor]["text"], evidence, fp))
     return out, stats
 
 
-def archive_candidates(conn, settings, now: float,
-                       malformed: list | None = None) -> tuple[list[Candidate], dict]:
+def archive_candidates(
+    conn, settings, now: float, malformed: list | None = None
+) -> tuple[list[Candidate], dict]:
     """Active memories idle past the archive window; never pinned or core."""
     cs = settings.curator
     last = "max(created_at, coalesce(last_accessed_at, 0), last_reinforced_at)"
     stale = conn.execute(
         f"SELECT count(*) FROM memories WHERE tier = 'active' AND pinned = 0 AND absorbed_into IS NULL"
-        f" AND {last} < ? AND {last} >= ?", (now - cs.stale_days * DAY, now - cs.archive_days * DAY)).fetchone()[0]
+        f" AND {last} < ? AND {last} >= ?",
+        (now - cs.stale_days * DAY, now - cs.archive_days * DAY),
+    ).fetchone()[0]
     rows = conn.execute(
         f"SELECT id, {last} AS last FROM memories WHERE tier = 'active' AND pinned = 0"
-        f" AND absorbed_into IS NULL AND {last} < ? ORDER BY id", (now - cs.archive_days * DAY,)).fetchall()
+        f" AND absorbed_into IS NULL AND {last} < ? ORDER BY id",
+        (now - cs.archive_days * DAY,),
+    ).fetchall()
     out = []
     for r in rows:
         with _skip(malformed, "memory", r):
             at = _float(r["last"])
             idle = round((now - at) / DAY, 1)
-            out.append(Candidate("archive", "memory", [int(r["id"])], None,
-                                 {"idle_days": idle, "archive_days": cs.archive_days, "last_activity": at},
-                                 fingerprint("archive", "memory", [int(r["id"]), round(at, 3)])))
+            out.append(
+                Candidate(
+                    "archive",
+                    "memory",
+                    [int(r["id"])],
+                    None,
+                    {"idle_days": idle, "archive_days": cs.archive_days, "last_activity": at},
+                    fingerprint("archive", "memory", [int(r["id"]), round(at, 3)]),
+                )
+            )
     return out, {"stale": int(stale)}
 
 
@@ -312,18 +331,30 @@ def promote_candidates(conn, settings, malformed: list | None = None) -> list[Ca
     if not cats:
         return []
     rows = conn.execute(
-        f"SELECT * FROM memories WHERE category IN ({','.join('?' * len(cats))}) AND tier != 'archived'"
+        f"SELECT * FROM memories WHERE category IN ({marks(len(cats))}) AND tier != 'archived'"
         " AND absorbed_into IS NULL AND access_count >= ? AND NOT EXISTS (SELECT 1 FROM rules"
         " WHERE json_valid(rules.metadata) AND json_extract(rules.metadata, '$.promoted_from') = memories.id)"
         " ORDER BY id",
-        (*cats, int(cs.promote_min_reinforcements))).fetchall()
+        (*cats, int(cs.promote_min_reinforcements)),
+    ).fetchall()
     out = []
     for r in rows:
         with _skip(malformed, "memory", r):
-            out.append(Candidate("promote", "memory", [int(r["id"])], _str(r["content"]),
-                                 {"reinforcements": _int(r["access_count"]), "category": r["category"],
-                                  "agent": _str(r["agent"]), "rule_score": cs.promote_rule_score},
-                                 fingerprint("promote", "memory", [int(r["id"]), _sha(_str(r["content"]))])))
+            out.append(
+                Candidate(
+                    "promote",
+                    "memory",
+                    [int(r["id"])],
+                    _str(r["content"]),
+                    {
+                        "reinforcements": _int(r["access_count"]),
+                        "category": r["category"],
+                        "agent": _str(r["agent"]),
+                        "rule_score": cs.promote_rule_score,
+                    },
+                    fingerprint("promote", "memory", [int(r["id"]), _sha(_str(r["content"]))]),
+                )
+            )
     return out
 
 
@@ -333,15 +364,23 @@ def retire_candidates(conn, settings, now: float, malformed: list | None = None)
     last = "coalesce(last_reinforced_at, created_at)"
     rows = conn.execute(
         f"SELECT *, {last} AS last FROM rules WHERE status = 'dormant' AND pinned = 0 AND {last} < ?"
-        " ORDER BY id", (now - cs.retire_days * DAY,)).fetchall()
+        " ORDER BY id",
+        (now - cs.retire_days * DAY,),
+    ).fetchall()
     out = []
     for r in rows:
         with _skip(malformed, "rule", r):
             at, score = _float(r["last"]), _float(r["score"])
-            out.append(Candidate("retire", "rule", [int(r["id"])], None,
-                                 {"idle_days": round((now - at) / DAY, 1), "score": score,
-                                  "retire_days": cs.retire_days},
-                                 fingerprint("retire", "rule", [int(r["id"]), round(at, 3)])))
+            out.append(
+                Candidate(
+                    "retire",
+                    "rule",
+                    [int(r["id"])],
+                    None,
+                    {"idle_days": round((now - at) / DAY, 1), "score": score, "retire_days": cs.retire_days},
+                    fingerprint("retire", "rule", [int(r["id"]), round(at, 3)]),
+                )
+            )
     return out
 
 
@@ -350,17 +389,28 @@ def changed_since(conn, since: float | None, watermark: int | None) -> set[int] 
     if watermark is None or since is None:
         return None
     new = {int(r[0]) for r in conn.execute("SELECT id FROM memories WHERE id > ?", (watermark,))}
-    for r in conn.execute("SELECT target_id FROM audit WHERE at >= ? AND target_kind = 'memory'"
-                          " AND action IN ('edit', 'restore')", (since,)):
-        try:
+    for r in conn.execute(
+        "SELECT target_id FROM audit WHERE at >= ? AND target_kind = 'memory'"
+        " AND action IN ('edit', 'restore')",
+        (since,),
+    ):
+        with contextlib.suppress(ValueError):
             new.add(int(r[0]))
-        except ValueError:
-            pass
     return new
 
 
-def scan(conn, settings, now: float, *, since: float | None, watermark: int | None, embedder,
-         progress=None) -> ScanResult:
+def scan(
+    conn,
+    settings,
+    now: float,
+    *,
+    since: float | None,
+    watermark: int | None,
+    embedder,
+    reads: CuratorReads | None,
+    vectors: VectorStore,
+    progress=None,
+) -> ScanResult:
     """Every detector, in one read snapshot."""
     out = ScanResult()
     t = time.perf_counter()
@@ -370,7 +420,9 @@ def scan(conn, settings, now: float, *, since: float | None, watermark: int | No
     out.counts["new_or_changed"] = None if new_ids is None else len(new_ids)
     malformed: list[str] = []
     if new_ids is None or new_ids:
-        mem, stats = memory_clusters(conn, settings, new_ids, progress, malformed)
+        mem, stats = memory_clusters(
+            conn, settings, new_ids, progress, malformed, reads=reads, vectors=vectors
+        )
     else:
         mem, stats = [], {"vectors": 0, "compared": 0}
     out.counts.update(stats)

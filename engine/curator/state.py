@@ -7,32 +7,54 @@ nothing readable here; tier/status, pinned, absorbed_into, access and reinforcem
 Apply compares it with the rows now and refuses, naming what changed. Decay's own writes (strength,
 score, updated_at) are left out: they change with time alone, not with anyone's decision.
 """
+
 from __future__ import annotations
 
 import hashlib
 
 from engine.errors import InvalidInput
+from engine.sql import marks
 
-_MEMORY = ("content", "metadata", "kind", "category", "tier", "pinned", "absorbed_into", "agent",
-           "importance", "access_count", "last_accessed_at", "last_reinforced_at")
+_MEMORY = (
+    "content",
+    "metadata",
+    "kind",
+    "category",
+    "tier",
+    "pinned",
+    "absorbed_into",
+    "agent",
+    "importance",
+    "access_count",
+    "last_accessed_at",
+    "last_reinforced_at",
+)
 _RULE = ("text", "metadata", "domain", "agent", "pinned", "absorbed_into", "last_reinforced_at")
 _HASHED = ("content", "text", "metadata")
 # What the operator reads when a column changed.
-_WHAT = {"content": "its content was edited", "text": "its text was edited",
-         "metadata": "its metadata changed", "tier": "its tier changed (archived or restored)",
-         "absorbed_into": "it was merged into another record", "pinned": "it was pinned or unpinned",
-         "access_count": "it was used (accessed)", "last_accessed_at": "it was used (accessed)",
-         "last_reinforced_at": "it was reinforced", "importance": "its importance changed"}
+_WHAT = {
+    "content": "its content was edited",
+    "text": "its text was edited",
+    "metadata": "its metadata changed",
+    "tier": "its tier changed (archived or restored)",
+    "absorbed_into": "it was merged into another record",
+    "pinned": "it was pinned or unpinned",
+    "access_count": "it was used (accessed)",
+    "last_accessed_at": "it was used (accessed)",
+    "last_reinforced_at": "it was reinforced",
+    "importance": "its importance changed",
+}
 
 
-def _hasher():
+def hasher():
     from engine.keys import derived_key
 
     # Keyed BLAKE2b (the key from the installation secret): a keyed hash like HMAC, ~5x cheaper
     # per call, which counts when a first run proposes tens of thousands of archives.
     key = derived_key("curator-member-state")
-    return lambda v: hashlib.blake2b(("" if v is None else str(v)).encode("utf-8", "surrogatepass"),
-                                     key=key, digest_size=8).hexdigest()
+    return lambda v: hashlib.blake2b(
+        ("" if v is None else str(v)).encode("utf-8", "surrogatepass"), key=key, digest_size=8
+    ).hexdigest()
 
 
 def _state(row, cols, h) -> dict:
@@ -41,7 +63,7 @@ def _state(row, cols, h) -> dict:
         v = row[c]
         if c in _HASHED:
             v = h(v)
-        elif isinstance(v, float) and v != v:        # NaN never equals itself: compare as text
+        elif isinstance(v, float) and v != v:  # NaN never equals itself: compare as text
             v = "nan"
         out[c] = v
     return out
@@ -49,14 +71,15 @@ def _state(row, cols, h) -> dict:
 
 def member_state(conn, target_kind: str, members: list[int], h=None) -> dict:
     """{str(id): {column: value or keyed hash}} for the members as they are now."""
-    h = h or _hasher()
+    h = h or hasher()
     table, cols = ("memories", _MEMORY) if target_kind == "memory" else ("rules", _RULE)
     ids = [int(m) for m in members]
     found = {}
-    for start in range(0, len(ids), 500):        # one query per 500 members, not one per member
-        chunk = ids[start:start + 500]
-        for r in conn.execute(f"SELECT id, {', '.join(cols)} FROM {table}"
-                              f" WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+    for start in range(0, len(ids), 500):  # one query per 500 members, not one per member
+        chunk = ids[start : start + 500]
+        for r in conn.execute(
+            f"SELECT id, {', '.join(cols)} FROM {table} WHERE id IN ({marks(len(chunk))})", chunk
+        ):
             found[int(r[0])] = _state(dict(zip(("id", *cols), r, strict=True)), cols, h)
     return {str(m): found.get(m) for m in ids}
 
@@ -71,17 +94,21 @@ def check_unchanged(conn, proposal_row, evidence: dict) -> None:
     """Refuse (InvalidInput, one line) if any member differs from what was proposed."""
     then = evidence.get("member_state")
     if not isinstance(then, dict):
-        return                                        # proposed before member states were kept
+        return  # proposed before member states were kept
     pid, kind = proposal_row["id"], proposal_row["target_kind"]
     mark = evidence.get("audit_mark")
     if isinstance(mark, int) and then:
         ids = [str(k) for k in then]
         hit = conn.execute(
             f"SELECT target_id, action FROM audit WHERE id > ? AND target_kind = ? AND target_id IN"
-            f" ({','.join('?' * len(ids))}) ORDER BY id LIMIT 1", (mark, kind, *ids)).fetchone()
+            f" ({marks(len(ids))}) ORDER BY id LIMIT 1",
+            (mark, kind, *ids),
+        ).fetchone()
         if hit is not None:
-            raise InvalidInput(f"proposal {pid} is stale: {kind} {hit[0]} changed since it was proposed"
-                               f" ({hit[1]!r} in the audit log); reject it and run the curator again")
+            raise InvalidInput(
+                f"proposal {pid} is stale: {kind} {hit[0]} changed since it was proposed"
+                f" ({hit[1]!r} in the audit log); reject it and run the curator again"
+            )
     now = member_state(conn, kind, [int(k) for k in then if str(k).lstrip("-").isdigit()])
     for mid, was in then.items():
         cur = now.get(str(mid))
@@ -94,8 +121,10 @@ def check_unchanged(conn, proposal_row, evidence: dict) -> None:
             if not changed:
                 continue
             why = _WHAT.get(changed[0], f"its {changed[0]} changed")
-        raise InvalidInput(f"proposal {pid} is stale: {kind} {mid} changed since it was proposed ({why});"
-                           " reject it and run the curator again")
+        raise InvalidInput(
+            f"proposal {pid} is stale: {kind} {mid} changed since it was proposed ({why});"
+            " reject it and run the curator again"
+        )
 
 
 def parse_members(text) -> list[int]:

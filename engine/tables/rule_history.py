@@ -49,3 +49,9 @@ def record_many(conn: Any, changes: Iterable[RuleChange]) -> None:
 def of_rule(conn: Any, rule_id: int) -> list[Any]:
     """A rule's history rows, oldest first."""
     return conn.execute("SELECT * FROM rule_history WHERE rule_id = ? ORDER BY at, id", (rule_id,)).fetchall()
+
+
+def remove(conn: Any, ids: Iterable[int]) -> None:
+    """Delete history rows by id: a curator undo takes back exactly the rows its apply added."""
+    for hid in ids:
+        conn.execute("DELETE FROM rule_history WHERE id = ?", (hid,))

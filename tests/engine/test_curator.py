@@ -270,10 +270,10 @@ def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
     eng.store.write(lambda c: c.execute("DELETE FROM memories WHERE id IN (?, ?)", (ids[1], ids[6])))  # holes
     eng.memories.archive(ids[3])
     with eng.store.reading() as conn:
-        assert curator_scan._vectors_from_chunks(conn) is not None      # the fast path is taken
-        fast = curator_scan.load_vectors(conn)
-        monkeypatch.setattr(curator_scan, "_vectors_from_chunks", lambda conn: None)
-        slow = curator_scan.load_vectors(conn)
+        assert eng.store.curator.all_vectors(conn) is not None      # the fast path is taken
+        fast = curator_scan.load_vectors(conn, eng.store.curator, eng.vectors.backend)
+        monkeypatch.setattr(eng.store.curator, "all_vectors", lambda conn: None)
+        slow = curator_scan.load_vectors(conn, eng.store.curator, eng.vectors.backend)
     assert fast[0].tolist() == slow[0].tolist() == [m for m in ids if m not in (ids[1], ids[3], ids[6])]
     assert fast[3] == slow[3]
     assert np.array_equal(fast[1][fast[2]], slow[1][slow[2]])

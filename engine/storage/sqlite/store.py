@@ -24,6 +24,7 @@ from engine.errors import DatabaseDamaged, EngineError, InvalidInput, StoreBusy
 from engine.storage.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.sqlite import identity, schema
+from engine.storage.sqlite.curator import SqliteCuratorReads
 from engine.storage.sqlite.dump import SqliteDump
 from engine.storage.sqlite.erase import SqliteEraser
 from engine.storage.sqlite.fts import SqliteKeywordIndex
@@ -205,6 +206,7 @@ class Store:
         self.feed = VectorChangeLog()
         self.eraser = SqliteEraser(self)  # erasure and its verification (engine/storage/erasure.py)
         self.health = SqliteHealth(self)  # doctor's checks (engine/storage/health.py)
+        self.curator = SqliteCuratorReads()  # the curator's bulk vector read
         self.dump = SqliteDump()  # export / restore (engine/storage/dump.py)
         self.curator: Any = None  # the curator's reads (engine/storage/sqlite/curator.py, being added)
 

@@ -1,0 +1,60 @@
+"""SQLite's side of the curator's scan (engine/storage/curator.py): every stored vector read from
+vec0's own chunk tables in ~0.3 s per 100k instead of ~5 s row by row through the virtual table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from engine.storage.sqlite.schema import EMBED_DIM
+
+
+class SqliteCuratorReads:
+    def all_vectors(self, conn: Any, dim: int = EMBED_DIM) -> tuple[np.ndarray, np.ndarray] | None:
+        """The layout is sqlite-vec 0.1's (validity bitmap, int64 rowids, float32 vectors per
+        chunk); it is checked against the table itself, and any surprise returns None so the
+        caller takes the slow, always-correct path."""
+        try:  # two plain scans: SQLite's join of these two tables costs seconds more
+            chunks = conn.execute(
+                "SELECT chunk_id, size, validity, rowids FROM memories_vec_chunks ORDER BY chunk_id"
+            ).fetchall()
+            blobs = dict(conn.execute("SELECT rowid, vectors FROM memories_vec_vector_chunks00").fetchall())
+        except Exception:
+            return None
+        total = sum(int(c[1]) for c in chunks)
+        mat = np.empty((total, dim), dtype=np.float32)  # filled once, in place
+        all_ids = np.empty(total, dtype=np.int64)
+        n = 0
+        for chunk_id, size, validity, rowids in chunks:
+            vectors = blobs.get(chunk_id)
+            if vectors is None:
+                return None
+            size = int(size)
+            rid = np.frombuffer(rowids, dtype=np.int64)
+            vec = np.frombuffer(vectors, dtype=np.float32)
+            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+            if len(rid) < size or vec.size < size * dim or len(valid) < size:
+                return None
+            keep = np.nonzero(valid[:size])[0]
+            k = len(keep)
+            if k == size:
+                mat[n : n + k] = vec[: size * dim].reshape(size, dim)
+                all_ids[n : n + k] = rid[:size]
+            else:
+                mat[n : n + k] = vec[: size * dim].reshape(size, dim)[keep]
+                all_ids[n : n + k] = rid[keep]
+            n += k
+        if n == 0:
+            return None
+        all_ids, mat = all_ids[:n], mat[:n]
+        expected = conn.execute("SELECT count(*) FROM memories WHERE embedded = 1").fetchone()[0]
+        if len(all_ids) != expected:
+            return None
+        for i in (0, len(all_ids) // 2, len(all_ids) - 1):  # spot-check against vec0 itself
+            row = conn.execute(
+                "SELECT embedding FROM memories_vec WHERE memory_id = ?", (int(all_ids[i]),)
+            ).fetchone()
+            if row is None or row[0] != mat[i].tobytes():
+                return None
+        return all_ids, mat

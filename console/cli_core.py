@@ -202,7 +202,7 @@ def memory_show(ctx, memory_id, as_json):
 def _memory_op(name: str, method: str, takes_value: bool = False):
     def op(ctx, memory_id, reason, as_json, value=None):
         with ctx.engine(embedder=None) as eng:
-            fn = getattr(eng, method)
+            fn = getattr(eng.memories, method)
             m = fn(memory_id, value, reason=reason) if takes_value else fn(memory_id, reason=reason)
         emit(m, as_json, lambda m: click.echo(f"memory {m.id}: {name} done (tier={m.tier}, "
                                               f"pinned={m.pinned}, importance={m.importance})"))
@@ -215,10 +215,10 @@ def _memory_op(name: str, method: str, takes_value: bool = False):
     return memory.command(name)(pass_ctx(op))
 
 
-_memory_op("pin", "pin_memory")
-_memory_op("unpin", "unpin_memory")
-_memory_op("archive", "archive_memory")
-_memory_op("reinforce", "reinforce_memory")
+_memory_op("pin", "pin")
+_memory_op("unpin", "unpin")
+_memory_op("archive", "archive")
+_memory_op("reinforce", "reinforce")
 _memory_op("importance", "set_importance", takes_value=True)
 
 

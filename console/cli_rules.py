@@ -98,18 +98,18 @@ def _change(verb: str, method: str, doc: str, *, needs_reason: bool = False):
     @pass_ctx
     def cmd(ctx, rule_id, reason, as_json):
         with ctx.engine(embedder=None) as eng:
-            r = getattr(eng, method)(rule_id, reason=reason)
+            r = getattr(eng.rules, method)(rule_id, reason=reason)
         emit(r, as_json, lambda r: click.echo(
             f"rule {r.id}: score {r.score:g}, {r.status}{', pinned' if r.pinned else ''}"
             f", {r.violations} violations"))
     return cmd
 
 
-_change("pin", "pin_rule", "Freeze a rule: no decay; status stops following the score.")
-_change("unpin", "unpin_rule", "Unfreeze a rule: status follows the score again.")
-_change("retire", "retire_rule", "Retire a rule (kept; revivable). Only a person retires a critical rule.")
-_change("revive", "revive_rule", "Bring a retired rule back (score at least 5).")
-_change("reinforce", "reinforce_rule", "The rule proved useful: +1 score, decay clock reset.")
+_change("pin", "pin", "Freeze a rule: no decay; status stops following the score.")
+_change("unpin", "unpin", "Unfreeze a rule: status follows the score again.")
+_change("retire", "retire", "Retire a rule (kept; revivable). Only a person retires a critical rule.")
+_change("revive", "revive", "Bring a retired rule back (score at least 5).")
+_change("reinforce", "reinforce", "The rule proved useful: +1 score, decay clock reset.")
 _change("violate", "record_violation", "Record that an agent broke the rule.")
 
 

@@ -70,7 +70,7 @@ def test_search_never_raises_on_odd_text(heng, q, mode, tier):
 @HOSTILE
 @given(q=hostile_text, session=st.one_of(st.none(), hostile_text), agent=st.one_of(st.none(), hostile_text))
 def test_message_search_never_raises(heng, q, session, agent):
-    hits = _only_engine_errors(heng.search_messages, q, session_id=session, agent=agent)
+    hits = _only_engine_errors(heng.sessions.search_messages, q, session_id=session, agent=agent)
     if not isinstance(hits, EngineError):
         assert all(h.message.session_id for h in hits)
 
@@ -78,7 +78,7 @@ def test_message_search_never_raises(heng, q, session, agent):
 @HOSTILE
 @given(content=hostile_text, agent=hostile_text, category=hostile_text)
 def test_add_memory_stores_exactly_or_refuses_cleanly(heng, content, agent, category):
-    r = _only_engine_errors(heng.add_memory_ex, content, agent=agent, category=category, dedup=False)
+    r = _only_engine_errors(heng.memories.add_ex, content, agent=agent, category=category, dedup=False)
     if _bad_unicode(content + agent + category) or "\x00" in content + agent + category:
         assert isinstance(r, InvalidInput)
     if isinstance(r, EngineError):
@@ -91,7 +91,7 @@ def test_add_memory_stores_exactly_or_refuses_cleanly(heng, content, agent, cate
 @HOSTILE
 @given(content=hostile_text, role=st.sampled_from(["user", "tool", "bogus", ""]))
 def test_add_message_stores_exactly_or_refuses_cleanly(heng, content, role):
-    r = _only_engine_errors(heng.add_message, "s-hostile", role, content)
+    r = _only_engine_errors(heng.sessions.add_message, "s-hostile", role, content)
     if isinstance(r, EngineError):
         assert isinstance(r, InvalidInput)
         return
@@ -126,7 +126,7 @@ def test_ingest_refuses_bad_files_with_engine_errors(heng, tmp_path_factory, lin
 @HOSTILE
 @given(mid=st.one_of(st.integers(), st.text(ANY_CHAR, max_size=10), st.floats(), st.none()))
 def test_ids_of_any_shape_are_not_found_or_invalid(heng, mid):
-    for fn in (heng.get_memory, heng.get_message, heng.get_session, heng.pin_memory):
+    for fn in (heng.memories.get, heng.sessions.get_message, heng.sessions.get, heng.memories.pin):
         r = _only_engine_errors(fn, mid)
         assert isinstance(r, EngineError) or r is not None
 
@@ -151,7 +151,7 @@ def test_search_parameters_of_any_shape(heng, k, tier, kind, category, agent, us
        session_id=odd, message_id=odd)
 def test_add_memory_fields_of_any_shape(heng, importance, kind, tier, metadata, pinned, session_id,
                                         message_id):
-    r = _only_engine_errors(heng.add_memory_ex, "a field test", importance=importance, kind=kind,
+    r = _only_engine_errors(heng.memories.add_ex, "a field test", importance=importance, kind=kind,
                             tier=tier, metadata=metadata, pinned=pinned, session_id=session_id,
                             message_id=message_id, dedup=False)
     assert isinstance(r, InvalidInput) or heng.memories.get(r.id).content == "a field test"

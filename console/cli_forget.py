@@ -1,4 +1,5 @@
 """Forget verbs: forget, forget-requests, forget-request."""
+
 from __future__ import annotations
 
 import click
@@ -29,8 +30,10 @@ def _counts(counts: dict) -> str:
 
 def _verified(o: dict) -> None:
     if not o["checked_texts"]:
-        click.echo(f"forget request {o['request_id']}: {o['status']}; nothing to check against here (the "
-                   "case's sealed texts are gone: verified already, or sealed by another installation)")
+        click.echo(
+            f"forget request {o['request_id']}: {o['status']}; nothing to check against here (the "
+            "case's sealed texts are gone: verified already, or sealed by another installation)"
+        )
         return
     _human(o)
     if not o["wal_truncated"]:
@@ -38,8 +41,10 @@ def _verified(o: dict) -> None:
 
 
 def _human(o: dict) -> None:
-    click.echo(f"forget request {o['request_id']}: {o['status']}"
-               + ("" if o["residue"] is None else f"; residue {o['residue']} (must be 0)"))
+    click.echo(
+        f"forget request {o['request_id']}: {o['status']}"
+        + ("" if o["residue"] is None else f"; residue {o['residue']} (must be 0)")
+    )
     click.echo("  " + _counts(o["counts"]))
     for it in o.get("items", []):
         click.echo(f"  {it['kind']} {it['id']} ({it['why']}): {it['preview'][:90]}")
@@ -47,7 +52,9 @@ def _human(o: dict) -> None:
 
 @click.command()
 @click.option("--memory", "memory_ids", type=int, multiple=True, help="A memory id (repeatable).")
-@click.option("--session", "session_id", default=None, help="A session: its messages and the memories derived from it.")
+@click.option(
+    "--session", "session_id", default=None, help="A session: its messages and the memories derived from it."
+)
 @click.option("--agent", default=None, help="Everything of this agent.")
 @click.option("--user", default=None, help="Everything of this user.")
 @click.option("--query", default=None, help="Memories, messages, rules and titles containing this text.")
@@ -58,8 +65,17 @@ def _human(o: dict) -> None:
 @pass_ctx
 def forget(ctx, memory_ids, session_id, agent, user, query, preview, reason, deadline, as_json):
     """Remove content everywhere it lives and verify that its bytes are gone."""
-    scopes = [(k, v) for k, v in (("memory", list(memory_ids) or None), ("session", session_id),
-                                  ("agent", agent), ("user", user), ("query", query)) if v]
+    scopes = [
+        (k, v)
+        for k, v in (
+            ("memory", list(memory_ids) or None),
+            ("session", session_id),
+            ("agent", agent),
+            ("user", user),
+            ("query", query),
+        )
+        if v
+    ]
     if len(scopes) != 1:
         fail("name exactly one scope: --memory ID..., --session, --agent, --user or --query")
     kind, value = scopes[0]
@@ -67,8 +83,14 @@ def forget(ctx, memory_ids, session_id, agent, user, query, preview, reason, dea
         res = eng.forget.run(kind, value, reason, preview=preview, deadline=deadline)
     if preview:
         from engine.types import to_json
-        doc = {"request_id": res.request.id, "status": res.request.status, "counts": res.counts,
-               "residue": None, "items": to_json(res.items)}
+
+        doc = {
+            "request_id": res.request.id,
+            "status": res.request.status,
+            "counts": res.counts,
+            "residue": None,
+            "items": to_json(res.items),
+        }
     else:
         doc = _case(res)
     emit(doc, as_json, _human)
@@ -82,19 +104,42 @@ def forget_requests(ctx, status, as_json):
     """Forget cases, newest first."""
     with ctx.engine(embedder=None) as eng:
         rows = eng.forget.list(status=status)
-    emit(rows, as_json, lambda rs: table(
-        [[r.id, r.scope_kind, r.scope_value[:40], r.status, r.residue, iso(r.requested_at), iso(r.deadline),
-          r.requested_by, r.reason[:40]] for r in rs],
-        ["id", "scope", "value", "status", "residue", "requested", "deadline", "by", "reason"]))
+    emit(
+        rows,
+        as_json,
+        lambda rs: table(
+            [
+                [
+                    r.id,
+                    r.scope_kind,
+                    r.scope_value[:40],
+                    r.status,
+                    r.residue,
+                    iso(r.requested_at),
+                    iso(r.deadline),
+                    r.requested_by,
+                    r.reason[:40],
+                ]
+                for r in rs
+            ],
+            ["id", "scope", "value", "status", "residue", "requested", "deadline", "by", "reason"],
+        ),
+    )
 
 
 @click.command("forget-request")
 @click.argument("request_id", type=int)
-@click.option("--execute", is_flag=True,
-              help="Execute a previewed case, or finish an interrupted one (then verify it).")
+@click.option(
+    "--execute", is_flag=True, help="Execute a previewed case, or finish an interrupted one (then verify it)."
+)
 @click.option("--verify", "verify", is_flag=True, help="Re-scan an executed case's files for the text.")
-@click.option("--memory", "memory_ids", type=int, multiple=True,
-              help="With --execute: only these memories of the preview (repeatable).")
+@click.option(
+    "--memory",
+    "memory_ids",
+    type=int,
+    multiple=True,
+    help="With --execute: only these memories of the preview (repeatable).",
+)
 @json_option
 @pass_ctx
 def forget_request(ctx, request_id, execute, verify, memory_ids, as_json):
@@ -109,13 +154,23 @@ def forget_request(ctx, request_id, execute, verify, memory_ids, as_json):
         if verify:
             ver = eng.forget.verify(request_id)
             r = eng.forget.get(request_id)
-            doc = {**_case(r), "checked_texts": ver.checked_texts, "files": ver.files,
-                   "wal_truncated": ver.wal_truncated}
+            doc = {
+                **_case(r),
+                "checked_texts": ver.checked_texts,
+                "files": ver.files,
+                "wal_truncated": ver.wal_truncated,
+            }
             emit(doc, as_json, _verified)
             return
         r = eng.forget.get(request_id)
-    emit(r, as_json, lambda r: click.echo(
-        f"forget request {r.id}: {r.status}\n  scope {r.scope_kind} {r.scope_value}\n  reason {r.reason}\n"
-        f"  requested {iso(r.requested_at)} by {r.requested_by}; deadline {iso(r.deadline)}\n"
-        f"  executed {iso(r.executed_at)}; verified {iso(r.verified_at)}; residue {r.residue}\n"
-        f"  counts " + _counts(r.counts)))
+    emit(
+        r,
+        as_json,
+        lambda r: click.echo(
+            f"forget request {r.id}: {r.status}\n  scope {r.scope_kind} {r.scope_value}\n"
+            f"  reason {r.reason}\n"
+            f"  requested {iso(r.requested_at)} by {r.requested_by}; deadline {iso(r.deadline)}\n"
+            f"  executed {iso(r.executed_at)}; verified {iso(r.verified_at)}; residue {r.residue}\n"
+            f"  counts " + _counts(r.counts)
+        ),
+    )

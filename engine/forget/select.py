@@ -17,6 +17,7 @@ from typing import Any
 from engine.errors import InvalidInput, NotFound
 from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
+from engine.sql import chunked, in_list, marks
 from engine.tables import memories as memories_table
 
 DERIVED = "derived: merged from forgotten memory"
@@ -53,10 +54,6 @@ def _strings(raw) -> list[str]:
 
     walk(doc)
     return out
-
-
-def _in(ids) -> str:
-    return ",".join("?" * len(ids))
 
 
 def _like(q: str) -> str:
@@ -143,9 +140,10 @@ class Selection:
     def _rows(self, conn, table: str, col: str, ids) -> list[tuple]:
         ids = list(ids)
         out = []
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            out += conn.execute(f"SELECT id, {col} FROM {table} WHERE id IN ({_in(chunk)})", chunk).fetchall()
+        for chunk in chunked(ids):
+            out += conn.execute(
+                f"SELECT id, {col} FROM {table} WHERE id IN ({marks(len(chunk))})", chunk
+            ).fetchall()
         return [(r[0], r[1] or "") for r in out]
 
     def texts(self, conn) -> list[str]:
@@ -181,10 +179,10 @@ class Selection:
     def _flow_rows(self, conn) -> list:
         ids = sorted(self.flows)
         out = []
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
+        for chunk in chunked(ids):
             out += conn.execute(
-                f"SELECT id, name, description, triggers, steps FROM flows WHERE id IN ({_in(chunk)})", chunk
+                f"SELECT id, name, description, triggers, steps FROM flows WHERE id IN ({marks(len(chunk))})",
+                chunk,
             ).fetchall()
         return [tuple("" if v is None else v for v in r) for r in out]
 
@@ -229,40 +227,33 @@ class Selection:
         counts = self.counts()
         _delete(conn, "proposals", self.proposals)
         if self.revive:
-            ids = sorted(self.revive)
-            conn.execute(
-                f"UPDATE memories SET tier = 'active', absorbed_into = NULL WHERE id IN ({_in(ids)})", ids
-            )
+            memories_table.unabsorb(conn, sorted(self.revive))
         memories_table.delete(conn, sorted(self.memories))
         _delete(conn, "rules", self.rules)
         _delete(conn, "flows", self.flows)
         if self.messages:
-            ids = sorted(self.messages)
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                conn.execute(
-                    f"UPDATE memories SET message_id = NULL WHERE message_id IN ({_in(chunk)})", chunk
-                )
+            memories_table.unlink(conn, "message_id", sorted(self.messages))
             _delete(conn, "messages", self.messages)
         if self.sessions:
             sids = sorted(self.sessions)
-            conn.execute(f"DELETE FROM messages WHERE session_id IN ({_in(sids)})", sids)
-            conn.execute(f"UPDATE memories SET session_id = NULL WHERE session_id IN ({_in(sids)})", sids)
+            conn.execute(f"DELETE FROM messages WHERE session_id IN ({marks(len(sids))})", sids)
+            memories_table.unlink(conn, "session_id", sids)
             conn.execute(
-                f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({_in(sids)})", sids
+                "UPDATE sessions SET parent_session_id = NULL"
+                f" WHERE parent_session_id IN ({marks(len(sids))})",
+                sids,
             )
             _delete(conn, "sessions", self.sessions)
         if self.titles:
             tids = sorted(self.titles)
-            conn.execute(f"UPDATE sessions SET title = '' WHERE id IN ({_in(tids)})", tids)
+            conn.execute(f"UPDATE sessions SET title = '' WHERE id IN ({marks(len(tids))})", tids)
         return counts
 
 
 def _delete(conn: Any, table: str, ids: Iterable[Any]) -> None:
     ids = sorted(ids)
-    for i in range(0, len(ids), 500):
-        chunk = ids[i : i + 500]
-        conn.execute(f"DELETE FROM {table} WHERE id IN ({_in(chunk)})", chunk)
+    for chunk in chunked(ids):
+        conn.execute(f"DELETE FROM {table} WHERE id IN ({marks(len(chunk))})", chunk)
 
 
 def resolve(conn, kind: str, value: str) -> Selection:
@@ -270,7 +261,8 @@ def resolve(conn, kind: str, value: str) -> Selection:
     s = Selection()
     if kind == "memory":
         ids = [int(v) for v in value.split(",") if v]
-        found = {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE id IN ({_in(ids)})", ids)}
+        cond, params = in_list("id", ids)
+        found = {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE {cond}", params)}
         missing = sorted(set(ids) - found)
         if missing:
             raise NotFound(f"no memory with id {', '.join(map(str, missing))}")
@@ -293,13 +285,12 @@ def resolve(conn, kind: str, value: str) -> Selection:
             for r in conn.execute(f"SELECT id FROM sessions WHERE {col} = ?", (value,))
         }
         sids = sorted(s.sessions)
-        for i in range(0, len(sids), 500):
-            chunk = sids[i : i + 500]
+        for chunk in chunked(sids):
             s.messages.update(
                 {
                     r[0]: f"in {kind}'s session"
                     for r in conn.execute(
-                        f"SELECT id FROM messages WHERE session_id IN ({_in(chunk)})", chunk
+                        f"SELECT id FROM messages WHERE session_id IN ({marks(len(chunk))})", chunk
                     )
                 }
             )
@@ -307,7 +298,7 @@ def resolve(conn, kind: str, value: str) -> Selection:
                 {
                     r[0]: f"from {kind}'s session"
                     for r in conn.execute(
-                        f"SELECT id FROM memories WHERE session_id IN ({_in(chunk)})", chunk
+                        f"SELECT id FROM memories WHERE session_id IN ({marks(len(chunk))})", chunk
                     )
                 }
             )
@@ -380,14 +371,13 @@ def close_over(conn, sel: Selection, cascade_sources: bool = False) -> Selection
             if int(r[0]) not in out.memories
         }
     mids = sorted(out.memories)
-    for i in range(0, len(mids), 500):
-        chunk = mids[i : i + 500]
+    for chunk in chunked(mids):
         out.rules.update(
             {
                 r[0]: PROMOTED
                 for r in conn.execute(
                     f"SELECT id FROM rules WHERE json_valid(metadata) AND"
-                    f" json_extract(metadata, '$.promoted_from') IN ({_in(chunk)})",
+                    f" json_extract(metadata, '$.promoted_from') IN ({marks(len(chunk))})",
                     chunk,
                 )
                 if r[0] not in out.rules

@@ -1,1 +1,2 @@
-"""Health: `doctor` (does the file agree with itself?) and the row checks that find malformed values (rows)."""
+"""Health: `doctor` (does the file agree with itself?) and the row checks that find malformed
+values (rows)."""

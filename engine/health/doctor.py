@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
@@ -18,7 +20,7 @@ from engine.audit.verify import verify_chain
 from engine.errors import EngineError
 from engine.forget.heads import check_case_heads
 from engine.health import rows as doctor_rows
-from engine.storage.health import HealthChecks, Offenders
+from engine.storage.health import HealthChecks, Offenders, file_integrity
 
 if TYPE_CHECKING:
     from engine.context import Context
@@ -123,15 +125,15 @@ def doctor_file(path: str | os.PathLike) -> DoctorReport:
     """For a file too damaged to open as a database (its schema unreadable): SQLite's own
     integrity check through a read-only, immutable connection, so the operator gets the finding
     (and nothing is written, not even a -wal)."""
-    from engine.storage.sqlite.health import file_integrity  # no store to ask: the file is all there is
-
     checks: list[DoctorCheck] = []
     unopened, problems = file_integrity(path)
     if unopened is not None:
         checks.append(DoctorCheck("sqlite-readable", False, f"the file cannot be opened ({unopened})", 1))
     else:
         checks.append(_integrity(problems))
-    checks.append(DoctorCheck("schema", False, "the database could not be opened; nothing else was checked", 1))
+    checks.append(
+        DoctorCheck("schema", False, "the database could not be opened; nothing else was checked", 1)
+    )
     return DoctorReport(False, checks, {}, [])
 
 
@@ -151,9 +153,10 @@ class Health:
         was done (then check again, so the report describes the file as it is now)."""
         repaired: list[str] = []
         if repair:
+            stops: tuple[type[BaseException], ...] = (*self.checks.errors, EngineError)
             try:
                 repaired = self._repair()
-            except (*self.checks.errors, EngineError) as exc:  # a damaged or read-only file: say so
+            except stops as exc:  # a damaged or read-only file: say so
                 repaired = [f"repair stopped: {exc}"]
         report = self._check()
         report.repaired = repaired
@@ -185,30 +188,26 @@ class Health:
                 for t in dict.fromkeys(
                     ("memories", "messages", "sessions", "rules", "audit", *(table for _, table in indexes))
                 ):
-                    self._guard(
-                        checks,
-                        f"count:{t}",
-                        lambda t=t: counts.__setitem__(t, c.execute(f"SELECT count(*) FROM {t}").fetchone()[0]),
-                    )
+                    self._guard(checks, f"count:{t}", partial(_count, c, t, counts))
                 for index, table in indexes:
-                    self._guard(checks, f"fts-ids:{index}", lambda i=index, t=table: _coverage(h, c, i, t, counts))
+                    self._guard(checks, f"fts-ids:{index}", partial(_coverage, h, c, index, table, counts))
                 self._guard(checks, "vectors", lambda: _vectors(h, c, counts))
                 self._guard(checks, "pending-vectors", lambda: pending.extend(_pending(c, counts)))
                 for name, sql, what in ORPHANS:
-                    self._guard(checks, name, lambda name=name, sql=sql, what=what: _orphans(c, name, sql, what))
+                    self._guard(checks, name, partial(_orphans, c, name, sql, what))
                 self._guard(checks, "audit-chain", lambda: _chain(c))
                 self._guard(checks, "forget-heads", lambda: _case_heads(c))
                 self._guard(checks, "malformed-rows", lambda: _malformed(h, c))
         except h.errors as exc:  # the file cannot even be read as far as a snapshot: a finding
             checks.append(DoctorCheck("sqlite-readable", False, f"the file cannot be read ({exc})", 1))
             sound = False
-        checks.extend(_hook_errors(self.ctx.store.hook_errors))
         # The index's own check may take the write lock; a file already found damaged is not
         # written to at all.
         if sound:
             for index, _ in indexes:
                 ok, detail = h.index_integrity(index)
                 checks.append(DoctorCheck(f"fts-integrity:{index}", ok, detail, 0 if ok else 1))
+        checks.extend(_hook_errors(self.ctx.store.hook_errors))  # this check's own writes included
         return DoctorReport(all(ch.ok for ch in checks), checks, counts, pending)
 
     # -- repair ----------------------------------------------------------------------------------
@@ -249,6 +248,10 @@ class Health:
         return done
 
 
+def _count(c: Any, table: str, counts: dict) -> None:
+    counts[table] = c.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
 def _coverage(h: HealthChecks, c: Any, index: str, table: str, counts: dict) -> DoctorCheck:
     cov = h.coverage(c, index, table, SAMPLE)
     counts[index] = cov.indexed
@@ -279,7 +282,11 @@ def _vectors(h: HealthChecks, c: Any, counts: dict) -> list[DoctorCheck]:
     n = g.orphans.count
     out.append(
         DoctorCheck(
-            "vectors:orphans", n == 0, f"{n} vectors of memories that do not exist" if n else "none", n, g.orphans.ids
+            "vectors:orphans",
+            n == 0,
+            f"{n} vectors of memories that do not exist" if n else "none",
+            n,
+            g.orphans.ids,
         )
     )
     n = g.stale.count
@@ -298,7 +305,10 @@ def _vectors(h: HealthChecks, c: Any, counts: dict) -> list[DoctorCheck]:
 def _pending(c: Any, counts: dict) -> list[int]:
     counts["pending_vectors"] = c.execute("SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0]
     return [
-        r[0] for r in c.execute("SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (PENDING_SAMPLE,))
+        r[0]
+        for r in c.execute(
+            "SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (PENDING_SAMPLE,)
+        )
     ]
 
 
@@ -322,5 +332,9 @@ def _malformed(h: HealthChecks, c: Any) -> list[DoctorCheck]:
 
 def _hook_errors(errors: list[str]) -> list[DoctorCheck]:
     """After-commit hooks that failed in this process (e.g. the audit anchor refused to move):
-    the write committed, but what should follow it did not."""
-    return [DoctorCheck("after-commit", False, e, 1) for e in errors]
+    the write committed, but what should follow it did not. One finding per distinct failure,
+    counting how often it happened."""
+    seen = Counter(errors)
+    return [
+        DoctorCheck("after-commit", False, e if n == 1 else f"{e} ({n} times)", n) for e, n in seen.items()
+    ]

@@ -128,3 +128,21 @@ def restore(conn: Any, row: Mapping[str, Any], columns: Iterable[str]) -> None:
         f"UPDATE memories SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
         [row[c] for c in cols] + [row["id"]],
     )
+
+
+def unlink(conn: Any, column: Literal["message_id", "session_id"], targets: Sequence[Any]) -> None:
+    """Clear the memories' link to messages or sessions that are going (a forget); the memories
+    stay. updated_at is left as it was: the memory itself did not change."""
+    if column not in ("message_id", "session_id"):
+        raise ValueError(f"not a link column: {column}")
+    for part in chunked(targets):
+        conn.execute(f"UPDATE memories SET {column} = NULL WHERE {column} IN ({marks(len(part))})", part)
+
+
+def unabsorb(conn: Any, memory_ids: Sequence[int]) -> None:
+    """Sources of a merged memory that is going (a forget) become active records again."""
+    for part in chunked(memory_ids):
+        conn.execute(
+            f"UPDATE memories SET tier = 'active', absorbed_into = NULL WHERE id IN ({marks(len(part))})",
+            part,
+        )

@@ -190,3 +190,30 @@ def test_cli_doctor_repair(filled, capsys, monkeypatch):
     doc = json.loads(capsys.readouterr().out)
     assert doc["ok"] and "rebuilt full-text indexes" in doc["repaired"]
     assert "embedded 1 memories" in doc["repaired"]
+
+
+def test_a_refused_audit_anchor_move_is_a_finding(eng):
+    """An after-commit hook that failed (here the audit anchor refusing to move back over a cut
+    log) is one finding: the write committed, what should follow it did not."""
+    for i in range(6):
+        eng.add_memory(f"note {i} about the release calendar", dedup=False)
+    eng.store.conn.execute("DELETE FROM audit WHERE id > 3")
+    eng.store.conn.execute("UPDATE sqlite_sequence SET seq = 3 WHERE name = 'audit'")
+    for i in range(5):
+        eng.add_memory(f"later {i} about the release calendar", dedup=False)
+    assert any("audit_anchor" in e for e in eng.store.hook_errors)
+    r = eng.health.doctor()
+    hooks = [c for c in r.checks if c.name == "after-commit"]
+    assert not r.ok and hooks and all(not c.ok for c in hooks)
+    assert len(hooks) == len(set(eng.store.hook_errors)) and "audit_anchor" in hooks[0].detail
+
+
+def test_a_forget_case_whose_audit_head_was_cut_is_a_finding(eng):
+    eng.add_memory("The vault code is Quokka-7731-Delta, tell no one", dedup=False)
+    res = eng.forget.run("query", "Quokka-7731-Delta", "asked to")
+    assert _check(eng.health.doctor(), "forget-heads").ok
+    head = eng.forget.get(res.request_id).counts["audit_head"]
+    eng.store.write(lambda c: c.execute("DELETE FROM audit WHERE id >= ?", (head[0],)))
+    found = [c for c in eng.health.doctor().checks if c.name == "forget-heads"]
+    assert len(found) == 1 and not found[0].ok
+    assert f"forget case {res.request_id}" in found[0].detail and "gone" in found[0].detail

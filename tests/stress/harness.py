@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.health.doctor import FTS_TABLES
+from engine.storage.sqlite.health import FTS_TABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 FTS = tuple(name for name, _ in FTS_TABLES)

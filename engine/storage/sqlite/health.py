@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import sqlean as sqlite3
 
-from engine.errors import EngineError
+from engine.errors import DatabaseDamaged, EngineError
 from engine.storage.health import IndexCoverage, Offenders, VectorGaps
 from engine.storage.sqlite import schema
-from engine.storage.sqlite.identity import DatabaseDamaged, uri
+from engine.storage.sqlite.identity import uri
 
 if TYPE_CHECKING:
     from engine.storage.sqlite.store import Store
@@ -73,8 +73,12 @@ class SqliteHealth:
         # An external-content FTS5 table reads rows from its table; its docsize shadow table is
         # what the index itself holds.
         n_idx = conn.execute(f"SELECT count(*) FROM {index}_docsize").fetchone()[0]
-        missing = _offenders(conn, f"SELECT id FROM {table} WHERE id NOT IN (SELECT id FROM {index}_docsize)", sample)
-        extra = _offenders(conn, f"SELECT id FROM {index}_docsize WHERE id NOT IN (SELECT id FROM {table})", sample)
+        missing = _offenders(
+            conn, f"SELECT id FROM {table} WHERE id NOT IN (SELECT id FROM {index}_docsize)", sample
+        )
+        extra = _offenders(
+            conn, f"SELECT id FROM {index}_docsize WHERE id NOT IN (SELECT id FROM {table})", sample
+        )
         return IndexCoverage(n_idx, missing, extra)
 
     def index_integrity(self, index: str) -> tuple[bool, str]:
@@ -93,10 +97,14 @@ class SqliteHealth:
     def vector_gaps(self, conn: Any, sample: int) -> VectorGaps:
         stored = conn.execute("SELECT count(*) FROM memories_vec").fetchone()[0]
         missing = _offenders(
-            conn, "SELECT id FROM memories WHERE embedded = 1 AND id NOT IN (SELECT memory_id FROM memories_vec)", sample
+            conn,
+            "SELECT id FROM memories WHERE embedded = 1 AND id NOT IN (SELECT memory_id FROM memories_vec)",
+            sample,
         )
         orphans = _offenders(
-            conn, "SELECT memory_id FROM memories_vec WHERE memory_id NOT IN (SELECT id FROM memories)", sample
+            conn,
+            "SELECT memory_id FROM memories_vec WHERE memory_id NOT IN (SELECT id FROM memories)",
+            sample,
         )
         stale = _offenders(
             conn,
@@ -115,7 +123,8 @@ class SqliteHealth:
         if n:
             acts.append(f"removed {n} orphan vectors")
         n = conn.execute(
-            "UPDATE memories SET embedded = 0 WHERE embedded = 1 AND id NOT IN (SELECT memory_id FROM memories_vec)"
+            "UPDATE memories SET embedded = 0 WHERE embedded = 1"
+            " AND id NOT IN (SELECT memory_id FROM memories_vec)"
         ).rowcount
         if n:
             acts.append(f"{n} memories without a vector marked pending")
@@ -125,7 +134,8 @@ class SqliteHealth:
         ).fetchall()
         for r in stale:
             conn.execute(
-                "UPDATE memories_vec SET tier = ?, kind = ?, category = ?, agent = ?, user = ? WHERE memory_id = ?",
+                "UPDATE memories_vec SET tier = ?, kind = ?, category = ?, agent = ?, user = ?"
+                " WHERE memory_id = ?",
                 (r[1], r[2], r[3], r[4] or "", r[5] or "", r[0]),
             )
         if stale:
@@ -146,7 +156,9 @@ class SqliteHealth:
                 for n in cols
             )
             key = _key(t)
-            for row in conn.execute(f"SELECT {key}, {', '.join(cols)} FROM {t.name} WHERE {bad} LIMIT {int(sample)}"):
+            for row in conn.execute(
+                f"SELECT {key}, {', '.join(cols)} FROM {t.name} WHERE {bad} LIMIT {int(sample)}"
+            ):
                 for n, v in zip(cols, tuple(row)[1:], strict=True):
                     out.append((t.name, row[0], n, v, _reference(n)))
         return out
@@ -162,9 +174,8 @@ class SqliteHealth:
                 for n, kind in cols.items()
             ]
             names = list(cols)
-            for row in conn.execute(
-                f"SELECT {_key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)} LIMIT {int(sample)}"
-            ):
+            sql = f"SELECT {_key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)}"
+            for row in conn.execute(f"{sql} LIMIT {int(sample)}"):
                 for n, v in zip(names, tuple(row)[1:], strict=True):
                     out.append((t.name, row[0], n, v, cols[n]))
         return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from typing import Literal
 
 from rich.text import Text
 from textual import on, work
@@ -289,7 +290,7 @@ class ForgetAuditPane(Pane):
         self.table("#forget-preview").set_rows([])
         self.table("#forget-preview").border_title = "preview"
         self.preview = None
-        sev = "information" if r.residue == 0 else "error"
+        sev: Literal["information", "error"] = "information" if r.residue == 0 else "error"
         self.notify(f"Case #{r.request_id} {r.status}: removed {counts_text(r.counts)}; "
                     f"residue {r.residue}.", severity=sev, timeout=6)
 

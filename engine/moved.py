@@ -74,5 +74,4 @@ MOVED: dict[str, str] = {
     "gate_pre": "gates.pre",
     "gate_post": "gates.post",
     "boot_context": "boot.context",
-    # audit, health
 }

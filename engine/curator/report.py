@@ -207,7 +207,15 @@ def rewrite_reports(db_path: Path, fn) -> int:
 def boilerplate() -> str:
     """The words every report holds whatever it reports (headings, labels, JSON keys): live text,
     so a forgotten memory that shares a phrase with them is not mistaken for residue."""
-    from engine.curator.types import CuratorRun, Proposal
+    from engine.curator.types import CuratorRun, Proposal, ProposalKind, TargetKind
+
+    kinds: list[tuple[ProposalKind, TargetKind]] = [
+        ("merge", "memory"),
+        ("merge", "rule"),
+        ("archive", "memory"),
+        ("promote", "memory"),
+        ("retire", "rule"),
+    ]
 
     props = [
         Proposal(
@@ -235,13 +243,7 @@ def boilerplate() -> str:
             },
             0.0,
         )
-        for k, t in (
-            ("merge", "memory"),
-            ("merge", "rule"),
-            ("archive", "memory"),
-            ("promote", "memory"),
-            ("retire", "rule"),
-        )
+        for k, t in kinds
     ]
     run = CuratorRun(0, False, 0.0, 0.0, {"proposed": {}}, {"total": 0}, props)
     doc = {

@@ -19,6 +19,7 @@ from engine.curator.state import float_ as _float
 from engine.curator.state import int_ as _int
 from engine.curator.state import skip as _skip
 from engine.curator.state import str_ as _str
+from engine.curator.types import ProposalKind, TargetKind
 from engine.sql import marks
 from engine.storage.curator import CuratorReads
 from engine.storage.indexes import VectorStore
@@ -32,8 +33,8 @@ BLOCK = 256  # rows of new vectors per matrix product (bounds memory: 256 x N fl
 class Candidate:
     """A would-be proposal, before it has an id."""
 
-    kind: str
-    target_kind: str
+    kind: ProposalKind
+    target_kind: TargetKind
     members: list[int]
     survivor_text: str | None
     evidence: dict

@@ -327,7 +327,8 @@ class Curator:
             raise InvalidInput(f"unknown status {status!r}; use one of {', '.join(PROPOSAL_STATUSES)}")
         if kind is not None and kind not in PROPOSAL_KINDS:
             raise InvalidInput(f"unknown kind {kind!r}; use one of {', '.join(PROPOSAL_KINDS)}")
-        where, params = ["1=1"], []
+        where: builtins.list[str] = ["1=1"]
+        params: builtins.list[object] = []
         if status:
             where.append("status = ?")
             params.append(status)

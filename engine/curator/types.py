@@ -1,21 +1,28 @@
 """Typed records of the curator's queue (what panes, the CLI and tests see)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
-PROPOSAL_KINDS = ("merge", "archive", "promote", "retire")
-PROPOSAL_STATUSES = ("pending", "approved", "rejected", "applied", "undone")
+ProposalKind = Literal["merge", "archive", "promote", "retire"]
+# pending -> approved | rejected; approved -> applied -> undone
+ProposalStatus = Literal["pending", "approved", "rejected", "applied", "undone"]
+TargetKind = Literal["memory", "rule"]
+
+PROPOSAL_KINDS: tuple[ProposalKind, ...] = get_args(ProposalKind)
+PROPOSAL_STATUSES: tuple[ProposalStatus, ...] = get_args(ProposalStatus)
 
 
 @dataclass
 class Proposal:
     id: int
-    kind: str                    # merge | archive | promote | retire
-    target_kind: str             # memory | rule
-    status: str                  # pending | approved | rejected | applied | undone
-    members: list[int]           # memory or rule ids
-    survivor_text: str | None    # merge: the text the merged record gets; promote: the rule text
-    evidence: dict               # why: similarities, idle days, reinforcement counts
+    kind: ProposalKind
+    target_kind: TargetKind
+    status: ProposalStatus
+    members: list[int]  # memory or rule ids
+    survivor_text: str | None  # merge: the text the merged record gets; promote: the rule text
+    evidence: dict  # why: similarities, idle days, reinforcement counts
     created_at: float
     run_id: int | None = None
     decided_at: float | None = None
@@ -29,10 +36,10 @@ class Proposal:
 @dataclass
 class ProposalMember:
     id: int
-    kind: str                    # memory | rule
+    kind: TargetKind
     text: str
-    state: str                   # memory tier or rule status, now
-    strength: float              # memory strength now, or rule score
+    state: str  # memory tier or rule status, now
+    strength: float  # memory strength now, or rule score
     agent: str
     exists: bool = True
 
@@ -41,18 +48,18 @@ class ProposalMember:
 class ProposalDetail:
     proposal: Proposal
     members: list[ProposalMember]
-    similarities: list[list[float | None]]   # pairwise cosine, in member order (None: no vector)
-    survivor_id: int | None                  # the member whose text (and settings) the merge keeps
+    similarities: list[list[float | None]]  # pairwise cosine, in member order (None: no vector)
+    survivor_id: int | None  # the member whose text (and settings) the merge keeps
 
 
 @dataclass
 class CuratorRun:
-    id: int | None               # None for a dry run (nothing is written)
+    id: int | None  # None for a dry run (nothing is written)
     dry_run: bool
     started_at: float
     finished_at: float
-    counts: dict                 # proposed per kind, skipped, compared, stale
-    timings: dict                # seconds per stage
-    proposals: list[Proposal]    # the new (or, in a dry run, would-be) proposals
+    counts: dict  # proposed per kind, skipped, compared, stale
+    timings: dict  # seconds per stage
+    proposals: list[Proposal]  # the new (or, in a dry run, would-be) proposals
     report_dir: str | None = None
     auto_applied: list[int] = field(default_factory=list)

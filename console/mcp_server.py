@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
@@ -100,6 +100,8 @@ class Server(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: its message is one line already; the SDK logs the traceback
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):

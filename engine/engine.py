@@ -1,9 +1,8 @@
 """MemoryEngine: the façade over one memory database. It builds one Context (store, clock,
 settings, actor, embedder, vectors) and composes the services, grouped by noun
-(`eng.rules.pin(id)`, `eng.curator.approve(id)`); only the hot names stay flat on it.
+(`eng.rules.pin(id)`, `eng.curator.approve(id)`); only the hot names stay flat on it: `add_memory`,
+`add_memories`, `search`, `explain`, `wait_for_embedder`, `close`, `counts`, `data_version`."""
 
-(Transition: the remaining mixins below are being turned into services; engine/moved.py maps the
-old flat names to their new homes.)"""
 from __future__ import annotations
 
 import getpass
@@ -13,27 +12,26 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from engine.clock import Clock, SystemClock
 from engine.audit.service import AuditLog
-from engine.lifecycle.boot import Boot
+from engine.clock import Clock, SystemClock
 from engine.config import Settings, load_settings
+from engine.context import Context
 from engine.curator.service import Curator
-from engine.lifecycle.decay_pass import Decay
+from engine.embed import Embedder, EmbedderHandle
 from engine.forget.service import Forget
 from engine.health.doctor import Health
-from engine.embed import Embedder, EmbedderHandle
+from engine.importers.service import Importers
+from engine.lifecycle.boot import Boot
+from engine.lifecycle.decay_pass import Decay
 from engine.lifecycle.flows import Flows
 from engine.lifecycle.gates import Gates
-from engine.importers.service import Importers
-from engine.memories import MemoriesService
 from engine.lifecycle.rules import Rules
+from engine.memories import MemoriesService
 from engine.retrieval.search import Retrieval
+from engine.retrieval.vectors import VectorIndex
 from engine.sessions import SessionsService
 from engine.storage import Storage, open_storage
-from engine.context import Context
-from engine.moved import MOVED
 from engine.types import Counts, Explanation, SearchResult
-from engine.retrieval.vectors import VectorIndex
 
 
 def default_actor() -> str:
@@ -43,13 +41,21 @@ def default_actor() -> str:
         return os.environ.get("USER", "unknown")
 
 
-class MemoryEngine(
-):
-    def __init__(self, path: str | os.PathLike, *, embedder: "Embedder | str | None" = "default",
-                 clock: Clock | None = None, actor: str | None = None,
-                 settings: Settings | None = None, load: str = "background",
-                 auto_backfill: bool = True) -> None:
-        db = Path(path).expanduser().absolute()   # reports and scans resolve beside it
+class MemoryEngine:
+    """One open memory database: its context, its services by noun, and the hot names."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        embedder: Embedder | str | None = "default",
+        clock: Clock | None = None,
+        actor: str | None = None,
+        settings: Settings | None = None,
+        load: str = "background",
+        auto_backfill: bool = True,
+    ) -> None:
+        db = Path(path).expanduser().absolute()  # reports and scans resolve beside it
         settings = settings or load_settings()
         store = open_storage(db)
         self.reconciled = store.reconcile()
@@ -75,14 +81,10 @@ class MemoryEngine(
         self.gates = Gates(self.ctx, self.rules, self.flows, self.boot, self.memories)
         # -- services (curator, forget, audit, health, importers) --
         self.importers = Importers(self.ctx, self.memories, self.sessions, self.flows)
-        self.audit = AuditLog(self.ctx)   # registers the head anchor's after-commit hook
+        self.audit = AuditLog(self.ctx)  # registers the head anchor's after-commit hook
         self.curator = Curator(self.ctx, self.memories)
         self.forget = Forget(self.ctx)
         self.health = Health(self.ctx, self.memories)
-        # Until each of these is its own service, its new names reach the old methods.
-        for noun in ("curator", "forget", "audit", "health", "importers"):
-            if noun not in self.__dict__:
-                setattr(self, noun, _Pending(self, noun))
         if auto_backfill:
             self.embedder.on_ready(self._backfill_quietly)
         if load == "background":
@@ -131,51 +133,96 @@ class MemoryEngine(
     def vectors(self) -> VectorIndex:
         return self.ctx.vectors
 
-    # -- the hot names (memories, retrieval): explicit, so the hot path skips __getattr__ ----------
-    def add_memory(self, content: str, *, kind: str = "semantic", category: str = "general",
-                   tier: str = "active", agent: str = "", user: str = "", importance: float = 0.5,
-                   metadata: dict | None = None, session_id: str | None = None,
-                   message_id: int | None = None, pinned: bool = False, dedup: bool = True,
-                   reason: str = "") -> int:
-        return self.memories.add(content, kind=kind, category=category, tier=tier, agent=agent,
-                                 user=user, importance=importance, metadata=metadata,
-                                 session_id=session_id, message_id=message_id, pinned=pinned,
-                                 dedup=dedup, reason=reason)
+    # -- the hot names (memories, retrieval) ------------------------------------------------------------
+    def add_memory(
+        self,
+        content: str,
+        *,
+        kind: str = "semantic",
+        category: str = "general",
+        tier: str = "active",
+        agent: str = "",
+        user: str = "",
+        importance: float = 0.5,
+        metadata: dict | None = None,
+        session_id: str | None = None,
+        message_id: int | None = None,
+        pinned: bool = False,
+        dedup: bool = True,
+        reason: str = "",
+    ) -> int:
+        return self.memories.add(
+            content,
+            kind=kind,
+            category=category,
+            tier=tier,
+            agent=agent,
+            user=user,
+            importance=importance,
+            metadata=metadata,
+            session_id=session_id,
+            message_id=message_id,
+            pinned=pinned,
+            dedup=dedup,
+            reason=reason,
+        )
 
-    def add_memories(self, items: Iterable[dict], dedup: bool = True, reason: str = "",
-                     batch_size: int = 256, progress: Callable[[int], object] | None = None) -> list[int]:
-        return self.memories.add_many(items, dedup=dedup, reason=reason, batch_size=batch_size,
-                                      progress=progress)
+    def add_memories(
+        self,
+        items: Iterable[dict],
+        dedup: bool = True,
+        reason: str = "",
+        batch_size: int = 256,
+        progress: Callable[[int], object] | None = None,
+    ) -> list[int]:
+        return self.memories.add_many(
+            items, dedup=dedup, reason=reason, batch_size=batch_size, progress=progress
+        )
 
-    def search(self, query: str, k: int = 10, tier: Any = None, kind: str | None = None,
-               category: str | None = None, agent: str | None = None, user: str | None = None,
-               mode: str | None = None, record_access: bool = True) -> SearchResult:
-        return self.retrieval.search(query, k=k, tier=tier, kind=kind, category=category, agent=agent,
-                                     user=user, mode=mode, record_access=record_access)
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        tier: Any = None,
+        kind: str | None = None,
+        category: str | None = None,
+        agent: str | None = None,
+        user: str | None = None,
+        mode: str | None = None,
+        record_access: bool = True,
+    ) -> SearchResult:
+        return self.retrieval.search(
+            query,
+            k=k,
+            tier=tier,
+            kind=kind,
+            category=category,
+            agent=agent,
+            user=user,
+            mode=mode,
+            record_access=record_access,
+        )
 
-    def explain(self, query: str, memory_id: int, k: int = 10, tier: Any = None,
-                kind: str | None = None, category: str | None = None, agent: str | None = None,
-                user: str | None = None, mode: str | None = None) -> Explanation:
-        return self.retrieval.explain(query, memory_id, k=k, tier=tier, kind=kind, category=category,
-                                      agent=agent, user=user, mode=mode)
-
-    def __getattr__(self, name: str):
-        """An old flat name (engine/moved.py) resolves to its service while callers move over."""
-        target = MOVED.get(name)
-        if target is None or "ctx" not in self.__dict__:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        obj: object = self
-        for part in target.split("."):
-            obj = getattr(obj, part)
-        return obj
+    def explain(
+        self,
+        query: str,
+        memory_id: int,
+        k: int = 10,
+        tier: Any = None,
+        kind: str | None = None,
+        category: str | None = None,
+        agent: str | None = None,
+        user: str | None = None,
+        mode: str | None = None,
+    ) -> Explanation:
+        return self.retrieval.explain(
+            query, memory_id, k=k, tier=tier, kind=kind, category=category, agent=agent, user=user, mode=mode
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def wait_for_embedder(self, timeout: float | None = None) -> bool:
         """Block until vector search is available (True) or the model failed / timed out (False)."""
         return self.embedder.wait(timeout)
-
-    def start_embedder(self) -> None:
-        self.embedder.start()
 
     def _backfill_quietly(self) -> None:
         if self._closed.is_set():
@@ -184,14 +231,14 @@ class MemoryEngine(
             if self.memories.pending_vectors():
                 self.memories.backfill_vectors()
         except Exception:
-            pass   # the next open (or `doctor --repair`) finishes the job
+            pass  # the next open (or `doctor --repair`) finishes the job
 
     def close(self) -> None:
-        self._closed.set()            # a running backfill stops after its current batch
+        self._closed.set()  # a running backfill stops after its current batch
         self.embedder.join(timeout=120)
         self.store.close()
 
-    def __enter__(self) -> "MemoryEngine":
+    def __enter__(self) -> MemoryEngine:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -205,31 +252,15 @@ class MemoryEngine(
                 tiers[tier] = n
             rules = c.execute("SELECT count(*) FROM rules WHERE status != 'retired'").fetchone()[0]
             pending = c.execute("SELECT count(*) FROM proposals WHERE status = 'pending'").fetchone()[0]
-            forgets = c.execute("SELECT count(*) FROM forget_requests WHERE status IN "
-                                "('open', 'previewed')").fetchone()[0]
+            forgets = c.execute(
+                "SELECT count(*) FROM forget_requests WHERE status IN ('open', 'previewed')"
+            ).fetchone()[0]
             sessions = c.execute("SELECT count(*) FROM sessions").fetchone()[0]
         return Counts(tiers, rules, pending, forgets, sessions)
 
     def data_version(self) -> int:
         """Changes whenever another process commits: poll it to refresh live views."""
         return self.store.data_version()
-
-
-class _Pending:
-    """`eng.<noun>.<verb>` for a group not yet turned into a service: resolves to the old method
-    named for it in engine/moved.py. Goes when the last group is a service."""
-
-    def __init__(self, engine: MemoryEngine, noun: str) -> None:
-        self._engine, self._noun = engine, noun
-        self._names = {v.split(".", 1)[1]: k for k, v in MOVED.items() if v.split(".", 1)[0] == noun}
-        if noun == "forget":
-            self._names["run"] = "forget"
-
-    def __getattr__(self, name: str):
-        old = self._names.get(name)
-        if old is None:
-            raise AttributeError(f"eng.{self._noun} has no {name!r}")
-        return getattr(type(self._engine), old).__get__(self._engine)
 
 
 def open_engine(path: str | os.PathLike, **kwargs) -> MemoryEngine:

@@ -206,9 +206,8 @@ class Store:
         self.feed = VectorChangeLog()
         self.eraser = SqliteEraser(self)  # erasure and its verification (engine/storage/erasure.py)
         self.health = SqliteHealth(self)  # doctor's checks (engine/storage/health.py)
-        self.curator = SqliteCuratorReads()  # the curator's bulk vector read
         self.dump = SqliteDump()  # export / restore (engine/storage/dump.py)
-        self.curator: Any = None  # the curator's reads (engine/storage/sqlite/curator.py, being added)
+        self.curator = SqliteCuratorReads()  # the curator's bulk vector read
 
     def reconcile(self) -> Reconciled:
         """Bring the file up to the schema (engine/storage/sqlite/reconcile.py), retrying BUSY."""

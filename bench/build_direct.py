@@ -8,6 +8,7 @@ for benchmark files only, never for an operator's database.
 
     python bench/build_direct.py --n 1000000   # -> bench/out/latency/mem1000000.db
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,7 +21,7 @@ from common import SyntheticCorpus, out_dir
 from engine import FixedClock, open_engine
 from engine.storage.sqlite.schema import NAMED
 
-T0 = 1767225600.0   # 2026-01-01, the clock search_latency.py builds with
+T0 = 1767225600.0  # 2026-01-01, the clock search_latency.py builds with
 
 
 def build_direct(path: Path, n: int, step: int = 50_000) -> None:
@@ -30,7 +31,7 @@ def build_direct(path: Path, n: int, step: int = 50_000) -> None:
     eng = open_engine(tmp, embedder=None, clock=FixedClock(T0), actor="bench")
     conn = eng.store.conn
     triggers = [t.name for t in NAMED if t.kind == "trigger"]
-    for name in triggers:                               # recreated by the next open
+    for name in triggers:  # recreated by the next open
         conn.execute(f"DROP TRIGGER IF EXISTS {name}")
     corpus = SyntheticCorpus()
     t0 = time.perf_counter()
@@ -41,13 +42,29 @@ def build_direct(path: Path, n: int, step: int = 50_000) -> None:
         conn.executemany(
             "INSERT INTO memories(id, content, kind, category, tier, agent, user, created_at,"
             " last_reinforced_at, updated_at, embedded) VALUES (?,?,?,?,?,?,'',?,?,?,1)",
-            [(start + i + 1, it["content"], it["kind"], it["category"], it["tier"], it["agent"],
-              T0, T0, T0) for i, it in enumerate(items)])
+            [
+                (
+                    start + i + 1,
+                    it["content"],
+                    it["kind"],
+                    it["category"],
+                    it["tier"],
+                    it["agent"],
+                    T0,
+                    T0,
+                    T0,
+                )
+                for i, it in enumerate(items)
+            ],
+        )
         conn.executemany(
             "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
             " VALUES (?,?,?,?,?,?,'')",
-            [(start + i + 1, vecs[i].tobytes(), it["tier"], it["kind"], it["category"], it["agent"])
-             for i, it in enumerate(items)])
+            [
+                (start + i + 1, vecs[i].tobytes(), it["tier"], it["kind"], it["category"], it["agent"])
+                for i, it in enumerate(items)
+            ],
+        )
         conn.execute("COMMIT")
         print(f"  rows {start + m:,}/{n:,} ({time.perf_counter() - t0:.0f} s)", flush=True)
     for fts in ("memories_fts", "memories_tri"):
@@ -56,7 +73,7 @@ def build_direct(path: Path, n: int, step: int = 50_000) -> None:
         print(f"  {fts} rebuilt ({time.perf_counter() - t1:.0f} s)", flush=True)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     eng.close()
-    open_engine(tmp, embedder=None).close()             # reconcile: triggers back
+    open_engine(tmp, embedder=None).close()  # reconcile: triggers back
     os.replace(tmp, path)
 
 

@@ -1,5 +1,6 @@
 """Helpers shared by the benchmarks: a disk-cached embedder, percentiles, machine facts and the
 BENCHMARKS.md section writer. Benchmarks are scripts, never tests; outputs go under bench/out/."""
+
 from __future__ import annotations
 
 import hashlib
@@ -7,7 +8,7 @@ import os
 import platform
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -51,9 +52,10 @@ class CachedEmbedder:
         if missing:
             if self._model is None:
                 from engine.embed import MiniLMEmbedder
+
                 self._model = MiniLMEmbedder()
             vecs = self._model.embed([texts[i] for i in missing])
-            for i, v in zip(missing, vecs):
+            for i, v in zip(missing, vecs, strict=True):
                 self._cache[keys[i]] = v
             self.computed += len(missing)
             self._dirty = True
@@ -94,8 +96,10 @@ def locomo_path() -> Path:
     if p.is_dir():
         p = p / "locomo_dev.json"
     if not p.is_file():
-        raise SystemExit(f"LoCoMo data not found at {p}: set MEMCONSOLE_LOCOMO to locomo_dev.json "
-                         f"(or its folder); the project expects it in ../shared/data/locomo")
+        raise SystemExit(
+            f"LoCoMo data not found at {p}: set MEMCONSOLE_LOCOMO to locomo_dev.json "
+            f"(or its folder); the project expects it in ../shared/data/locomo"
+        )
     return p
 
 
@@ -109,8 +113,10 @@ def machine() -> str:
     except OSError:
         pass
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"{os.cpu_count()} cores ({cpu}), no GPU, Python {platform.python_version()}, "
-            f"load average {load} when written; {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+    return (
+        f"{os.cpu_count()} cores ({cpu}), no GPU, Python {platform.python_version()}, "
+        f"load average {load} when written; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+    )
 
 
 def write_section(name: str, body: str) -> None:
@@ -130,24 +136,147 @@ def write_section(name: str, body: str) -> None:
 # -- a synthetic fleet memory for scale benchmarks -------------------------------------------------
 AGENTS = ("planner", "coder", "reviewer", "ops", "support", "research", "billing", "triage")
 CATS = ("decision", "task", "rejected", "discovery", "learning", "context", "preference", "fact")
-_VOCAB_SEED = ("deploy release build cache test flaky retry timeout database index query schema "
-               "migration backup restore user customer invoice refund ticket priority bug crash "
-               "memory leak latency throughput queue worker cron schedule token budget prompt model "
-               "embedding vector search rank fusion keyword agent session transcript summary note "
-               "decision reason policy rule review approve reject merge branch commit pipeline "
-               "docker kubernetes node cluster region outage incident alert pager dashboard metric "
-               "log trace span error warning config secret key rotate certificate expiry domain dns "
-               "email slack channel meeting standup sprint roadmap feature flag rollout canary "
-               "python rust typescript sql sqlite postgres redis kafka s3 bucket lambda api endpoint "
-               "rate limit auth oauth login password reset profile preference dark mode theme editor "
-               "keyboard shortcut terminal console pane table filter sort export import csv json").split()
+_VOCAB_SEED = [
+    "deploy",
+    "release",
+    "build",
+    "cache",
+    "test",
+    "flaky",
+    "retry",
+    "timeout",
+    "database",
+    "index",
+    "query",
+    "schema",
+    "migration",
+    "backup",
+    "restore",
+    "user",
+    "customer",
+    "invoice",
+    "refund",
+    "ticket",
+    "priority",
+    "bug",
+    "crash",
+    "memory",
+    "leak",
+    "latency",
+    "throughput",
+    "queue",
+    "worker",
+    "cron",
+    "schedule",
+    "token",
+    "budget",
+    "prompt",
+    "model",
+    "embedding",
+    "vector",
+    "search",
+    "rank",
+    "fusion",
+    "keyword",
+    "agent",
+    "session",
+    "transcript",
+    "summary",
+    "note",
+    "decision",
+    "reason",
+    "policy",
+    "rule",
+    "review",
+    "approve",
+    "reject",
+    "merge",
+    "branch",
+    "commit",
+    "pipeline",
+    "docker",
+    "kubernetes",
+    "node",
+    "cluster",
+    "region",
+    "outage",
+    "incident",
+    "alert",
+    "pager",
+    "dashboard",
+    "metric",
+    "log",
+    "trace",
+    "span",
+    "error",
+    "warning",
+    "config",
+    "secret",
+    "key",
+    "rotate",
+    "certificate",
+    "expiry",
+    "domain",
+    "dns",
+    "email",
+    "slack",
+    "channel",
+    "meeting",
+    "standup",
+    "sprint",
+    "roadmap",
+    "feature",
+    "flag",
+    "rollout",
+    "canary",
+    "python",
+    "rust",
+    "typescript",
+    "sql",
+    "sqlite",
+    "postgres",
+    "redis",
+    "kafka",
+    "s3",
+    "bucket",
+    "lambda",
+    "api",
+    "endpoint",
+    "rate",
+    "limit",
+    "auth",
+    "oauth",
+    "login",
+    "password",
+    "reset",
+    "profile",
+    "preference",
+    "dark",
+    "mode",
+    "theme",
+    "editor",
+    "keyboard",
+    "shortcut",
+    "terminal",
+    "console",
+    "pane",
+    "table",
+    "filter",
+    "sort",
+    "export",
+    "import",
+    "csv",
+    "json",
+]
 
 
 def vocab(n: int = 4000) -> list[str]:
     """A Zipf-ish vocabulary: real words first (frequent), then made-up rare terms."""
     rng = np.random.default_rng(1)
-    extra = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), int(rng.integers(4, 10))))
-             for _ in range(n - len(_VOCAB_SEED))]
+    extra = [
+        "".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), int(rng.integers(4, 10))))
+        for _ in range(n - len(_VOCAB_SEED))
+    ]
     return list(_VOCAB_SEED) + extra
 
 
@@ -163,7 +292,7 @@ class SyntheticCorpus:
         c = rng.standard_normal((512, dim)).astype(np.float32)
         self.centroids = c / np.linalg.norm(c, axis=1, keepdims=True)
         ranks = np.arange(1, len(self.words) + 1)
-        p = 1.0 / ranks ** 1.05
+        p = 1.0 / ranks**1.05
         self.p = p / p.sum()
 
     def texts(self, start: int, n: int) -> list[str]:
@@ -172,7 +301,7 @@ class SyntheticCorpus:
         flat = rng.choice(len(self.words), int(lens.sum()), p=self.p)
         out, i = [], 0
         for j, L in enumerate(lens):
-            out.append(" ".join(self.words[w] for w in flat[i:i + L]) + f" #{start + j}")
+            out.append(" ".join(self.words[w] for w in flat[i : i + L]) + f" #{start + j}")
             i += L
         return out
 
@@ -185,15 +314,29 @@ class SyntheticCorpus:
     def items(self, start: int, n: int) -> list[dict]:
         rng = np.random.default_rng(30_000 + start)
         tiers = rng.choice(["active", "active", "active", "core", "archived"], n)
-        return [{"content": t, "agent": AGENTS[int(a)], "category": CATS[int(c)], "tier": str(tr),
-                 "kind": "semantic"}
-                for t, a, c, tr in zip(self.texts(start, n), rng.integers(0, len(AGENTS), n),
-                                       rng.integers(0, len(CATS), n), tiers)]
+        return [
+            {
+                "content": t,
+                "agent": AGENTS[int(a)],
+                "category": CATS[int(c)],
+                "tier": str(tr),
+                "kind": "semantic",
+            }
+            for t, a, c, tr in zip(
+                self.texts(start, n),
+                rng.integers(0, len(AGENTS), n),
+                rng.integers(0, len(CATS), n),
+                tiers,
+                strict=True,
+            )
+        ]
 
     def queries(self, n: int) -> list[str]:
         rng = np.random.default_rng(99)
-        return [" ".join(self.words[w] for w in rng.choice(len(self.words), int(rng.integers(2, 6)),
-                                                           p=self.p)) for _ in range(n)]
+        return [
+            " ".join(self.words[w] for w in rng.choice(len(self.words), int(rng.integers(2, 6)), p=self.p))
+            for _ in range(n)
+        ]
 
 
 class TableEmbedder:
@@ -207,7 +350,7 @@ class TableEmbedder:
         self.table: dict[str, np.ndarray] = {}
 
     def register(self, texts, vecs) -> None:
-        for t, v in zip(texts, vecs):
+        for t, v in zip(texts, vecs, strict=True):
             self.table[t] = v
 
     def embed(self, texts):
@@ -215,8 +358,9 @@ class TableEmbedder:
         for i, t in enumerate(texts):
             v = self.table.get(t)
             if v is None:
-                rng = np.random.default_rng(int(hashlib.blake2b(t.encode("utf-8", "replace"),
-                                                                digest_size=8).hexdigest(), 16))
+                rng = np.random.default_rng(
+                    int(hashlib.blake2b(t.encode("utf-8", "replace"), digest_size=8).hexdigest(), 16)
+                )
                 v = rng.standard_normal(self.dim).astype(np.float32)
                 v /= np.linalg.norm(v)
             out[i] = v

@@ -13,6 +13,7 @@ Measured two ways:
 
 The 100k database is the one bench/search_latency.py builds (run it first if it is missing).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,14 +52,16 @@ async def one_run(db: Path, lazy: bool, load: str = "lazy") -> dict[str, float]:
     t0 = time.perf_counter()
     if load == "now":
         from engine import open_engine
+
         eng = open_engine(db, embedder="default", load="now", actor="bench")
         app = Timed(t0, engine=eng, poll_interval=None, start_embedder=False)
     else:
         app = Timed(t0, db_path=str(db), actor="bench", poll_interval=None, start_embedder=False)
     async with app.run_test(size=(160, 45)) as pilot:
         # the 100k file holds memories only (no sessions): wait for the list's worker and the counts
-        while "counting" in str(app.query_one("#status").render()) or \
-                any(w.group.startswith("sessions.") and not w.is_finished for w in app.workers):
+        while "counting" in str(app.query_one("#status").render()) or any(
+            w.group.startswith("sessions.") and not w.is_finished for w in app.workers
+        ):
             await pilot.pause(0.01)
             if time.perf_counter() - t0 > 120:
                 break
@@ -72,12 +75,26 @@ def tmux_run(db: Path) -> float:
     name = "ffbench"
     subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
     t0 = time.perf_counter()
-    subprocess.run(["tmux", "new", "-d", "-s", name, "-x", "160", "-y", "45",
-                    f"{ROOT}/.venv/bin/memconsole --db {db} --actor bench; sleep 30"], check=True)
+    subprocess.run(
+        [
+            "tmux",
+            "new",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            "160",
+            "-y",
+            "45",
+            f"{ROOT}/.venv/bin/memconsole --db {db} --actor bench; sleep 30",
+        ],
+        check=True,
+    )
     took = float("nan")
     while time.perf_counter() - t0 < 30:
-        out = subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True,
-                             text=True).stdout
+        out = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True
+        ).stdout
         if "7 Forget & Audit" in out:
             took = time.perf_counter() - t0
             break
@@ -91,8 +108,9 @@ def tmux_run(db: Path) -> float:
 def import_time() -> float:
     """Wall time of a fresh interpreter importing what `memconsole` imports before its frame."""
     t0 = time.perf_counter()
-    subprocess.run([f"{ROOT}/.venv/bin/python", "-c", "import console.cli, console.app"],
-                   check=True, cwd=ROOT)
+    subprocess.run(
+        [f"{ROOT}/.venv/bin/python", "-c", "import console.cli, console.app"], check=True, cwd=ROOT
+    )
     return time.perf_counter() - t0
 
 
@@ -112,8 +130,9 @@ def main() -> None:
         sys.exit(f"{src} is missing: run bench/search_latency.py first")
     work = ROOT / "bench/out/first_frame.db"
     if not work.exists():
-        shutil.copy(src, work)          # the console may reconcile the schema: work on a copy
+        shutil.copy(src, work)  # the console may reconcile the schema: work on a copy
     from engine import open_engine
+
     with open_engine(work, embedder=None) as e:
         n = sum(e.counts().memories_by_tier.values())
     lazy = [asyncio.run(one_run(work, True)) for _ in range(args.runs)]
@@ -123,31 +142,46 @@ def main() -> None:
     imports = [import_time() for _ in range(args.runs)]
     print("lazy", lazy, "\neager", eager, "\nmodel", model, "\ntmux", term)
     assert all(r["st imported"] == 0.0 for r in lazy), "sentence-transformers imported before the first frame"
-    rows = [("console (panes 2–7 lazy, model after the frame)", lazy),
-            ("plain: every pane composed before the first frame", eager)]
+    rows = [
+        ("console (panes 2–7 lazy, model after the frame)", lazy),
+        ("plain: every pane composed before the first frame", eager),
+    ]
     if model:
         rows.append(("plain: model loaded before the first frame", model))
-    body = [f"## Console first frame (`bench/console_first_frame.py`)", "",
-            f"Machine: {machine()}.",
-            f"Database: {n:,} memories (bench/search_latency.py's 100k file). Median of {args.runs} "
-            f"runs in process (headless driver, 160×45); the real model loads after the frame and "
-            f"was not started here.", "",
-            "| variant | engine open | first frame | sessions + header counts shown |",
-            "|---|---:|---:|---:|"]
+    body = [
+        "## Console first frame (`bench/console_first_frame.py`)",
+        "",
+        f"Machine: {machine()}.",
+        f"Database: {n:,} memories (bench/search_latency.py's 100k file). Median of {args.runs} "
+        f"runs in process (headless driver, 160×45); the real model loads after the frame and "
+        f"was not started here.",
+        "",
+        "| variant | engine open | first frame | sessions + header counts shown |",
+        "|---|---:|---:|---:|",
+    ]
     for label, runs in rows:
-        body.append(f"| {label} | {med(runs, 'engine open'):.3f} s | {med(runs, 'first frame'):.3f} s"
-                    f" | {med(runs, 'sessions + counts shown'):.3f} s |")
-    body += ["", f"In a real terminal (tmux 160×45), from starting `memconsole` (interpreter and "
-             f"imports included) to the tab labels on screen: median "
-             f"{statistics.median(term):.2f} s (runs: {', '.join(f'{t:.2f}' for t in term)}).",
-             f"Of that, a fresh interpreter importing `console.cli` and `console.app` (engine with "
-             f"numpy, sqlean and sqlite-vec; textual; the CLI verb modules) takes a median "
-             f"{statistics.median(imports):.2f} s: imports, not the console's own work, are most "
-             f"of the end-to-end time on this shared machine.",
-             f"sentence-transformers was not imported before the first frame in any run.",
-             f"Ratio: the lazy first frame takes {med(lazy, 'first frame') / med(eager, 'first frame'):.2f}× "
-             f"the eager one" + (f" and {med(lazy, 'first frame') / med(model, 'first frame'):.3f}× the "
-                                 f"model-first one." if model else ".")]
+        body.append(
+            f"| {label} | {med(runs, 'engine open'):.3f} s | {med(runs, 'first frame'):.3f} s"
+            f" | {med(runs, 'sessions + counts shown'):.3f} s |"
+        )
+    body += [
+        "",
+        f"In a real terminal (tmux 160×45), from starting `memconsole` (interpreter and "
+        f"imports included) to the tab labels on screen: median "
+        f"{statistics.median(term):.2f} s (runs: {', '.join(f'{t:.2f}' for t in term)}).",
+        f"Of that, a fresh interpreter importing `console.cli` and `console.app` (engine with "
+        f"numpy, sqlean and sqlite-vec; textual; the CLI verb modules) takes a median "
+        f"{statistics.median(imports):.2f} s: imports, not the console's own work, are most "
+        f"of the end-to-end time on this shared machine.",
+        "sentence-transformers was not imported before the first frame in any run.",
+        f"Ratio: the lazy first frame takes {med(lazy, 'first frame') / med(eager, 'first frame'):.2f}× "
+        f"the eager one"
+        + (
+            f" and {med(lazy, 'first frame') / med(model, 'first frame'):.3f}× the model-first one."
+            if model
+            else "."
+        ),
+    ]
     write_section("console_first_frame", "\n".join(body))
     print("\n".join(body))
 

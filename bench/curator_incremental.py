@@ -11,6 +11,7 @@ The plain approach (a k=10 vec0 KNN per new memory, filtered to its agent) is ti
 
     .venv/bin/python bench/curator_incremental.py [--n 100000] [--new 1000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,6 +47,7 @@ def near(rng, v: np.ndarray, noise: float = 0.02) -> np.ndarray:
 
 class TableEmbedder:
     """Vectors looked up by text (prepared by the benchmark)."""
+
     name, dim = "table", DIM
 
     def __init__(self, table: dict) -> None:
@@ -59,20 +61,32 @@ def seed(path: Path, n: int, rng) -> np.ndarray:
     eng = open_engine(path, embedder=None, clock=FixedClock(T0), actor="bench")
     now = eng.clock.now()
     vecs = unit(rng, n)
-    for i in range(500):                         # 500 near-duplicate pairs
+    for i in range(500):  # 500 near-duplicate pairs
         a = 2 * i * 97 % (n - 4)
-        b = a + 4                                # same agent (agents go round by id)
+        b = a + 4  # same agent (agents go round by id)
         vecs[b] = near(rng, vecs[a])
     c = eng.store.conn
     c.execute("BEGIN")
     c.executemany(
         "INSERT INTO memories(id, content, agent, created_at, last_reinforced_at, embedded, updated_at)"
         " VALUES (?,?,?,?,?,1,?)",
-        ((i + 1, f"memory {i} of agent {AGENTS[i % 4]}: note number {i * 7919 % 100003}",
-          AGENTS[i % 4], now, now, now) for i in range(n)))
-    c.executemany("INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
-                  " VALUES (?,?,'active','semantic','general',?,'')",
-                  ((i + 1, blob(vecs[i]), AGENTS[i % 4]) for i in range(n)))
+        (
+            (
+                i + 1,
+                f"memory {i} of agent {AGENTS[i % 4]}: note number {i * 7919 % 100003}",
+                AGENTS[i % 4],
+                now,
+                now,
+                now,
+            )
+            for i in range(n)
+        ),
+    )
+    c.executemany(
+        "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
+        " VALUES (?,?,'active','semantic','general',?,'')",
+        ((i + 1, blob(vecs[i]), AGENTS[i % 4]) for i in range(n)),
+    )
     c.execute("COMMIT")
     eng.close()
     return vecs
@@ -117,7 +131,9 @@ def main() -> None:
 
         # Plain approach: one vec0 KNN per new memory (agent-filtered), timed on a sample.
         sample = 100
-        new_ids = [r[0] for r in eng.store.read("SELECT id FROM memories ORDER BY id DESC LIMIT ?", (sample,))]
+        new_ids = [
+            r[0] for r in eng.store.read("SELECT id FROM memories ORDER BY id DESC LIMIT ?", (sample,))
+        ]
         t = time.perf_counter()
         for mid in new_ids:
             v = eng.vectors.vector_of(mid)
@@ -143,9 +159,9 @@ memories are written through `add_memories`, 10% of them near-duplicates of old 
 | step | time |
 |---|---|
 | seed {args.n:,} memories + vectors (direct SQL) | {seed_s:.1f} s |
-| first, full run (every pair once, blocked matrix products) | {full_s:.1f} s ({first.counts['proposed']['merge']} merge proposals) |
-| **incremental run** (watermark: {inc.counts['compared']:,} new compared with {inc.counts['vectors']:,}) | **{inc_s:.2f} s** (target ≤ 10 s) |
-| of which: load vectors + compare | {inc.timings['merge_memories']:.2f} s |
+| first, full run (every pair once, blocked matrix products) | {full_s:.1f} s ({first.counts["proposed"]["merge"]} merge proposals) |
+| **incremental run** (watermark: {inc.counts["compared"]:,} new compared with {inc.counts["vectors"]:,}) | **{inc_s:.2f} s** (target ≤ 10 s) |
+| of which: load vectors + compare | {inc.timings["merge_memories"]:.2f} s |
 | plain approach: a vec0 KNN per new memory (k=10, agent filter; {sample} timed, scaled) | {plain_s:.1f} s ({knn_each * 1000:.0f} ms each) |
 | forget one memory in it (delete, FTS optimize, WAL truncate, byte scan of {db_mb:.0f} MB + reports) | {forget_s:.1f} s ({gone.status}, residue {gone.residue}) |
 

@@ -8,6 +8,7 @@ Everything runs in the panes' worker threads; these numbers bound how stale a re
 
     .venv/bin/python bench/decay_pane.py [--n 100000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,11 +59,15 @@ def plain_timeline(eng, now: float, days: int) -> list[int]:
     ds = eng.settings.decay
     rates = {k: ds.rate(k) for k in ("episodic", "semantic", "procedural")}
     counts = [0] * days
-    rows = eng.store.read("SELECT kind, anchor_strength, last_reinforced_at FROM memories "
-                          "WHERE tier = 'active' AND pinned = 0")
+    rows = eng.store.read(
+        "SELECT kind, anchor_strength, last_reinforced_at FROM memories WHERE tier = 'active' AND pinned = 0"
+    )
     for kind, anchor, lrt in rows:
-        cross = lrt if anchor <= ds.archive_threshold else \
-            lrt + math.log(anchor / ds.archive_threshold) / rates[kind]
+        cross = (
+            lrt
+            if anchor <= ds.archive_threshold
+            else lrt + math.log(anchor / ds.archive_threshold) / rates[kind]
+        )
         if cross <= now + days * DAY:
             counts[min(days - 1, int(max(0.0, cross - now) / DAY))] += 1
     return counts
@@ -78,7 +83,7 @@ def main() -> None:
         path = Path(d) / "bench.db"
         seed(path, args.n, now)
         eng = open_engine(path, embedder=None, clock=FixedClock(now), actor="bench")
-        eng.decay.run(now - DAY)           # archive_at scheduled, as after yesterday's pass
+        eng.decay.run(now - DAY)  # archive_at scheduled, as after yesterday's pass
         t_redraw, _ = timed(lambda: decay_redraw(eng, now))
         t_rules, _ = timed(lambda: rules_load(eng))
         t_tl, tl = timed(lambda: eng.decay.timeline(30, now=now))
@@ -86,15 +91,17 @@ def main() -> None:
         per_day = [sum(tl.counts[k][i] for k in tl.counts) for i in range(30)]
         assert per_day == plain, "the set-based timeline and the per-row loop disagree"
         eng.close()
-    body = (f"## Decay and Rules panes: one redraw on {args.n:,} memories\n\n"
-            f"`bench/decay_pane.py` · {machine()}\n\n"
-            f"| what (median of 5, in the pane's worker) | time |\n|---|---|\n"
-            f"| Decay pane redraw (forecast, 2 timelines, distribution, 5 curves) | {t_redraw * 1000:.0f} ms |\n"
-            f"| Rules pane load (facets, 500 rules, counts, detail of the first) | {t_rules * 1000:.0f} ms |\n"
-            f"| day-by-day forecast, one GROUP BY (`forecast_timeline`) | {t_tl * 1000:.0f} ms |\n"
-            f"| the same, every decaying row bucketed in Python | {t_plain * 1000:.0f} ms |\n\n"
-            f"Set-based timeline vs the per-row loop: **{t_plain / t_tl:.1f}×** faster, same counts "
-            f"({tl.total:,} memories cross within 30 days, {tl.overdue:,} already under the threshold).\n")
+    body = (
+        f"## Decay and Rules panes: one redraw on {args.n:,} memories\n\n"
+        f"`bench/decay_pane.py` · {machine()}\n\n"
+        f"| what (median of 5, in the pane's worker) | time |\n|---|---|\n"
+        f"| Decay pane redraw (forecast, 2 timelines, distribution, 5 curves) | {t_redraw * 1000:.0f} ms |\n"
+        f"| Rules pane load (facets, 500 rules, counts, detail of the first) | {t_rules * 1000:.0f} ms |\n"
+        f"| day-by-day forecast, one GROUP BY (`forecast_timeline`) | {t_tl * 1000:.0f} ms |\n"
+        f"| the same, every decaying row bucketed in Python | {t_plain * 1000:.0f} ms |\n\n"
+        f"Set-based timeline vs the per-row loop: **{t_plain / t_tl:.1f}×** faster, same counts "
+        f"({tl.total:,} memories cross within 30 days, {tl.overdue:,} already under the threshold).\n"
+    )
     print(body)
     if not args.no_write:
         write_section("decay_pane", body)

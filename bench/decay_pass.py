@@ -8,6 +8,7 @@ the per-row loop for today's work. Both end states are compared, so the ratio is
 
     .venv/bin/python bench/decay_pass.py [--n 1000000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,16 +41,29 @@ def seed(path: Path, n: int, now: float) -> None:
     def rows():
         for i in range(n):
             lrt = now - rng.uniform(0, 120) * DAY
-            yield (f"memory {i}", KINDS[i % 3], "core" if i % 100 == 0 else "active",
-                   1 if i % 50 == 1 else 0, round(rng.uniform(0.4, 1.0), 4), lrt)
+            yield (
+                f"memory {i}",
+                KINDS[i % 3],
+                "core" if i % 100 == 0 else "active",
+                1 if i % 50 == 1 else 0,
+                round(rng.uniform(0.4, 1.0), 4),
+                lrt,
+            )
+
     c.execute("BEGIN")
-    c.executemany("INSERT INTO memories(content, kind, tier, pinned, anchor_strength, strength,"
-                  " created_at, last_reinforced_at) VALUES (?,?,?,?,?,?,?,?)",
-                  ((a, k, t, p, s, s, lrt, lrt) for a, k, t, p, s, lrt in rows()))
-    c.executemany("INSERT INTO rules(text, score, status, created_at, last_reinforced_at) "
-                  "VALUES (?,?,?,?,?)",
-                  ((f"rule {i}", s, band(s), lrt, lrt) for i in range(2000)
-                   for s, lrt in [(rng.choice((3.5, 5, 6.5, 8, 9.5)), now - rng.uniform(0, 40) * DAY)]))
+    c.executemany(
+        "INSERT INTO memories(content, kind, tier, pinned, anchor_strength, strength,"
+        " created_at, last_reinforced_at) VALUES (?,?,?,?,?,?,?,?)",
+        ((a, k, t, p, s, s, lrt, lrt) for a, k, t, p, s, lrt in rows()),
+    )
+    c.executemany(
+        "INSERT INTO rules(text, score, status, created_at, last_reinforced_at) VALUES (?,?,?,?,?)",
+        (
+            (f"rule {i}", s, band(s), lrt, lrt)
+            for i in range(2000)
+            for s, lrt in [(rng.choice((3.5, 5, 6.5, 8, 9.5)), now - rng.uniform(0, 40) * DAY)]
+        ),
+    )
     c.execute("COMMIT")
     eng.close()
 
@@ -59,16 +73,19 @@ def python_loop(path: Path, now: float, settings) -> dict:
     from engine.storage.sqlite.store import connect
 
     ds = settings.decay
-    c = connect(path)                    # same pragmas and sqlite-vec as the engine
+    c = connect(path)  # same pragmas and sqlite-vec as the engine
     c.execute("BEGIN IMMEDIATE")
     archived = 0
     for mid, kind, anchor, lrt in c.execute(
-            "SELECT id, kind, anchor_strength, last_reinforced_at FROM memories "
-            "WHERE tier = 'active' AND pinned = 0").fetchall():
+        "SELECT id, kind, anchor_strength, last_reinforced_at FROM memories "
+        "WHERE tier = 'active' AND pinned = 0"
+    ).fetchall():
         s = anchor * math.exp(-ds.rate(kind) * max(0.0, now - lrt))
         if s < ds.archive_threshold:
-            c.execute("UPDATE memories SET tier = 'archived', strength = ?, updated_at = ? WHERE id = ?",
-                      (s, now, mid))
+            c.execute(
+                "UPDATE memories SET tier = 'archived', strength = ?, updated_at = ? WHERE id = ?",
+                (s, now, mid),
+            )
             archived += 1
     c.execute("COMMIT")
     c.close()
@@ -101,7 +118,7 @@ def main() -> None:
     daily = eng.decay.run(now=now)
     t_daily = time.perf_counter() - t
     t = time.perf_counter()
-    again = eng.decay.run(now=now)
+    eng.decay.run(now=now)  # nothing left to do
     t_again = time.perf_counter() - t
     t = time.perf_counter()
     snap = eng.decay.run(now=now, refresh_snapshots=True)
@@ -109,15 +126,22 @@ def main() -> None:
     settings = eng.settings
     tiers_a = dict(eng.store.read("SELECT tier, count(*) FROM memories GROUP BY tier"))
     eng.close()
-    print(f"daily pass: {t_daily:.3f} s ({daily.memories_archived:,} archived, "
-          f"{daily.memories_decayed:,} decaying, {daily.rules_decayed} rules)", flush=True)
-    print(f"same pass again: {t_again:.3f} s; with refresh_snapshots: {t_snap:.2f} s "
-          f"({snap.snapshots_refreshed:,} rewritten)", flush=True)
+    print(
+        f"daily pass: {t_daily:.3f} s ({daily.memories_archived:,} archived, "
+        f"{daily.memories_decayed:,} decaying, {daily.rules_decayed} rules)",
+        flush=True,
+    )
+    print(
+        f"same pass again: {t_again:.3f} s; with refresh_snapshots: {t_snap:.2f} s "
+        f"({snap.snapshots_refreshed:,} rewritten)",
+        flush=True,
+    )
 
     t = time.perf_counter()
     loop = python_loop(b, now, settings)
     t_loop = time.perf_counter() - t
     import sqlean as sqlite3
+
     tiers_b = dict(sqlite3.connect(str(b)).execute("SELECT tier, count(*) FROM memories GROUP BY tier"))
     assert tiers_a == tiers_b, (tiers_a, tiers_b)
     assert loop["archived"] == daily.memories_archived
@@ -141,7 +165,7 @@ rows, so archiving touches only the rows that cross.
 | per-row Python loop, same memory work | {t_loop:.2f} | identical end state (checked) |
 
 Ratio: the per-row loop takes {t_loop / t_daily:.0f}× the time of the set-based daily pass (and does not
-even include the rules). Target ≤ 3 s: {'met' if t_daily <= 3 else 'NOT met'}. Strength is a closed form computed on read, so
+even include the rules). Target ≤ 3 s: {"met" if t_daily <= 3 else "NOT met"}. Strength is a closed form computed on read, so
 the pass writes only rows that change state; the first pass on a file that never had one pays for
 scheduling every row once (an index rebuild) and for archiving everything already past the
 threshold ({first.memories_archived:,} rows here).

@@ -7,6 +7,7 @@ by query and one forget of a single memory by id.
 
     python bench/forget.py --n 100000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,9 @@ def seed(eng) -> int:
     for i in range(50):
         eng.add_memory(f"Note {i}: the staging password {CANARY} rotates on day {i}", dedup=False)
     sid = eng.sessions.add(agent="bench", title="private")
-    eng.sessions.add_messages(sid, [{"role": "user", "content": f"turn {i} mentions {CANARY}"} for i in range(20)])
+    eng.sessions.add_messages(
+        sid, [{"role": "user", "content": f"turn {i} mentions {CANARY}"} for i in range(20)]
+    )
     return eng.add_memory("The release train leaves every second Tuesday at noon", dedup=False)
 
 
@@ -49,12 +52,13 @@ def main() -> None:
     src = out_dir("latency") / f"mem{args.n}.db"
     if not src.exists():
         from build_direct import build_direct
+
         build_direct(src, args.n)
     rows = []
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as tmp:
             db = Path(tmp) / "memory.db"
-            shutil.copyfile(src, db)          # no connection is open in this process yet
+            shutil.copyfile(src, db)  # no connection is open in this process yet
             eng = open_engine(db, embedder=HashEmbedder(), clock=FixedClock(T0), actor="bench")
             one = seed(eng)
             q = timed(eng, "query", CANARY)
@@ -67,8 +71,10 @@ def main() -> None:
     for name, i in (("query (50 memories + 20 messages)", 0), ("one memory by id", 1)):
         ex = sorted(r[i][0] for r in rows)
         ve = sorted(r[i][1] for r in rows)
-        print(f"  {name}: execute {ex[len(ex) // 2]:.2f} s, verify {ve[len(ve) // 2]:.2f} s "
-              f"(median of {len(rows)}; residue {rows[-1][i][2]})")
+        print(
+            f"  {name}: execute {ex[len(ex) // 2]:.2f} s, verify {ve[len(ve) // 2]:.2f} s "
+            f"(median of {len(rows)}; residue {rows[-1][i][2]})"
+        )
 
 
 if __name__ == "__main__":

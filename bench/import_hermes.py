@@ -5,6 +5,7 @@ the incremental import's cost against the full one says what the watermark saves
 
     .venv/bin/python bench/import_hermes.py [--sessions 500] [--messages 40]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,6 +14,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -30,8 +32,30 @@ CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT
   role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT,
   timestamp REAL NOT NULL, token_count INTEGER, finish_reason TEXT, active INTEGER DEFAULT 1);
 """
-WORDS = ("deploy build runner cache docker pnpm changelog review staging vpn token budget "
-         "release branch test flaky retry queue index schema backup restore").split()
+WORDS = [
+    "deploy",
+    "build",
+    "runner",
+    "cache",
+    "docker",
+    "pnpm",
+    "changelog",
+    "review",
+    "staging",
+    "vpn",
+    "token",
+    "budget",
+    "release",
+    "branch",
+    "test",
+    "flaky",
+    "retry",
+    "queue",
+    "index",
+    "schema",
+    "backup",
+    "restore",
+]
 
 
 def text(i: int, n: int = 30) -> str:
@@ -41,13 +65,28 @@ def text(i: int, n: int = 30) -> str:
 def add_sessions(conn, start: int, count: int, per: int) -> None:
     for s in range(start, start + count):
         parent = f"s{s - 1}" if s and s % 5 else None
-        conn.execute("INSERT INTO sessions(id, source, user_id, model, started_at, ended_at,"
-                     " end_reason, parent_session_id, title) VALUES (?,?,?,?,?,?,?,?,?)",
-                     (f"s{s}", "cli", "u1", "hermes-4", T + s * 1000, T + s * 1000 + 900,
-                      "compression", parent, f"session {s}"))
-        conn.executemany("INSERT INTO messages(session_id, role, content, timestamp) VALUES (?,?,?,?)",
-                         [(f"s{s}", ("user", "assistant")[m % 2], text(s * per + m),
-                           T + s * 1000 + m) for m in range(per)])
+        conn.execute(
+            "INSERT INTO sessions(id, source, user_id, model, started_at, ended_at,"
+            " end_reason, parent_session_id, title) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                f"s{s}",
+                "cli",
+                "u1",
+                "hermes-4",
+                T + s * 1000,
+                T + s * 1000 + 900,
+                "compression",
+                parent,
+                f"session {s}",
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO messages(session_id, role, content, timestamp) VALUES (?,?,?,?)",
+            [
+                (f"s{s}", ("user", "assistant")[m % 2], text(s * per + m), T + s * 1000 + m)
+                for m in range(per)
+            ],
+        )
 
 
 def build(home: Path, sessions: int, per: int) -> sqlite3.Connection:
@@ -64,11 +103,15 @@ def build(home: Path, sessions: int, per: int) -> sqlite3.Connection:
     for k in range(30):
         d = home / "skills" / f"skill-{k}"
         d.mkdir(parents=True)
-        (d / "SKILL.md").write_text(f"---\nname: skill-{k}\ndescription: {text(k, 8)}\n---\n"
-                                    + "".join(f"{i}. {text(k + i, 6)}\n" for i in range(1, 6)))
-    (home / "skills" / ".usage.json").write_text(json.dumps(
-        {f"skill-{k}": {"use_count": k, "state": "stale" if k % 3 == 0 else "active"}
-         for k in range(30)}))
+        (d / "SKILL.md").write_text(
+            f"---\nname: skill-{k}\ndescription: {text(k, 8)}\n---\n"
+            + "".join(f"{i}. {text(k + i, 6)}\n" for i in range(1, 6))
+        )
+    (home / "skills" / ".usage.json").write_text(
+        json.dumps(
+            {f"skill-{k}": {"use_count": k, "state": "stale" if k % 3 == 0 else "active"} for k in range(30)}
+        )
+    )
     return conn
 
 
@@ -76,14 +119,20 @@ def plain_insert(tmp: Path, sessions: int, per: int, run: int) -> float:
     """The plain approach: bulk INSERT the same rows straight into the tables (FTS triggers
     fire as always; no copy, no validation, no lineage checks, no audit)."""
     eng = open_engine(tmp / f"plain{run}.db", embedder=None, actor="bench")
-    srows = [(f"s{s}", "hermes", "u1", "cli", "hermes-4", f"session {s}", T + s * 1000)
-             for s in range(sessions)]
-    mrows = [(f"s{s}", ("user", "assistant")[m % 2], text(s * per + m), T + s * 1000 + m)
-             for s in range(sessions) for m in range(per)]
+    srows = [
+        (f"s{s}", "hermes", "u1", "cli", "hermes-4", f"session {s}", T + s * 1000) for s in range(sessions)
+    ]
+    mrows = [
+        (f"s{s}", ("user", "assistant")[m % 2], text(s * per + m), T + s * 1000 + m)
+        for s in range(sessions)
+        for m in range(per)
+    ]
 
     def write(conn):
-        conn.executemany("INSERT INTO sessions(id, agent, user, source, model, title, started_at)"
-                         " VALUES (?,?,?,?,?,?,?)", srows)
+        conn.executemany(
+            "INSERT INTO sessions(id, agent, user, source, model, title, started_at) VALUES (?,?,?,?,?,?,?)",
+            srows,
+        )
         conn.executemany("INSERT INTO messages(session_id, role, content, at) VALUES (?,?,?,?)", mrows)
 
     t0 = time.perf_counter()
@@ -114,9 +163,8 @@ def main() -> None:
         for run in range(2):
             if eng is not None:
                 eng.close()
-            eng = open_engine(tmp / f"m{run}.db", embedder=None, clock=FixedClock(T + 10**7),
-                              actor="bench")
-            fulls.append(timed(lambda: eng.importers.hermes(tmp / "hermes"))[0])
+            eng = open_engine(tmp / f"m{run}.db", embedder=None, clock=FixedClock(T + 10**7), actor="bench")
+            fulls.append(timed(partial(eng.importers.hermes, tmp / "hermes"))[0])
             plains.append(plain_insert(tmp, args.sessions, args.messages, run))
         full, plain = min(fulls), min(plains)
         same, s2 = timed(lambda: eng.importers.hermes(tmp / "hermes"))
@@ -127,7 +175,9 @@ def main() -> None:
         exp, ex = timed(lambda: eng.importers.export_jsonl(tmp / "dump.jsonl"))
         eng2 = open_engine(tmp / "r.db", embedder=None, clock=FixedClock(T + 10**7), actor="bench")
         restore, s4 = timed(lambda: eng2.importers.jsonl(tmp / "dump.jsonl"))
-        eng.close(); eng2.close(); src.close()
+        eng.close()
+        eng2.close()
+        src.close()
     records = sum(ex.records.values())
     assert s2.total_added == 0 and s4.total_added == records
     assert s3.added == {"sessions": 1, "messages": args.messages}

@@ -7,23 +7,22 @@ the same run.
 Text: LoCoMo turns read at run time from ../shared/data/locomo (realistic chat-length memories;
 nothing is copied into the project). The big database is bench/search_latency.py's, copied.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
-
-import numpy as np
 import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 from common import SyntheticCorpus, TableEmbedder, locomo_path, machine, out_dir, write_section
 from search_latency import build, rss_mb
 
 from engine import FixedClock, open_engine
 from engine.config import Settings
-
 
 
 def texts(n: int) -> list[str]:
@@ -33,8 +32,10 @@ def texts(n: int) -> list[str]:
         for key, turns in c.items():
             if key.startswith("session_") and isinstance(turns, list):
                 out += [f"{t['speaker']}: {t['text']}" for t in turns]
-    return [f"{t} ({i // len(out)})" if i >= len(out) else t
-            for i, t in enumerate((out * (n // len(out) + 1))[:n])]
+    return [
+        f"{t} ({i // len(out)})" if i >= len(out) else t
+        for i, t in enumerate((out * (n // len(out) + 1))[:n])
+    ]
 
 
 def fresh(path: Path) -> Path:
@@ -78,12 +79,16 @@ def real_model(n: int, n_plain: int) -> list[str]:
             eng.add_memory(it["content"], agent="bench")
         plain = n_plain / (time.perf_counter() - t0)
         eng.close()
-        rows += [f"| real model, {label}, empty db, dedup on | `add_memories` ({n:,}, batches of "
-                 f"256) | {rate:,.0f} /s | `add_memory` per item ({n_plain}) | {plain:,.0f} /s | "
-                 f"{rate / plain:.1f}x |",
-                 f"| model alone on those texts | one `embed` of all {n:,} | {model_rate:,.0f} /s | | | |"]
-    rows.append(f"| model load (import + weights + first encode) | {load_s:.1f} s | +{model_mb:,.0f} MB "
-                f"RSS (process {rss:,.0f} MB) | | | |")
+        rows += [
+            f"| real model, {label}, empty db, dedup on | `add_memories` ({n:,}, batches of "
+            f"256) | {rate:,.0f} /s | `add_memory` per item ({n_plain}) | {plain:,.0f} /s | "
+            f"{rate / plain:.1f}x |",
+            f"| model alone on those texts | one `embed` of all {n:,} | {model_rate:,.0f} /s | | | |",
+        ]
+    rows.append(
+        f"| model load (import + weights + first encode) | {load_s:.1f} s | +{model_mb:,.0f} MB "
+        f"RSS (process {rss:,.0f} MB) | | | |"
+    )
     return rows
 
 
@@ -93,22 +98,28 @@ def dedup_big(big: int, n: int, n_plain: int) -> list[str]:
     src = out_dir("latency") / f"mem{big}.db"
     build(src, big, corpus, emb)
     rows = []
-    new = corpus.items(big + 1_000_000, n)        # texts and vectors unlike any stored one
+    new = corpus.items(big + 1_000_000, n)  # texts and vectors unlike any stored one
     emb.register([i["content"] for i in new], corpus.vectors(big + 1_000_000, n))
-    src_eng = open_engine(src, embedder=None, actor="bench")   # exact repeats of stored memories
+    src_eng = open_engine(src, embedder=None, actor="bench")  # exact repeats of stored memories
     stored = src_eng.store.read(
         "SELECT m.content, m.agent, m.category, m.tier, v.embedding FROM memories m JOIN "
-        "memories_vec v ON v.memory_id = m.id WHERE m.id <= 200 AND m.tier != 'archived'")
+        "memories_vec v ON v.memory_id = m.id WHERE m.id <= 200 AND m.tier != 'archived'"
+    )
     src_eng.close()
     dups = [{"content": r[0], "agent": r[1], "category": r[2], "tier": r[3]} for r in stored]
     emb.register([d["content"] for d in dups], [np.frombuffer(r[4], dtype=np.float32) for r in stored])
-    for name, from_, items in (("matrix", 32, new + dups), ("vec0", 10 ** 9, new[:n_plain] + dups[:20])):
+    for name, from_, items in (("matrix", 32, new + dups), ("vec0", 10**9, new[:n_plain] + dups[:20])):
         # (the matrix run includes loading the matrix: a one-shot ingest pays for it)
         db = out_dir("ingest") / f"big_{name}.db"
         fresh(db)
         shutil.copyfile(src, db)
-        eng = open_engine(db, embedder=emb, actor="bench", settings=settings(dedup_matrix_from=from_),
-                          clock=FixedClock("2026-01-05T00:00:00Z"))
+        eng = open_engine(
+            db,
+            embedder=emb,
+            actor="bench",
+            settings=settings(dedup_matrix_from=from_),
+            clock=FixedClock("2026-01-05T00:00:00Z"),
+        )
         t0 = time.perf_counter()
         res = eng.memories.add_many_ex(items, dedup=True)
         dt = time.perf_counter() - t0
@@ -117,9 +128,11 @@ def dedup_big(big: int, n: int, n_plain: int) -> list[str]:
         rows.append((name, len(items), dt, found))
     (_, n1, t1, f1), (_, n2, t2, f2) = rows
     r1, r2 = n1 / t1, n2 / t2
-    return [f"| dedup on into {big:,} memories (engine only, no model) | `add_memories` ({n1:,}; "
-            f"matrix checks, {f1} duplicates caught) | {r1:,.0f} /s | same, one vec0 KNN per item "
-            f"({n2}; {f2} caught) | {r2:,.1f} /s | {r1 / r2:.0f}x |"]
+    return [
+        f"| dedup on into {big:,} memories (engine only, no model) | `add_memories` ({n1:,}; "
+        f"matrix checks, {f1} duplicates caught) | {r1:,.0f} /s | same, one vec0 KNN per item "
+        f"({n2}; {f2} caught) | {r2:,.1f} /s | {r1 / r2:.0f}x |"
+    ]
 
 
 def main() -> None:

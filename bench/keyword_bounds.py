@@ -7,6 +7,7 @@ order rotated so contention hits each alike).
 
 The database is bench/search_latency.py's (`bench/build_direct.py --n 1000000` seeds 1M).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,10 +26,13 @@ BUDGETS = {"40,000": 40_000, "80,000": 80_000, "150,000 (default)": 150_000, "no
 
 
 def configs(base: Settings) -> dict[str, Settings]:
-    out = {f"keyword_rows {k}": replace(base, search=replace(base.search, keyword_rows=v))
-           for k, v in BUDGETS.items()}
-    out["every word, every match"] = replace(base, search=replace(
-        base.search, keyword_rows=0, common_term_share=0.0))
+    out = {
+        f"keyword_rows {k}": replace(base, search=replace(base.search, keyword_rows=v))
+        for k, v in BUDGETS.items()
+    }
+    out["every word, every match"] = replace(
+        base, search=replace(base.search, keyword_rows=0, common_term_share=0.0)
+    )
     return out
 
 
@@ -48,8 +52,14 @@ def main() -> None:
     qv = base + rng.standard_normal(base.shape).astype(np.float32) * 0.02
     emb.register(queries, qv / np.linalg.norm(qv, axis=1, keepdims=True))
     s = Settings()
-    eng = open_engine(path, embedder=emb, clock=FixedClock("2026-01-10T00:00:00Z"), actor="bench",
-                      settings=replace(s, search=replace(s.search, matrix_after=1)), load="now")
+    eng = open_engine(
+        path,
+        embedder=emb,
+        clock=FixedClock("2026-01-10T00:00:00Z"),
+        actor="bench",
+        settings=replace(s, search=replace(s.search, matrix_after=1)),
+        load="now",
+    )
     eng.vectors.keep_in_memory()
     cfgs = configs(eng.settings)
     names = list(cfgs)
@@ -59,7 +69,7 @@ def main() -> None:
     ktops: dict[str, list[set]] = {k: [] for k in names}
     windowed = 0
     for i, q in enumerate(queries):
-        for name in names[i % len(names):] + names[:i % len(names)]:
+        for name in names[i % len(names) :] + names[: i % len(names)]:
             eng.settings = cfgs[name]
             t0 = time.perf_counter()
             res = eng.search(q, k=10, mode="hybrid", record_access=False)
@@ -75,18 +85,22 @@ def main() -> None:
     ref = "every word, every match"
     rows = []
     for name in names:
-        agree = np.mean([len(a & b) / max(len(b), 1) for a, b in zip(tops[name], tops[ref])])
-        kagree = np.mean([len(a & b) / max(len(b), 1) for a, b in zip(ktops[name], ktops[ref])])
-        rows.append(f"| {name} | {pct(hyb[name], 50) * 1000:.1f} | {pct(hyb[name], 95) * 1000:.1f} | "
-                    f"{max(hyb[name]) * 1000:.0f} | "
-                    f"{pct(kwl[name], 50) * 1000:.1f} | {pct(kwl[name], 95) * 1000:.1f} | "
-                    f"{100 * agree:.1f}% | {100 * kagree:.1f}% |")
+        agree = np.mean([len(a & b) / max(len(b), 1) for a, b in zip(tops[name], tops[ref], strict=True)])
+        kagree = np.mean([len(a & b) / max(len(b), 1) for a, b in zip(ktops[name], ktops[ref], strict=True)])
+        rows.append(
+            f"| {name} | {pct(hyb[name], 50) * 1000:.1f} | {pct(hyb[name], 95) * 1000:.1f} | "
+            f"{max(hyb[name]) * 1000:.0f} | "
+            f"{pct(kwl[name], 50) * 1000:.1f} | {pct(kwl[name], 95) * 1000:.1f} | "
+            f"{100 * agree:.1f}% | {100 * kagree:.1f}% |"
+        )
         print(rows[-1], flush=True)
     eng.close()
     if args.no_write:
         return
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    write_section("keyword_bounds", f"""## Keyword cost bounds at {args.n:,} memories (bench/keyword_bounds.py)
+    write_section(
+        "keyword_bounds",
+        f"""## Keyword cost bounds at {args.n:,} memories (bench/keyword_bounds.py)
 
 Machine: {machine()}; load average at the end {load}.
 The synthetic corpus of bench/search_latency.py (Zipf-worded: a query's words match about half of
@@ -104,7 +118,8 @@ row but the last; the default budget windowed {windowed} of the {args.queries} q
 The default (150,000) keeps the top 10 of the unbounded query (next row) and leaves the median
 alone; it only caps the few queries whose kept words match more than 150,000 memories (the max
 column). Tighter budgets cut p95 too, at a visible cost in agreement, so they are not the default.
-""")
+""",
+    )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ time only. Writes the table to BENCHMARKS.md and a misses report (from explain) 
 
     python bench/locomo.py [--conversations 0,1] [--set rrf_k=20 --set keyword_weight=1.2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,13 +21,15 @@ from pathlib import Path
 from common import CachedEmbedder, locomo_path, machine, out_dir, pct, write_section
 
 from engine import FixedClock, open_engine
-from engine.config import Settings, SearchSettings
+from engine.config import SearchSettings, Settings
 
 MODES = ("keyword", "vector", "hybrid")
 KS = (1, 5, 10, 20)
 REFERENCE = {  # ../shared/data/locomo/README.md, plain setup, 762 questions
-    "keyword": (0.370, 0.594, 0.676, 0.728), "vector": (0.214, 0.469, 0.564, 0.655),
-    "hybrid": (0.304, 0.567, 0.667, 0.778)}
+    "keyword": (0.370, 0.594, 0.676, 0.728),
+    "vector": (0.214, 0.469, 0.564, 0.655),
+    "hybrid": (0.304, 0.567, 0.667, 0.778),
+}
 
 
 def turn_content(turn: dict, style: str) -> str:
@@ -58,30 +61,52 @@ ABLATION = (  # hybrid only: what each default adds, from plain RRF up
 )
 
 
-def run_conversation(idx: int, conv: dict, settings: Settings, emb: CachedEmbedder, style: str,
-                     misses_k: int, explain_misses: bool, modes=MODES) -> dict:
+def run_conversation(
+    idx: int,
+    conv: dict,
+    settings: Settings,
+    emb: CachedEmbedder,
+    style: str,
+    misses_k: int,
+    explain_misses: bool,
+    modes=MODES,
+) -> dict:
     db = out_dir("locomo") / f"conv{idx}.db"
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
-    eng = open_engine(db, embedder=emb, clock=FixedClock("2026-01-01T00:00:00Z"), actor="bench",
-                      settings=settings)
-    items = [{"content": turn_content(t, style), "kind": "episodic", "category": "context",
-              "agent": "locomo", "session_id": f"locomo{idx}-s{s}", "metadata": {"dia_id": t["dia_id"], "session": s, "date": d,
-                                              "speaker": t["speaker"]}}
-             for s, d, t in turns(conv)]
+    eng = open_engine(
+        db, embedder=emb, clock=FixedClock("2026-01-01T00:00:00Z"), actor="bench", settings=settings
+    )
+    items = [
+        {
+            "content": turn_content(t, style),
+            "kind": "episodic",
+            "category": "context",
+            "agent": "locomo",
+            "session_id": f"locomo{idx}-s{s}",
+            "metadata": {"dia_id": t["dia_id"], "session": s, "date": d, "speaker": t["speaker"]},
+        }
+        for s, d, t in turns(conv)
+    ]
     t0 = time.perf_counter()
     ids = eng.add_memories(items, dedup=False)
     ingest_s = time.perf_counter() - t0
-    by_dia = {it["metadata"]["dia_id"]: mid for it, mid in zip(items, ids)}
+    by_dia = {it["metadata"]["dia_id"]: mid for it, mid in zip(items, ids, strict=True)}
     rows, lat = [], {m: [] for m in MODES}
     for q in conv["qa"]:
         if q.get("category") not in (1, 2, 3, 4):
             continue
         ev = [by_dia[e] for e in q.get("evidence", []) if e in by_dia]
-        row = {"conversation": idx, "question": q["question"], "answer": str(q.get("answer")),
-               "category": q["category"], "evidence": q.get("evidence", []), "evidence_ids": ev,
-               "rank": {}}
-        eng.retrieval.embed_query(q["question"])          # warm the query-vector cache: latency excludes it
+        row = {
+            "conversation": idx,
+            "question": q["question"],
+            "answer": str(q.get("answer")),
+            "category": q["category"],
+            "evidence": q.get("evidence", []),
+            "evidence_ids": ev,
+            "rank": {},
+        }
+        eng.retrieval.embed_query(q["question"])  # warm the query-vector cache: latency excludes it
         for mode in modes:
             t1 = time.perf_counter()
             res = eng.search(q["question"], k=max(KS), mode=mode, record_access=False)
@@ -89,15 +114,22 @@ def run_conversation(idx: int, conv: dict, settings: Settings, emb: CachedEmbedd
             got = [h.id for h in res.hits]
             ranks = [got.index(e) + 1 for e in ev if e in got]
             row["rank"][mode] = min(ranks) if ranks else None
-        if explain_misses and (row["rank"]["hybrid"] or 10 ** 9) > misses_k:
+        if explain_misses and (row["rank"]["hybrid"] or 10**9) > misses_k:
             row["explain"] = []
             for e in ev:
                 x = eng.explain(q["question"], e, k=misses_k, mode="hybrid")
-                row["explain"].append({"id": e, "content": eng.memories.get(e).content,
-                                       "bm25_rank": x.bm25_rank, "vector_rank": x.vector_rank,
-                                       "vector_similarity": x.vector_similarity,
-                                       "final": x.final, "kth_final": x.kth_final,
-                                       "matched_terms": x.matched_terms})
+                row["explain"].append(
+                    {
+                        "id": e,
+                        "content": eng.memories.get(e).content,
+                        "bm25_rank": x.bm25_rank,
+                        "vector_rank": x.vector_rank,
+                        "vector_similarity": x.vector_similarity,
+                        "final": x.final,
+                        "kth_final": x.kth_final,
+                        "matched_terms": x.matched_terms,
+                    }
+                )
             top = eng.search(q["question"], k=3, mode="hybrid", record_access=False).hits
             row["top3"] = [h.content for h in top]
         rows.append(row)
@@ -106,16 +138,20 @@ def run_conversation(idx: int, conv: dict, settings: Settings, emb: CachedEmbedd
 
 
 def recall(rows: list[dict], mode: str, k: int) -> float:
-    return sum(1 for r in rows if (r["rank"].get(mode) or 10 ** 9) <= k) / len(rows)
+    return sum(1 for r in rows if (r["rank"].get(mode) or 10**9) <= k) / len(rows)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--conversations", default="", help="comma-separated indexes (default: all)")
-    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="override a SearchSettings field for this run")
-    ap.add_argument("--content", default="speaker",
-                    choices=("text", "speaker", "speaker_caption"))
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a SearchSettings field for this run",
+    )
+    ap.add_argument("--content", default="speaker", choices=("text", "speaker", "speaker_caption"))
     ap.add_argument("--no-explain", action="store_true", help="skip the misses report (faster)")
     ap.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     args = ap.parse_args()
@@ -126,8 +162,10 @@ def main() -> None:
     for kv in args.set:
         name, _, val = kv.partition("=")
         cur = getattr(search, name)
-        search = replace(search, **{name: type(cur)(val) if not isinstance(cur, bool)
-                                    else val.lower() in ("1", "true", "yes")})
+        search = replace(
+            search,
+            **{name: type(cur)(val) if not isinstance(cur, bool) else val.lower() in ("1", "true", "yes")},
+        )
     settings = Settings(search=search)
     emb = CachedEmbedder(out_dir("locomo") / "embeddings.npz")
     rows, lat, ingest = [], {m: [] for m in MODES}, []
@@ -138,24 +176,29 @@ def main() -> None:
         ingest.append((r["memories"], r["ingest_s"]))
         for m in MODES:
             lat[m] += r["latency"][m]
-    table = ["| retriever | R@1 | R@5 | R@10 | R@20 | search p50 ms | p95 ms |",
-             "|---|---|---|---|---|---|---|"]
+    table = [
+        "| retriever | R@1 | R@5 | R@10 | R@20 | search p50 ms | p95 ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for m in MODES:
         rs = " | ".join(f"{recall(rows, m, k):.3f}" for k in KS)
         table.append(f"| {m} | {rs} | {pct(lat[m], 50) * 1000:.1f} | {pct(lat[m], 95) * 1000:.1f} |")
     for m in MODES:
-        table.append(f"| plain {m} (reference) | " + " | ".join(f"{v:.3f}" for v in REFERENCE[m])
-                     + " | | |")
+        table.append(f"| plain {m} (reference) | " + " | ".join(f"{v:.3f}" for v in REFERENCE[m]) + " | | |")
     by_cat = ["| category | questions | keyword R@10 | vector R@10 | hybrid R@10 |", "|---|---|---|---|---|"]
     for c in (1, 2, 3, 4):
         sub = [r for r in rows if r["category"] == c]
         if sub:
-            by_cat.append(f"| {c} | {len(sub)} | " + " | ".join(f"{recall(sub, m, 10):.3f}" for m in MODES) + " |")
-    print(f"{len(rows)} questions, conversations {pick}, content={args.content}, "
-          f"settings={search}\n" + "\n".join(table) + "\n\n" + "\n".join(by_cat))
+            by_cat.append(
+                f"| {c} | {len(sub)} | " + " | ".join(f"{recall(sub, m, 10):.3f}" for m in MODES) + " |"
+            )
+    print(
+        f"{len(rows)} questions, conversations {pick}, content={args.content}, "
+        f"settings={search}\n" + "\n".join(table) + "\n\n" + "\n".join(by_cat)
+    )
     if emb.computed:
         print(f"(computed {emb.computed} embeddings; cached for the next run)")
-    misses = [r for r in rows if (r["rank"]["hybrid"] or 10 ** 9) > 10]
+    misses = [r for r in rows if (r["rank"]["hybrid"] or 10**9) > 10]
     out = out_dir()
     (out / "locomo_misses.json").write_text(json.dumps(misses, indent=1, ensure_ascii=False))
     (out / "locomo_misses.md").write_text(misses_markdown(misses), encoding="utf-8")
@@ -209,12 +252,16 @@ def misses_markdown(misses: list[dict]) -> str:
     out = ["# LoCoMo hybrid misses at k=10", ""]
     for r in misses:
         out.append(f"## [{r['conversation']}] cat {r['category']}: {r['question']}")
-        out.append(f"answer: {r['answer']} · evidence {', '.join(r['evidence'])} · ranks "
-                   + ", ".join(f"{m}={r['rank'][m]}" for m in MODES))
+        out.append(
+            f"answer: {r['answer']} · evidence {', '.join(r['evidence'])} · ranks "
+            + ", ".join(f"{m}={r['rank'][m]}" for m in MODES)
+        )
         for x in r.get("explain", []):
-            out.append(f"- #{x['id']} bm25_rank={x['bm25_rank']} vector_rank={x['vector_rank']} "
-                       f"sim={x['vector_similarity']} final={x['final']} kth={x['kth_final']} "
-                       f"matched={x['matched_terms']}: {x['content'][:160]}")
+            out.append(
+                f"- #{x['id']} bm25_rank={x['bm25_rank']} vector_rank={x['vector_rank']} "
+                f"sim={x['vector_similarity']} final={x['final']} kth={x['kth_final']} "
+                f"matched={x['matched_terms']}: {x['content'][:160]}"
+            )
         for i, c in enumerate(r.get("top3", []), 1):
             out.append(f"  top{i}: {c[:140]}")
         out.append("")

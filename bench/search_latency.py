@@ -7,6 +7,7 @@ the in-memory vector matrix (a long-lived engine's path) beside vec0's float32 b
 Databases are built once under bench/out/latency/ with a synthetic corpus (bench/common.py)
 through the engine API, and reused by later runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,12 @@ from engine import FixedClock, open_engine
 from engine.config import Settings
 from engine.retrieval.filters import Filters
 
-FILTERS = {"no filter": {}, "agent": {"agent": "coder"},
-           "agent + category": {"agent": "coder", "category": "decision"},
-           "tier archived": {"tier": "archived"}}
+FILTERS = {
+    "no filter": {},
+    "agent": {"agent": "coder"},
+    "agent + category": {"agent": "coder", "category": "decision"},
+    "tier archived": {"tier": "archived"},
+}
 
 
 def build(path: Path, n: int, corpus: SyntheticCorpus, emb: TableEmbedder) -> None:
@@ -52,11 +56,11 @@ def engine_for(path: Path, emb, matrix: bool):
     s = Settings()
     if matrix:
         s = replace(s, search=replace(s.search, matrix_after=1))
-    else:   # the plain approach: vec0 brute force, every query word
-        s = replace(s, search=replace(s.search, matrix_after=0, common_term_share=0.0,
-                                      keyword_rows=0))
-    return open_engine(path, embedder=emb, clock=FixedClock("2026-01-10T00:00:00Z"), settings=s,
-                       actor="bench", load="now")
+    else:  # the plain approach: vec0 brute force, every query word
+        s = replace(s, search=replace(s.search, matrix_after=0, common_term_share=0.0, keyword_rows=0))
+    return open_engine(
+        path, embedder=emb, clock=FixedClock("2026-01-10T00:00:00Z"), settings=s, actor="bench", load="now"
+    )
 
 
 def rss_mb() -> float:
@@ -94,7 +98,9 @@ def run_size(n: int, nq: int, filters: dict = FILTERS) -> list[str]:
         lat = {"matrix": [], "vec0": [], "kv_matrix": [], "kv_vec0": []}
         for i, q in enumerate(queries):
             got_ids = {}
-            for name, eng in (("matrix", fast), ("vec0", plain)) if i % 2 else (("vec0", plain), ("matrix", fast)):
+            for name, eng in (
+                (("matrix", fast), ("vec0", plain)) if i % 2 else (("vec0", plain), ("matrix", fast))
+            ):
                 t1 = time.perf_counter()
                 res = eng.search(q, k=10, mode="hybrid", record_access=False, **f)
                 lat[name].append(time.perf_counter() - t1)
@@ -109,13 +115,20 @@ def run_size(n: int, nq: int, filters: dict = FILTERS) -> list[str]:
             lat["kv_vec0"].append(time.perf_counter() - t1)
             if want:
                 kth = want[-1][1]
-                recall.append(len({m for m, _ in got} & {m for m, _ in want}
-                                  | {m for m, s in got if s >= kth - 1e-6}) / len(want))
-        r = lambda k, q: pct(lat[k], q) * 1000  # noqa: E731
-        rows.append(f"| {n:,} | {fname} | {r('matrix', 50):.1f} | {r('matrix', 95):.1f} | "
-                    f"{r('vec0', 50):.1f} | {r('vec0', 95):.1f} | "
-                    f"{r('vec0', 50) / r('matrix', 50):.1f}x | {r('kv_matrix', 50):.1f} | "
-                    f"{r('kv_vec0', 50):.1f} |")
+                recall.append(
+                    len({m for m, _ in got} & {m for m, _ in want} | {m for m, s in got if s >= kth - 1e-6})
+                    / len(want)
+                )
+
+        def r(k: str, q: float, lat: dict = lat) -> float:
+            return pct(lat[k], q) * 1000
+
+        rows.append(
+            f"| {n:,} | {fname} | {r('matrix', 50):.1f} | {r('matrix', 95):.1f} | "
+            f"{r('vec0', 50):.1f} | {r('vec0', 95):.1f} | "
+            f"{r('vec0', 50) / r('matrix', 50):.1f}x | {r('kv_matrix', 50):.1f} | "
+            f"{r('kv_vec0', 50):.1f} |"
+        )
         print(rows[-1], flush=True)
     # an agent's search also records the access (one write transaction)
     lat_w = []
@@ -123,20 +136,29 @@ def run_size(n: int, nq: int, filters: dict = FILTERS) -> list[str]:
         t1 = time.perf_counter()
         fast.search(q, k=10, mode="hybrid", record_access=True)
         lat_w.append(time.perf_counter() - t1)
-    rows.append(f"| {n:,} | no filter, record_access=True (an agent's search, one write) | {pct(lat_w, 50) * 1000:.1f} | "
-                f"{pct(lat_w, 95) * 1000:.1f} | | | | | |")
+    rows.append(
+        f"| {n:,} | no filter, record_access=True (an agent's search, one write) | "
+        f"{pct(lat_w, 50) * 1000:.1f} | {pct(lat_w, 95) * 1000:.1f} | | | | | |"
+    )
     from engine.retrieval.query import plan
-    matches = [plain.store.read_one("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?",
-                                    (plan(q).match,))[0] for q in queries[:50]]
+
+    matches = [
+        plain.store.read_one(
+            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (plan(q).match,)
+        )[0]
+        for q in queries[:50]
+    ]
     fast.close()
     plain.close()
-    notes = (f"{n:,}: matrix load {load_s:.2f} s (in the background in the console), +{grown:.0f} MB "
-             f"RSS; recall@10 of the engine's KNN vs exact vec0 {np.mean(recall):.4f} over "
-             f"{len(recall)} filtered/unfiltered queries; the engine's hybrid top 10 holds "
-             f"{100 * np.mean(agree):.1f}% of the plain path's (all words, every match, exact "
-             f"KNN); a query's words match a median of "
-             f"{int(np.median(matches)):,} memories ({100 * np.median(matches) / n:.0f}%: Zipf-worded "
-             f"text, a hard case for FTS5, which scores every match)")
+    notes = (
+        f"{n:,}: matrix load {load_s:.2f} s (in the background in the console), +{grown:.0f} MB "
+        f"RSS; recall@10 of the engine's KNN vs exact vec0 {np.mean(recall):.4f} over "
+        f"{len(recall)} filtered/unfiltered queries; the engine's hybrid top 10 holds "
+        f"{100 * np.mean(agree):.1f}% of the plain path's (all words, every match, exact "
+        f"KNN); a query's words match a median of "
+        f"{int(np.median(matches)):,} memories ({100 * np.median(matches) / n:.0f}%: Zipf-worded "
+        f"text, a hard case for FTS5, which scores every match)"
+    )
     print(notes, flush=True)
     return rows + [notes]
 
@@ -147,8 +169,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--section", default="search_latency", help="BENCHMARKS.md section to write")
-    ap.add_argument("--filters", default=",".join(FILTERS), help="comma-separated subset of: "
-                    + ", ".join(FILTERS))
+    ap.add_argument(
+        "--filters", default=",".join(FILTERS), help="comma-separated subset of: " + ", ".join(FILTERS)
+    )
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     chosen = {k: FILTERS[k.strip()] for k in args.filters.split(",")}
@@ -180,7 +203,7 @@ speed-up column, measured alternately, is the stable figure).
 |---|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
-{chr(10).join('- ' + x for x in notes)}
+{chr(10).join("- " + x for x in notes)}
 
 Databases of 1M are seeded by `bench/build_direct.py --n 1000000` (~3 min; the same corpus written
 straight to SQLite, since the API path takes over an hour here); this script reuses the file.

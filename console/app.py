@@ -1,16 +1,16 @@
 """The memconsole Textual app: a status header, seven panes in tabs, global keys, live refresh.
 
 The App only composes panes and global behaviour; each pane lives in screens/<name>.py and is
-found through PANE_SPECS, so a pane that has not landed yet shows as a placeholder.
+found through PANE_SPECS (imported when first shown, so the first frame does not wait for it).
 """
+
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -19,10 +19,15 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
 from .commands import ConsoleCommands
+from .env import embedder_choice
 from .text_safety import visible
 from .widgets.header import StatusHeader
 from .widgets.help import HelpScreen
 from .widgets.table import DataGrid
+
+if TYPE_CHECKING:
+    from engine.engine import MemoryEngine
+    from screens.base import Pane
 
 HERE = Path(__file__).parent
 SCREENS = HERE.parent / "screens"
@@ -33,7 +38,7 @@ class PaneSpec:
     key: str
     pane_id: str
     title: str
-    target: str          # "module:Class"
+    target: str  # "module:Class"
 
 
 PANE_SPECS = [
@@ -47,22 +52,22 @@ PANE_SPECS = [
 ]
 
 
-def load_pane(spec: PaneSpec):
-    """The pane class for `spec`, or a placeholder that says why it is missing."""
-    from screens.base import PlaceholderPane
-
+def load_pane(spec: PaneSpec) -> Pane:
+    """A new pane for `spec`; its module is imported now, the first time the pane is needed."""
     module_name, cls_name = spec.target.split(":")
-    try:
-        cls = getattr(importlib.import_module(module_name), cls_name)
-        return cls()
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            note = f"This pane failed to load: {exc}"
-        else:
-            note = "This pane has not landed yet."
-    except Exception as exc:   # a broken pane must not take the console down
-        note = f"This pane failed to load: {type(exc).__name__}: {exc}"
-    return PlaceholderPane(spec.pane_id, spec.title, note)
+    pane: Pane = getattr(importlib.import_module(module_name), cls_name)()
+    return pane
+
+
+# What the app asks of the panes it navigates to; the panes stay unknown to it until shown.
+@runtime_checkable
+class ShowsSessions(Protocol):
+    def show_session(self, session_id: str, message_id: int | None = None) -> None: ...
+
+
+@runtime_checkable
+class TakesForgetRequests(Protocol):
+    def prefill(self, **scope: Any) -> None: ...
 
 
 class MemConsole(App):
@@ -70,26 +75,36 @@ class MemConsole(App):
     CSS_PATH = [HERE / "app.tcss", *sorted(SCREENS.glob("*.tcss"))]
     COMMANDS = App.COMMANDS | {ConsoleCommands}
     ENABLE_COMMAND_PALETTE = True
-    LAZY_PANES = True        # a pane mounts when first shown (bench/console_first_frame.py)
+    LAZY_PANES = True  # a pane mounts when first shown (bench/console_first_frame.py)
 
     BINDINGS = [
-        *[Binding(s.key, f"switch_pane('{s.pane_id}')", s.title, show=False, id=f"pane.{s.pane_id}")
-          for s in PANE_SPECS],
+        *[
+            Binding(s.key, f"switch_pane('{s.pane_id}')", s.title, show=False, id=f"pane.{s.pane_id}")
+            for s in PANE_SPECS
+        ],
         Binding("slash", "focus_filter", "Search/filter", id="app.focus_filter"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("ctrl+r", "refresh", "Refresh", show=False, id="app.refresh"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    def __init__(self, engine=None, *, db_path: str | None = None, actor: str | None = None,
-                 poll_interval: float | None = 1.0, start_embedder: bool = True,
-                 db_label: str | None = None) -> None:
+    def __init__(
+        self,
+        engine: MemoryEngine | None = None,
+        *,
+        db_path: str | None = None,
+        actor: str | None = None,
+        poll_interval: float | None = 1.0,
+        start_embedder: bool = True,
+        db_label: str | None = None,
+    ) -> None:
         super().__init__()
         if engine is None:
+            if db_path is None:
+                raise ValueError("MemConsole needs an engine or a db_path")
             from engine import open_engine  # "lazy": the model loads after the first frame
-            choice = os.environ.get("MEMCONSOLE_EMBEDDER") or "default"   # as the CLI verbs
-            engine = open_engine(db_path, embedder=None if choice == "none" else choice,
-                                 load="lazy", actor=actor)
+
+            engine = open_engine(db_path, embedder=embedder_choice(), load="lazy", actor=actor)
             self._owns_engine = True
         else:
             self._owns_engine = False
@@ -97,9 +112,9 @@ class MemConsole(App):
         self.pane_specs = PANE_SPECS
         self.poll_interval = poll_interval
         self.start_embedder_on_mount = start_embedder
-        self.db_label = db_label or str(engine.path)   # what the header shows (tests fix it)
-        self.errors: list[str] = []           # every failure shown as a notice (tests read it)
-        self._panes: dict[str, Any] = {}
+        self.db_label = db_label or str(engine.path)  # what the header shows (tests fix it)
+        self.errors: list[str] = []  # every failure shown as a notice (tests read it)
+        self._panes: dict[str, Pane] = {}
         self._pane_ids = {s.pane_id for s in PANE_SPECS}
         self._data_version: int | None = None
         self._embedder_state: str | None = None
@@ -118,7 +133,7 @@ class MemConsole(App):
 
     def on_mount(self) -> None:
         keymap = dict(getattr(self.engine.settings, "keymap", None) or {})
-        if keymap:     # [keymap] in config.toml: binding id -> keys
+        if keymap:  # [keymap] in config.toml: binding id -> keys
             self.set_keymap(keymap)
         self.query_one(StatusHeader).set_embedder(self.engine.embedder.state)
         self.call_after_refresh(self._after_first_frame)
@@ -136,14 +151,14 @@ class MemConsole(App):
         self.engine.embedder.start()
         self._embedder_changed(self.engine.embedder.state)
 
-    close_engine_on_unmount = True   # run_console closes it itself, after the terminal is back
+    close_engine_on_unmount = True  # run_console closes it itself, after the terminal is back
 
     def on_unmount(self) -> None:
         if self._owns_engine and self.close_engine_on_unmount:
             self.engine.close()
 
     # -- panes ------------------------------------------------------------------------------------
-    def pane(self, pane_id: str):
+    def pane(self, pane_id: str) -> Pane:
         """The pane object (created on first use; mounted by ensure_pane)."""
         if pane_id not in self._panes:
             self._panes[pane_id] = load_pane(next(s for s in PANE_SPECS if s.pane_id == pane_id))
@@ -160,7 +175,7 @@ class MemConsole(App):
         markup, or a "[/x]" in it crashed the console (Widget.notify passes markup=True)."""
         super().notify(visible(message), markup=False, **kwargs)
 
-    def current_pane(self):
+    def current_pane(self) -> Pane | None:
         try:
             return self._panes.get(self.query_one("#tabs", TabbedContent).active)
         except Exception:
@@ -183,14 +198,12 @@ class MemConsole(App):
             self.ensure_pane(event.pane.id)
             pane = self.pane(event.pane.id)
             pane.activated()
-            self.call_after_refresh(pane.focus_main)   # keys reach the pane at once
+            self.call_after_refresh(pane.focus_main)  # keys reach the pane at once
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Single keys are text while an input has focus (escape leaves it).
-        if action in ("switch_pane", "focus_filter", "help", "quit") and \
-                isinstance(self.focused, (Input, TextArea)):
-            return False
-        return True
+        typing = isinstance(self.focused, (Input, TextArea))
+        return not (typing and action in ("switch_pane", "focus_filter", "help", "quit"))
 
     def action_focus_filter(self) -> None:
         pane = self.current_pane()
@@ -198,15 +211,23 @@ class MemConsole(App):
             pane.focus_filter()
 
     def action_help(self) -> None:
-        palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", "Command palette "
-                          "(knows the current pane)")
-        sections = [("Global", [*self.BINDINGS, palette]), ("Tables", list(DataGrid.BINDINGS))]
+        palette = Binding(
+            self.COMMAND_PALETTE_BINDING, "command_palette", "Command palette (knows the current pane)"
+        )
+        sections = [
+            ("Global", [*self._bindings_of(self.BINDINGS), palette]),
+            ("Tables", self._bindings_of(DataGrid.BINDINGS)),
+        ]
         for spec in PANE_SPECS:
             pane = self.pane(spec.pane_id)
-            own = [b for b in pane.BINDINGS if isinstance(b, Binding) and b.show]
+            own = [b for b in self._bindings_of(pane.BINDINGS) if b.show]
             if own:
                 sections.append((f"{spec.key} {spec.title}", own))
         self.push_screen(HelpScreen(sections, dict(getattr(self.engine.settings, "keymap", None) or {})))
+
+    @staticmethod
+    def _bindings_of(bindings: list[Any]) -> list[Binding]:
+        return [b for b in bindings if isinstance(b, Binding)]
 
     def action_refresh(self) -> None:
         self.data_changed()
@@ -216,17 +237,17 @@ class MemConsole(App):
         """Show a session (and one of its messages) in pane 1."""
         self.switch_pane("sessions")
         self.ensure_pane("sessions")
-        self.pane("sessions").when_mounted(self.pane("sessions").show_session, session_id, message_id)
+        pane = self.pane("sessions")
+        assert isinstance(pane, ShowsSessions)
+        pane.when_mounted(pane.show_session, session_id, message_id)
 
     def start_forget(self, **prefill: Any) -> None:
         """Open pane 7 with a forget request pre-filled (e.g. memory_id=12)."""
         self.switch_pane("forget")
         self.ensure_pane("forget")
         pane = self.pane("forget")
-        if hasattr(pane, "prefill"):
-            pane.when_mounted(pane.prefill, **prefill)
-        else:
-            self.notify("The Forget & Audit pane has not landed yet.", severity="warning")
+        assert isinstance(pane, TakesForgetRequests)
+        pane.when_mounted(pane.prefill, **prefill)
 
     # -- live refresh --------------------------------------------------------------------------------
     def data_changed(self) -> None:
@@ -259,7 +280,7 @@ class MemConsole(App):
         self._embedder_state = state
         self.query_one(StatusHeader).set_embedder(state)
         for pane in self._panes.values():
-            if pane.ready:           # a pane mounted later reads the state in its on_mount
+            if pane.ready:  # a pane mounted later reads the state in its on_mount
                 pane.embedder_changed(state)
         if state == "ready" and self._owns_engine:
             # A long-lived console answers vector search from memory (vec0 scans until loaded).
@@ -267,8 +288,11 @@ class MemConsole(App):
         if not first and state == "ready":
             self.notify("Embedding model ready: search is hybrid now.", timeout=3)
         elif state == "failed":
-            self.notify(f"Embedding model failed to load; search stays keyword-only. "
-                        f"{self.engine.embedder.error or ''}", severity="warning")
+            self.notify(
+                f"Embedding model failed to load; search stays keyword-only. "
+                f"{self.engine.embedder.error or ''}",
+                severity="warning",
+            )
 
     # -- failures: one place, readable, never a traceback -----------------------------------------
     @on(Worker.StateChanged)
@@ -300,8 +324,11 @@ def run_console(db_path, actor: str | None = None) -> None:
         # close() lets a half-loaded model finish (exiting mid-import aborts): that takes seconds,
         # so say why the terminal waits instead of leaving it blank after `q`.
         if app.engine.embedder.state == "loading":
-            print("memconsole: letting the embedding model finish loading before exit…",
-                  file=sys.stderr, flush=True)
+            print(
+                "memconsole: letting the embedding model finish loading before exit…",
+                file=sys.stderr,
+                flush=True,
+            )
         app.engine.close()
-    if app.return_code:      # the app died on an error: the shell must not see success
+    if app.return_code:  # the app died on an error: the shell must not see success
         raise SystemExit(app.return_code)

@@ -3,6 +3,7 @@
 Each group of verbs lives in its own module (console/cli_*.py) with a `register(group)` function;
 add new modules to VERB_MODULES.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -30,8 +31,12 @@ VERB_MODULES = [
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Memory database (default: $MEMCONSOLE_DB or the user data dir).")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Memory database (default: $MEMCONSOLE_DB or the user data dir).",
+)
 @click.option("--actor", default=None, help="Name recorded on every change (default: OS user).")
 @click.pass_context
 def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
@@ -43,8 +48,10 @@ def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
         # Called without main() (click's CliRunner, an embedding program): same safe door.
         out, err = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+
         def restore() -> None:
             sys.stdout, sys.stderr = out, err
+
         ctx.call_on_close(restore)
     if ctx.invoked_subcommand is None:
         from .app import run_console
@@ -98,19 +105,24 @@ def _main(argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except OSError as exc:      # a full disk, a read-only folder, a missing permission: say which
+    except OSError as exc:  # a full disk, a read-only folder, a missing permission: say which
         import errno
 
-        why = {errno.ENOSPC: "the disk is full", errno.EROFS: "the location is read-only",
-               errno.EACCES: "permission denied", errno.EPERM: "permission denied"}.get(
-                   exc.errno or 0, exc.strerror or type(exc).__name__)
+        why = {
+            errno.ENOSPC: "the disk is full",
+            errno.EROFS: "the location is read-only",
+            errno.EACCES: "permission denied",
+            errno.EPERM: "permission denied",
+        }.get(exc.errno or 0, exc.strerror or type(exc).__name__)
         click.echo(f"memconsole: {why}" + (f": {exc.filename}" if exc.filename else ""), err=True)
         return 1
     except Exception as exc:  # a bug: still one line for the operator; details on request
         if os.environ.get("MEMCONSOLE_DEBUG"):
             raise
-        click.echo(f"memconsole: internal error: {type(exc).__name__}: {exc} "
-                   f"(set MEMCONSOLE_DEBUG=1 for details)", err=True)
+        click.echo(
+            f"memconsole: internal error: {type(exc).__name__}: {exc} (set MEMCONSOLE_DEBUG=1 for details)",
+            err=True,
+        )
         return 70
 
 

@@ -1,19 +1,25 @@
 """What every CLI verb shares: opening the engine from the global options, printing one JSON
 document or a readable table, and turning errors into one clear line (never a traceback)."""
+
 from __future__ import annotations
 
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 
 from engine.types import to_json
 
+from .env import embedder_choice
 from .text_safety import json_safe, visible
+
+if TYPE_CHECKING:
+    from engine.engine import MemoryEngine
 
 
 @dataclass
@@ -21,17 +27,12 @@ class Ctx:
     db: Path
     actor: str | None
 
-    def engine(self, *, embedder: str | None = "default", load: str = "lazy", **kw):
+    def engine(self, *, embedder: str | None = "default", load: str = "lazy", **kw: Any) -> MemoryEngine:
         """Open the engine. `embedder=None` for verbs that never need a vector (so
         sentence-transformers is never imported); "lazy" loads the model only when a call needs it."""
-        import os
-
         from engine import open_engine
 
-        override = os.environ.get("MEMCONSOLE_EMBEDDER")   # "default" | "hash" | "none"
-        if embedder is not None and override:
-            embedder = None if override == "none" else override
-        return open_engine(self.db, embedder=embedder, load=load, actor=self.actor, **kw)
+        return open_engine(self.db, embedder=embedder_choice(embedder), load=load, actor=self.actor, **kw)
 
 
 pass_ctx = click.make_pass_decorator(Ctx)
@@ -53,16 +54,20 @@ def emit(obj: Any, as_json: bool, human: Callable[[Any], None] | None = None) ->
 
 
 class Refused(click.ClickException):
-    """One line, exit 2 (bad input) unless the caller says otherwise."""
+    """One line, exit 2: the input was refused."""
 
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = code  # type: ignore[misc]
+    exit_code = 2
 
 
-def fail(message: str, code: int = 2) -> None:
+class Failed(Refused):
+    """One line, exit 1: the input was fine, the operation could not be done."""
+
+    exit_code = 1
+
+
+def fail(message: str, code: Literal[1, 2] = 2) -> NoReturn:
     """One clear line on stderr, a non-zero exit (2: the input was refused)."""
-    raise Refused(message.splitlines()[0] if message else "error", code)
+    raise (Failed if code == 1 else Refused)(message.splitlines()[0] if message else "error")
 
 
 class Number(click.ParamType):
@@ -75,8 +80,11 @@ class Number(click.ParamType):
 
     def convert(self, value, param, ctx):
         try:
-            v = int(str(value).strip(), 10) if self.integer and not isinstance(value, int) else \
-                (value if self.integer else float(value))
+            v = (
+                int(str(value).strip(), 10)
+                if self.integer and not isinstance(value, int)
+                else (value if self.integer else float(value))
+            )
         except (TypeError, ValueError, OverflowError):
             self.fail(f"{value!r} is not {'an integer' if self.integer else 'a number'}", param, ctx)
         if not self.integer and not math.isfinite(v):
@@ -91,21 +99,25 @@ def _fmt(x) -> str:
 
 
 MAX_ID = 2**63 - 1
-ID = Number(0, MAX_ID, integer=True)          # a row id: SQLite's integer range, never negative
-UNIT = Number(0.0, 1.0)                       # importance, strength, shares
-DAYS = Number(0.0, 36500.0)                   # a time span in days (a century at most)
-SCORE = Number(0.0, 10.0)                     # a rule score
+ID = Number(0, MAX_ID, integer=True)  # a row id: SQLite's integer range, never negative
+UNIT = Number(0.0, 1.0)  # importance, strength, shares
+DAYS = Number(0.0, 36500.0)  # a time span in days (a century at most)
+SCORE = Number(0.0, 10.0)  # a rule score
 
 
 def table(rows: list[list[Any]], headers: list[str]) -> None:
     """A plain aligned table (no colour: pipes and scripts read this too)."""
-    cells = [[visible("" if c is None else str(c).replace("\n", " "), one_line=True) for c in r]
-             for r in rows]
+    cells = [
+        [visible("" if c is None else str(c).replace("\n", " "), one_line=True) for c in r] for r in rows
+    ]
     widths = [len(h) for h in headers]
     for r in cells:
         for i, c in enumerate(r):
             widths[i] = min(max(widths[i], len(c)), 80)
-    line = lambda r: "  ".join(c[:widths[i]].ljust(widths[i]) for i, c in enumerate(r)).rstrip()
+
+    def line(r: list[str]) -> str:
+        return "  ".join(c[: widths[i]].ljust(widths[i]) for i, c in enumerate(r)).rstrip()
+
     headers = [visible(h, one_line=True) for h in headers]
     click.echo(line(headers))
     for r in cells:

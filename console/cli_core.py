@@ -1,4 +1,5 @@
 """Foundation verbs: add, ingest, search, explain, sessions, session, messages, memory, demo."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,7 +23,9 @@ def register(cli: click.Group) -> None:
 @click.argument("text")
 @click.option("--kind", type=KIND_CHOICE, default="semantic", show_default=True)
 @click.option("--category", default="general", show_default=True)
-@click.option("--tier", type=click.Choice(["core", "active", "archived"]), default="active", show_default=True)
+@click.option(
+    "--tier", type=click.Choice(["core", "active", "archived"]), default="active", show_default=True
+)
 @click.option("--agent", default="")
 @click.option("--user", default="")
 @click.option("--importance", type=UNIT, default=0.5, show_default=True)
@@ -32,10 +35,21 @@ def register(cli: click.Group) -> None:
 def add(ctx, text, kind, category, tier, agent, user, importance, no_dedup, as_json):
     """Add a memory (a near-duplicate reinforces the existing one instead)."""
     with ctx.engine() as eng:
-        r = eng.memories.add_ex(text, kind=kind, category=category, tier=tier, agent=agent, user=user,
-                              importance=importance, dedup=not no_dedup)
-    emit({"id": r.id, "deduplicated": r.deduplicated}, as_json,
-         lambda o: click.echo(f"{'reinforced existing' if o['deduplicated'] else 'added'} memory {o['id']}"))
+        r = eng.memories.add_ex(
+            text,
+            kind=kind,
+            category=category,
+            tier=tier,
+            agent=agent,
+            user=user,
+            importance=importance,
+            dedup=not no_dedup,
+        )
+    emit(
+        {"id": r.id, "deduplicated": r.deduplicated},
+        as_json,
+        lambda o: click.echo(f"{'reinforced existing' if o['deduplicated'] else 'added'} memory {o['id']}"),
+    )
 
 
 @click.command()
@@ -54,11 +68,20 @@ def ingest(ctx, file, no_dedup, as_json):
             summary = eng.importers.ingest(file, dedup=not no_dedup, progress=advance)
         finally:
             close()
-    emit(summary, as_json, lambda s: click.echo(
-        "ingested " + ", ".join(f"{v} {k}" for k, v in s["added"].items())
-        + (f"; {s['deduplicated']} near-duplicates reinforced" if s.get("deduplicated") else "")
-        + (f"; {s['skipped_forgotten']} forgotten here, not brought back"
-           if s.get("skipped_forgotten") else "")))
+    emit(
+        summary,
+        as_json,
+        lambda s: click.echo(
+            "ingested "
+            + ", ".join(f"{v} {k}" for k, v in s["added"].items())
+            + (f"; {s['deduplicated']} near-duplicates reinforced" if s.get("deduplicated") else "")
+            + (
+                f"; {s['skipped_forgotten']} forgotten here, not brought back"
+                if s.get("skipped_forgotten")
+                else ""
+            )
+        ),
+    )
 
 
 def _filters(f):
@@ -74,8 +97,12 @@ def _filters(f):
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
 @_filters
-@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default=None,
-              help="Default: hybrid when the model is available.")
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "keyword", "vector"]),
+    default=None,
+    help="Default: hybrid when the model is available.",
+)
 @click.option("--no-access", is_flag=True, help="Audit only: do not count the hits as accessed.")
 @json_option
 @pass_ctx
@@ -84,10 +111,20 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
     with ctx.engine() as eng:
         if mode != "keyword":
             eng.wait_for_embedder()
-        r = eng.search(query, k=k, tier=tier, kind=kind, category=category, agent=agent, user=user,
-                       mode=mode, record_access=not no_access)
+        r = eng.search(
+            query,
+            k=k,
+            tier=tier,
+            kind=kind,
+            category=category,
+            agent=agent,
+            user=user,
+            mode=mode,
+            record_access=not no_access,
+        )
     if as_json:
         from engine.types import to_json
+
         doc = to_json(r)
         doc.pop("message", None) if doc.get("message") is None else None
         emit(doc, True)
@@ -98,13 +135,23 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
             click.echo(f"({r.message})")
         for note in r.keyword_scope:
             click.echo(f"(keyword search: {note})")
-        rows = [[i + 1, h.id, f"{h.score:.4f}", h.breakdown.bm25_rank or "-",
-                 h.breakdown.vector_rank or "-",
-                 "-" if h.breakdown.vector_similarity is None else f"{h.breakdown.vector_similarity:.3f}",
-                 h.tier, h.content[:70]] for i, h in enumerate(r.hits)]
+        rows = [
+            [
+                i + 1,
+                h.id,
+                f"{h.score:.4f}",
+                h.breakdown.bm25_rank or "-",
+                h.breakdown.vector_rank or "-",
+                "-" if h.breakdown.vector_similarity is None else f"{h.breakdown.vector_similarity:.3f}",
+                h.tier,
+                h.content[:70],
+            ]
+            for i, h in enumerate(r.hits)
+        ]
         table(rows, ["#", "id", "final", "bm25", "vec", "cos", "tier", "content"])
         if r.elsewhere:
             click.echo(f"elsewhere: {r.elsewhere}")
+
     emit(r, False, human)
 
 
@@ -118,13 +165,14 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
 def explain(ctx, query, memory_id, k, tier, kind, category, agent, user, as_json):
     """Why a memory did or did not make the top k for a query."""
     with ctx.engine(load="lazy") as eng:
-        ex = eng.explain(query, memory_id, k=k, tier=tier, kind=kind, category=category,
-                         agent=agent, user=user)
-        if ex.found and not ex.in_top_k and ex.bm25_rank is None:
-            # The keyword side cannot explain it: bring in the model for the meaning side.
-            if eng.wait_for_embedder():
-                ex = eng.explain(query, memory_id, k=k, tier=tier, kind=kind, category=category,
-                                 agent=agent, user=user)
+        ex = eng.explain(
+            query, memory_id, k=k, tier=tier, kind=kind, category=category, agent=agent, user=user
+        )
+        # The keyword side cannot explain a miss it never ranked: bring in the model for the meaning side.
+        if ex.found and not ex.in_top_k and ex.bm25_rank is None and eng.wait_for_embedder():
+            ex = eng.explain(
+                query, memory_id, k=k, tier=tier, kind=kind, category=category, agent=agent, user=user
+            )
     emit(ex, as_json, lambda e: click.echo(e.summary))
 
 
@@ -140,9 +188,14 @@ def sessions(ctx, agent, user, source, text, limit, as_json):
     """List sessions, newest first."""
     with ctx.engine(embedder=None) as eng:
         rows = eng.sessions.list(agent=agent, user=user, source=source, text=text, limit=limit)
-    emit(rows, as_json, lambda rs: table(
-        [[s.id, iso(s.started_at), s.agent, s.user, s.source, s.message_count, s.title] for s in rs],
-        ["id", "started", "agent", "user", "source", "msgs", "title"]))
+    emit(
+        rows,
+        as_json,
+        lambda rs: table(
+            [[s.id, iso(s.started_at), s.agent, s.user, s.source, s.message_count, s.title] for s in rs],
+            ["id", "started", "agent", "user", "source", "msgs", "title"],
+        ),
+    )
 
 
 @click.command()
@@ -156,8 +209,10 @@ def session(ctx, session_id, as_json):
 
     def human(d):
         s = d.session
-        click.echo(f"{s.id}  {s.title or ''}\nagent={s.agent} user={s.user} source={s.source} "
-                   f"started={iso(s.started_at)} ended={iso(s.ended_at)}")
+        click.echo(
+            f"{s.id}  {s.title or ''}\nagent={s.agent} user={s.user} source={s.source} "
+            f"started={iso(s.started_at)} ended={iso(s.ended_at)}"
+        )
         if d.parent:
             click.echo(f"parent: {d.parent.id} {d.parent.title or ''}")
         for c in d.children:
@@ -165,6 +220,7 @@ def session(ctx, session_id, as_json):
         for m in d.messages:
             tool = f" [{m.tool_name}]" if m.tool_name else ""
             click.echo(f"\n{iso(m.at)} {m.role}{tool} (#{m.id})\n{m.content}")
+
     emit(d, as_json, human)
 
 
@@ -179,9 +235,14 @@ def messages(ctx, query, session_id, agent, limit, as_json):
     """Full-text search of session transcripts (CJK works)."""
     with ctx.engine(embedder=None) as eng:
         hits = eng.sessions.search_messages(query, limit=limit, session_id=session_id, agent=agent)
-    emit(hits, as_json, lambda hs: table(
-        [[h.message.id, h.message.session_id, iso(h.message.at), h.message.role, h.snippet] for h in hs],
-        ["id", "session", "at", "role", "snippet"]))
+    emit(
+        hits,
+        as_json,
+        lambda hs: table(
+            [[h.message.id, h.message.session_id, iso(h.message.at), h.message.role, h.snippet] for h in hs],
+            ["id", "session", "at", "role", "snippet"],
+        ),
+    )
 
 
 @click.group()
@@ -204,8 +265,14 @@ def _memory_op(name: str, method: str, takes_value: bool = False):
         with ctx.engine(embedder=None) as eng:
             fn = getattr(eng.memories, method)
             m = fn(memory_id, value, reason=reason) if takes_value else fn(memory_id, reason=reason)
-        emit(m, as_json, lambda m: click.echo(f"memory {m.id}: {name} done (tier={m.tier}, "
-                                              f"pinned={m.pinned}, importance={m.importance})"))
+        emit(
+            m,
+            as_json,
+            lambda m: click.echo(
+                f"memory {m.id}: {name} done (tier={m.tier}, pinned={m.pinned}, importance={m.importance})"
+            ),
+        )
+
     # click applies decorators bottom-up: the last applied argument comes first on the line.
     op = json_option(op)
     op = click.option("--reason", default="")(op)
@@ -234,8 +301,11 @@ def demo(ctx, force, as_json):
         if not force and eng.counts().sessions:
             fail(f"{ctx.db} already holds data; use --force to add the demo anyway")
         summary = write_demo(eng)
-    emit(summary, as_json, lambda s: click.echo(f"demo written to {ctx.db}: " +
-                                                ", ".join(f"{v} {k}" for k, v in s.items())))
+    emit(
+        summary,
+        as_json,
+        lambda s: click.echo(f"demo written to {ctx.db}: " + ", ".join(f"{v} {k}" for k, v in s.items())),
+    )
 
 
 @click.command()

@@ -1,4 +1,5 @@
 """Decay verbs: decay run|forecast|curve. No vectors needed, so the model is never loaded."""
+
 from __future__ import annotations
 
 import click
@@ -25,15 +26,20 @@ def _rates(values: tuple[str, ...]) -> dict | None:
             out[kind.strip()] = float(days)
         except ValueError:
             fail(f"--half-life takes KIND=DAYS (e.g. semantic=60), not {v!r}")
-        if not sep or not 0 < out[kind.strip()] <= 36500:     # also refuses nan and inf
+        if not sep or not 0 < out[kind.strip()] <= 36500:  # also refuses nan and inf
             fail(f"--half-life takes KIND=DAYS with DAYS a number above 0 and at most 36500, not {v!r}")
         if not sep:
             fail(f"--half-life takes KIND=DAYS (e.g. semantic=60), not {v!r}")
     return out or None
 
 
-half_life_option = click.option("--half-life", "half_life", multiple=True, metavar="KIND=DAYS",
-                                help="What-if half-life for a kind (repeatable).")
+half_life_option = click.option(
+    "--half-life",
+    "half_life",
+    multiple=True,
+    metavar="KIND=DAYS",
+    help="What-if half-life for a kind (repeatable).",
+)
 
 
 @click.group()
@@ -45,20 +51,27 @@ def decay() -> None:
 @click.option("--now", "now", default=None, help="ISO-8601 time to decay to (default: now).")
 @click.option("--dry-run", is_flag=True, help="Count what would change; write nothing.")
 @click.option("--scope", type=click.Choice(["all", "memories", "rules"]), default="all", show_default=True)
-@click.option("--refresh-snapshots", is_flag=True,
-              help="Also rewrite the stored strength column (a full scan; strength is computed on read).")
+@click.option(
+    "--refresh-snapshots",
+    is_flag=True,
+    help="Also rewrite the stored strength column (a full scan; strength is computed on read).",
+)
 @json_option
 @pass_ctx
 def decay_run(ctx, now, dry_run, scope, refresh_snapshots, as_json):
     """One decay pass: archive memories below the threshold, lower unreinforced rules."""
     with ctx.engine(embedder=None) as eng:
-        r = eng.decay.run(now=_now(now), dry_run=dry_run, scope=scope,
-                           refresh_snapshots=refresh_snapshots)
-    emit(r, as_json, lambda r: click.echo(
-        f"{'would change' if r.dry_run else 'decayed'} as of {iso(r.now)}: "
-        f"{r.memories_archived} memories archived, {r.memories_decayed} still decaying, "
-        f"{r.memories_scheduled} scheduled; {r.rules_decayed} rules lost score, "
-        f"{r.rules_demoted} demoted, {r.rules_retired} retired"))
+        r = eng.decay.run(now=_now(now), dry_run=dry_run, scope=scope, refresh_snapshots=refresh_snapshots)
+    emit(
+        r,
+        as_json,
+        lambda r: click.echo(
+            f"{'would change' if r.dry_run else 'decayed'} as of {iso(r.now)}: "
+            f"{r.memories_archived} memories archived, {r.memories_decayed} still decaying, "
+            f"{r.memories_scheduled} scheduled; {r.rules_decayed} rules lost score, "
+            f"{r.rules_demoted} demoted, {r.rules_retired} retired"
+        ),
+    )
 
 
 @decay.command("forecast")
@@ -76,15 +89,40 @@ def decay_forecast(ctx, days, now, agent, limit, half_life, as_json):
 
     def human(f):
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(f.by_kind.items())) or "none"
-        click.echo(f"in {f.days:g} days ({iso(f.until)}): {f.memories_total} memories archived "
-                   f"({kinds}); {len(f.rules)} rules change status")
+        click.echo(
+            f"in {f.days:g} days ({iso(f.until)}): {f.memories_total} memories archived "
+            f"({kinds}); {len(f.rules)} rules change status"
+        )
         if f.memories:
-            table([[m.id, m.kind, f"{m.strength_now:.3f}", f"{m.strength_then:.3f}",
-                    iso(m.crosses_at), m.preview[:60]] for m in f.memories],
-                  ["id", "kind", "now", "then", "crosses", "memory"])
+            table(
+                [
+                    [
+                        m.id,
+                        m.kind,
+                        f"{m.strength_now:.3f}",
+                        f"{m.strength_then:.3f}",
+                        iso(m.crosses_at),
+                        m.preview[:60],
+                    ]
+                    for m in f.memories
+                ],
+                ["id", "kind", "now", "then", "crosses", "memory"],
+            )
         if f.rules:
-            table([[r.id, f"{r.score_now:g}", f"{r.score_then:g}", f"{r.status_now} -> {r.status_then}",
-                    r.text[:60]] for r in f.rules], ["rule", "now", "then", "status", "text"])
+            table(
+                [
+                    [
+                        r.id,
+                        f"{r.score_now:g}",
+                        f"{r.score_then:g}",
+                        f"{r.status_now} -> {r.status_then}",
+                        r.text[:60],
+                    ]
+                    for r in f.rules
+                ],
+                ["rule", "now", "then", "status", "text"],
+            )
+
     emit(f, as_json, human)
 
 
@@ -105,8 +143,11 @@ def decay_curve(ctx, memory_id, days, points, is_rule, half_life, as_json):
             c = eng.decay.curve(memory_id, days, rates=_rates(half_life), points=points)
 
     def human(c):
-        click.echo(f"{c.target_kind} {c.target_id} ({c.label}){' frozen' if c.frozen else ''}; "
-                   f"threshold {c.threshold:g}; "
-                   + (f"crosses {iso(c.crosses_at)}" if c.crosses_at else "does not cross in the window"))
+        click.echo(
+            f"{c.target_kind} {c.target_id} ({c.label}){' frozen' if c.frozen else ''}; "
+            f"threshold {c.threshold:g}; "
+            + (f"crosses {iso(c.crosses_at)}" if c.crosses_at else "does not cross in the window")
+        )
         table([[f"{p.day:g}", iso(p.at), f"{p.value:.4f}"] for p in c.points], ["day", "at", "value"])
+
     emit(c, as_json, human)

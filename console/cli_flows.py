@@ -1,5 +1,6 @@
 """Flow and gate verbs: flows, flow add|run|check|show, gate pre|post. No vectors needed, so the
 embedding model is never loaded."""
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,24 @@ def _eff(s) -> str:
 
 
 def _flow_rows(fs) -> None:
-    table([[f.id, f.name, f"{f.stats.passes}/{f.stats.uses}", _eff(f.stats), f.stats.trend,
-            "FLAGGED" if f.stats.flagged else "", f.agent or "-", f.domain or "-",
-            "yes" if f.needs_approval else "", (iso(f.stats.last_run_at) or "-")[:10]] for f in fs],
-          ["id", "name", "pass/uses", "effect.", "trend", "flag", "agent", "domain", "approval", "last run"])
+    table(
+        [
+            [
+                f.id,
+                f.name,
+                f"{f.stats.passes}/{f.stats.uses}",
+                _eff(f.stats),
+                f.stats.trend,
+                "FLAGGED" if f.stats.flagged else "",
+                f.agent or "-",
+                f.domain or "-",
+                "yes" if f.needs_approval else "",
+                (iso(f.stats.last_run_at) or "-")[:10],
+            ]
+            for f in fs
+        ],
+        ["id", "name", "pass/uses", "effect.", "trend", "flag", "agent", "domain", "approval", "last run"],
+    )
 
 
 @click.command()
@@ -76,9 +91,14 @@ def flow_run(ctx, name, outcome, note, agent, at, as_json):
     with ctx.engine(embedder=None) as eng:
         run = eng.flows.record_run(name, outcome, note=note, agent=agent, at=when)
         stats = eng.flows.get(run.flow_id).stats
-    emit({"run": run, "stats": stats}, as_json, lambda o: click.echo(
-        f"recorded {outcome}; {name}: {stats.passes}/{stats.uses} = {_eff(stats)}"
-        + (" (FLAGGED)" if stats.flagged else "")))
+    emit(
+        {"run": run, "stats": stats},
+        as_json,
+        lambda o: click.echo(
+            f"recorded {outcome}; {name}: {stats.passes}/{stats.uses} = {_eff(stats)}"
+            + (" (FLAGGED)" if stats.flagged else "")
+        ),
+    )
 
 
 @flow.command("check")
@@ -97,10 +117,13 @@ def flow_check(ctx, text, agent, limit, as_json):
             click.echo("no flow matches")
         for m in ms:
             s = m.flow.stats
-            click.echo(f"{m.flow.name}  [{m.via}: {', '.join(m.matched)}]  {_eff(s)} "
-                       f"({s.passes}/{s.uses}){'  FLAGGED' if s.flagged else ''}")
+            click.echo(
+                f"{m.flow.name}  [{m.via}: {', '.join(m.matched)}]  {_eff(s)} "
+                f"({s.passes}/{s.uses}){'  FLAGGED' if s.flagged else ''}"
+            )
             for i, step in enumerate(m.flow.steps, 1):
                 click.echo(f"  {i}. {step}")
+
     emit(ms, as_json, human)
 
 
@@ -117,13 +140,18 @@ def flow_show(ctx, name, runs, as_json):
     def human(d):
         f, s = d.flow, d.flow.stats
         click.echo(f"{f.name} (id {f.id}, {f.status}{', needs approval' if f.needs_approval else ''})")
-        click.echo(f"  effectiveness {_eff(s)} ({s.passes} of {s.uses}); recent {s.recent_effectiveness}"
-                   f" trend {s.trend} ({s.trend_delta:+g}){'  FLAGGED' if s.flagged else ''}")
+        click.echo(
+            f"  effectiveness {_eff(s)} ({s.passes} of {s.uses}); recent {s.recent_effectiveness}"
+            f" trend {s.trend} ({s.trend_delta:+g}){'  FLAGGED' if s.flagged else ''}"
+        )
         click.echo(f"  triggers: {', '.join(f.triggers) or '-'}")
         for i, step in enumerate(f.steps, 1):
             click.echo(f"  {i}. {step}")
-        table([[r.id, iso(r.at), r.outcome, r.agent or "-", r.note] for r in d.runs],
-              ["run", "at", "outcome", "agent", "note"])
+        table(
+            [[r.id, iso(r.at), r.outcome, r.agent or "-", r.note] for r in d.runs],
+            ["run", "at", "outcome", "agent", "note"],
+        )
+
     emit(d, as_json, human)
 
 
@@ -159,6 +187,9 @@ def gate_post(ctx, outcome, summary, agent, flow_name, as_json):
     def human(p):
         click.echo(f"{'updated' if p.consolidated else 'logged'} state memory {p.state_memory_id}")
         if p.stats:
-            click.echo(f"{p.flow}: {p.stats.passes}/{p.stats.uses} = {_eff(p.stats)}"
-                       + ("  FLAGGED" if p.stats.flagged else ""))
+            click.echo(
+                f"{p.flow}: {p.stats.passes}/{p.stats.uses} = {_eff(p.stats)}"
+                + ("  FLAGGED" if p.stats.flagged else "")
+            )
+
     emit(post, as_json, human)

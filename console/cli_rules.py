@@ -1,5 +1,6 @@
 """Rule verbs: rules, rule add|show|pin|unpin|retire|revive|reinforce|violate|set-score, reject,
 boot. None of them needs a vector, so none loads the embedding model."""
+
 from __future__ import annotations
 
 import click
@@ -17,9 +18,23 @@ def register(cli: click.Group) -> None:
 
 
 def _rule_rows(rs) -> None:
-    table([[r.id, f"{r.score:g}", r.status + (" (pinned)" if r.pinned else ""), r.violations,
-            r.agent or "-", r.domain or "-", r.source, (iso(r.last_reinforced_at) or "-")[:10], r.text]
-           for r in rs], ["id", "score", "status", "viol", "agent", "domain", "source", "reinforced", "text"])
+    table(
+        [
+            [
+                r.id,
+                f"{r.score:g}",
+                r.status + (" (pinned)" if r.pinned else ""),
+                r.violations,
+                r.agent or "-",
+                r.domain or "-",
+                r.source,
+                (iso(r.last_reinforced_at) or "-")[:10],
+                r.text,
+            ]
+            for r in rs
+        ],
+        ["id", "score", "status", "viol", "agent", "domain", "source", "reinforced", "text"],
+    )
 
 
 @click.command()
@@ -28,16 +43,27 @@ def _rule_rows(rs) -> None:
 @click.option("--domain", default=None)
 @click.option("--source", default=None)
 @click.option("--query", "-q", default=None, help="Full-text filter over the rule text.")
-@click.option("--order", type=click.Choice(["score", "recent", "created", "violations", "id"]),
-              default="score", show_default=True)
+@click.option(
+    "--order",
+    type=click.Choice(["score", "recent", "created", "violations", "id"]),
+    default="score",
+    show_default=True,
+)
 @click.option("--limit", type=click.IntRange(1, 100000), default=500, show_default=True)
 @json_option
 @pass_ctx
 def rules(ctx, status, agent, domain, source, query, order, limit, as_json):
     """List rules (highest score first), with filters."""
     with ctx.engine(embedder=None) as eng:
-        rs = eng.rules.list(status=list(status) or None, agent=agent, domain=domain, source=source,
-                            query=query, order=order, limit=limit)
+        rs = eng.rules.list(
+            status=list(status) or None,
+            agent=agent,
+            domain=domain,
+            source=source,
+            query=query,
+            order=order,
+            limit=limit,
+        )
     emit(rs, as_json, _rule_rows)
 
 
@@ -51,8 +77,12 @@ def rule() -> None:
 @click.option("--score", type=SCORE, default=5.0, show_default=True)
 @click.option("--domain", default="")
 @click.option("--agent", default="")
-@click.option("--source", type=click.Choice(["manual", "learning", "discovery", "rejection"]),
-              default="manual", show_default=True)
+@click.option(
+    "--source",
+    type=click.Choice(["manual", "learning", "discovery", "rejection"]),
+    default="manual",
+    show_default=True,
+)
 @click.option("--reason", default="")
 @json_option
 @pass_ctx
@@ -60,8 +90,11 @@ def rule_add(ctx, text, score, domain, agent, source, reason, as_json):
     """Add a rule; its status follows its score's band."""
     with ctx.engine(embedder=None) as eng:
         r = eng.rules.add(text, score=score, domain=domain, agent=agent, source=source, reason=reason)
-    emit({"id": r.id, "score": r.score, "status": r.status}, as_json,
-         lambda o: click.echo(f"added rule {o['id']} ({o['status']}, score {o['score']:g})"))
+    emit(
+        {"id": r.id, "score": r.score, "status": r.status},
+        as_json,
+        lambda o: click.echo(f"added rule {o['id']} ({o['status']}, score {o['score']:g})"),
+    )
 
 
 @rule.command("show")
@@ -77,16 +110,33 @@ def rule_show(ctx, rule_id, days, as_json):
     def human(d):
         r = d.rule
         click.echo(f"rule {r.id}: {r.text}")
-        click.echo(f"  score {r.score:g} · {r.status}{' · pinned' if r.pinned else ''} · "
-                   f"{r.violations} violations · source {r.source} · agent {r.agent or '-'} · "
-                   f"{d.days_since_reinforced:g} days since reinforced")
-        table([[iso(h.at), "-" if h.old_score is None else f"{h.old_score:g}", f"{h.new_score:g}",
-                h.new_status or "", h.actor, h.reason] for h in d.history],
-              ["at", "from", "to", "status", "actor", "reason"])
+        click.echo(
+            f"  score {r.score:g} · {r.status}{' · pinned' if r.pinned else ''} · "
+            f"{r.violations} violations · source {r.source} · agent {r.agent or '-'} · "
+            f"{d.days_since_reinforced:g} days since reinforced"
+        )
+        table(
+            [
+                [
+                    iso(h.at),
+                    "-" if h.old_score is None else f"{h.old_score:g}",
+                    f"{h.new_score:g}",
+                    h.new_status or "",
+                    h.actor,
+                    h.reason,
+                ]
+                for h in d.history
+            ],
+            ["at", "from", "to", "status", "actor", "reason"],
+        )
         p = d.projection
         end = p.points[-1].value if p.points else r.score
-        click.echo(f"  in {days:g} days: {end:g}" + (" (frozen)" if p.frozen else "")
-                   + (f"; retires {iso(p.crosses_at)}" if p.crosses_at else ""))
+        click.echo(
+            f"  in {days:g} days: {end:g}"
+            + (" (frozen)" if p.frozen else "")
+            + (f"; retires {iso(p.crosses_at)}" if p.crosses_at else "")
+        )
+
     emit(d, as_json, human)
 
 
@@ -99,9 +149,15 @@ def _change(verb: str, method: str, doc: str, *, needs_reason: bool = False):
     def cmd(ctx, rule_id, reason, as_json):
         with ctx.engine(embedder=None) as eng:
             r = getattr(eng.rules, method)(rule_id, reason=reason)
-        emit(r, as_json, lambda r: click.echo(
-            f"rule {r.id}: score {r.score:g}, {r.status}{', pinned' if r.pinned else ''}"
-            f", {r.violations} violations"))
+        emit(
+            r,
+            as_json,
+            lambda r: click.echo(
+                f"rule {r.id}: score {r.score:g}, {r.status}{', pinned' if r.pinned else ''}"
+                f", {r.violations} violations"
+            ),
+        )
+
     return cmd
 
 
@@ -138,8 +194,11 @@ def reject(ctx, text, agent, user, domain, reason, as_json):
     """Record that the user said no: a `rejected` memory and a critical rule, immediately."""
     with ctx.engine(embedder=None) as eng:
         r = eng.rules.reject(text, agent=agent, user=user, domain=domain, reason=reason)
-    emit(r, as_json, lambda r: click.echo(f"rejection recorded: memory {r.memory_id}, "
-                                          f"critical rule {r.rule_id}"))
+    emit(
+        r,
+        as_json,
+        lambda r: click.echo(f"rejection recorded: memory {r.memory_id}, critical rule {r.rule_id}"),
+    )
 
 
 @click.command()
@@ -154,6 +213,10 @@ def boot(ctx, agent, max_rules, as_json):
 
     def human(b):
         click.echo(b.text)
-        click.echo(f"(≈{b.tokens:,} tokens: {len(b.rejections)} rejections, {len(b.decisions)} "
-                   f"decisions, {len(b.tasks)} tasks, {len(b.rules)} rules)", err=True)
+        click.echo(
+            f"(≈{b.tokens:,} tokens: {len(b.rejections)} rejections, {len(b.decisions)} "
+            f"decisions, {len(b.tasks)} tasks, {len(b.rules)} rules)",
+            err=True,
+        )
+
     emit(b, as_json, human)

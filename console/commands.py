@@ -1,23 +1,39 @@
 """The command palette (ctrl+p): global commands plus the current pane's own."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+if TYPE_CHECKING:
+    from .app import MemConsole
+
 
 class ConsoleCommands(Provider):
-    def _commands(self) -> list[tuple[str, str, object]]:
+    @property
+    def app(self) -> MemConsole:
+        """The console, typed (the palette calls its pane switching and refresh)."""
+        return cast("MemConsole", super().app)
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
         app = self.app
-        out: list[tuple[str, str, object]] = []
-        pane = app.current_pane()   # type: ignore[attr-defined]
+        out: list[tuple[str, str, Callable[[], Any]]] = []
+        pane = app.current_pane()
         if pane is not None:
             out += [(f"{pane.TITLE}: {c.name}", c.help, c.callback) for c in pane.commands()]
-        for spec in app.pane_specs:   # type: ignore[attr-defined]
-            out.append((f"Go to {spec.key} {spec.title}", f"Switch to the {spec.title} pane",
-                        partial(app.switch_pane, spec.pane_id)))   # type: ignore[attr-defined]
-        out.append(("Refresh", "Reload every pane and the header counts", app.data_changed))  # type: ignore[attr-defined]
-        out.append(("Help: key bindings", "List every binding", app.action_help))  # type: ignore[attr-defined]
+        for spec in app.pane_specs:
+            out.append(
+                (
+                    f"Go to {spec.key} {spec.title}",
+                    f"Switch to the {spec.title} pane",
+                    partial(app.switch_pane, spec.pane_id),
+                )
+            )
+        out.append(("Refresh", "Reload every pane and the header counts", app.data_changed))
+        out.append(("Help: key bindings", "List every binding", app.action_help))
         out.append(("Quit", "Leave the console", app.exit))
         return out
 

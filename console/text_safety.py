@@ -6,6 +6,7 @@ printable characters (ESC -> the 4 characters `\\x1b`, U+202E -> `\\u202e`), so 
 `\\x1b]0;pwned\\x07` is shown, not executed. One function for the CLI (cli_common) and the console
 (widgets, panes); pure str -> str, no UI import, so anything may use it.
 """
+
 from __future__ import annotations
 
 import re

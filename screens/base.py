@@ -5,44 +5,63 @@ A pane gets the engine from the app (`self.engine`), loads data in thread worker
 console did) while the pane is visible, and marks hidden panes stale so they reload when shown.
 See console/README-panes.md.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Input
 from textual.worker import Worker, get_current_worker
 
 from console.widgets.confirm import ConfirmModal, PromptModal
 from console.widgets.table import DataGrid
+from engine.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from console.app import MemConsole
+    from engine.engine import MemoryEngine
+
+
+def typed_id(text: str, what: str = "memory") -> int:
+    """A row id the operator typed, refused as the engine refuses one (in a worker: a notice)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidInput(f"a {what} id is a whole number, not {text!r}") from None
 
 
 @dataclass
 class PaneCommand:
     """An entry for the command palette while this pane is current."""
+
     name: str
     help: str
     callback: Callable[[], Any]
 
 
 class Pane(Vertical):
-    PANE_ID: ClassVar[str] = ""          # also the TabPane id: "sessions", "search", ...
+    PANE_ID: ClassVar[str] = ""  # also the TabPane id: "sessions", "search", ...
     TITLE: ClassVar[str] = ""
-    FILTER_SELECTOR: ClassVar[str] = "#filter"   # what `/` focuses
-    MAIN_SELECTOR: ClassVar[str] = "DataGrid"    # what `escape` from an input returns to
+    FILTER_SELECTOR: ClassVar[str] = "#filter"  # what `/` focuses
+    MAIN_SELECTOR: ClassVar[str] = "DataGrid"  # what `escape` from an input returns to
 
     BINDINGS = [Binding("escape", "leave_input", "Leave input", show=False, id="pane.leave_input")]
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("id", f"pane-{self.PANE_ID}")
         super().__init__(**kwargs)
-        self.stale = True        # reload when next shown
-        self._on_mounted: list[tuple[Callable[..., Any], tuple, dict]] = []
-        self.ready = False       # mounted and every on_mount has run
-        self._focus_target = None  # an explicit focus (focus_on) that focus_main must not undo
+        self.stale = True  # reload when next shown
+        self._on_mounted: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = []
+        self.ready = False  # mounted and every on_mount has run
+        self._focus_target: Widget | None = None  # an explicit focus (focus_on) focus_main keeps
 
     @on(events.Mount)
     def _pane_mounted(self) -> None:
@@ -54,7 +73,7 @@ class Pane(Vertical):
         calls, self._on_mounted = self._on_mounted, []
         for fn, args, kwargs in calls:
             fn(*args, **kwargs)
-        if self.app.current_pane() is self:    # type: ignore[attr-defined]
+        if self.app.current_pane() is self:
             self.activated()
             self.focus_main()
 
@@ -67,9 +86,14 @@ class Pane(Vertical):
             self._on_mounted.append((fn, args, kwargs))
 
     # -- what the app gives every pane ----------------------------------------------------------
+    if TYPE_CHECKING:
+        # `self.app` as the type checker sees it: the console, with its cross-pane moves and its
+        # engine (Textual's own typed getter; at run time the inherited property, nothing added).
+        app = getters.app(MemConsole)
+
     @property
-    def engine(self):
-        return self.app.engine   # type: ignore[attr-defined]
+    def engine(self) -> MemoryEngine:
+        return self.app.engine
 
     def refresh_data(self) -> None:
         """Reload everything the pane shows (start workers here). Must keep selection/scroll:
@@ -78,7 +102,7 @@ class Pane(Vertical):
 
     def activated(self) -> None:
         """The pane became the visible one."""
-        if self.ready and self.stale:   # not ready yet: _ready() calls this again
+        if self.ready and self.stale:  # not ready yet: _ready() calls this again
             self.refresh_data()
 
     def data_changed(self, visible: bool) -> None:
@@ -103,7 +127,7 @@ class Pane(Vertical):
         """Focus the pane's main widget (after a switch to this pane), unless focus is already
         inside the pane (e.g. a pre-filled input)."""
         target, self._focus_target = self._focus_target, None
-        if target is not None:               # widget.focus() is deferred: app.focused may lag
+        if target is not None:  # widget.focus() is deferred: app.focused may lag
             target.focus()
             return
         focused = self.app.focused
@@ -113,7 +137,7 @@ class Pane(Vertical):
         if main and main.first().focusable:
             main.first().focus()
 
-    def focus_on(self, widget) -> None:
+    def focus_on(self, widget: Widget) -> None:
         """Focus `widget` and keep the pane switch that may follow from moving focus elsewhere."""
         self._focus_target = widget
         widget.focus()
@@ -136,22 +160,34 @@ class Pane(Vertical):
     def wrote(self) -> None:
         """After this console changed the database: refresh every pane and the header counts.
         (PRAGMA data_version only moves for other connections' commits.)"""
-        self.app.call_from_thread(self.app.data_changed)   # type: ignore[attr-defined]
+        self.app.call_from_thread(self.app.data_changed)
 
-    def confirm(self, title: str, body: str, on_yes: Callable[[], Any], *,
-                confirm_label: str = "Confirm", require_text: str | None = None,
-                danger: bool = False) -> None:
+    def confirm(
+        self,
+        title: str,
+        body: str,
+        on_yes: Callable[[], Any],
+        *,
+        confirm_label: str = "Confirm",
+        require_text: str | None = None,
+        danger: bool = False,
+    ) -> None:
         """Ask before a consequential action; `on_yes()` runs only when confirmed."""
+
         def done(ok: bool | None) -> None:
             if ok:
                 on_yes()
-        self.app.push_screen(ConfirmModal(title, body, confirm_label=confirm_label,
-                                          require_text=require_text, danger=danger), done)
+
+        self.app.push_screen(
+            ConfirmModal(title, body, confirm_label=confirm_label, require_text=require_text, danger=danger),
+            done,
+        )
 
     def prompt(self, question: str, on_value: Callable[[str], Any], value: str = "") -> None:
         def done(v: str | None) -> None:
             if v is not None:
                 on_value(v)
+
         self.app.push_screen(PromptModal(question, value), done)
 
     def table(self, selector: str) -> DataGrid:
@@ -159,18 +195,4 @@ class Pane(Vertical):
 
     @on(Worker.StateChanged)
     def _worker_state(self, event: Worker.StateChanged) -> None:
-        self.app.report_worker(event)   # type: ignore[attr-defined]
-
-
-class PlaceholderPane(Pane):
-    """Stands in for a pane whose module has not landed yet (or failed to import)."""
-
-    def __init__(self, pane_id: str, title: str, note: str) -> None:
-        self.PANE_ID = pane_id
-        self.TITLE = title
-        super().__init__()
-        self.note = note
-
-    def compose(self):
-        from textual.widgets import Static
-        yield Static(f"{self.TITLE}\n\n{self.note}", classes="placeholder", markup=False)
+        self.app.report_worker(event)

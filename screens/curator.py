@@ -2,10 +2,11 @@
 proposed survivor (a word diff) with the similarity evidence; approve (optionally editing the
 survivor), reject with a reason, undo an applied one; run the curator (dry run or real) with
 progress; the latest run's report."""
+
 from __future__ import annotations
 
 import difflib
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
@@ -17,15 +18,12 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Select
 
 from console.text_safety import visible
+from console.widgets.fmt import when
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.curator.types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, ProposalDetail
 
 from .base import Pane, PaneCommand
-
-
-def when(t: float | None) -> str:
-    return "–" if t is None else datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 def word_diff(old: str, new: str) -> Text:
@@ -49,16 +47,22 @@ def change_summary(d: ProposalDetail, text: str | None = None) -> str:
     noun = "memories" if p.target_kind == "memory" else "rules"
     if p.kind == "merge":
         survivor = text if text is not None else (p.survivor_text or "")
-        return (f"Merge {noun} {ids} into ONE new {p.target_kind} with the text:\n\n“{survivor}”\n\n"
-                f"The {len(p.members)} originals are archived with absorbed_into → the new one "
-                f"(kept, not deleted). Undo (u) restores them exactly.")
+        return (
+            f"Merge {noun} {ids} into ONE new {p.target_kind} with the text:\n\n“{survivor}”\n\n"
+            f"The {len(p.members)} originals are archived with absorbed_into → the new one "
+            f"(kept, not deleted). Undo (u) restores them exactly."
+        )
     if p.kind == "archive":
-        return (f"Archive {noun} {ids}: tier → archived. They leave default searches; nothing is "
-                f"deleted. Undo (u) restores the previous tier.")
+        return (
+            f"Archive {noun} {ids}: tier → archived. They leave default searches; nothing is "
+            f"deleted. Undo (u) restores the previous tier."
+        )
     if p.kind == "promote":
         body = text if text is not None else (p.survivor_text or "")
-        return (f"Promote memory {ids} to a NEW rule with the text:\n\n“{body}”\n\n"
-                f"Undo (u) deletes the rule again.")
+        return (
+            f"Promote memory {ids} to a NEW rule with the text:\n\n“{body}”\n\n"
+            f"Undo (u) deletes the rule again."
+        )
     if p.kind == "retire":
         return f"Retire rules {ids}: status → retired (no longer loaded at boot). Undo (u) revives them."
     return f"Apply the {p.kind} proposal on {ids}."
@@ -81,29 +85,26 @@ class CuratorPane(Pane):
         Binding("v", "view_report", "Report", id="curator.report"),
     ]
 
-    class ProposalApproved(Message):
-        def __init__(self, proposal_id: int) -> None:
-            self.proposal_id = proposal_id
-            super().__init__()
-
+    @dataclass
     class CuratorFinished(Message):
-        def __init__(self, run: CuratorRun) -> None:
-            self.run = run
-            super().__init__()
+        run: CuratorRun
 
     def __init__(self) -> None:
         super().__init__()
         self.detail: ProposalDetail | None = None
-        self.latest_run: CuratorRun | None = None
         self.report_text: str | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="curator-bar"):
-            yield Select([(s, s) for s in PROPOSAL_STATUSES], value="pending", prompt="any state",
-                         id="c-status")
+            yield Select(
+                [(s, s) for s in PROPOSAL_STATUSES], value="pending", prompt="any state", id="c-status"
+            )
             yield Select([(k, k) for k in PROPOSAL_KINDS], prompt="any kind", id="c-kind")
-            yield Static("the queue waits for you: a approve · x reject · u undo · r run (? lists all)",
-                         classes="hint", id="curator-keys")
+            yield Static(
+                "the queue waits for you: a approve · x reject · u undo · r run (? lists all)",
+                classes="hint",
+                id="curator-keys",
+            )
         with Horizontal(id="curator-progress-row"):
             yield Static("", id="curator-progress-label")
             yield ProgressBar(total=None, show_eta=False, id="curator-progress")
@@ -143,9 +144,20 @@ class CuratorPane(Pane):
 
     def _show_queue(self, props) -> None:
         t = self.table("#proposals")
-        t.set_rows((p.id, [p.id, f"{p.kind} {p.target_kind}", p.status,
-                           ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
-                           _evidence_short(p), when(p.created_at)[:10]]) for p in props)
+        t.set_rows(
+            (
+                p.id,
+                [
+                    p.id,
+                    f"{p.kind} {p.target_kind}",
+                    p.status,
+                    ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
+                    _evidence_short(p),
+                    when(p.created_at)[:10],
+                ],
+            )
+            for p in props
+        )
         t.border_title = f"proposals ({len(props)})"
         if t.selected_key:
             self.load_detail(int(t.selected_key))
@@ -187,27 +199,35 @@ class CuratorPane(Pane):
         for m in d.members:
             mark = " ★" if m.id == d.survivor_id else ""
             t.append(f"#{m.id}{mark} ", style="bold")
-            t.append(f"{m.state} · {'strength' if m.kind == 'memory' else 'score'} {m.strength:g} · "
-                     f"{m.agent or '–'}{'' if m.exists else ' · GONE'}\n", style="dim")
+            t.append(
+                f"{m.state} · {'strength' if m.kind == 'memory' else 'score'} {m.strength:g} · "
+                f"{m.agent or '–'}{'' if m.exists else ' · GONE'}\n",
+                style="dim",
+            )
             t.append("  ")
-            t.append_text(word_diff(m.text, p.survivor_text) if p.survivor_text is not None
-                          else Text(m.text))
+            t.append_text(word_diff(m.text, p.survivor_text) if p.survivor_text is not None else Text(m.text))
             t.append("\n")
         if len(d.members) > 1 and d.similarities:
             t.append("\nsimilarity (cosine)\n", style="bold")
             t.append("      " + "".join(f"{'#' + str(m):>8}" for m in p.members) + "\n", style="dim")
-            for mid, row in zip(p.members, d.similarities):
+            for mid, row in zip(p.members, d.similarities, strict=False):
                 t.append(f"{'#' + str(mid):>6}")
                 for v in row:
-                    t.append(f"{'–' if v is None else format(v, '.3f'):>8}",
-                             style="green" if v is not None and v >= 0.9 else "")
+                    t.append(
+                        f"{'–' if v is None else format(v, '.3f'):>8}",
+                        style="green" if v is not None and v >= 0.9 else "",
+                    )
                 t.append("\n")
-        hidden = ("similarities", "survivor_id", "member_state", "audit_mark")   # shown above, or internal
+        hidden = ("similarities", "survivor_id", "member_state", "audit_mark")  # shown above, or internal
         extra = {k: v for k, v in p.evidence.items() if k not in hidden}
         if extra:
             t.append("\nevidence: ", style="bold")
-            t.append(", ".join(f"{k} {when(v) if k.startswith('last') and isinstance(v, (int, float)) else v}"
-                               for k, v in extra.items()))
+            t.append(
+                ", ".join(
+                    f"{k} {when(v) if k.startswith('last') and isinstance(v, (int, float)) else v}"
+                    for k, v in extra.items()
+                )
+            )
         self.query_one("#proposal-text", Static).update(t)
         self.query_one("#proposal-detail").border_title = f"proposal #{p.id}"
 
@@ -219,7 +239,7 @@ class CuratorPane(Pane):
         self.deliver(self._show_run, run, report)
 
     def _show_run(self, run: CuratorRun | None, report: str | None) -> None:
-        self.latest_run, self.report_text = run, report
+        self.report_text = report
         self.query_one("#run-summary", Static).update(_run_text(run))
 
     # -- deciding --------------------------------------------------------------------------------------
@@ -229,8 +249,11 @@ class CuratorPane(Pane):
             self.notify("Select a proposal first.", severity="warning", timeout=2)
             return None
         if d.proposal.status != "pending":
-            self.notify(f"Proposal #{d.proposal.id} is {d.proposal.status}; only pending ones can be "
-                        f"approved or rejected.", severity="warning")
+            self.notify(
+                f"Proposal #{d.proposal.id} is {d.proposal.status}; only pending ones can be "
+                f"approved or rejected.",
+                severity="warning",
+            )
             return None
         return d
 
@@ -238,8 +261,12 @@ class CuratorPane(Pane):
         if (d := self._pending()) is None:
             return
         pid = d.proposal.id
-        self.confirm(f"Approve proposal #{pid} ({d.proposal.kind})?", change_summary(d),
-                     lambda: self.approve(pid, None), confirm_label="Approve and apply")
+        self.confirm(
+            f"Approve proposal #{pid} ({d.proposal.kind})?",
+            change_summary(d),
+            lambda: self.approve(pid, None),
+            confirm_label="Approve and apply",
+        )
 
     def action_approve_edit(self) -> None:
         if (d := self._pending()) is None:
@@ -254,24 +281,31 @@ class CuratorPane(Pane):
 
         def edited(text: str) -> None:
             keep = text == shown and shown != (d.proposal.survivor_text or "")
-            self.confirm(f"Approve proposal #{pid} with your text?", change_summary(d, text),
-                         lambda: self.approve(pid, None if keep else text), confirm_label="Approve and apply")
+            self.confirm(
+                f"Approve proposal #{pid} with your text?",
+                change_summary(d, text),
+                lambda: self.approve(pid, None if keep else text),
+                confirm_label="Approve and apply",
+            )
+
         self.prompt(f"Survivor text for proposal #{pid}:", edited, value=shown)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
     def approve(self, pid: int, text: str | None) -> None:
         p = self.engine.curator.approve(pid, text=text, reason="approved from the console")
-        self.app.call_from_thread(self.notify, f"Proposal #{pid} {p.status}"
-                                  + (f": result #{p.result_id}" if p.result_id else "") + ".")
-        self.deliver(self.post_message, self.ProposalApproved(pid))
+        self.app.call_from_thread(
+            self.notify,
+            f"Proposal #{pid} {p.status}" + (f": result #{p.result_id}" if p.result_id else "") + ".",
+        )
         self.wrote()
 
     def action_reject(self) -> None:
         if (d := self._pending()) is None:
             return
         pid = d.proposal.id
-        self.prompt(f"Reject proposal #{pid}: why? (the reason is recorded)",
-                    lambda reason: self.reject(pid, reason))
+        self.prompt(
+            f"Reject proposal #{pid}: why? (the reason is recorded)", lambda reason: self.reject(pid, reason)
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
     def reject(self, pid: int, reason: str) -> None:
@@ -282,14 +316,19 @@ class CuratorPane(Pane):
     def action_undo(self) -> None:
         d = self.detail
         if d is None or d.proposal.status != "applied":
-            self.notify("Select an applied proposal to undo (status filter: applied).",
-                        severity="warning")
+            self.notify("Select an applied proposal to undo (status filter: applied).", severity="warning")
             return
         p = d.proposal
-        body = (f"Undo proposal #{p.id} ({p.kind}): restore {', '.join(f'#{m}' for m in p.members)} "
-                f"exactly as they were before it was applied"
-                + (f", and delete #{p.result_id} which it created" if p.result_id and p.kind in
-                   ("merge", "promote") else "") + ". Refused if any of them changed since.")
+        body = (
+            f"Undo proposal #{p.id} ({p.kind}): restore {', '.join(f'#{m}' for m in p.members)} "
+            f"exactly as they were before it was applied"
+            + (
+                f", and delete #{p.result_id} which it created"
+                if p.result_id and p.kind in ("merge", "promote")
+                else ""
+            )
+            + ". Refused if any of them changed since."
+        )
         self.confirm(f"Undo proposal #{p.id}?", body, lambda: self.undo(p.id), confirm_label="Undo")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
@@ -309,6 +348,7 @@ class CuratorPane(Pane):
     def run_curator(self, dry_run: bool) -> None:
         def progress(stage: str, done: int, total: int) -> None:
             self.deliver(self._progress, stage, done, total)
+
         run = self.engine.curator.run(dry_run=dry_run, progress=progress)
         self.deliver(self.post_message, self.CuratorFinished(run))
         if not dry_run:
@@ -336,13 +376,17 @@ class CuratorPane(Pane):
             self.notify("No run report yet (run the curator with r).", timeout=3)
             return
         from console.widgets.report import ReportScreen
+
         self.app.push_screen(ReportScreen("Curator report", self.report_text))
 
     def commands(self) -> list[PaneCommand]:
         return [
             PaneCommand("Run the curator", "Scan and queue proposals", lambda: self.action_run(False)),
-            PaneCommand("Dry-run the curator", "Show what it would propose; write nothing",
-                        lambda: self.action_run(True)),
+            PaneCommand(
+                "Dry-run the curator",
+                "Show what it would propose; write nothing",
+                lambda: self.action_run(True),
+            ),
             PaneCommand("Approve selected proposal", "Confirmed; applies at once", self.action_approve),
             PaneCommand("Edit survivor and approve", "Merge/promote text", self.action_approve_edit),
             PaneCommand("Reject selected proposal", "With a reason", self.action_reject),
@@ -369,8 +413,9 @@ def _run_text(run: CuratorRun | None) -> Text:
     c = run.counts
     proposed = c.get("proposed", {})
     t.append(" · proposed " + ", ".join(f"{k} {v}" for k, v in proposed.items()))
-    t.append(f" · compared {c.get('compared', 0)} · stale {c.get('stale', 0)} · "
-             f"skipped {c.get('skipped', 0)}")
+    t.append(
+        f" · compared {c.get('compared', 0)} · stale {c.get('stale', 0)} · skipped {c.get('skipped', 0)}"
+    )
     if c.get("malformed"):
         t.append(f" · {c['malformed']} malformed row(s) skipped (doctor)", style="yellow")
     if run.report_dir:

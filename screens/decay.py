@@ -6,6 +6,7 @@ over a forecast table of everything that crosses within the horizon. Editing a h
 what-if beside the real curve; `]` / `[` step a preview clock into the future. Nothing here writes:
 every number comes from the engine's read-only forecast calls, and the charts redraw whenever the
 database changes."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.timer import Timer
 from textual.widgets import Input
 from textual_plotext import PlotextPlot
 
@@ -23,6 +25,7 @@ from console.widgets.safe import SafeStatic as Static  # data, never raw control
 from console.widgets.table import DataGrid
 from engine.clock import DAY, iso
 from engine.errors import NotFound
+from engine.lifecycle.types import DecayCurve, Forecast, ForecastTimeline, StrengthDistribution
 from engine.types import KINDS
 
 from .base import Pane, PaneCommand
@@ -35,16 +38,17 @@ AUTO_MEMORIES, AUTO_RULES = 3, 2
 @dataclass
 class DecayView:
     """Everything one redraw needs, gathered by one worker."""
+
     now: float
     offset_days: int
     horizon: int
-    rates: dict | None                     # what-if half-lives (days), None when unchanged
-    forecast: object                       # engine Forecast (with the what-if rates, if any)
-    timeline: object                       # ForecastTimeline at the configured rates
-    what_if_timeline: object | None
-    distribution: object
-    memory_curves: list = field(default_factory=list)   # (curve, what-if curve or None)
-    rule_curves: list = field(default_factory=list)
+    rates: dict | None  # what-if half-lives (days), None when unchanged
+    forecast: Forecast  # with the what-if rates, if any
+    timeline: ForecastTimeline  # at the configured rates
+    what_if_timeline: ForecastTimeline | None
+    distribution: StrengthDistribution
+    memory_curves: list[tuple[DecayCurve, DecayCurve | None]] = field(default_factory=list)  # real, what-if
+    rule_curves: list[DecayCurve] = field(default_factory=list)
     chosen: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
 
@@ -82,10 +86,10 @@ class DecayPane(Pane):
     def __init__(self) -> None:
         super().__init__()
         self.offset_days = 0
-        self.chosen: list[str] | None = None   # None: chart the first crossers automatically
+        self.chosen: list[str] | None = None  # None: chart the first crossers automatically
         self.view: DecayView | None = None
-        self.debounce = 0.3          # seconds of quiet typing before a redraw
-        self._debounce_timer = None
+        self.debounce = 0.3  # seconds of quiet typing before a redraw
+        self._debounce_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="decay-controls"):
@@ -135,8 +139,12 @@ class DecayPane(Pane):
                 continue
             if v > 0 and abs(v - float(ds.half_life_days.get(k, 30.0))) > 1e-9:
                 rates[k] = v
-        return {"offset": self.offset_days, "horizon": horizon, "rates": rates or None,
-                "chosen": list(self.chosen) if self.chosen is not None else None}
+        return {
+            "offset": self.offset_days,
+            "horizon": horizon,
+            "rates": rates or None,
+            "chosen": list(self.chosen) if self.chosen is not None else None,
+        }
 
     @on(Input.Changed, "#decay-horizon, .half-life")
     def _inputs_changed(self) -> None:
@@ -153,8 +161,7 @@ class DecayPane(Pane):
     def _chosen_submitted(self, event: Input.Submitted) -> None:
         keys, bad = parse_chosen(event.value)
         if bad:
-            self.notify(f"Not a memory or rule id: {', '.join(bad)} (write m12 or r3).",
-                        severity="warning")
+            self.notify(f"Not a memory or rule id: {', '.join(bad)} (write m12 or r3).", severity="warning")
         self.chosen = keys or None
         self.redraw()
 
@@ -201,15 +208,23 @@ class DecayPane(Pane):
         now = eng.clock.now() + p["offset"] * DAY
         h, rates = p["horizon"], p["rates"]
         fc = eng.decay.forecast(h, now=now, rates=rates, limit=200)
-        view = DecayView(now, p["offset"], h, rates, fc, eng.decay.timeline(h, now=now),
-                         eng.decay.timeline(h, now=now, rates=rates) if rates else None,
-                         eng.decay.distribution(now=now, bins=10))
+        view = DecayView(
+            now,
+            p["offset"],
+            h,
+            rates,
+            fc,
+            eng.decay.timeline(h, now=now),
+            eng.decay.timeline(h, now=now, rates=rates) if rates else None,
+            eng.decay.distribution(now=now, bins=10),
+        )
         chosen = p["chosen"]
-        if chosen is None:   # nothing chosen yet: the next memories and rules to cross
-            ahead = [m for m in fc.memories if m.crosses_at > now] or fc.memories   # skip overdue
+        if chosen is None:  # nothing chosen yet: the next memories and rules to cross
+            ahead = [m for m in fc.memories if m.crosses_at > now] or fc.memories  # skip overdue
             chosen = [f"m{m.id}" for m in ahead[:AUTO_MEMORIES]]
-            rules = [f"r{r.id}" for r in fc.rules[:AUTO_RULES]] or \
-                [f"r{r.id}" for r in eng.rules.list(status=["active", "dormant"], limit=AUTO_RULES)]
+            rules = [f"r{r.id}" for r in fc.rules[:AUTO_RULES]] or [
+                f"r{r.id}" for r in eng.rules.list(status=["active", "dormant"], limit=AUTO_RULES)
+            ]
             chosen += rules
         view.chosen = chosen
         for key in chosen:
@@ -217,8 +232,11 @@ class DecayPane(Pane):
             try:
                 if key[0] == "m":
                     real = eng.decay.curve(tid, days=h, now=now)
-                    what_if = eng.decay.curve(tid, days=h, now=now, rates=rates) \
-                        if rates and real.label in rates else None
+                    what_if = (
+                        eng.decay.curve(tid, days=h, now=now, rates=rates)
+                        if rates and real.label in rates
+                        else None
+                    )
                     view.memory_curves.append((real, what_if))
                 else:
                     view.rule_curves.append(eng.rules.curve(tid, days=h, now=now))
@@ -243,12 +261,17 @@ class DecayPane(Pane):
         self._draw_forecast(v)
         self._fill_table(v)
         fc = v.forecast
-        status = [f"{fc.memories_total} memories archive and {len(fc.rules)} rules change status "
-                  f"within {v.horizon} d"]
+        status = [
+            f"{fc.memories_total} memories archive and {len(fc.rules)} rules change status "
+            f"within {v.horizon} d"
+        ]
         if v.rates:
             ds = self.engine.settings.decay
-            status.append("what-if " + ", ".join(f"{k} {ds.half_life_days.get(k):g}→{x:g} d"
-                                                 for k, x in v.rates.items()) + " (nothing is written)")
+            status.append(
+                "what-if "
+                + ", ".join(f"{k} {ds.half_life_days.get(k):g}→{x:g} d" for k, x in v.rates.items())
+                + " (nothing is written)"
+            )
         if v.missing:
             status.append(f"not found: {' '.join(v.missing)}")
         self.query_one("#decay-status", Static).update(" · ".join(status))
@@ -263,11 +286,21 @@ class DecayPane(Pane):
         for i, (real, what_if) in enumerate(v.memory_curves):
             color = COLORS[i % len(COLORS)]
             tag = f"m{real.target_id} {real.label}{' (holds)' if real.frozen else ''}"
-            plt.plot([p.day for p in real.points], [p.value for p in real.points], color=color,
-                     marker="braille", label=tag)
+            plt.plot(
+                [p.day for p in real.points],
+                [p.value for p in real.points],
+                color=color,
+                marker="braille",
+                label=tag,
+            )
             if what_if is not None:
-                plt.plot([p.day for p in what_if.points], [p.value for p in what_if.points],
-                         color=color, marker="·", label=f"m{real.target_id} what-if")
+                plt.plot(
+                    [p.day for p in what_if.points],
+                    [p.value for p in what_if.points],
+                    color=color,
+                    marker="·",
+                    label=f"m{real.target_id} what-if",
+                )
         plt.hline(thr, "red")
         plt.ylim(0, 1.05)
         plot.refresh()
@@ -279,9 +312,13 @@ class DecayPane(Pane):
             return
         plt = charts.reset(plot, "rule score if not reinforced (retired below 3)", "days ahead")
         for i, c in enumerate(v.rule_curves):
-            plt.plot([p.day for p in c.points], [p.value for p in c.points],
-                     color=COLORS[(i + 3) % len(COLORS)], marker="braille",
-                     label=f"r{c.target_id} {c.label}{' (holds)' if c.frozen else ''}")
+            plt.plot(
+                [p.day for p in c.points],
+                [p.value for p in c.points],
+                color=COLORS[(i + 3) % len(COLORS)],
+                marker="braille",
+                label=f"r{c.target_id} {c.label}{' (holds)' if c.frozen else ''}",
+            )
         for edge, color in charts.BAND_LINES:
             plt.hline(edge, color)
         plt.ylim(0, 10.5)
@@ -294,25 +331,33 @@ class DecayPane(Pane):
         if not tiers:
             charts.message(plot, "strength by tier", "no memories")
             return
-        plt = charts.reset(plot, f"strength by tier · {d.below_threshold.get('active', 0)} active "
-                                 f"under the threshold", "strength")
+        plt = charts.reset(
+            plot,
+            f"strength by tier · {d.below_threshold.get('active', 0)} active under the threshold",
+            "strength",
+        )
         labels = [f"{e:.1f}" for e in d.edges[:-1]]
-        plt.multiple_bar(labels, [d.counts[t] for t in tiers], labels=tiers,
-                         color=[{"core": "blue", "active": "green", "archived": "bright_black"}[t]
-                                for t in tiers])
+        plt.multiple_bar(
+            labels,
+            [d.counts[t] for t in tiers],
+            labels=tiers,
+            color=[{"core": "blue", "active": "green", "archived": "bright_black"}[t] for t in tiers],
+        )
         plot.refresh()
 
     def _draw_forecast(self, v: DecayView) -> None:
         plot = self.query_one("#chart-forecast", PlotextPlot)
         tl = v.timeline
-        plt = charts.reset(plot, f"archived by day · {tl.total} in {v.horizon} d"
-                                 + (f" (what-if {v.what_if_timeline.total})" if v.what_if_timeline else ""),
-                           "days ahead")
+        plt = charts.reset(
+            plot,
+            f"archived by day · {tl.total} in {v.horizon} d"
+            + (f" (what-if {v.what_if_timeline.total})" if v.what_if_timeline else ""),
+            "days ahead",
+        )
         xs = list(range(1, tl.days + 1))
         plt.plot(xs, tl.cumulative, color="cyan", marker="braille", label="configured rates")
         if v.what_if_timeline is not None:
-            plt.plot(xs, v.what_if_timeline.cumulative, color="magenta", marker="braille",
-                     label="what-if")
+            plt.plot(xs, v.what_if_timeline.cumulative, color="magenta", marker="braille", label="what-if")
         top = max([1, *tl.cumulative, *(v.what_if_timeline.cumulative if v.what_if_timeline else [])])
         plt.ylim(0, top * 1.1)
         plot.refresh()
@@ -322,27 +367,59 @@ class DecayPane(Pane):
         chosen = set(v.chosen)
         for m in v.forecast.memories:
             key = f"m{m.id}"
-            rows.append((key, ["●" if key in chosen else "", key, m.kind, m.agent or "–",
-                               f"{m.strength_now:.2f}", f"{m.strength_then:.2f}",
-                               (iso(m.crosses_at) or "")[:10],
-                               f"{(m.crosses_at - v.now) / DAY:.1f} d" if m.crosses_at > v.now
-                               else Text("overdue", style="yellow"),
-                               Text(m.preview[:60], style="dim")]))
+            rows.append(
+                (
+                    key,
+                    [
+                        "●" if key in chosen else "",
+                        key,
+                        m.kind,
+                        m.agent or "–",
+                        f"{m.strength_now:.2f}",
+                        f"{m.strength_then:.2f}",
+                        (iso(m.crosses_at) or "")[:10],
+                        f"{(m.crosses_at - v.now) / DAY:.1f} d"
+                        if m.crosses_at > v.now
+                        else Text("overdue", style="yellow"),
+                        Text(m.preview[:60], style="dim"),
+                    ],
+                )
+            )
         for r in v.forecast.rules:
             key = f"r{r.id}"
-            rows.append((key, ["●" if key in chosen else "", key, "rule", r.agent or "(all)",
-                               charts.score_text(r.score_now), charts.score_text(r.score_then), "", "",
-                               Text(f"{r.status_now} → {r.status_then} · {r.text[:44]}",
-                                    style=charts.STATUS_STYLES.get(r.status_then, ""))]))
+            rows.append(
+                (
+                    key,
+                    [
+                        "●" if key in chosen else "",
+                        key,
+                        "rule",
+                        r.agent or "(all)",
+                        charts.score_text(r.score_now),
+                        charts.score_text(r.score_then),
+                        "",
+                        "",
+                        Text(
+                            f"{r.status_now} → {r.status_then} · {r.text[:44]}",
+                            style=charts.STATUS_STYLES.get(r.status_then, ""),
+                        ),
+                    ],
+                )
+            )
         self.table("#decay-forecast").set_rows(rows)
 
     def commands(self) -> list[PaneCommand]:
         return [
-            PaneCommand(f"Step the preview clock +{STEP_DAYS} days", "Show the future (writes nothing)",
-                        lambda: self.action_step(1)),
+            PaneCommand(
+                f"Step the preview clock +{STEP_DAYS} days",
+                "Show the future (writes nothing)",
+                lambda: self.action_step(1),
+            ),
             PaneCommand("Preview clock back to now", "", self.action_reset_clock),
-            PaneCommand("Clear the what-if half-lives", "Back to the configured rates",
-                        self.action_reset_rates),
-            PaneCommand("Chart the selected forecast row", "Add or remove its curve",
-                        self.action_toggle_chosen),
+            PaneCommand(
+                "Clear the what-if half-lives", "Back to the configured rates", self.action_reset_rates
+            ),
+            PaneCommand(
+                "Chart the selected forecast row", "Add or remove its curve", self.action_toggle_chosen
+            ),
         ]

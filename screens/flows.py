@@ -1,6 +1,7 @@
 """Pane 4 — Flows: every flow with uses, passes, fails, effectiveness and its trend, flagged flows
 highlighted; the selected flow's steps, triggers and runs, and its effectiveness after each run
 drawn as a sparkline and plotted over time. Disabling or enabling a flow is confirmed."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -17,11 +18,23 @@ from console.widgets import charts
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import DAY, iso
+from engine.lifecycle.types import Flow, FlowDetail, FlowStats, FlowStatus
 
 from .base import Pane, PaneCommand
 
-COLUMNS = ("flow", "uses", "pass", "fail", "eff %", "trend", "recent runs", "last run", "status",
-           "domain", "agent")
+COLUMNS = (
+    "flow",
+    "uses",
+    "pass",
+    "fail",
+    "eff %",
+    "trend",
+    "recent runs",
+    "last run",
+    "status",
+    "domain",
+    "agent",
+)
 SHOW = [("flagged only", "flagged"), ("active", "active"), ("disabled", "disabled")]
 TREND = {"up": ("▲", "green"), "down": ("▼", "red"), "flat": ("▶", ""), "new": ("·", "bright_black")}
 
@@ -30,7 +43,7 @@ def _pct(v: float | None) -> str:
     return "–" if v is None else f"{v * 100:.0f}"
 
 
-def trend_text(stats) -> Text:
+def trend_text(stats: FlowStats) -> Text:
     arrow, style = TREND.get(stats.trend, ("?", ""))
     if stats.trend == "new":
         return Text(f"{arrow} new", style=style)
@@ -50,9 +63,9 @@ class FlowsPane(Pane):
 
     def __init__(self) -> None:
         super().__init__()
-        self.flows: dict[str, object] = {}
-        self.all_flows: list = []
-        self.detail = None
+        self.flows: dict[str, Flow] = {}
+        self.all_flows: list[Flow] = []
+        self.detail: FlowDetail | None = None
         self.now = 0.0
 
     def compose(self) -> ComposeResult:
@@ -81,7 +94,7 @@ class FlowsPane(Pane):
 
     def _show_value(self) -> str | None:
         w = self.query_one("#ff-show", Select)
-        return None if w.is_blank() else w.value
+        return None if w.is_blank() else str(w.value)
 
     @on(Select.Changed, "#ff-show")
     def _show_changed(self) -> None:
@@ -97,34 +110,50 @@ class FlowsPane(Pane):
         flows = self.engine.flows.list(**kw)
         self.deliver(self._show, flows, self.engine.clock.now())
 
-    def _show(self, flows, now: float) -> None:
+    def _show(self, flows: list[Flow], now: float) -> None:
         self.all_flows, self.now = flows, now
         self._fill()
 
     def _fill(self) -> None:
         """The loaded flows narrowed by the text filter (no database call)."""
         needle = self.query_one("#flows-filter", Input).value.strip().lower()
-        flows = [f for f in self.all_flows if not needle or needle in
-                 " ".join([f.name, f.domain, f.agent, *f.triggers]).lower()]
+        flows = [
+            f
+            for f in self.all_flows
+            if not needle or needle in " ".join([f.name, f.domain, f.agent, *f.triggers]).lower()
+        ]
         self.flows = {str(f.id): f for f in flows}
         rows = []
         for f in flows:
             s = f.stats
             style = "bold red" if s.flagged else ("bright_black" if f.status == "disabled" else "")
             name = Text(("⚑ " if s.flagged else "  ") + f.name, style=style)
-            rows.append((f.id, [name, s.uses, s.passes,
-                                Text(str(s.fails), style="red" if s.fails else ""),
-                                Text(_pct(s.effectiveness), style=style), trend_text(s),
-                                charts.outcome_text(s.recent_outcomes),
-                                (iso(s.last_run_at) or "–")[:10], f.status, f.domain or "–",
-                                f.agent or "(all)"]))
+            rows.append(
+                (
+                    f.id,
+                    [
+                        name,
+                        s.uses,
+                        s.passes,
+                        Text(str(s.fails), style="red" if s.fails else ""),
+                        Text(_pct(s.effectiveness), style=style),
+                        trend_text(s),
+                        charts.outcome_text(s.recent_outcomes),
+                        (iso(s.last_run_at) or "–")[:10],
+                        f.status,
+                        f.domain or "–",
+                        f.agent or "(all)",
+                    ],
+                )
+            )
         table = self.table("#flows-table")
         table.set_rows(rows)
         flagged = sum(1 for f in self.all_flows if f.stats.flagged)
         self.query_one("#flows-status", Static).update(
             f"{len(flows)} of {len(self.all_flows)} flows · {flagged} flagged · effectiveness = "
             f"passes / uses; trend = last {self.engine.settings.lifecycle.flow_trend_window} runs "
-            f"vs the ones before")
+            f"vs the ones before"
+        )
         self.load_detail(table.selected_key)
 
     # -- detail -------------------------------------------------------------------------------------
@@ -138,7 +167,7 @@ class FlowsPane(Pane):
     def load_detail(self, key: str | None) -> None:
         self.deliver(self._show_detail, self.engine.flows.detail(int(key)) if key else None)
 
-    def _show_detail(self, d) -> None:
+    def _show_detail(self, d: FlowDetail | None) -> None:
         self.detail = d
         plot = self.query_one("#flow-chart", PlotextPlot)
         spark = self.query_one("#flow-spark", Sparkline)
@@ -165,8 +194,13 @@ class FlowsPane(Pane):
         else:
             plt = charts.reset(plot, "effectiveness after each run", "days from now")
             xs = [(p.at - self.now) / DAY for p in d.rolling]
-            plt.plot(xs, [p.value * 100 for p in d.rolling], color="cyan", marker="braille",
-                     label="effectiveness %")
+            plt.plot(
+                xs,
+                [p.value * 100 for p in d.rolling],
+                color="cyan",
+                marker="braille",
+                label="effectiveness %",
+            )
             runs = sorted(d.runs, key=lambda r: r.at)
             ok = [(r.at - self.now) / DAY for r in runs if r.outcome == "pass"]
             bad = [(r.at - self.now) / DAY for r in runs if r.outcome == "fail"]
@@ -179,13 +213,15 @@ class FlowsPane(Pane):
             plot.refresh()
         self.query_one("#flow-steps", Static).update(self._body_text(d))
 
-    def _body_text(self, d) -> Text:
+    def _body_text(self, d: FlowDetail) -> Text:
         f = d.flow
         t = Text()
         if f.description:
             t.append(f.description + "\n", style="italic")
-        t.append(f"domain {f.domain or '–'} · agent {f.agent or '(all)'} · {f.status}"
-                 f"{' · needs approval' if f.needs_approval else ''}\n")
+        t.append(
+            f"domain {f.domain or '–'} · agent {f.agent or '(all)'} · {f.status}"
+            f"{' · needs approval' if f.needs_approval else ''}\n"
+        )
         if f.triggers:
             t.append("triggers: " + ", ".join(f"“{x}”" for x in f.triggers) + "\n", style="dim")
         t.append("steps\n", style="bold")
@@ -205,21 +241,31 @@ class FlowsPane(Pane):
         if f is None:
             self.notify("Select a flow first.", severity="warning", timeout=2)
             return
-        new = "disabled" if f.status == "active" else "active"
-        effect = ("gates stop offering it for matching actions" if new == "disabled"
-                  else "gates offer it again for matching actions")
-        body = (f"Flow {f.name} (#{f.id}): status {f.status} → {new}; {effect}. "
-                f"Its {f.stats.uses} runs are kept.")
-        self.confirm(f"{'Disable' if new == 'disabled' else 'Enable'} flow {f.name}?", body,
-                     lambda: self.set_status(f.id, new),
-                     confirm_label="Disable" if new == "disabled" else "Enable")
+        new: FlowStatus = "disabled" if f.status == "active" else "active"
+        effect = (
+            "gates stop offering it for matching actions"
+            if new == "disabled"
+            else "gates offer it again for matching actions"
+        )
+        body = (
+            f"Flow {f.name} (#{f.id}): status {f.status} → {new}; {effect}. Its {f.stats.uses} runs are kept."
+        )
+        self.confirm(
+            f"{'Disable' if new == 'disabled' else 'Enable'} flow {f.name}?",
+            body,
+            lambda: self.set_status(f.id, new),
+            confirm_label="Disable" if new == "disabled" else "Enable",
+        )
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="flows.edit")
-    def set_status(self, flow_id: int, status: str) -> None:
+    def set_status(self, flow_id: int, status: FlowStatus) -> None:
         f = self.engine.flows.set_status(flow_id, status, reason="from the console")
         self.app.call_from_thread(self.notify, f"Flow {f.name} is {f.status}.")
         self.wrote()
 
     def commands(self) -> list[PaneCommand]:
-        return [PaneCommand("Enable / disable selected flow", "Confirmed; runs are kept",
-                            self.action_toggle_status)]
+        return [
+            PaneCommand(
+                "Enable / disable selected flow", "Confirmed; runs are kept", self.action_toggle_status
+            )
+        ]

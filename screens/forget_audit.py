@@ -1,10 +1,11 @@
 """Pane 7 — Forget & Audit: open a forget request (scope, reason), preview what it matches with
 counts, execute it after typing FORGET, see the verification (residue 0); the list of cases with
 their states; the audit log with filters."""
+
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from typing import Literal
 
 from rich.text import Text
@@ -15,6 +16,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Select
 
+from console.widgets.fmt import one_line, when
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import parse_time
@@ -25,15 +27,6 @@ from .base import Pane, PaneCommand
 AUDIT_KEYS = ("actor", "action", "target", "since", "until")
 
 
-def when(t: float | None) -> str:
-    return "–" if t is None else datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
-
-
-def one_line(text: str, n: int) -> str:
-    s = " ".join(str(text).split())
-    return s if len(s) <= n else s[: n - 1] + "…"
-
-
 def parse_audit_filter(text: str) -> dict:
     """'actor:dana action:forget target:memory:12 since:2026-01-01' -> audit_log kwargs."""
     out: dict = {}
@@ -42,7 +35,7 @@ def parse_audit_filter(text: str) -> dict:
         if sep and key in AUDIT_KEYS and val:
             out[key] = parse_time(val) if key in ("since", "until") else val
         elif tok:
-            out.setdefault("action", tok)     # a bare word filters by action
+            out.setdefault("action", tok)  # a bare word filters by action
     return out
 
 
@@ -65,15 +58,13 @@ class ForgetAuditPane(Pane):
         Binding("V", "verify", "Verify case", id="forget.verify"),
     ]
 
+    @dataclass
     class ForgetPreviewed(Message):
-        def __init__(self, preview: ForgetPreview) -> None:
-            self.preview = preview
-            super().__init__()
+        preview: ForgetPreview
 
+    @dataclass
     class ForgetExecuted(Message):
-        def __init__(self, result: ForgetResult) -> None:
-            self.result = result
-            super().__init__()
+        result: ForgetResult
 
     def __init__(self) -> None:
         super().__init__()
@@ -84,17 +75,22 @@ class ForgetAuditPane(Pane):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="forget-form"):
-            yield Select([(s, s) for s in FORGET_SCOPES], value="memory", allow_blank=False,
-                         id="forget-scope")
+            yield Select(
+                [(s, s) for s in FORGET_SCOPES], value="memory", allow_blank=False, id="forget-scope"
+            )
             yield Input(placeholder="memory ids (1,2) · session id · agent · user · text", id="forget-value")
             yield Input(placeholder="reason (required) — enter previews", id="forget-reason")
         with Horizontal(id="forget-main"):
             yield DataGrid(id="forget-preview")
             yield DataGrid(id="cases")
-        yield Static("n new request · enter previews · p preview · X execute (type FORGET) · V verify",
-                     id="forget-status", classes="hint")
-        yield Input(placeholder="audit filter: actor:NAME action:NAME target:memory:12 since:DATE",
-                    id="audit-filter")
+        yield Static(
+            "n new request · enter previews · p preview · X execute (type FORGET) · V verify",
+            id="forget-status",
+            classes="hint",
+        )
+        yield Input(
+            placeholder="audit filter: actor:NAME action:NAME target:memory:12 since:DATE", id="audit-filter"
+        )
         yield DataGrid(id="audit")
 
     def on_mount(self) -> None:
@@ -118,13 +114,24 @@ class ForgetAuditPane(Pane):
     def _show_cases(self, cases: list[ForgetRequest]) -> None:
         self.cases = {str(c.id): c for c in cases}
         t = self.table("#cases")
-        t.set_rows((c.id, [f"#{c.id}", c.scope_kind, one_line(c.scope_value, 18), _status(c),
-                           counts_text(c.counts) if c.counts else "–",
-                           "–" if c.residue is None else c.residue, c.requested_by])
-                   for c in cases)
+        t.set_rows(
+            (
+                c.id,
+                [
+                    f"#{c.id}",
+                    c.scope_kind,
+                    one_line(c.scope_value, 18),
+                    c.status,
+                    counts_text(c.counts) if c.counts else "–",
+                    "–" if c.residue is None else c.residue,
+                    c.requested_by,
+                ],
+            )
+            for c in cases
+        )
         t.border_title = f"forget cases ({len(cases)})"
         if self._want_case is not None and t.select_key(self._want_case):
-            self._want_case = None            # the case just previewed (it may be new)
+            self._want_case = None  # the case just previewed (it may be new)
         self._show_case(t.selected_key)
 
     @on(DataGrid.RowHighlighted, "#cases")
@@ -137,9 +144,11 @@ class ForgetAuditPane(Pane):
             return
         t = Text()
         t.append(f"case #{c.id} ", style="bold")
-        t.append(_status(c))
-        t.append(f" · {c.scope_kind} {one_line(c.scope_value, 40)} · reason: {one_line(c.reason, 50)}"
-                 f" · requested {when(c.requested_at)} by {c.requested_by} · deadline {when(c.deadline)}")
+        t.append(c.status)
+        t.append(
+            f" · {c.scope_kind} {one_line(c.scope_value, 40)} · reason: {one_line(c.reason, 50)}"
+            f" · requested {when(c.requested_at)} by {c.requested_by} · deadline {when(c.deadline)}"
+        )
         if c.counts:
             t.append(f"\nremoves: {counts_text(c.counts)}")
         if c.residue is not None:
@@ -149,8 +158,10 @@ class ForgetAuditPane(Pane):
                 t.append(f" (verified {when(c.verified_at)})")
         if self.result and self.result.request_id == c.id and self.result.verification:
             v = self.result.verification
-            t.append(f"\nscanned {', '.join(f'{k}: {n}' for k, n in v.files.items())} · "
-                     f"{v.checked_substrings} substrings · WAL truncated {v.wal_truncated}")
+            t.append(
+                f"\nscanned {', '.join(f'{k}: {n}' for k, n in v.files.items())} · "
+                f"{v.checked_substrings} substrings · WAL truncated {v.wal_truncated}"
+            )
         self.query_one("#forget-status", Static).update(t)
 
     @on(Input.Submitted, "#audit-filter")
@@ -164,11 +175,26 @@ class ForgetAuditPane(Pane):
 
     def _show_audit(self, entries) -> None:
         t = self.table("#audit")
-        t.set_rows((e.id, [e.id, when(e.at), e.actor, e.action, f"{e.target_kind}:{e.target_id}",
-                           one_line(e.reason or "", 30),
-                           one_line(e.summary if isinstance(e.summary, str)
-                                    else json.dumps(e.summary, ensure_ascii=False), 60)])
-                   for e in entries)
+        t.set_rows(
+            (
+                e.id,
+                [
+                    e.id,
+                    when(e.at),
+                    e.actor,
+                    e.action,
+                    f"{e.target_kind}:{e.target_id}",
+                    one_line(e.reason or "", 30),
+                    one_line(
+                        e.summary
+                        if isinstance(e.summary, str)
+                        else json.dumps(e.summary, ensure_ascii=False),
+                        60,
+                    ),
+                ],
+            )
+            for e in entries
+        )
         t.border_title = f"audit log ({len(entries)}{'+' if len(entries) >= 500 else ''})"
 
     # -- a new request -> preview -----------------------------------------------------------------------
@@ -182,7 +208,8 @@ class ForgetAuditPane(Pane):
             self.query_one("#forget-value", Input).value = str(scope["session_id"])
         self.focus_on(self.query_one("#forget-reason", Input))
         self.query_one("#forget-status", Static).update(
-            "Give a reason and press enter to preview what would be forgotten.")
+            "Give a reason and press enter to preview what would be forgotten."
+        )
 
     def action_new_request(self) -> None:
         self.query_one("#forget-value", Input).focus()
@@ -230,7 +257,7 @@ class ForgetAuditPane(Pane):
         t.set_rows((f"{i.kind}:{i.id}", [i.kind, i.id, i.why, one_line(i.preview, 60)]) for i in pv.items)
         t.border_title = f"preview of case #{pv.request.id}: {counts_text(pv.counts)}"
         if not self.table("#cases").select_key(pv.request.id):
-            self._want_case = pv.request.id   # a new case: select it once the list has it
+            self._want_case = pv.request.id  # a new case: select it once the list has it
             self.load_cases()
         self.query_one("#forget-reason", Input).value = ""
         self.table("#cases").focus()
@@ -251,15 +278,24 @@ class ForgetAuditPane(Pane):
             return
         pv = self.preview if self.preview and self.preview.request.id == c.id else None
         if pv is None:
-            self.notify(f"Preview case #{c.id} first (p), so you see what it removes.",
-                        severity="warning", timeout=4)
+            self.notify(
+                f"Preview case #{c.id} first (p), so you see what it removes.", severity="warning", timeout=4
+            )
             return
-        body = (f"Case #{c.id} ({c.scope_kind} {one_line(c.scope_value, 40)}) will PERMANENTLY remove "
-                f"{counts_text(pv.counts)} — rows, full-text and vector index entries, copies in "
-                f"proposals, audit previews and curator reports — then checkpoint the WAL and scan "
-                f"the files for any residue. Tombstones keep only a sha256. This cannot be undone.")
-        self.confirm(f"Forget case #{c.id}?", body, lambda: self.execute(c.id),
-                     confirm_label="Forget", require_text="FORGET", danger=True)
+        body = (
+            f"Case #{c.id} ({c.scope_kind} {one_line(c.scope_value, 40)}) will PERMANENTLY remove "
+            f"{counts_text(pv.counts)} — rows, full-text and vector index entries, copies in "
+            f"proposals, audit previews and curator reports — then checkpoint the WAL and scan "
+            f"the files for any residue. Tombstones keep only a sha256. This cannot be undone."
+        )
+        self.confirm(
+            f"Forget case #{c.id}?",
+            body,
+            lambda: self.execute(c.id),
+            confirm_label="Forget",
+            require_text="FORGET",
+            danger=True,
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
     def execute(self, rid: int) -> None:
@@ -280,8 +316,10 @@ class ForgetAuditPane(Pane):
     def verify(self, rid: int) -> None:
         ver = self.engine.forget.verify(rid)
         req = self.engine.forget.get(rid)
-        self.deliver(self.post_message, self.ForgetExecuted(
-            ForgetResult(rid, req.status, req.counts, ver.residue, ver)))
+        self.deliver(
+            self.post_message,
+            self.ForgetExecuted(ForgetResult(rid, req.status, req.counts, ver.residue, ver)),
+        )
         self.wrote()
 
     @on(ForgetExecuted)
@@ -291,8 +329,11 @@ class ForgetAuditPane(Pane):
         self.table("#forget-preview").border_title = "preview"
         self.preview = None
         sev: Literal["information", "error"] = "information" if r.residue == 0 else "error"
-        self.notify(f"Case #{r.request_id} {r.status}: removed {counts_text(r.counts)}; "
-                    f"residue {r.residue}.", severity=sev, timeout=6)
+        self.notify(
+            f"Case #{r.request_id} {r.status}: removed {counts_text(r.counts)}; residue {r.residue}.",
+            severity=sev,
+            timeout=6,
+        )
 
     def commands(self) -> list[PaneCommand]:
         return [
@@ -302,7 +343,3 @@ class ForgetAuditPane(Pane):
             PaneCommand("Verify selected case", "Scan the files for residue", self.action_verify),
             PaneCommand("Filter the audit log", "actor: action: target: since:", self.focus_filter),
         ]
-
-
-def _status(c: ForgetRequest) -> str:
-    return c.status

@@ -2,7 +2,10 @@
 agent), the selected rule's score history and projection charted beside its violations, last
 reinforcement and source; pin / unpin, retire / revive, reinforce, set score (retire and set score
 are confirmed); and the boot preview — exactly what an agent loads at start."""
+
 from __future__ import annotations
+
+from typing import Literal
 
 from rich.text import Text
 from textual import on, work
@@ -18,16 +21,23 @@ from console.widgets.safe import SafeStatic as Static  # data, never raw control
 from console.widgets.table import DataGrid
 from engine.clock import DAY, iso
 from engine.lifecycle.decay import band
-from engine.lifecycle.types import RULE_STATUSES
+from engine.lifecycle.types import RULE_STATUSES, BootContext, Rule, RuleDetail, RuleFacets
 
 from .base import Pane, PaneCommand
 
 COLUMNS = ("id", "score", "status", "rule", "viol", "reinforced", "pin", "agent", "domain")
 LIMIT = 500
-HISTORY_DAYS = 60             # score history charted this far back
+HISTORY_DAYS = 60  # score history charted this far back
 REASON = "from the console"
-DONE = {"pin_rule": "pinned", "unpin_rule": "unpinned", "reinforce_rule": "reinforced",
-        "retire_rule": "retired", "revive_rule": "revived", "set_rule_score": "score set"}
+Change = Literal["pin", "unpin", "reinforce", "retire", "revive"]
+DONE = {
+    "pin": "pinned",
+    "unpin": "unpinned",
+    "reinforce": "reinforced",
+    "retire": "retired",
+    "revive": "revived",
+    "set_score": "score set",
+}
 
 
 def _day(t: float | None) -> str:
@@ -59,9 +69,8 @@ class RulesPane(Pane):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rules: dict[str, object] = {}
-        self.detail = None
-        self.boot = None
+        self.rules: dict[str, Rule] = {}
+        self.detail: RuleDetail | None = None
         self.now = 0.0
         self._facets: tuple | None = None
 
@@ -93,8 +102,13 @@ class RulesPane(Pane):
         def val(sel: str):
             w = self.query_one(sel, Select)
             return None if w.is_blank() else w.value
-        return dict(status=val("#rf-status"), domain=val("#rf-domain"), agent=val("#rf-agent"),
-                    query=self.query_one("#rules-filter", Input).value.strip() or None)
+
+        return dict(
+            status=val("#rf-status"),
+            domain=val("#rf-domain"),
+            agent=val("#rf-agent"),
+            query=self.query_one("#rules-filter", Input).value.strip() or None,
+        )
 
     def refresh_data(self) -> None:
         super().refresh_data()
@@ -116,7 +130,7 @@ class RulesPane(Pane):
         counts = self.engine.rules.counts()
         self.deliver(self._show, rules, facets, counts, self.engine.clock.now())
 
-    def _show(self, rules, facets, counts, now: float) -> None:
+    def _show(self, rules: list[Rule], facets: RuleFacets, counts: dict[str, int], now: float) -> None:
         self.now = now
         self._set_facets(facets)
         self.rules = {str(r.id): r for r in rules}
@@ -124,18 +138,32 @@ class RulesPane(Pane):
         for r in rules:
             dim = "bright_black" if r.status == "retired" else ""
             text = r.text.replace("\n", " ")
-            rows.append((r.id, [r.id, charts.score_text(r.score), charts.status_text(r.status),
-                                Text(text[:44] + ("…" if len(text) > 44 else ""), style=dim),
-                                r.violations or "", _ago(now, r.last_reinforced_at),
-                                "●" if r.pinned else "", r.agent or "(all)", r.domain or "–"]))
+            rows.append(
+                (
+                    r.id,
+                    [
+                        r.id,
+                        charts.score_text(r.score),
+                        charts.status_text(r.status),
+                        Text(text[:44] + ("…" if len(text) > 44 else ""), style=dim),
+                        r.violations or "",
+                        _ago(now, r.last_reinforced_at),
+                        "●" if r.pinned else "",
+                        r.agent or "(all)",
+                        r.domain or "–",
+                    ],
+                )
+            )
         table = self.table("#rules-table")
         table.set_rows(rows)
-        shown = f"{len(rules)} of {facets.total} rules" if len(rules) < facets.total else f"{len(rules)} rules"
+        shown = (
+            f"{len(rules)} of {facets.total} rules" if len(rules) < facets.total else f"{len(rules)} rules"
+        )
         by = " · ".join(f"{s} {counts.get(s, 0)}" for s in RULE_STATUSES)
         self.query_one("#rules-status", Static).update(f"{shown} · {by}")
         self.load_detail(table.selected_key)
 
-    def _set_facets(self, facets) -> None:
+    def _set_facets(self, facets: RuleFacets) -> None:
         key = (tuple(facets.domains), tuple(facets.agents))
         if key == self._facets:
             return
@@ -145,8 +173,9 @@ class RulesPane(Pane):
             keep = None if w.is_blank() else w.value
             with self.prevent(Select.Changed):
                 # Stored names: plain Text with controls spelled out (never markup).
-                w.set_options([(Text(visible(v, one_line=True)) if v else "(none: global)", v)
-                               for v in values])
+                w.set_options(
+                    [(Text(visible(v, one_line=True)) if v else "(none: global)", v) for v in values]
+                )
                 if keep in values:
                     w.value = keep
 
@@ -162,7 +191,7 @@ class RulesPane(Pane):
         detail = self.engine.rules.detail(int(key)) if key else None
         self.deliver(self._show_detail, detail)
 
-    def _show_detail(self, d) -> None:
+    def _show_detail(self, d: RuleDetail | None) -> None:
         self.detail = d
         plot = self.query_one("#rule-chart", PlotextPlot)
         info = self.query_one("#rule-info", Static)
@@ -176,33 +205,43 @@ class RulesPane(Pane):
         xs, ys = charts.step_series([((h.at - now) / DAY, h.old_score, h.new_score) for h in d.history])
         xs, ys = charts.clip_left(xs, ys, -HISTORY_DAYS)
         if xs:
-            xs.append(0.0); ys.append(r.score)
+            xs.append(0.0)
+            ys.append(r.score)
             plt.plot(xs, ys, label="history", color="cyan", marker="braille")
-        plt.plot([p.day for p in d.projection.points], [p.value for p in d.projection.points],
-                 label="if not reinforced", color="magenta", marker="braille")
+        plt.plot(
+            [p.day for p in d.projection.points],
+            [p.value for p in d.projection.points],
+            label="if not reinforced",
+            color="magenta",
+            marker="braille",
+        )
         for edge, color in charts.BAND_LINES:
             plt.hline(edge, color)
         plt.ylim(0, 10.5)
         plot.refresh()
         info.update(self._info_text(d, now))
 
-    def _info_text(self, d, now: float) -> Text:
+    def _info_text(self, d: RuleDetail, now: float) -> Text:
         r = d.rule
         t = Text()
         t.append(f"#{r.id} ", style="bold")
         t.append(r.text + "\n")
-        t.append("score ", style="dim"); t.append(f"{r.score:.1f} ", style=charts.band_style(r.score))
+        t.append("score ", style="dim")
+        t.append(f"{r.score:.1f} ", style=charts.band_style(r.score))
         t.append_text(charts.status_text(r.status))
-        t.append(f" · agent {r.agent or '(all)'} · domain {r.domain or '–'}"
-                 f"{' · pinned' if r.pinned else ''}\n")
+        t.append(
+            f" · agent {r.agent or '(all)'} · domain {r.domain or '–'}{' · pinned' if r.pinned else ''}\n"
+        )
         t.append(f"source {r.source} · created {_day(r.created_at)} · violations {r.violations}\n")
         t.append(f"last reinforced {_day(r.last_reinforced_at)} ({d.days_since_reinforced:.0f} d ago)\n")
         p = d.projection
         if p.frozen:
             t.append("holds: it does not decay on its own (critical, pinned or retired)\n", style="dim")
         elif p.crosses_at is not None:
-            t.append(f"retires in {(p.crosses_at - now) / DAY:.0f} d ({_day(p.crosses_at)}) "
-                     f"unless reinforced\n", style="yellow")
+            t.append(
+                f"retires in {(p.crosses_at - now) / DAY:.0f} d ({_day(p.crosses_at)}) unless reinforced\n",
+                style="yellow",
+            )
         else:
             t.append(f"stays above retirement for 30 d (→ {p.points[-1].value:.1f})\n", style="dim")
         for h in d.history[-5:][::-1]:
@@ -223,15 +262,15 @@ class RulesPane(Pane):
     def load_boot(self, agent: str | None) -> None:
         self.deliver(self._show_boot, self.engine.boot.context(agent or None))
 
-    def _show_boot(self, ctx) -> None:
-        self.boot = ctx
+    def _show_boot(self, ctx: BootContext) -> None:
         who = f"agent {ctx.agent}" if ctx.agent else "every agent (choose one with the agent filter)"
-        self.query_one("#boot-panel").border_title = (
-            f"boot preview · {who} · {len(ctx.rules)} rules · ~{ctx.tokens} tokens")
+        self.query_one(
+            "#boot-panel"
+        ).border_title = f"boot preview · {who} · {len(ctx.rules)} rules · ~{ctx.tokens} tokens"
         self.query_one("#boot-text", Static).update(ctx.text)
 
     # -- actions on the selected rule -----------------------------------------------------------------
-    def selected(self):
+    def selected(self) -> Rule | None:
         rule = self.rules.get(self.table("#rules-table").selected_key or "")
         if rule is None:
             self.notify("Select a rule first.", severity="warning", timeout=2)
@@ -239,11 +278,11 @@ class RulesPane(Pane):
 
     def action_pin(self) -> None:
         if (r := self.selected()) is not None:
-            self.change("unpin_rule" if r.pinned else "pin_rule", r.id)
+            self.change("unpin" if r.pinned else "pin", r.id)
 
     def action_reinforce(self) -> None:
         if (r := self.selected()) is not None:
-            self.change("reinforce_rule", r.id)
+            self.change("reinforce", r.id)
 
     def action_revive(self) -> None:
         if (r := self.selected()) is None:
@@ -251,7 +290,7 @@ class RulesPane(Pane):
         if r.status != "retired":
             self.notify(f"Rule #{r.id} is {r.status}, not retired.", timeout=3)
             return
-        self.change("revive_rule", r.id)
+        self.change("revive", r.id)
 
     def action_retire(self) -> None:
         if (r := self.selected()) is None:
@@ -260,19 +299,29 @@ class RulesPane(Pane):
             self.notify(f"Rule #{r.id} is already retired (v revives it).", timeout=3)
             return
         who = f"agent {r.agent}" if r.agent else "every agent"
-        body = (f"Rule #{r.id}: status {r.status} → retired (score stays {r.score:g}).\n\n"
-                f"“{r.text[:200]}”\n\nIt stops loading at boot for {who} and no longer decays. "
-                f"Nothing is deleted: v revives it (score at least 5).")
-        self.confirm(f"Retire rule #{r.id}?", body, lambda: self.change("retire_rule", r.id),
-                     confirm_label="Retire", danger=r.status == "critical")
+        body = (
+            f"Rule #{r.id}: status {r.status} → retired (score stays {r.score:g}).\n\n"
+            f"“{r.text[:200]}”\n\nIt stops loading at boot for {who} and no longer decays. "
+            f"Nothing is deleted: v revives it (score at least 5)."
+        )
+        self.confirm(
+            f"Retire rule #{r.id}?",
+            body,
+            lambda: self.change("retire", r.id),
+            confirm_label="Retire",
+            danger=r.status == "critical",
+        )
 
     def action_set_score(self) -> None:
         if (r := self.selected()) is None:
             return
-        self.prompt(f"New score for rule #{r.id} (0–10), now {r.score:g}:",
-                    lambda v: self._score_entered(r, v), value=f"{r.score:g}")
+        self.prompt(
+            f"New score for rule #{r.id} (0–10), now {r.score:g}:",
+            lambda v: self._score_entered(r, v),
+            value=f"{r.score:g}",
+        )
 
-    def _score_entered(self, r, value: str) -> None:
+    def _score_entered(self, r: Rule, value: str) -> None:
         try:
             s = float(value)
             if not 0 <= s <= 10:
@@ -280,41 +329,68 @@ class RulesPane(Pane):
         except ValueError:
             self.notify(f"A rule score is a number from 0 to 10, not {value!r}.", severity="warning")
             return
-        self.prompt(f"Why set rule #{r.id} to {s:g}? (required, recorded in the audit log)",
-                    lambda why: self._confirm_score(r, s, why))
+        self.prompt(
+            f"Why set rule #{r.id} to {s:g}? (required, recorded in the audit log)",
+            lambda why: self._confirm_score(r, s, why),
+        )
 
-    def _confirm_score(self, r, s: float, why: str) -> None:
+    def _confirm_score(self, r: Rule, s: float, why: str) -> None:
         if not why.strip():
             self.notify("Setting a score needs a reason.", severity="warning")
             return
         new_status = r.status if r.pinned else band(s)
         change = f"status {r.status} → {new_status}" if new_status != r.status else f"status stays {r.status}"
-        body = (f"Rule #{r.id}: score {r.score:g} → {s:g}; {change}"
-                f"{' (pinned: status does not follow the score)' if r.pinned else ''}.\n\n"
-                f"“{r.text[:200]}”\n\nReason: {why.strip()}\nDecay counts from now.")
-        self.confirm(f"Set the score of rule #{r.id}?", body,
-                     lambda: self.change("set_rule_score", r.id, s, why.strip()),
-                     confirm_label="Set score")
+        body = (
+            f"Rule #{r.id}: score {r.score:g} → {s:g}; {change}"
+            f"{' (pinned: status does not follow the score)' if r.pinned else ''}.\n\n"
+            f"“{r.text[:200]}”\n\nReason: {why.strip()}\nDecay counts from now."
+        )
+        self.confirm(
+            f"Set the score of rule #{r.id}?",
+            body,
+            lambda: self.set_score(r.id, s, why.strip()),
+            confirm_label="Set score",
+        )
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="rules.edit")
-    def change(self, method: str, rule_id: int, *args) -> None:
+    def change(self, change: Change, rule_id: int) -> None:
+        rules = self.engine.rules
+        act = {
+            "pin": rules.pin,
+            "unpin": rules.unpin,
+            "reinforce": rules.reinforce,
+            "retire": rules.retire,
+            "revive": rules.revive,
+        }[change]
+        before = rules.get(rule_id)
+        self._changed(change, before, act(rule_id, reason=REASON))
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="rules.edit")
+    def set_score(self, rule_id: int, score: float, why: str) -> None:
         before = self.engine.rules.get(rule_id)
-        if method == "set_rule_score":
-            after = self.engine.rules.set_score(rule_id, args[0], reason=args[1])
-        else:
-            after = getattr(self.engine, method)(rule_id, reason=REASON)
-        what = DONE.get(method, method)
+        self._changed("set_score", before, self.engine.rules.set_score(rule_id, score, reason=why))
+
+    def _changed(self, change: str, before: Rule, after: Rule) -> None:
+        """(In the worker) say what changed, then refresh every pane."""
         self.app.call_from_thread(
-            self.notify, f"Rule #{rule_id} {what}: score {before.score:g} → {after.score:g}, "
-                         f"{before.status} → {after.status}{' · pinned' if after.pinned else ''}.")
+            self.notify,
+            f"Rule #{before.id} {DONE[change]}: score {before.score:g} → {after.score:g}, "
+            f"{before.status} → {after.status}{' · pinned' if after.pinned else ''}.",
+        )
         self.wrote()
 
     def commands(self) -> list[PaneCommand]:
         return [
-            PaneCommand("Pin / unpin selected rule", "Freeze or unfreeze its score and status", self.action_pin),
+            PaneCommand(
+                "Pin / unpin selected rule", "Freeze or unfreeze its score and status", self.action_pin
+            ),
             PaneCommand("Reinforce selected rule", "Score +1, decay clock restarts", self.action_reinforce),
             PaneCommand("Retire selected rule", "Stops loading at boot (confirmed)", self.action_retire),
             PaneCommand("Revive selected rule", "Back to score 5 or more", self.action_revive),
-            PaneCommand("Set score of selected rule", "0–10 with a reason (confirmed)", self.action_set_score),
-            PaneCommand("Boot preview", "What the agent in the agent filter loads at start", self.action_boot),
+            PaneCommand(
+                "Set score of selected rule", "0–10 with a reason (confirmed)", self.action_set_score
+            ),
+            PaneCommand(
+                "Boot preview", "What the agent in the agent filter loads at start", self.action_boot
+            ),
         ]

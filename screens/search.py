@@ -2,8 +2,10 @@
 "why not?" for any memory id, hints of where else a thin query matches, and actions on a hit.
 
 The console searches with record_access=False: auditing never changes what it audits."""
+
 from __future__ import annotations
 
+from dataclasses import dataclass
 from time import perf_counter
 
 from rich.text import Text
@@ -18,12 +20,18 @@ from console.widgets.bars import breakdown_text
 from console.widgets.header import badge
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
-from engine.types import CATEGORIES, KINDS, SearchResult
+from engine.errors import InvalidInput
+from engine.types import CATEGORIES, KINDS, Explanation, Hit, SearchResult
 
-from .base import Pane, PaneCommand
+from .base import Pane, PaneCommand, typed_id
 
-TIER_OPTIONS = [("core+active", "default"), ("all tiers", "all"), ("core", "core"),
-                ("active", "active"), ("archived", "archived")]
+TIER_OPTIONS = [
+    ("core+active", "default"),
+    ("all tiers", "all"),
+    ("core", "core"),
+    ("active", "active"),
+    ("archived", "archived"),
+]
 COLUMNS = ("#", "content", "final", "bm25", "vec", "sim", "strength", "imp", "recency", "tier", "id")
 
 
@@ -48,22 +56,19 @@ class SearchPane(Pane):
         Binding("w", "why_not", "Why not?", id="search.why_not"),
     ]
 
+    @dataclass
     class SearchSubmitted(Message):
-        def __init__(self, query: str) -> None:
-            self.query = query
-            super().__init__()
+        query: str
 
+    @dataclass
     class SearchFinished(Message):
-        def __init__(self, result: SearchResult, ms: float) -> None:
-            self.result = result
-            self.ms = ms
-            super().__init__()
+        result: SearchResult
+        ms: float
 
     def __init__(self) -> None:
         super().__init__()
         self.result: SearchResult | None = None
-        self.hits: dict[str, object] = {}
-        self.explanation = None
+        self.hits: dict[str, Hit] = {}
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="search-bar"):
@@ -98,9 +103,14 @@ class SearchPane(Pane):
         def val(sel: str):
             w = self.query_one(sel, Select)
             return None if w.is_blank() or w.value == "default" else w.value
-        return dict(tier=val("#f-tier"), kind=val("#f-kind"), category=val("#f-category"),
-                    agent=self.query_one("#f-agent", Input).value.strip() or None,
-                    user=self.query_one("#f-user", Input).value.strip() or None)
+
+        return dict(
+            tier=val("#f-tier"),
+            kind=val("#f-kind"),
+            category=val("#f-category"),
+            agent=self.query_one("#f-agent", Input).value.strip() or None,
+            user=self.query_one("#f-user", Input).value.strip() or None,
+        )
 
     def search(self, query: str) -> None:
         self.query_one("#query", Input).value = query
@@ -135,10 +145,24 @@ class SearchPane(Pane):
         for i, h in enumerate(res.hits, 1):
             b = h.breakdown
             content = h.content.replace("\n", " ")
-            rows.append((h.id, [i, content[:48] + ("…" if len(content) > 48 else ""),
-                                f"{b.final:.4f}", _fmt(b.bm25_rank, "d"), _fmt(b.vector_rank, "d"),
-                                _fmt(b.vector_similarity), _fmt(b.strength), _fmt(b.importance, ".2f"),
-                                _fmt(b.recency), h.tier, h.id]))
+            rows.append(
+                (
+                    h.id,
+                    [
+                        i,
+                        content[:48] + ("…" if len(content) > 48 else ""),
+                        f"{b.final:.4f}",
+                        _fmt(b.bm25_rank, "d"),
+                        _fmt(b.vector_rank, "d"),
+                        _fmt(b.vector_similarity),
+                        _fmt(b.strength),
+                        _fmt(b.importance, ".2f"),
+                        _fmt(b.recency),
+                        h.tier,
+                        h.id,
+                    ],
+                )
+            )
         table = self.query_one("#results", DataGrid)
         table.set_rows(rows)
         status = f"{len(res.hits)} hits · {res.mode}"
@@ -150,15 +174,17 @@ class SearchPane(Pane):
         self.query_one("#elsewhere", Static).update(self._elsewhere_text(res))
         self._show_detail(table.selected_key)
         if res.hits and self.app.focused is self.query_one("#query", Input):
-            table.focus()      # keys act on the hits now (p, i, a, f, o, w); / returns here
+            table.focus()  # keys act on the hits now (p, i, a, f, o, w); / returns here
 
     def _elsewhere_text(self, res: SearchResult) -> str:
         e = res.elsewhere or {}
         parts = []
         if "other_tiers" in e:
             o = e["other_tiers"]
-            parts.append(f"{o['matches']} match(es) in {', '.join(o['tiers'])} "
-                         f"(tier filter: all tiers) e.g. #{', #'.join(map(str, o['ids'][:3]))}")
+            parts.append(
+                f"{o['matches']} match(es) in {', '.join(o['tiers'])} "
+                f"(tier filter: all tiers) e.g. #{', #'.join(map(str, o['ids'][:3]))}"
+            )
         if "without_filters" in e:
             parts.append(f"{e['without_filters']['matches']} match(es) without the filters")
         if "messages" in e:
@@ -180,15 +206,17 @@ class SearchPane(Pane):
         self.query_one("#breakdown", Static).update(breakdown_text(hit.breakdown, best))
         t = Text()
         t.append(f"#{hit.id} ", style="bold")
-        t.append(f"{hit.kind} · {hit.category} · {hit.tier} · agent {hit.agent or '–'} · "
-                 f"user {hit.user or '–'}\n", style="dim")
+        t.append(
+            f"{hit.kind} · {hit.category} · {hit.tier} · agent {hit.agent or '–'} · user {hit.user or '–'}\n",
+            style="dim",
+        )
         t.append(hit.content)
         self.query_one("#hit-text", Static).update(t)
         self.query_one("#hit-detail").border_title = f"breakdown #{hit.id}"
 
     def refresh_data(self) -> None:
         super().refresh_data()
-        if self.result is not None:        # re-run the same search; the table keeps its cursor
+        if self.result is not None:  # re-run the same search; the table keeps its cursor
             self.run_search(self.result.query, self.filters())
 
     def embedder_changed(self, state: str) -> None:
@@ -210,11 +238,10 @@ class SearchPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.explain")
     def explain(self, query: str, memory_id: str, filters: dict) -> None:
-        ex = self.engine.explain(query, memory_id, k=self.K, **filters)
+        ex = self.engine.explain(query, typed_id(memory_id), k=self.K, **filters)
         self.deliver(self._show_explanation, ex)
 
-    def _show_explanation(self, ex) -> None:
-        self.explanation = ex
+    def _show_explanation(self, ex: Explanation) -> None:
         self.query_one("#why-result", Static).update(Text(ex.summary))
 
     # -- actions on the selected hit ----------------------------------------------------------------------
@@ -246,12 +273,19 @@ class SearchPane(Pane):
         if (mid := self._need_hit()) is None:
             return
         hit = self.hits[str(mid)]
-        self.prompt(f"Importance of memory #{mid} (0–1), now {hit.breakdown.importance:.2f}:",
-                    lambda v: self.set_importance(mid, v), value=f"{hit.breakdown.importance:.2f}")
+        self.prompt(
+            f"Importance of memory #{mid} (0–1), now {hit.breakdown.importance:.2f}:",
+            lambda v: self.set_importance(mid, v),
+            value=f"{hit.breakdown.importance:.2f}",
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
     def set_importance(self, mid: int, value: str) -> None:
-        mem = self.engine.memories.set_importance(mid, value, reason="set from the console")
+        try:
+            importance = float(value)
+        except ValueError:
+            raise InvalidInput(f"importance must be a number between 0 and 1, not {value!r}") from None
+        mem = self.engine.memories.set_importance(mid, importance, reason="set from the console")
         self.app.call_from_thread(self.notify, f"Memory #{mid} importance is {mem.importance:.2f}.")
         self.wrote()
 
@@ -262,11 +296,12 @@ class SearchPane(Pane):
         if hit.tier == "archived":
             self.notify(f"Memory #{mid} is already archived.", timeout=2)
             return
-        body = (f"Memory #{mid}: tier {hit.tier} → archived.\n\n“{hit.content[:200]}”\n\n"
-                f"It leaves default searches (still found with the tier filter 'all tiers'); "
-                f"nothing is deleted and it can be restored.")
-        self.confirm(f"Archive memory #{mid}?", body, lambda: self.archive(mid),
-                     confirm_label="Archive")
+        body = (
+            f"Memory #{mid}: tier {hit.tier} → archived.\n\n“{hit.content[:200]}”\n\n"
+            f"It leaves default searches (still found with the tier filter 'all tiers'); "
+            f"nothing is deleted and it can be restored."
+        )
+        self.confirm(f"Archive memory #{mid}?", body, lambda: self.archive(mid), confirm_label="Archive")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
     def archive(self, mid: int) -> None:
@@ -276,7 +311,7 @@ class SearchPane(Pane):
 
     def action_forget(self) -> None:
         if (mid := self._need_hit()) is not None:
-            self.app.start_forget(memory_id=mid)   # type: ignore[attr-defined]
+            self.app.start_forget(memory_id=mid)
 
     def action_source(self) -> None:
         if (mid := self._need_hit()) is not None:
@@ -286,18 +321,24 @@ class SearchPane(Pane):
     def open_source(self, mid: int) -> None:
         mem = self.engine.memories.get(mid)
         if not mem.session_id:
-            self.app.call_from_thread(self.notify, f"Memory #{mid} has no source session.",
-                                      severity="warning")
+            self.app.call_from_thread(
+                self.notify, f"Memory #{mid} has no source session.", severity="warning"
+            )
             return
-        self.deliver(self.app.open_message, mem.session_id, mem.message_id)  # type: ignore[attr-defined]
+        self.deliver(self.app.open_message, mem.session_id, mem.message_id)
 
     def commands(self) -> list[PaneCommand]:
         return [
             PaneCommand("Pin / unpin selected hit", "Toggle pinned on the selected memory", self.action_pin),
             PaneCommand("Set importance of selected hit", "0–1", self.action_importance),
-            PaneCommand("Archive selected hit", "Move it to the archived tier (confirmed)", self.action_archive),
+            PaneCommand(
+                "Archive selected hit", "Move it to the archived tier (confirmed)", self.action_archive
+            ),
             PaneCommand("Forget selected hit", "Open Forget & Audit pre-filled", self.action_forget),
             PaneCommand("Open source message", "Jump to the message it came from", self.action_source),
-            PaneCommand("Why not? (explain a memory id)", "Why a memory is or is not in the results",
-                        self.action_why_not),
+            PaneCommand(
+                "Why not? (explain a memory id)",
+                "Why a memory is or is not in the results",
+                self.action_why_not,
+            ),
         ]

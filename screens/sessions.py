@@ -1,9 +1,10 @@
 """Pane 1 — Sessions: the episodic log. A filterable session list, the transcript (roles, tools,
 times), lineage (parent / children), full-text message search (CJK too), and the links between
 messages and the memories derived from them."""
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
@@ -13,23 +14,18 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input
 
+from console.widgets.fmt import one_line, when
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import parse_time
 from engine.errors import InvalidInput
-from engine.types import SessionDetail
+from engine.types import Memory, MessageHit, Session, SessionDetail
+from engine.types import Message as SessionMessage
 
-from .base import Pane, PaneCommand
+from .base import Pane, PaneCommand, typed_id
 
 FILTER_KEYS = ("agent", "user", "source", "since", "until")
-ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta",
-              "tool": "bold yellow"}
-
-
-def when(t: float | None) -> str:
-    if t is None:
-        return "–"
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold yellow"}
 
 
 def parse_filter(text: str, strict: bool = True) -> dict:
@@ -55,11 +51,6 @@ def parse_filter(text: str, strict: bool = True) -> dict:
     return out
 
 
-def one_line(text: str, n: int) -> str:
-    s = " ".join(text.split())
-    return s if len(s) <= n else s[: n - 1] + "…"
-
-
 class SessionsPane(Pane):
     PANE_ID = "sessions"
     TITLE = "Sessions"
@@ -75,25 +66,25 @@ class SessionsPane(Pane):
         Binding("M", "memory_source", "Memory → source", id="sessions.memory_source"),
     ]
 
+    @dataclass
     class SessionOpened(Message):
-        def __init__(self, detail: SessionDetail, message_id: int | None) -> None:
-            self.detail = detail
-            self.message_id = message_id
-            super().__init__()
+        detail: SessionDetail
+        message_id: int | None
 
     def __init__(self) -> None:
         super().__init__()
         self.detail: SessionDetail | None = None
-        self.messages: dict[str, object] = {}
-        self.derived: list = []
-        self._want_message: int | None = None
+        self.messages: dict[str, SessionMessage] = {}
+        self.message_hits: dict[str, MessageHit] = {}
         self._child_index = 0
 
     def compose(self) -> ComposeResult:
         with Horizontal():
             with Vertical(id="sessions-left"):
-                yield Input(placeholder="filter: text agent:NAME user:NAME source:X since:DATE until:DATE",
-                            id="filter")
+                yield Input(
+                    placeholder="filter: text agent:NAME user:NAME source:X since:DATE until:DATE",
+                    id="filter",
+                )
                 yield DataGrid(id="session-list")
                 yield Input(placeholder="search messages (any language, e.g. 部署)…", id="message-search")
                 yield DataGrid(id="message-hits")
@@ -138,10 +129,22 @@ class SessionsPane(Pane):
         sessions = self.engine.sessions.list(**parse_filter(text, strict))
         self.deliver(self._show_sessions, sessions)
 
-    def _show_sessions(self, sessions) -> None:
+    def _show_sessions(self, sessions: list[Session]) -> None:
         t = self.table("#session-list")
-        t.set_rows((s.id, [when(s.started_at), s.agent or "–", s.user or "–", s.source or "–",
-                           one_line(s.title or s.id, 40), s.message_count]) for s in sessions)
+        t.set_rows(
+            (
+                s.id,
+                [
+                    when(s.started_at),
+                    s.agent or "–",
+                    s.user or "–",
+                    s.source or "–",
+                    one_line(s.title or s.id, 40),
+                    s.message_count,
+                ],
+            )
+            for s in sessions
+        )
         t.border_title = f"sessions ({len(sessions)}{'+' if len(sessions) >= 500 else ''})"
         if self.detail is None and sessions and t.selected_key:
             self.open_session(t.selected_key, None)
@@ -173,8 +176,11 @@ class SessionsPane(Pane):
         s = d.session
         t = Text()
         t.append(f"{s.title or s.id}\n", style="bold")
-        t.append(f"{s.id} · {s.agent or '–'}/{s.user or '–'} · {s.source or '–'} · "
-                 f"{s.model or '–'} · {when(s.started_at)}\n", style="dim")
+        t.append(
+            f"{s.id} · {s.agent or '–'}/{s.user or '–'} · {s.source or '–'} · "
+            f"{s.model or '–'} · {when(s.started_at)}\n",
+            style="dim",
+        )
         t.append("parent: ", style="bold")
         t.append(f"{d.parent.id} ({one_line(d.parent.title or '', 30)})" if d.parent else "none")
         t.append("   children: ", style="bold")
@@ -184,8 +190,19 @@ class SessionsPane(Pane):
         tr = self.table("#transcript")
         if not same:
             tr.clear()
-        tr.set_rows((m.id, [when(m.at), Text(m.role, style=ROLE_STYLE.get(m.role, "")),
-                            m.tool_name or "", one_line(m.content, 90), m.id]) for m in d.messages)
+        tr.set_rows(
+            (
+                m.id,
+                [
+                    when(m.at),
+                    Text(m.role, style=ROLE_STYLE.get(m.role, "")),
+                    m.tool_name or "",
+                    one_line(m.content, 90),
+                    m.id,
+                ],
+            )
+            for m in d.messages
+        )
         tr.border_title = f"transcript ({len(d.messages)} messages)"
         if event.message_id is not None:
             tr.select_key(event.message_id)
@@ -219,8 +236,7 @@ class SessionsPane(Pane):
         mems = self.engine.memories.from_message(message_id)
         self.deliver(self._show_derived, mems)
 
-    def _show_derived(self, mems) -> None:
-        self.derived = mems
+    def _show_derived(self, mems: list[Memory]) -> None:
         t = self.table("#derived")
         t.set_rows((m.id, [f"#{m.id}", m.tier, m.category, one_line(m.content, 80)]) for m in mems)
         t.border_title = f"memories derived from the message ({len(mems)})"
@@ -235,12 +251,17 @@ class SessionsPane(Pane):
         hits = self.engine.sessions.search_messages(query, limit=200)
         self.deliver(self._show_message_hits, hits)
 
-    def _show_message_hits(self, hits) -> None:
+    def _show_message_hits(self, hits: list[MessageHit]) -> None:
         self.message_hits = {str(h.message.id): h for h in hits}
         t = self.table("#message-hits")
-        t.clear()          # a new search: its best match first, not the old cursor position
-        t.set_rows((h.message.id, [h.message.session_id, h.message.role, when(h.message.at),
-                                   one_line(h.snippet, 80)]) for h in hits)
+        t.clear()  # a new search: its best match first, not the old cursor position
+        t.set_rows(
+            (
+                h.message.id,
+                [h.message.session_id, h.message.role, when(h.message.at), one_line(h.snippet, 80)],
+            )
+            for h in hits
+        )
         t.border_title = f"message search ({len(hits)} matches)"
         if hits:
             t.focus()
@@ -259,10 +280,11 @@ class SessionsPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.jump")
     def memory_source(self, memory_id: str) -> None:
-        mem = self.engine.memories.get(memory_id)
+        mem = self.engine.memories.get(typed_id(memory_id))
         if not mem.session_id:
-            self.app.call_from_thread(self.notify, f"Memory #{mem.id} has no source session.",
-                                      severity="warning")
+            self.app.call_from_thread(
+                self.notify, f"Memory #{mem.id} has no source session.", severity="warning"
+            )
             return
         detail = self.engine.sessions.get(mem.session_id)
         self.deliver(self.post_message, self.SessionOpened(detail, mem.message_id))
@@ -298,9 +320,15 @@ class SessionsPane(Pane):
 
     def commands(self) -> list[PaneCommand]:
         return [
-            PaneCommand("Search messages", "Full-text search of transcripts", self.action_focus_message_search),
-            PaneCommand("Memories derived from the message", "Focus the derived memories", self.action_memories),
+            PaneCommand(
+                "Search messages", "Full-text search of transcripts", self.action_focus_message_search
+            ),
+            PaneCommand(
+                "Memories derived from the message", "Focus the derived memories", self.action_memories
+            ),
             PaneCommand("Open parent session", "Lineage: go to the parent", self.action_parent),
             PaneCommand("Open child session", "Lineage: go to a child (repeats cycle)", self.action_child),
-            PaneCommand("Memory → source message", "Jump from a memory id to its message", self.action_memory_source),
+            PaneCommand(
+                "Memory → source message", "Jump from a memory id to its message", self.action_memory_source
+            ),
         ]

@@ -1,4 +1,5 @@
 """Widgets shared by several panes."""
+
 from .confirm import ConfirmModal, PromptModal
 from .header import StatusHeader, badge
 from .table import DataGrid

@@ -1,4 +1,5 @@
 """Score bars: one line per factor of a search hit's breakdown, drawn with block characters."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -19,11 +20,16 @@ def breakdown_text(b, max_rrf: float | None = None) -> Text:
     rows = []
     rrf_scale = max_rrf or b.rrf or 1.0
     rows.append(("keyword", _rank_frac(b.bm25_rank), f"rank {b.bm25_rank}" if b.bm25_rank else "no match"))
-    rows.append(("vector", b.vector_similarity or 0.0,
-                 f"rank {b.vector_rank} · sim {b.vector_similarity:.3f}" if b.vector_rank else "not ranked"))
+    rows.append(
+        (
+            "vector",
+            b.vector_similarity or 0.0,
+            f"rank {b.vector_rank} · sim {b.vector_similarity:.3f}" if b.vector_rank else "not ranked",
+        )
+    )
     rows.append(("fused", (b.rrf / rrf_scale) if rrf_scale else 0.0, f"{b.rrf:.4f}"))
     ctx = getattr(b, "context", 0.0) or 0.0
-    if ctx:   # lifted by a neighbouring memory of the same session (see engine/search.py)
+    if ctx:  # lifted by a neighbouring memory of the same session (see engine/search.py)
         rows.append(("context", ctx / rrf_scale if rrf_scale else 0.0, f"+{ctx:.4f}"))
     rows.append(("strength", b.strength, f"{b.strength:.3f}"))
     rows.append(("importance", b.importance, f"{b.importance:.2f}"))

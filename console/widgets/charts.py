@@ -1,8 +1,9 @@
 """Chart helpers over textual-plotext and rule score bands, shared by the Rules, Flows and Decay
-panes: colours by band, a step series from a history, a text sparkline for table cells."""
+panes: colours by band, a step series from a history, a pass/fail strip for table cells."""
+
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.text import Text
 from textual_plotext import PlotextPlot
@@ -10,10 +11,8 @@ from textual_plotext import PlotextPlot
 # The bands operators know (engine/decay.py BANDS): 9–10 critical, 7–8 and 5–6 active,
 # 3–4 dormant, 1–2 (and below) retired. Named colours read on dark and light themes.
 BAND_STYLES = ((9.0, "bold red"), (7.0, "green"), (5.0, "cyan"), (3.0, "yellow"), (0.0, "bright_black"))
-STATUS_STYLES = {"critical": "bold red", "active": "green", "dormant": "yellow",
-                 "retired": "bright_black"}
-BAND_LINES = ((9.0, "red"), (5.0, "green"), (3.0, "yellow"))   # the edges drawn on score charts
-SPARK = "▁▂▃▄▅▆▇█"
+STATUS_STYLES = {"critical": "bold red", "active": "green", "dormant": "yellow", "retired": "bright_black"}
+BAND_LINES = ((9.0, "red"), (5.0, "green"), (3.0, "yellow"))  # the edges drawn on score charts
 
 
 def band_style(score: float) -> str:
@@ -31,16 +30,6 @@ def status_text(status: str) -> Text:
     return Text(status, style=STATUS_STYLES.get(status, ""))
 
 
-def spark_text(values: Sequence[float], lo: float = 0.0, hi: float = 1.0) -> str:
-    """A one-line sparkline for a table cell (values clamped to [lo, hi])."""
-    span = (hi - lo) or 1.0
-    out = []
-    for v in values:
-        f = max(0.0, min(1.0, (float(v) - lo) / span))
-        out.append(SPARK[min(len(SPARK) - 1, int(f * (len(SPARK) - 1) + 0.5))])
-    return "".join(out)
-
-
 def outcome_text(outcomes: Iterable[bool]) -> Text:
     """Pass/fail runs as a strip: a tall green bar per pass, a low red one per fail."""
     t = Text()
@@ -55,10 +44,13 @@ def step_series(points: Sequence[tuple[float, float | None, float]]) -> tuple[li
     ys: list[float] = []
     for x, old, new in points:
         if xs:
-            xs.append(x); ys.append(ys[-1])
+            xs.append(x)
+            ys.append(ys[-1])
         elif old is not None:
-            xs.append(x); ys.append(old)
-        xs.append(x); ys.append(new)
+            xs.append(x)
+            ys.append(old)
+        xs.append(x)
+        ys.append(new)
     return xs, ys
 
 
@@ -78,8 +70,10 @@ def reset(plot: PlotextPlot, title: str = "", xlabel: str = "", ylabel: str = ""
 def message(plot: PlotextPlot, title: str, text: str) -> None:
     """An empty chart that says why it is empty."""
     plt = reset(plot, title)
-    plt.xlim(0, 1); plt.ylim(0, 1)
-    plt.xticks([]); plt.yticks([])
+    plt.xlim(0, 1)
+    plt.ylim(0, 1)
+    plt.xticks([])
+    plt.yticks([])
     plt.text(text, 0.5, 0.5, alignment="center")
     plot.refresh()
 

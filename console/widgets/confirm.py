@@ -1,5 +1,6 @@
 """The one confirmation for consequential actions: it states exactly what will change and, for
 the irreversible ones, asks the operator to type a word (FORGET) before it enables Confirm."""
+
 from __future__ import annotations
 
 from textual import on
@@ -28,8 +29,15 @@ class ConfirmModal(ModalScreen[bool]):
     ConfirmModal Button { margin-left: 2; }
     """
 
-    def __init__(self, title: str, body: str, *, confirm_label: str = "Confirm",
-                 require_text: str | None = None, danger: bool = False) -> None:
+    def __init__(
+        self,
+        title: str,
+        body: str,
+        *,
+        confirm_label: str = "Confirm",
+        require_text: str | None = None,
+        danger: bool = False,
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.body = body
@@ -46,9 +54,12 @@ class ConfirmModal(ModalScreen[bool]):
                 yield Input(placeholder=self.require_text, id="confirm-text")
             with Horizontal():
                 yield Button("Cancel", id="cancel")
-                yield Button(self.confirm_label, id="confirm",
-                             variant="error" if self.danger else "warning",
-                             disabled=bool(self.require_text))
+                yield Button(
+                    self.confirm_label,
+                    id="confirm",
+                    variant="error" if self.danger else "warning",
+                    disabled=bool(self.require_text),
+                )
 
     def on_mount(self) -> None:
         if self.require_text:

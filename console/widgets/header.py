@@ -1,4 +1,5 @@
 """The status header: database path, counts, the console's actor and the embedder's state."""
+
 from __future__ import annotations
 
 from rich.text import Text
@@ -52,17 +53,20 @@ class StatusHeader(Static):
             t.append("counting…", style="dim")
         else:
             tiers = c.memories_by_tier
-            t.append(f"core {tiers.get('core', 0):,} · active {tiers.get('active', 0):,} · "
-                     f"archived {tiers.get('archived', 0):,} │ sessions {c.sessions:,} │ "
-                     f"rules {c.rules:,} │ proposals {c.pending_proposals:,} │ "
-                     f"forget open {c.open_forget_requests:,}")
+            t.append(
+                f"core {tiers.get('core', 0):,} · active {tiers.get('active', 0):,} · "
+                f"archived {tiers.get('archived', 0):,} │ sessions {c.sessions:,} │ "
+                f"rules {c.rules:,} │ proposals {c.pending_proposals:,} │ "
+                f"forget open {c.open_forget_requests:,}"
+            )
         t.append(" │ ")
         t.append(visible(_home(self.db_path), one_line=True), style="bold")
-        t.append(f" as {visible(self.actor, one_line=True)}", style="dim")    # --actor is typed text
+        t.append(f" as {visible(self.actor, one_line=True)}", style="dim")  # --actor is typed text
         self.update(t)
 
 
 def _home(path: str) -> str:
     import os
+
     home = os.path.expanduser("~")
-    return "~" + path[len(home):] if home not in ("", "/") and path.startswith(home + os.sep) else path
+    return "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path

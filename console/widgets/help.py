@@ -1,4 +1,5 @@
 """`?`: every binding of the console, grouped by where it applies."""
+
 from __future__ import annotations
 
 from rich.table import Table
@@ -26,14 +27,24 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.keymap = keymap or {}
         self.sections = sections
-        self.entries = [(title, self._keys(b), b.description or b.action)
-                        for title, bindings in sections for b in bindings]
+        self.entries = [
+            (title, self._keys(b), b.description or b.action)
+            for title, bindings in sections
+            for b in bindings
+        ]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             for title, bindings in self.sections:
-                t = Table(title=title, title_justify="left", show_header=False, box=None,
-                          expand=False, padding=(0, 1), title_style="bold")
+                t = Table(
+                    title=title,
+                    title_justify="left",
+                    show_header=False,
+                    box=None,
+                    expand=False,
+                    padding=(0, 1),
+                    title_style="bold",
+                )
                 t.add_column("key", style="bold cyan", width=22)
                 t.add_column("what")
                 t.add_column("id (remap in config.toml [keymap])", style="dim")

@@ -1,4 +1,5 @@
 """A full-screen Markdown report (the curator's run report), closed with escape."""
+
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -20,7 +21,7 @@ class ReportScreen(ModalScreen[None]):
     def __init__(self, title: str, markdown: str) -> None:
         super().__init__()
         self.title_text = title
-        self.markdown = visible(markdown)      # the report quotes memories: controls spelled out
+        self.markdown = visible(markdown)  # the report quotes memories: controls spelled out
 
     def compose(self) -> ComposeResult:
         with VerticalScroll() as v:

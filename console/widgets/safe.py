@@ -5,6 +5,7 @@ what an operator reads; text is never parsed as markup (`[bold]` is shown as wri
 Panes use `SafeStatic` instead of Static; DataGrid cells and the header, dialogs and notices go
 through `safe_renderable`. The escaping itself is console.text_safety.visible (shared with the CLI).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,8 +28,15 @@ def safe_text(t: Text, *, one_line: bool = False) -> Text:
         parts.append(rep)
         pos += len(rep)
     at.append(pos)
-    out = Text("".join(parts), style=t.style, justify=t.justify, overflow=t.overflow,
-               no_wrap=t.no_wrap, end=t.end, tab_size=t.tab_size)
+    out = Text(
+        "".join(parts),
+        style=t.style,
+        justify=t.justify,
+        overflow=t.overflow,
+        no_wrap=t.no_wrap,
+        end=t.end,
+        tab_size=t.tab_size,
+    )
     n = len(plain)
     out.spans = [Span(at[min(s.start, n)], at[min(s.end, n)], s.style) for s in t.spans]
     return out

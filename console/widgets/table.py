@@ -1,8 +1,10 @@
 """DataGrid: the one table every pane uses — vim keys, `y` copies, and a refresh that keeps the
 operator's selection and scroll position when the data changes underneath."""
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -46,9 +48,17 @@ class DataGrid(DataTable):
         """Cells are data, never markup: DataTable would parse a str with Text.from_markup, so a
         memory holding "[/bold]" crashed the console and "[x]" vanished from the cell. Control
         characters are spelled out (safe_renderable): a stored ESC never reaches the terminal."""
-        return super().add_row(*(PlainCell(visible(c), end="") if isinstance(c, str)
-                                 else safe_text(c) if isinstance(c, Text) else c for c in cells),
-                               **kwargs)
+        return super().add_row(
+            *(
+                PlainCell(visible(c), end="")
+                if isinstance(c, str)
+                else safe_text(c)
+                if isinstance(c, Text)
+                else c
+                for c in cells
+            ),
+            **kwargs,
+        )
 
     def _update_dimensions(self, new_rows) -> None:
         """Textual caches rendered cells by row/column, not by width: a frame drawn between
@@ -92,7 +102,7 @@ class DataGrid(DataTable):
             self.clear()
             for key, cells in rows:
                 k = str(key)
-                if k in keys:            # a duplicate key would raise; the first row wins
+                if k in keys:  # a duplicate key would raise; the first row wins
                     continue
                 keys.append(k)
                 self.add_row(*cells, key=k)
@@ -101,9 +111,12 @@ class DataGrid(DataTable):
                 self.move_cursor(row=idx, animate=False, scroll=False)
         if not keys:
             return
-        if self.selected_key != old_key:     # a different row is under the cursor now: say so
-            self.post_message(DataTable.RowHighlighted(self, self.cursor_row,
-                                                       self.coordinate_to_cell_key(self.cursor_coordinate).row_key))
+        if self.selected_key != old_key:  # a different row is under the cursor now: say so
+            self.post_message(
+                DataTable.RowHighlighted(
+                    self, self.cursor_row, self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+                )
+            )
         self.call_after_refresh(self.scroll_to, sx, sy, animate=False)
 
     # -- copying -----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The console shell driven the way an operator drives it: keys, palette, help, live refresh,
 failures as notices, keyword-only mode."""
+
 from __future__ import annotations
 
 from textual.widgets import Input, TabbedContent
@@ -35,18 +36,18 @@ async def test_number_keys_switch_panes_unless_typing(seeded):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         tabs = app.query_one("#tabs", TabbedContent)
-        for key, pane in zip("1234567", PANES):
+        for key, pane in zip("1234567", PANES, strict=True):
             await pilot.press(key)
             await pilot.pause()
             assert tabs.active == pane
         await pilot.press("2", "slash")
         await pilot.pause()
         assert app.focused is app.query_one("#query", Input)
-        await pilot.press("5", "q", "?")        # text while an input has focus
+        await pilot.press("5", "q", "?")  # text while an input has focus
         await pilot.pause()
         assert tabs.active == "search" and app.is_running
         assert app.query_one("#query", Input).value == "5q?"
-        await pilot.press("escape", "1")          # escape leaves the input; keys work again
+        await pilot.press("escape", "1")  # escape leaves the input; keys work again
         await pilot.pause()
         assert tabs.active == "sessions"
 
@@ -61,11 +62,20 @@ async def test_help_lists_every_binding(seeded):
         assert isinstance(app.screen, HelpScreen)
         entries = app.screen.entries
         keys = {(section, key) for section, key, _ in entries}
-        for section, key in (("Global", "q"), ("Global", "question_mark"), ("Global", "ctrl+p"),
-                             ("Global", "1"), ("Global", "slash"), ("Tables", "y"), ("Tables", "G"),
-                             ("2 Search", "p"), ("2 Search", "f"), ("1 Sessions", "s")):
+        for section, key in (
+            ("Global", "q"),
+            ("Global", "question_mark"),
+            ("Global", "ctrl+p"),
+            ("Global", "1"),
+            ("Global", "slash"),
+            ("Tables", "y"),
+            ("Tables", "G"),
+            ("2 Search", "p"),
+            ("2 Search", "f"),
+            ("1 Sessions", "s"),
+        ):
             assert (section, key) in keys, (section, key)
-        assert all(what for _, _, what in entries)        # every binding says what it does
+        assert all(what for _, _, what in entries)  # every binding says what it does
         assert len(app.screen.query(".help-section")) == len({s for s, _, _ in entries})
         await pilot.press("escape")
         await pilot.pause()
@@ -83,6 +93,7 @@ async def test_palette_knows_the_current_pane(seeded):
         await pilot.press(*"why not")
         await settle(app, pilot)
         from textual.command import CommandList
+
         options = app.screen.query_one(CommandList)
         prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert any("Search: Why not?" in p for p in prompts), prompts
@@ -126,18 +137,24 @@ async def test_live_refresh_keeps_selection(seeded, tmp_path):
         await pilot.press("j", "j")
         await settle(app, pilot)
         chosen = t.selected_key
-        app.poll_db()                              # first poll records the version
+        app.poll_db()  # first poll records the version
         await settle(app, pilot)
         # another process (an agent) writes a newer session: it sorts first
         other = open_engine(eng.path, embedder=None, actor="agent-x")
-        other.sessions.add("s-new", agent="atlas", user="dana", source="cli", title="Fresh session",
-                          started_at=eng.clock.now())
+        other.sessions.add(
+            "s-new",
+            agent="atlas",
+            user="dana",
+            source="cli",
+            title="Fresh session",
+            started_at=eng.clock.now(),
+        )
         other.add_memory("A brand new memory from an agent", agent="atlas")
         other.close()
         app.poll_db()
         await settle(app, pilot)
         assert t.row_count == 5
-        assert t.selected_key == chosen            # same row, though it moved down one
+        assert t.selected_key == chosen  # same row, though it moved down one
         header = str(app.query_one(StatusHeader).render())
         assert "active 11" in header and "sessions 5" in header
         assert app.errors == []
@@ -215,7 +232,8 @@ def test_console_start_does_not_import_the_model(tmp_path):
         "bad = [m for m in ('sentence_transformers', 'torch') if m in sys.modules]\n"
         "assert app.engine.embedder.state == 'idle', app.engine.embedder.state\n"
         "assert not bad, bad\n"
-        "app.engine.close()\n")
+        "app.engine.close()\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
 
@@ -234,7 +252,7 @@ async def test_keys_remap_from_settings(tmp_path):
         await settle(app, pilot)
         await pilot.press("2", "slash", *"deploy fridays", "enter")
         await settle(app, pilot)
-        await pilot.press("p")                      # no longer bound
+        await pilot.press("p")  # no longer bound
         await settle(app, pilot)
         assert eng.memories.get(ids["mem"]["fridays"]).pinned is False
         await pilot.press("P")
@@ -266,5 +284,5 @@ async def test_live_refresh_keeps_scroll_position(seeded):
         other.close()
         app.poll_db()
         await settle(app, pilot)
-        assert audit.row_count == len(eng.audit.log())          # the new audit row arrived
+        assert audit.row_count == len(eng.audit.log())  # the new audit row arrived
         assert audit.selected_key == key and audit.scroll_y == y

@@ -1,6 +1,6 @@
 """Regressions from the QA sweep: operator mistakes with --db and read-only files are one clear
 line on stderr and a non-zero exit, never "internal error"."""
-import json
+
 
 import pytest
 
@@ -17,6 +17,7 @@ def cli(capsys, monkeypatch):
         code = main(list(args))
         out, err = capsys.readouterr()
         return code, out, err
+
     return _run
 
 
@@ -44,8 +45,9 @@ def test_write_to_read_only_database_is_an_engine_error(tmp_path):
         _read_only(eng)
         with pytest.raises(EngineError, match="read-only"):
             eng.add_memory("this cannot be written")
-        assert [m.content for m in eng.search("written", mode="keyword", record_access=False).hits] \
-            == ["written before the file went read-only"]
+        assert [m.content for m in eng.search("written", mode="keyword", record_access=False).hits] == [
+            "written before the file went read-only"
+        ]
     finally:
         eng.close()
 
@@ -80,7 +82,7 @@ def test_decay_days_out_of_range_message_is_not_self_contradictory(cli, tmp_path
     code, out, err = cli("--db", str(tmp_path / "d.db"), "decay", "forecast", "--days", days, "--json")
     assert code == 2 and out == "" and _one_line(err), err
     if days == "0":
-        assert "more than 0" in err     # it said "between 0 and 3650, not 0"
+        assert "more than 0" in err  # it said "between 0 and 3650, not 0"
 
 
 def test_quitting_while_the_model_loads_says_why_it_waits(tmp_path, monkeypatch, capsys):
@@ -92,10 +94,10 @@ def test_quitting_while_the_model_loads_says_why_it_waits(tmp_path, monkeypatch,
     closed = []
 
     def fake_run(self):
-        self.engine.embedder.state = "loading"          # as if `q` came mid-load
+        self.engine.embedder.state = "loading"  # as if `q` came mid-load
         real_close = self.engine.close
         self.engine.close = lambda: (closed.append(1), real_close())
-        self.on_unmount()                                # what Textual calls on the way out
+        self.on_unmount()  # what Textual calls on the way out
 
     monkeypatch.setattr(app_mod.MemConsole, "run", fake_run)
     app_mod.run_console(tmp_path / "q.db")

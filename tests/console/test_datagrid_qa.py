@@ -1,5 +1,6 @@
 """QA regressions for the shared DataGrid: cells are data (never markup), and columns show their
 full content even when a frame was drawn before the table sized its columns."""
+
 import html
 import re
 
@@ -20,8 +21,9 @@ class GridApp(App):
 def _lines(app) -> str:
     """What the terminal shows (the screenshot's text runs, in order)."""
     svg = app.export_screenshot()
-    return "\n".join(html.unescape(t).replace("\xa0", " ")
-                     for t in re.findall(r"<text[^>]*>(.*?)</text>", svg))
+    return "\n".join(
+        html.unescape(t).replace("\xa0", " ") for t in re.findall(r"<text[^>]*>(.*?)</text>", svg)
+    )
 
 
 async def test_markup_in_cells_is_shown_literally_and_never_crashes():
@@ -41,10 +43,11 @@ async def test_rows_drawn_before_the_idle_pass_are_not_left_clipped():
     app = GridApp()
     async with app.run_test(size=(120, 16)) as pilot:
         g = app.query_one(DataGrid)
-        rows = [(i, [i, Text("critical"), f"Never force-push to main {i}", "hermes-trader"])
-                for i in range(8)]
+        rows = [
+            (i, [i, Text("critical"), f"Never force-push to main {i}", "hermes-trader"]) for i in range(8)
+        ]
         g.set_rows(rows)
-        for y in range(6):          # a frame drawn before DataTable's idle pass sizes the columns
+        for y in range(6):  # a frame drawn before DataTable's idle pass sizes the columns
             g.render_line(y)
         await pilot.pause()
         await pilot.pause()

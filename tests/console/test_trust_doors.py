@@ -1,6 +1,7 @@
 """Issue #12 "Trust", input at the door: control characters never reach a terminal raw, numbers
 are finite and in range, `--json` is strict JSON, config values are checked at load, bad input
 exits 2 with one line."""
+
 import json
 import math
 
@@ -16,6 +17,7 @@ RAW = ("\x1b", "\x07", "\x9b", "\x7f", "\u202e")
 def _strict(s: str):
     def refuse(c):
         raise ValueError(f"non-strict JSON constant {c}")
+
     return json.loads(s, parse_constant=refuse)
 
 
@@ -29,6 +31,7 @@ def run(tmp_path, capsys, monkeypatch):
         code = main(["--db", db, *(["--actor", actor] if actor else []), *args])
         out, err = capsys.readouterr()
         return code, out, err
+
     _run.db = db
     return _run
 
@@ -55,17 +58,26 @@ def test_cli_output_never_carries_raw_controls(run):
     assert code == 0, err
     mid = _strict(out)["id"]
     outputs = []
-    for args in (["memory", "show", str(mid)], ["memory", "show", str(mid), "--json"],
-                 ["search", "note"], ["search", "note", "--json"], ["memory", "pin", str(mid)],
-                 ["rule", "add", HOSTILE], ["rules"], ["rules", "--json"], ["audit"], ["audit", "--json"]):
+    for args in (
+        ["memory", "show", str(mid)],
+        ["memory", "show", str(mid), "--json"],
+        ["search", "note"],
+        ["search", "note", "--json"],
+        ["memory", "pin", str(mid)],
+        ["rule", "add", HOSTILE],
+        ["rules"],
+        ["rules", "--json"],
+        ["audit"],
+        ["audit", "--json"],
+    ):
         code, out, err = run(*args, actor="\x1b[31mevil")
         assert code == 0, (args, err)
         _no_raw(out, err)
         outputs.append(out)
         if "--json" in args:
             _strict(out)
-    assert any("\\x1b[2J" in o for o in outputs)     # shown, not executed
-    assert any("\\x1b[31mevil" in o for o in outputs)   # the actor, as recorded in the audit log
+    assert any("\\x1b[2J" in o for o in outputs)  # shown, not executed
+    assert any("\\x1b[31mevil" in o for o in outputs)  # the actor, as recorded in the audit log
     # An error quoting typed input is escaped too.
     code, out, err = run("memory", "show", "\x1b[2Jx")
     assert code == 2 and err.count("\n") == 1
@@ -90,23 +102,36 @@ def test_json_output_is_strict_even_with_a_non_finite_row(run):
     assert m["importance"] is None
 
 
-@pytest.mark.parametrize("args", [
-    ["add", "x", "--importance", "1e999"], ["add", "x", "--importance", "nan"],
-    ["add", "x", "--importance", "inf"], ["add", "x", "--importance", "-1"],
-    ["add", "x", "--importance", str(2**70)],
-    ["rule", "add", "r", "--score", "nan"], ["rule", "add", "r", "--score", "1e999"],
-    ["rule", "add", "r", "--score", "-1"],
-    ["search", "x", "-k", str(2**70)], ["search", "x", "-k", "-1"], ["search", "x", "-k", "nan"],
-    ["decay", "forecast", "--days", "nan"], ["decay", "forecast", "--days", "1e999"],
-    ["decay", "forecast", "--days", "-1"], ["decay", "forecast", "--days", "30", "--now", "nan"],
-    ["decay", "forecast", "--days", "30", "--half-life", "semantic=inf"],
-    ["decay", "forecast", "--days", "30", "--limit", str(2**70)],
-    ["decay", "curve", "1", "--days", "inf"],
-    ["memory", "show", str(2**70)], ["memory", "show", "-1"],
-    ["memory", "importance", "1", "nan"], ["memory", "importance", "1", "1e999"],
-    ["proposal", "show", str(2**70)], ["rule", "set-score", "1", "inf", "--reason", "x"],
-    ["rules", "--limit", "-1"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["add", "x", "--importance", "1e999"],
+        ["add", "x", "--importance", "nan"],
+        ["add", "x", "--importance", "inf"],
+        ["add", "x", "--importance", "-1"],
+        ["add", "x", "--importance", str(2**70)],
+        ["rule", "add", "r", "--score", "nan"],
+        ["rule", "add", "r", "--score", "1e999"],
+        ["rule", "add", "r", "--score", "-1"],
+        ["search", "x", "-k", str(2**70)],
+        ["search", "x", "-k", "-1"],
+        ["search", "x", "-k", "nan"],
+        ["decay", "forecast", "--days", "nan"],
+        ["decay", "forecast", "--days", "1e999"],
+        ["decay", "forecast", "--days", "-1"],
+        ["decay", "forecast", "--days", "30", "--now", "nan"],
+        ["decay", "forecast", "--days", "30", "--half-life", "semantic=inf"],
+        ["decay", "forecast", "--days", "30", "--limit", str(2**70)],
+        ["decay", "curve", "1", "--days", "inf"],
+        ["memory", "show", str(2**70)],
+        ["memory", "show", "-1"],
+        ["memory", "importance", "1", "nan"],
+        ["memory", "importance", "1", "1e999"],
+        ["proposal", "show", str(2**70)],
+        ["rule", "set-score", "1", "inf", "--reason", "x"],
+        ["rules", "--limit", "-1"],
+    ],
+)
 def test_bad_numbers_are_refused_exit_2_nothing_written(run, args):
     code, _, _ = run("add", "the one memory", "--json")
     assert code == 0
@@ -115,6 +140,7 @@ def test_bad_numbers_are_refused_exit_2_nothing_written(run, args):
     assert err.count("\n") == 1 and "Traceback" not in err, err
     code, out, _ = run("search", "x", "--json", "-k", "50", "--tier", "core")
     import sqlean as sqlite3
+
     conn = sqlite3.connect(run.db)
     try:
         assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
@@ -138,29 +164,33 @@ def test_number_type_accepts_the_good_ones(run):
 
 
 # -- config at load ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("toml, needle", [
-    ("[search]\nkeyword_share = 3\n", "search.keyword_share must be between 0 and 1 (got 3)"),
-    ("[search]\nkeyword_share = nan\n", "search.keyword_share must be a finite number"),
-    ("[search]\nvector_weight = inf\n", "search.vector_weight must be a finite number"),
-    ("[search]\ncandidates = 0\n", "search.candidates must be between 1"),
-    ("[search]\ncandidates = 2.5\n", "search.candidates must be a whole number"),
-    ("[search]\ncandidates = 99999999999999999\n", "search.candidates must be between 1"),
-    ("[search]\nfusion = \"magic\"\n", "search.fusion must be one of convex, rrf"),
-    ("[search]\ndedup_threshold = \"high\"\n", "search.dedup_threshold must be a finite number"),
-    ("[decay]\nhalf_life_days = { semantic = -5 }\n", "decay.half_life_days.semantic must be above 0"),
-    ("[decay]\nhalf_life_days = { semantic = 0 }\n", "decay.half_life_days.semantic must be above 0"),
-    ("[decay]\nhalf_life_days = { weird = 5 }\n", "decay.half_life_days.weird: unknown kind"),
-    ("[decay]\narchive_threshold = true\n", "decay.archive_threshold must be a finite number"),
-    ("[curator]\nmerge_threshold = 1.5\n", "curator.merge_threshold must be between 0 and 1"),
-    ("[curator]\nauto_apply = [\"everything\"]\n", "curator.auto_apply: unknown proposal kind"),
-    ("[curator]\nstale_days = -1\n", "curator.stale_days must be between 0"),
-    ("[lifecycle]\nstate_similarity = 2\n", "lifecycle.state_similarity must be between 0 and 1"),
-    ("[search]\nno_such = 1\n", "unknown setting search.no_such"),
-    ("search = 3\n", "search must be a table"),
-    ("[search\n", "not valid TOML"),
-])
-def test_config_values_are_checked_at_load_with_one_line_naming_the_key(run, tmp_path, monkeypatch,
-                                                                          toml, needle):
+@pytest.mark.parametrize(
+    "toml, needle",
+    [
+        ("[search]\nkeyword_share = 3\n", "search.keyword_share must be between 0 and 1 (got 3)"),
+        ("[search]\nkeyword_share = nan\n", "search.keyword_share must be a finite number"),
+        ("[search]\nvector_weight = inf\n", "search.vector_weight must be a finite number"),
+        ("[search]\ncandidates = 0\n", "search.candidates must be between 1"),
+        ("[search]\ncandidates = 2.5\n", "search.candidates must be a whole number"),
+        ("[search]\ncandidates = 99999999999999999\n", "search.candidates must be between 1"),
+        ('[search]\nfusion = "magic"\n', "search.fusion must be one of convex, rrf"),
+        ('[search]\ndedup_threshold = "high"\n', "search.dedup_threshold must be a finite number"),
+        ("[decay]\nhalf_life_days = { semantic = -5 }\n", "decay.half_life_days.semantic must be above 0"),
+        ("[decay]\nhalf_life_days = { semantic = 0 }\n", "decay.half_life_days.semantic must be above 0"),
+        ("[decay]\nhalf_life_days = { weird = 5 }\n", "decay.half_life_days.weird: unknown kind"),
+        ("[decay]\narchive_threshold = true\n", "decay.archive_threshold must be a finite number"),
+        ("[curator]\nmerge_threshold = 1.5\n", "curator.merge_threshold must be between 0 and 1"),
+        ('[curator]\nauto_apply = ["everything"]\n', "curator.auto_apply: unknown proposal kind"),
+        ("[curator]\nstale_days = -1\n", "curator.stale_days must be between 0"),
+        ("[lifecycle]\nstate_similarity = 2\n", "lifecycle.state_similarity must be between 0 and 1"),
+        ("[search]\nno_such = 1\n", "unknown setting search.no_such"),
+        ("search = 3\n", "search must be a table"),
+        ("[search\n", "not valid TOML"),
+    ],
+)
+def test_config_values_are_checked_at_load_with_one_line_naming_the_key(
+    run, tmp_path, monkeypatch, toml, needle
+):
     cfg = tmp_path / "config.toml"
     cfg.write_text(toml)
     monkeypatch.setenv("MEMCONSOLE_CONFIG", str(cfg))
@@ -182,8 +212,10 @@ def test_defaults_and_good_values_pass(tmp_path):
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 assert f"{section}.{f.name}" in config._RANGES, f"no range for {section}.{f.name}"
     cfg = tmp_path / "config.toml"
-    cfg.write_text("[search]\nkeyword_share = 0.5\nfusion = \"rrf\"\n[decay]\n"
-                   "half_life_days = { semantic = 12 }\n[curator]\nauto_apply = [\"archive\"]\n")
+    cfg.write_text(
+        '[search]\nkeyword_share = 0.5\nfusion = "rrf"\n[decay]\n'
+        'half_life_days = { semantic = 12 }\n[curator]\nauto_apply = ["archive"]\n'
+    )
     s = config.load_settings(cfg)
     assert s.search.keyword_share == 0.5 and s.decay.half_life_days["semantic"] == 12
     assert s.curator.auto_apply == ("archive",)
@@ -246,7 +278,7 @@ def test_bad_config_reaches_the_console_entry_as_one_line(run, tmp_path, monkeyp
     cfg = tmp_path / "config.toml"
     cfg.write_text("[search]\nkeyword_share = 3\n")
     monkeypatch.setenv("MEMCONSOLE_CONFIG", str(cfg))
-    code, out, err = run()          # no verb: the console
+    code, out, err = run()  # no verb: the console
     assert code == 2 and err.count("\n") == 1, err
     assert "search.keyword_share must be between 0 and 1 (got 3)" in err
 
@@ -282,11 +314,25 @@ def demo_db(tmp_path_factory):
 
 
 JSON_VERBS = [
-    ["search", "zebracanary"], ["search", "deploy"], ["explain", "deploy", "3"], ["sessions"],
-    ["messages", "deploy"], ["memory", "show", "3"], ["memory", "show", "4"], ["rules"],
-    ["rule", "show", "2"], ["flows"], ["boot"], ["decay", "forecast", "--days", "30"],
-    ["decay", "curve", "3"], ["decay", "run", "--dry-run"], ["curate", "run", "--dry-run", "--no-model"],
-    ["proposals"], ["audit"], ["forget-requests"], ["doctor"],
+    ["search", "zebracanary"],
+    ["search", "deploy"],
+    ["explain", "deploy", "3"],
+    ["sessions"],
+    ["messages", "deploy"],
+    ["memory", "show", "3"],
+    ["memory", "show", "4"],
+    ["rules"],
+    ["rule", "show", "2"],
+    ["flows"],
+    ["boot"],
+    ["decay", "forecast", "--days", "30"],
+    ["decay", "curve", "3"],
+    ["decay", "run", "--dry-run"],
+    ["curate", "run", "--dry-run", "--no-model"],
+    ["proposals"],
+    ["audit"],
+    ["forget-requests"],
+    ["doctor"],
 ]
 
 
@@ -296,11 +342,11 @@ def test_every_json_output_is_strict_and_escaped(demo_db, capsys, monkeypatch, a
     monkeypatch.setenv("MEMCONSOLE_CONFIG", demo_db + ".none.toml")
     code = main(["--db", demo_db, *args, "--json"])
     out, err = capsys.readouterr()
-    assert code in (0, 1), (code, err)          # doctor may report findings (exit 1)
+    assert code in (0, 1), (code, err)  # doctor may report findings (exit 1)
     assert "Traceback" not in err and "internal error" not in err, err
     _strict(out)
     _no_raw(out, err)
-    code = main(["--db", demo_db, *args])        # and the plain form
+    code = main(["--db", demo_db, *args])  # and the plain form
     out, err = capsys.readouterr()
     assert code in (0, 1) and "internal error" not in err, err
     _no_raw(out, err)
@@ -321,6 +367,7 @@ async def test_every_pane_renders_hostile_stored_text_escaped(seeded):
         c.execute("UPDATE rules SET text = text || ?, agent = agent || ?", (bad, "\x1b[7m"))
         c.execute("UPDATE proposals SET survivor_text = coalesce(survivor_text, '') || ?", (bad,))
         c.execute("UPDATE flows SET description = coalesce(description, '') || ?", (bad,))
+
     eng.store.write(plant)
     eng.actor = "\x1b[31mevil\u202e"
     eng.memories.pin(ids["mem"]["fridays"], reason="why " + HOSTILE)

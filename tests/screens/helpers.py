@@ -1,5 +1,8 @@
 """The console as tests drive it."""
+
 from __future__ import annotations
+
+import contextlib
 
 from textual.widgets import Input
 from textual.worker import WorkerCancelled
@@ -16,7 +19,7 @@ class QuietConsole(MemConsole):
         kw.setdefault("start_embedder", False)
         kw.setdefault("db_label", "test.db")
         super().__init__(engine, **kw)
-        self.animation_level = "none"      # no tab-underline animation caught mid-flight
+        self.animation_level = "none"  # no tab-underline animation caught mid-flight
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -31,14 +34,13 @@ def make_app(engine, **kw) -> QuietConsole:
 async def settle(app, pilot) -> None:
     """Wait until every worker has finished and the screen has caught up."""
     for _ in range(3):
-        try:
+        with contextlib.suppress(WorkerCancelled):  # an exclusive worker superseded by a newer one
             await app.workers.wait_for_complete()
-        except WorkerCancelled:      # an exclusive worker superseded by a newer one
-            pass
         await pilot.pause()
 
 
 def row(table, index: int) -> list[str]:
     """A table row as plain strings (cells are rich Text: data, never markup)."""
-    return [getattr(c, "plain", c) if not isinstance(c, (int, float)) else str(c)
-            for c in table.get_row_at(index)]
+    return [
+        getattr(c, "plain", c) if not isinstance(c, (int, float)) else str(c) for c in table.get_row_at(index)
+    ]

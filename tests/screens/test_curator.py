@@ -1,5 +1,6 @@
 """Pane 5 — Curator: approving applies the merge (in the database), reject needs a reason,
 undo restores, runs (dry and real) report back."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,9 +15,8 @@ from .helpers import make_app, settle
 
 
 def test_word_diff_marks_removed_and_added_words():
-    t = word_diff("refreshed every night from a production snapshot",
-                  "refreshed every night from production")
-    struck = [t.plain[s.start:s.end].strip() for s in t.spans if "strike" in str(s.style)]
+    t = word_diff("refreshed every night from a production snapshot", "refreshed every night from production")
+    struck = [t.plain[s.start : s.end].strip() for s in t.spans if "strike" in str(s.style)]
     assert struck == ["a", "snapshot"]
 
 
@@ -52,7 +52,7 @@ async def test_approve_merge_applies_it(seeded):
         assert merged.content == "The staging database is refreshed every night from production"
         assert eng.memories.get(a).absorbed_into == p.result_id and eng.memories.get(a).tier == "archived"
         assert eng.memories.get(b).absorbed_into == p.result_id
-        assert table.row_count == 1 and table.selected_key == str(archive)   # queue refreshed
+        assert table.row_count == 1 and table.selected_key == str(archive)  # queue refreshed
         assert "proposals 1" in str(app.query_one("#status").render())
         assert app.errors == []
 
@@ -124,8 +124,13 @@ async def test_reject_with_reason_and_undo_applied(seeded):
 
 async def test_dry_run_writes_nothing_and_real_run_reports(seeded):
     eng, ids = seeded
-    eng.add_memory("The staging database is refreshed each night from production data",
-                   agent="atlas", user="dana", category="fact", dedup=False)
+    eng.add_memory(
+        "The staging database is refreshed each night from production data",
+        agent="atlas",
+        user="dana",
+        category="fact",
+        dedup=False,
+    )
     runs_before = len(eng.curator.runs())
     app = make_app(eng)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -134,8 +139,9 @@ async def test_dry_run_writes_nothing_and_real_run_reports(seeded):
         await pilot.press("D")
         await settle(app, pilot)
         summary = str(app.query_one("#run-summary").render())
-        assert summary.startswith("dry run") and "dry run (nothing written)" in \
-            str(app.query_one("#curator-run").border_title)
+        assert summary.startswith("dry run") and "dry run (nothing written)" in str(
+            app.query_one("#curator-run").border_title
+        )
         assert len(eng.curator.runs()) == runs_before
         await pilot.press("r")
         await settle(app, pilot)
@@ -145,5 +151,6 @@ async def test_dry_run_writes_nothing_and_real_run_reports(seeded):
         await pilot.press("v")
         await pilot.pause()
         from console.widgets.report import ReportScreen
+
         assert isinstance(app.screen, ReportScreen) and "# Curator run 2" in app.screen.markdown
         assert app.errors == []

@@ -1,5 +1,6 @@
 """Pane 6 — Decay: charts from read-only forecasts, what-if rates that write nothing, the preview
 clock, and redraws when another process changes the database."""
+
 from __future__ import annotations
 
 from textual.widgets import Input, Static
@@ -9,7 +10,6 @@ from engine import open_engine
 from engine.clock import DAY
 
 from .helpers import make_app, settle
-from .seed_lifecycle import lifecycle  # noqa: F401  (fixture)
 
 
 async def _open(app, pilot):
@@ -38,15 +38,20 @@ async def test_charts_and_forecast_of_what_crosses(lifecycle):
         pane, table = await _open(app, pilot)
         v = pane.view
         # within 30 days: the two aged episodic memories, and three rules losing their band
-        assert _keys(table) == [f"m{m['hotfix']}", f"m{m['standup']}",
-                                f"r{r['tests']}", f"r{r['et']}", f"r{r['lock']}"]
+        assert _keys(table) == [
+            f"m{m['hotfix']}",
+            f"m{m['standup']}",
+            f"r{r['tests']}",
+            f"r{r['et']}",
+            f"r{r['lock']}",
+        ]
         assert table.get_row_at(0)[2] == "episodic" and table.get_row_at(0)[4] == "0.37"
         # nothing chosen yet: the next crossers are charted
         assert v.chosen == [f"m{m['hotfix']}", f"m{m['standup']}", f"r{r['tests']}", f"r{r['et']}"]
         assert [c.target_id for c, _ in v.memory_curves] == [m["hotfix"], m["standup"]]
         assert [c.target_id for c in v.rule_curves] == [r["tests"], r["et"]]
         assert v.timeline.total == 2 and v.timeline.cumulative[-1] == 2
-        assert sum(v.distribution.counts["archived"]) == 1     # the failed deploy: archived by a pass
+        assert sum(v.distribution.counts["archived"]) == 1  # the failed deploy: archived by a pass
         status = str(app.query_one("#decay-status", Static).render())
         assert "2 memories archive and 3 rules change status within 30 d" in status
         assert "2026-01-01 (now)" in str(app.query_one("#decay-clock", Static).render())
@@ -70,23 +75,24 @@ async def test_what_if_rate_draws_a_curve_and_writes_nothing(lifecycle):
     async with app.run_test(size=(120, 40)) as pilot:
         pane, table = await _open(app, pilot)
         real_total = pane.view.timeline.total
-        pane.debounce = 0                                  # redraw on every change (no timer to wait for)
+        pane.debounce = 0  # redraw on every change (no timer to wait for)
         field = app.query_one("#hl-semantic", Input)
-        field.value = "3"                                  # semantic 30 d -> 3 d
+        field.value = "3"  # semantic 30 d -> 3 d
         await settle(app, pilot)
         v = pane.view
         assert v.rates == {"semantic": 3.0}
-        assert v.what_if_timeline.total > real_total       # faster decay: more cross
+        assert v.what_if_timeline.total > real_total  # faster decay: more cross
         assert v.forecast.memories_total == v.what_if_timeline.total
-        assert "what-if semantic 30→3 d (nothing is written)" in \
-            str(app.query_one("#decay-status", Static).render())
+        assert "what-if semantic 30→3 d (nothing is written)" in str(
+            app.query_one("#decay-status", Static).render()
+        )
         # choose a semantic memory: its real curve and its what-if curve
         await pilot.press("slash", *f"m{ids['mem']['ports']}", "enter")
         await settle(app, pilot)
-        (real, what_if), = pane.view.memory_curves
+        ((real, what_if),) = pane.view.memory_curves
         assert real.target_id == ids["mem"]["ports"] and what_if is not None
         assert what_if.points[-1].value < real.points[-1].value
-        await pilot.press("escape", "w")                   # clear the what-if
+        await pilot.press("escape", "w")  # clear the what-if
         await settle(app, pilot)
         assert pane.view.rates is None and pane.view.memory_curves[0][1] is None
     assert _state(eng) == before
@@ -106,7 +112,7 @@ async def test_preview_clock_shows_the_future(lifecycle):
         v = pane.view
         assert v.now == now + 14 * DAY and v.offset_days == 14
         assert "2026-01-15 +14 d" in str(app.query_one("#decay-clock", Static).render())
-        assert v.distribution.below_threshold["active"] == 2   # both episodic memories crossed
+        assert v.distribution.below_threshold["active"] == 2  # both episodic memories crossed
         assert all(c.points[0].at == v.now for c, _ in v.memory_curves)
         await pilot.press("left_square_bracket")
         await settle(app, pilot)
@@ -125,7 +131,7 @@ async def test_charts_redraw_when_another_process_writes(lifecycle, tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         pane, table = await _open(app, pilot)
         assert f"m{hotfix}" in _keys(table)
-        app.poll_db()                                   # the baseline data_version
+        app.poll_db()  # the baseline data_version
         await settle(app, pilot)
         agent = open_engine(eng.path, embedder=None, clock=clock, actor="agent-7", load="lazy")
         try:
@@ -134,7 +140,7 @@ async def test_charts_redraw_when_another_process_writes(lifecycle, tmp_path):
             agent.close()
         app.poll_db()
         await settle(app, pilot)
-        assert f"m{hotfix}" not in _keys(table)          # pinned: it no longer decays
+        assert f"m{hotfix}" not in _keys(table)  # pinned: it no longer decays
         assert pane.view.timeline.total == 1
     assert app.errors == []
 
@@ -155,9 +161,9 @@ async def test_panes_3_4_6_on_an_empty_database(tmp_path):
             assert app.query_one("#decay-forecast", DataGrid).row_count == 0
             assert app.pane("rules").rules == {} and app.pane("flows").flows == {}
             assert "0 rules" in str(app.query_one("#rules-status", Static).render())
-            await pilot.press("3", "x")                     # an action with nothing selected
+            await pilot.press("3", "x")  # an action with nothing selected
             await pilot.pause()
-            assert app.screen is app.screen_stack[0]         # no confirmation: nothing to retire
+            assert app.screen is app.screen_stack[0]  # no confirmation: nothing to retire
         assert app.errors == []
     finally:
         eng.close()

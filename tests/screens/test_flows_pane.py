@@ -1,4 +1,5 @@
 """Pane 4 — Flows, driven by keys against a seeded database; asserts on widgets and the DB."""
+
 from __future__ import annotations
 
 from textual.widgets import Input, Select, Sparkline, Static
@@ -7,7 +8,6 @@ from console.widgets.confirm import ConfirmModal
 from console.widgets.table import DataGrid
 
 from .helpers import make_app, settle
-from .seed_lifecycle import lifecycle  # noqa: F401  (fixture)
 
 
 async def _open(app, pilot):
@@ -30,10 +30,10 @@ async def test_counts_effectiveness_trend_and_flagged(lifecycle):
         assert table.row_count == 4
         deploy = _cells(table, f["deploy"])
         assert [deploy[1], deploy[2], deploy[3].plain, deploy[4].plain] == [20, 18, "2", "90"]
-        assert deploy[5].plain == "▲ +20"                         # recent 10 all passed vs 8 of 10
+        assert deploy[5].plain == "▲ +20"  # recent 10 all passed vs 8 of 10
         assert deploy[6].plain == "█" * 10
         rollback = _cells(table, f["rollback"])
-        assert rollback[0].plain.startswith("⚑") and rollback[0].style == "bold red"   # flagged
+        assert rollback[0].plain.startswith("⚑") and rollback[0].style == "bold red"  # flagged
         assert (rollback[1], rollback[2], rollback[4].plain) == (8, 3, "38")
         assert rollback[6].plain == "█▁█▁▁█▁▁"
         keys = _cells(table, f["keys"])
@@ -57,7 +57,7 @@ async def test_detail_steps_runs_sparkline_and_chart(lifecycle):
         assert "⚑ flagged" in str(app.query_one("#flow-head", Static).render())
         spark = app.query_one("#flow-spark", Sparkline)
         assert list(spark.data) == [p.value for p in eng.flows.detail(fid).rolling]
-        assert spark.data[0] == 1.0 and spark.data[-1] == 0.375   # effectiveness after each run
+        assert spark.data[0] == 1.0 and spark.data[-1] == 0.375  # effectiveness after each run
         assert app.query_one("#flow-detail").border_title == "flow rollback"
         # moving the cursor follows: j goes to the next flow by name
         await pilot.press("j")
@@ -79,7 +79,7 @@ async def test_filters_and_disable_is_confirmed(lifecycle):
         assert list(pane.flows) == [str(f["rollback"])]
         app.query_one("#ff-show", Select).clear()
         await settle(app, pilot)
-        await pilot.press("slash", *"trading")                     # domain, name, agent or trigger
+        await pilot.press("slash", *"trading")  # domain, name, agent or trigger
         await settle(app, pilot)
         assert list(pane.flows) == [str(f["brief"])]
         await pilot.press("escape")

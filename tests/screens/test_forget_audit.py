@@ -1,5 +1,6 @@
 """Pane 7 — Forget & Audit: a request is previewed with counts, executed only after typing
 FORGET, removes the rows (checked in the database) and verifies residue 0; the audit filters."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,7 +27,7 @@ async def test_forget_from_search_previews_then_requires_FORGET(seeded):
         await settle(app, pilot)
         await pilot.press("2", "slash", *"deploy fridays", "enter")
         await settle(app, pilot)
-        await pilot.press("escape", "f")                    # forget the selected hit
+        await pilot.press("escape", "f")  # forget the selected hit
         await settle(app, pilot)
         assert app.query_one("#tabs").active == "forget"
         assert app.query_one("#forget-scope", Select).value == "memory"
@@ -36,8 +37,9 @@ async def test_forget_from_search_previews_then_requires_FORGET(seeded):
         await pilot.press("enter")
         await settle(app, pilot)
         preview = app.query_one("#forget-preview", DataGrid)
-        assert f"memory:{mid}" in [preview.coordinate_to_cell_key((i, 0)).row_key.value
-                                   for i in range(preview.row_count)]
+        assert f"memory:{mid}" in [
+            preview.coordinate_to_cell_key((i, 0)).row_key.value for i in range(preview.row_count)
+        ]
         assert "1 memories" in str(preview.border_title)
         case = eng.forget.list()[0]
         assert case.status == "previewed" and case.requested_by == "tester"
@@ -49,12 +51,12 @@ async def test_forget_from_search_previews_then_requires_FORGET(seeded):
         modal = app.screen
         assert isinstance(modal, ConfirmModal) and "PERMANENTLY remove 1 memories" in modal.body
         assert modal.query_one("#confirm", Button).disabled
-        await pilot.press(*"forget", "enter")               # wrong case: nothing happens
+        await pilot.press(*"forget", "enter")  # wrong case: nothing happens
         await pilot.pause()
         assert app.screen is modal and modal.query_one("#confirm", Button).disabled
         await pilot.press("escape")
         await settle(app, pilot)
-        assert eng.memories.get(mid).content == "Never deploy on Fridays"    # cancelled: still there
+        assert eng.memories.get(mid).content == "Never deploy on Fridays"  # cancelled: still there
         await pilot.press("X")
         await pilot.pause()
         await pilot.press(*"FORGET", "enter")

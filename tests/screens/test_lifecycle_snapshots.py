@@ -1,6 +1,7 @@
 """Snapshots of panes 3 (Rules), 4 (Flows) and 6 (Decay): a fixed seeded database, a frozen clock
 (FixedClock at T0), a 120×40 terminal, no cursor blink, a fixed header label. Review the SVG diff
 (`pytest --snapshot-report`) before `--snapshot-update`."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,6 +25,7 @@ def _open(*keys: str):
         for key in keys:
             await pilot.press(key)
             await settle(pilot.app, pilot)
+
     return run_before
 
 

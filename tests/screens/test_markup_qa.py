@@ -1,5 +1,6 @@
 """QA regressions: text an operator types or an agent wrote is never console markup. A rule or
 memory holding "[/bold]" and a typed "[/x]" used to crash the whole console (MarkupError)."""
+
 from __future__ import annotations
 
 from textual.content import Content
@@ -8,7 +9,6 @@ from console.widgets.confirm import PromptModal
 from console.widgets.table import DataGrid
 
 from .helpers import make_app, settle
-from .seed_lifecycle import lifecycle  # noqa: F401  (fixture)
 
 TRAP = "Trap rule [/bold] and [red]not red[/red]"
 
@@ -17,7 +17,7 @@ async def test_rule_with_markup_and_a_typed_markup_score_do_not_crash(lifecycle)
     eng, ids, _ = lifecycle
     rid = eng.rules.add(TRAP, score=9.9).id
     app = make_app(eng)
-    async with app.run_test(size=(120, 40), notifications=True) as pilot:   # toasts drawn
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:  # toasts drawn
         await settle(app, pilot)
         await pilot.press("3")
         await settle(app, pilot)
@@ -29,7 +29,7 @@ async def test_rule_with_markup_and_a_typed_markup_score_do_not_crash(lifecycle)
         await pilot.press("s")
         await pilot.pause()
         assert isinstance(app.screen, PromptModal)
-        await pilot.press("ctrl+a", "ctrl+k", *"[/x]", "enter")   # not a number: a notice
+        await pilot.press("ctrl+a", "ctrl+k", *"[/x]", "enter")  # not a number: a notice
         await settle(app, pilot)
         assert app.is_running and not isinstance(app.screen, PromptModal)
         assert any("[/x]" in n.message for n in app._notifications)
@@ -50,6 +50,6 @@ async def test_flow_named_with_markup_shows_its_detail(lifecycle):
         assert table.select_key(f.id)
         await settle(app, pilot)
         assert app.pane("flows").detail.flow.id == f.id
-        title = app.query_one("#flow-detail").border_title      # shown as markup
+        title = app.query_one("#flow-detail").border_title  # shown as markup
         assert Content.from_markup(str(title)).plain == "flow trap-[/b]"
     assert app.errors == []

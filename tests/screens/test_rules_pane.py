@@ -1,4 +1,5 @@
 """Pane 3 — Rules, driven by keys against a seeded database; asserts on widgets and the DB."""
+
 from __future__ import annotations
 
 from textual.widgets import Select, Static
@@ -8,7 +9,6 @@ from console.widgets.confirm import ConfirmModal, PromptModal
 from console.widgets.table import DataGrid
 
 from .helpers import make_app, settle
-from .seed_lifecycle import lifecycle  # noqa: F401  (fixture)
 
 
 async def _open(app, pilot):
@@ -48,8 +48,8 @@ async def test_table_sorted_by_score_with_bands_and_detail(lifecycle):
         info = _text(app, "#rule-info")
         assert "Run the test suite before every deploy" in info
         assert "violations 1" in info and "source learning" in info and "last reinforced" in info
-        assert "retires in" in info                   # dormant and decaying: the projection says when
-        assert "deployed without tests" in info       # the violation's history row
+        assert "retires in" in info  # dormant and decaying: the projection says when
+        assert "deployed without tests" in info  # the violation's history row
         assert len(pane.detail.history) >= 3
         assert app.query_one("#rule-chart", PlotextPlot).plt is not None
         assert f"rule #{r['tests']}" in app.query_one("#rule-detail").border_title
@@ -69,7 +69,7 @@ async def test_retire_is_confirmed_and_changes_the_database(lifecycle):
         body = str(app.screen.query_one("#confirm-body", Static).render())
         assert f"Rule #{rid}: status active → retired (score stays 5.5)" in body
         assert "stops loading at boot for agent hermes" in body
-        await pilot.press("escape")                       # cancel: nothing changes
+        await pilot.press("escape")  # cancel: nothing changes
         await settle(app, pilot)
         assert eng.rules.get(rid).status == "active"
         await pilot.press("x")
@@ -81,7 +81,7 @@ async def test_retire_is_confirmed_and_changes_the_database(lifecycle):
         assert table.selected_key == str(rid)
         assert table.get_row_at(table.cursor_row)[2].plain == "retired"
         entry = eng.audit.log(target=f"rule:{rid}", action="rule-retire")[0]
-        assert entry.actor == "tester"                    # the console's actor is recorded
+        assert entry.actor == "tester"  # the console's actor is recorded
         # revive brings it back at score >= 5
         await pilot.press("v")
         await settle(app, pilot)
@@ -101,7 +101,7 @@ async def test_set_score_asks_value_reason_and_confirmation(lifecycle):
         assert isinstance(app.screen, PromptModal)
         await pilot.press("ctrl+a", "ctrl+k", "9", ".", "5", "enter")
         await pilot.pause()
-        assert isinstance(app.screen, PromptModal)       # the reason is required
+        assert isinstance(app.screen, PromptModal)  # the reason is required
         await pilot.press(*"lockfiles saved us twice", "enter")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal)
@@ -113,7 +113,7 @@ async def test_set_score_asks_value_reason_and_confirmation(lifecycle):
         rule = eng.rules.get(rid)
         assert (rule.score, rule.status) == (9.5, "critical")
         assert eng.rules.history(rid)[-1].reason == "lockfiles saved us twice"
-        assert table.get_row_at(0)[1].plain.strip() == "10.0"   # still sorted: 10, 9.5, 9.5, ...
+        assert table.get_row_at(0)[1].plain.strip() == "10.0"  # still sorted: 10, 9.5, 9.5, ...
         assert str(rid) in [table.coordinate_to_cell_key((i, 0)).row_key.value for i in range(3)]
     assert app.errors == []
 
@@ -158,8 +158,8 @@ async def test_filters_and_boot_preview(lifecycle):
         assert app.query_one("#boot-panel").display and not app.query_one("#rule-detail").display
         text = str(app.query_one("#boot-text", Static).render())
         assert text.startswith('<memory-context agent="hermes"')
-        assert "Cap position size at 2% of the book" in text          # hermes' critical rule
-        assert "Never force-push to main" not in text                  # atlas' rule
+        assert "Cap position size at 2% of the book" in text  # hermes' critical rule
+        assert "Never force-push to main" not in text  # atlas' rule
         assert "agent hermes" in app.query_one("#boot-panel").border_title
         # the text filter narrows by full text
         app.query_one("#rf-agent", Select).clear()
@@ -180,7 +180,7 @@ async def test_live_refresh_keeps_the_selection(lifecycle):
     async with app.run_test(size=(120, 40)) as pilot:
         pane, table = await _open(app, pilot)
         await _select(app, pilot, table, rid)
-        app.poll_db()                                     # the baseline data_version
+        app.poll_db()  # the baseline data_version
         await settle(app, pilot)
         agent = open_engine(eng.path, embedder=None, clock=clock, actor="agent-7", load="lazy")
         try:
@@ -190,7 +190,7 @@ async def test_live_refresh_keeps_the_selection(lifecycle):
             agent.close()
         app.poll_db()
         await settle(app, pilot)
-        assert table.selected_key == str(rid)             # the rule moved up; the cursor followed it
+        assert table.selected_key == str(rid)  # the rule moved up; the cursor followed it
         assert table.get_row_at(table.cursor_row)[1].plain.strip() == "5.5"
         assert pane.detail.history[-1].actor == "agent-7"
         assert "and again" in _text(app, "#rule-info")

@@ -1,4 +1,5 @@
 """Pane 2 — Search, driven by keys against a seeded database; asserts on widgets and the DB."""
+
 from __future__ import annotations
 
 from textual.widgets import Input, Select, TabbedContent
@@ -37,7 +38,7 @@ async def test_search_shows_hits_breakdown_and_no_access_recorded(seeded):
             await pilot.pause()
             assert f"#{table.selected_key}" in str(app.query_one("#hit-detail").border_title)
         assert pane.result.hits[0].breakdown.bm25_rank == 1
-    assert eng.memories.get(ids["mem"]["fridays"]).access_count == before   # record_access=False
+    assert eng.memories.get(ids["mem"]["fridays"]).access_count == before  # record_access=False
     assert app.errors == []
 
 
@@ -109,7 +110,7 @@ async def test_pin_importance_archive_write_the_database(seeded):
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal)
         assert "tier active → archived" in app.screen.body
-        await pilot.press("escape")                     # cancelled: nothing changes
+        await pilot.press("escape")  # cancelled: nothing changes
         await settle(app, pilot)
         assert eng.memories.get(mid).tier == "active"
         await pilot.press("a")

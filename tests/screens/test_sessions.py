@@ -1,5 +1,6 @@
 """Pane 1 — Sessions: list + filters, transcript, lineage, message search (CJK), and the links
 between messages and the memories derived from them."""
+
 from __future__ import annotations
 
 from textual.widgets import Input
@@ -24,7 +25,7 @@ async def test_list_filter_transcript_and_lineage(seeded):
         await settle(app, pilot)
         sessions = app.query_one("#session-list", DataGrid)
         assert sessions.row_count == 4
-        assert sessions.selected_key == "s-brief"            # newest first
+        assert sessions.selected_key == "s-brief"  # newest first
         # filter by agent and text
         await pilot.press("slash", *"agent:atlas")
         await settle(app, pilot)
@@ -51,7 +52,7 @@ async def test_list_filter_transcript_and_lineage(seeded):
         assert transcript.row_count == 4
         roles = [str(row(transcript, i)[1]) for i in range(4)]
         assert roles == ["user", "assistant", "tool", "user"]
-        assert row(transcript, 2)[2] == "shell"            # the tool's name
+        assert row(transcript, 2)[2] == "shell"  # the tool's name
         assert row(transcript, 0)[0] == "2025-12-29 00:00"  # time
         await pilot.press("C")
         await settle(app, pilot)
@@ -68,22 +69,24 @@ async def test_message_search_cjk_and_derived_memories(seeded):
         await settle(app, pilot)
         hits = app.query_one("#message-hits", DataGrid)
         assert hits.row_count == 1 and hits.selected_key == str(ids["trip_msgs"][1])
-        await pilot.press("s", "ctrl+a", "ctrl+k", *"大别", "enter")     # short CJK: LIKE scan
+        await pilot.press("s", "ctrl+a", "ctrl+k", *"大别", "enter")  # short CJK: LIKE scan
         await settle(app, pilot)
         assert hits.row_count == 2
         await pilot.press("s", "ctrl+a", "ctrl+k", *"fridays", "enter")
         await settle(app, pilot)
         assert hits.selected_key == str(ids["deploy_msgs"][3])
-        await pilot.press("enter")                                  # open it in its session
+        await pilot.press("enter")  # open it in its session
         await settle(app, pilot)
         transcript = app.query_one("#transcript", DataGrid)
         assert app.pane("sessions").detail.session.id == "s-deploy"
         assert transcript.selected_key == str(ids["deploy_msgs"][3])
         derived = app.query_one("#derived", DataGrid)
-        assert sorted(int(row(derived, i)[0][1:]) for i in range(derived.row_count)) == \
-            sorted([ids["mem"]["fridays"], ids["mem"]["ticket"]])
-        assert "Never deploy on Fridays" in str(app.query_one("#message-text").render()) or \
-            "never deploy on Fridays" in str(app.query_one("#message-text").render())
+        assert sorted(int(row(derived, i)[0][1:]) for i in range(derived.row_count)) == sorted(
+            [ids["mem"]["fridays"], ids["mem"]["ticket"]]
+        )
+        assert "Never deploy on Fridays" in str(
+            app.query_one("#message-text").render()
+        ) or "never deploy on Fridays" in str(app.query_one("#message-text").render())
         # and back: from a derived memory to its source message (M on the derived table)
         await pilot.press("m")
         assert app.focused is derived

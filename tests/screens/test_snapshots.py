@@ -1,5 +1,6 @@
 """Snapshots of each pane over the fixed seeded database (FixedClock, HashEmbedder), 120×40,
 no cursor blink, no animation. Review the SVG diff before `--snapshot-update`."""
+
 from __future__ import annotations
 
 from .helpers import make_app, settle
@@ -17,6 +18,7 @@ def _runner(*keys: str, after=None):
         if after is not None:
             after(app)
             await settle(app, pilot)
+
     return run_before
 
 
@@ -31,8 +33,11 @@ def test_sessions_pane(snap_compare, seeded):
 
 def test_search_pane(snap_compare, seeded):
     eng, _ = seeded
-    assert snap_compare(make_app(eng), terminal_size=SIZE,
-                        run_before=_runner("2", "slash", *"deploy fridays", "enter", "escape"))
+    assert snap_compare(
+        make_app(eng),
+        terminal_size=SIZE,
+        run_before=_runner("2", "slash", *"deploy fridays", "enter", "escape"),
+    )
 
 
 def test_curator_pane(snap_compare, seeded):
@@ -51,8 +56,7 @@ def test_forget_audit_pane(snap_compare, seeded):
         app.start_forget(memory_id=ids["mem"]["ticket"])
 
     keys = (*"rollback policy changed", "enter")
-    assert snap_compare(make_app(eng), terminal_size=SIZE,
-                        run_before=_two_step(prefill, keys))
+    assert snap_compare(make_app(eng), terminal_size=SIZE, run_before=_two_step(prefill, keys))
 
 
 def _two_step(first, keys):
@@ -64,6 +68,7 @@ def _two_step(first, keys):
         for k in keys:
             await pilot.press(k)
         await settle(app, pilot)
+
     return run_before
 
 

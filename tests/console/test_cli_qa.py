@@ -1,7 +1,6 @@
 """Regressions from the QA sweep: operator mistakes with --db and read-only files are one clear
 line on stderr and a non-zero exit, never "internal error"."""
 
-
 import pytest
 
 from console.cli import main

@@ -23,7 +23,7 @@ from pathlib import Path
 from engine.audit.hashing import Hasher, hasher
 from engine.errors import EngineError
 from engine.paths import state_dir
-from engine.storage.sqlite.audit import database_path
+from engine.storage.audit import database_path
 
 VERSION = 1
 _SAFE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")

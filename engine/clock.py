@@ -1,8 +1,9 @@
 """All engine time comes from here, so decay and the curator can be replayed at any moment."""
+
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Protocol
 
 
@@ -36,7 +37,7 @@ def iso(t: float | None) -> str | None:
     """Epoch seconds -> ISO-8601 UTC with a Z, or None."""
     if t is None:
         return None
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(text: str) -> float:
@@ -51,5 +52,5 @@ def parse_time(text: str) -> float:
 
         raise InvalidInput(f"not an ISO-8601 time: {text!r}") from exc
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()

@@ -8,6 +8,7 @@ by MEMCONSOLE_CONFIG) with sections matching the dataclasses below, e.g.
     [search]
     vector_weight = 0.8
 """
+
 from __future__ import annotations
 
 import math
@@ -20,15 +21,16 @@ from pathlib import Path
 @dataclass(frozen=True)
 class DecaySettings:
     # Half-lives in days: episodic fades fastest, procedural slowest.
-    half_life_days: dict = field(default_factory=lambda: {
-        "episodic": 7.0, "semantic": 30.0, "procedural": 90.0})
+    half_life_days: dict = field(
+        default_factory=lambda: {"episodic": 7.0, "semantic": 30.0, "procedural": 90.0}
+    )
     archive_threshold: float = 0.3
-    reinforce_boost: float = 0.2          # strength added by a reinforcement (capped at 1)
-    rule_grace_days: float = 7.0          # a rule unreinforced this long starts to lose score
+    reinforce_boost: float = 0.2  # strength added by a reinforcement (capped at 1)
+    rule_grace_days: float = 7.0  # a rule unreinforced this long starts to lose score
     rule_daily_loss: float = 0.5
-    rule_reinforce_boost: float = 1.0     # score a rule gains when reinforced (capped at 10)
-    rule_violation_boost: float = 0.5     # a broken rule proved relevant: it gains this and its clock resets
-    snapshot_step: float = 0.05           # a pass rewrites a stored strength only when it fell this much
+    rule_reinforce_boost: float = 1.0  # score a rule gains when reinforced (capped at 10)
+    rule_violation_boost: float = 0.5  # a broken rule proved relevant: it gains this and its clock resets
+    snapshot_step: float = 0.05  # a pass rewrites a stored strength only when it fell this much
 
     def rate(self, kind: str) -> float:
         """Per-second decay rate λ for a kind: strength(t) = s0 · exp(-λ · t)."""
@@ -40,6 +42,7 @@ class DecaySettings:
 class SearchSettings:
     """Retrieval defaults, each chosen on the LoCoMo benchmark (bench/locomo.py, BENCHMARKS.md) and
     kept only where it held on conversations it was not chosen on (bench/locomo_tune.py)."""
+
     # Per retriever, before fusion. 100 rather than 50: score-aware fusion lifts a memory that one
     # retriever ranks 60th but the other likes; cost is ~1 ms.
     candidates: int = 100
@@ -47,14 +50,14 @@ class SearchSettings:
     # fusion.py). It keeps score gaps that rank fusion throws away; plain RRF loses to BM25 alone
     # on LoCoMo at k <= 10, convex fusion beats both retrievers at every k. "rrf": weighted RRF.
     fusion: str = "convex"
-    keyword_share: float = 0.6            # BM25 is the stronger retriever on conversational recall
+    keyword_share: float = 0.6  # BM25 is the stronger retriever on conversational recall
     # Hybrid only: the memories written just before and after a candidate in the same session get
     # this share of its fused score (answers sit next to the turn that shares the question's
     # words). +0.03 R@10 on LoCoMo, same on the held-out half; 0 turns it off.
     session_context: float = 0.15
-    rrf_k: float = 60.0                   # fusion = "rrf" only
-    keyword_weight: float = 1.0           # fusion = "rrf" only
-    vector_weight: float = 1.0            # fusion = "rrf" only
+    rrf_k: float = 60.0  # fusion = "rrf" only
+    keyword_weight: float = 1.0  # fusion = "rrf" only
+    vector_weight: float = 1.0  # fusion = "rrf" only
     # Keyword queries drop words more than this share of memories contain, once there are
     # common_terms_from memories (the rarest word always remains). BM25 weighs such a word little
     # (IDF <= log 9; ~0 past half), yet FTS5 must score every memory containing it: at 100k one
@@ -90,33 +93,33 @@ class SearchSettings:
     recency_weight: float = 0.05
     recency_half_life_days: float = 30.0
     dedup_threshold: float = 0.95
-    thin_results: int = 3                 # fewer hits than this: say where else the query matches
+    thin_results: int = 3  # fewer hits than this: say where else the query matches
 
 
 @dataclass(frozen=True)
 class CuratorSettings:
-    merge_threshold: float = 0.90         # cosine at or above which two memories/rules are near-duplicates
-    rule_prefix_chars: int = 40           # rules sharing this many leading characters are near-duplicates
-    max_cluster: int = 25                 # members per merge proposal (larger clusters are split)
-    stale_days: float = 14.0              # no activity this long: reported as stale
-    archive_days: float = 30.0            # no activity this long: proposed for archiving
+    merge_threshold: float = 0.90  # cosine at or above which two memories/rules are near-duplicates
+    rule_prefix_chars: int = 40  # rules sharing this many leading characters are near-duplicates
+    max_cluster: int = 25  # members per merge proposal (larger clusters are split)
+    stale_days: float = 14.0  # no activity this long: reported as stale
+    archive_days: float = 30.0  # no activity this long: proposed for archiving
     promote_categories: tuple = ("learning", "discovery")
-    promote_min_reinforcements: int = 3   # access/reinforcement count that earns a rule
+    promote_min_reinforcements: int = 3  # access/reinforcement count that earns a rule
     promote_rule_score: float = 5.0
-    retire_days: float = 60.0             # a dormant rule unreinforced this long is proposed for retirement
-    merged_rule_bonus: float = 0.5        # a merged rule keeps the higher score plus this
-    auto_apply: tuple = ()                # kinds applied without approval (explicit policy; off by default)
+    retire_days: float = 60.0  # a dormant rule unreinforced this long is proposed for retirement
+    merged_rule_bonus: float = 0.5  # a merged rule keeps the higher score plus this
+    auto_apply: tuple = ()  # kinds applied without approval (explicit policy; off by default)
 
 
 @dataclass(frozen=True)
 class LifecycleSettings:
-    flow_flag_below: float = 0.6          # a flow under this effectiveness is flagged...
-    flow_flag_min_runs: int = 5           # ...once it has at least this many runs
-    flow_trend_window: int = 10           # recent runs compared with the window before them
-    boot_max_rules: int = 20              # critical/active rules in a boot context
-    boot_max_items: int = 15              # decisions, tasks, rejections each
-    chars_per_token: float = 4.0          # token estimate for boot context
-    state_similarity: float = 0.5         # word overlap at which a gate-post state entry consolidates
+    flow_flag_below: float = 0.6  # a flow under this effectiveness is flagged...
+    flow_flag_min_runs: int = 5  # ...once it has at least this many runs
+    flow_trend_window: int = 10  # recent runs compared with the window before them
+    boot_max_rules: int = 20  # critical/active rules in a boot context
+    boot_max_items: int = 15  # decisions, tasks, rejections each
+    chars_per_token: float = 4.0  # token estimate for boot context
+    state_similarity: float = 0.5  # word overlap at which a gate-post state entry consolidates
 
 
 @dataclass(frozen=True)
@@ -170,28 +173,47 @@ _UNIT = (0.0, 1.0)
 # key -> (kind, low, high). kind: "float" (finite; ints accepted), "int", "pos" (finite, > 0).
 # Every numeric setting is listed: a new one without a range fails test_every_number_has_a_range.
 _RANGES: dict[str, tuple[str, float, float]] = {
-    "decay.archive_threshold": ("float", *_UNIT), "decay.reinforce_boost": ("float", *_UNIT),
-    "decay.rule_grace_days": ("float", 0, 36500), "decay.rule_daily_loss": ("float", 0, 10),
-    "decay.rule_reinforce_boost": ("float", 0, 10), "decay.rule_violation_boost": ("float", 0, 10),
+    "decay.archive_threshold": ("float", *_UNIT),
+    "decay.reinforce_boost": ("float", *_UNIT),
+    "decay.rule_grace_days": ("float", 0, 36500),
+    "decay.rule_daily_loss": ("float", 0, 10),
+    "decay.rule_reinforce_boost": ("float", 0, 10),
+    "decay.rule_violation_boost": ("float", 0, 10),
     "decay.snapshot_step": ("float", *_UNIT),
-    "search.candidates": ("int", 1, 100_000), "search.keyword_share": ("float", *_UNIT),
-    "search.session_context": ("float", *_UNIT), "search.rrf_k": ("pos", 0, 1e6),
-    "search.keyword_weight": ("float", 0, 1e6), "search.vector_weight": ("float", 0, 1e6),
-    "search.common_term_share": ("float", *_UNIT), "search.common_terms_from": ("int", 0, _BIG),
-    "search.keyword_rows": ("int", 0, _BIG), "search.matrix_after": ("int", 0, _BIG),
-    "search.bits_from": ("int", 0, _BIG), "search.bits_rescore": ("int", 1, _BIG),
-    "search.dedup_matrix_from": ("int", 1, _BIG), "search.strength_weight": ("float", *_UNIT),
-    "search.importance_weight": ("float", *_UNIT), "search.recency_weight": ("float", *_UNIT),
-    "search.recency_half_life_days": ("pos", 0, 36500), "search.dedup_threshold": ("float", *_UNIT),
+    "search.candidates": ("int", 1, 100_000),
+    "search.keyword_share": ("float", *_UNIT),
+    "search.session_context": ("float", *_UNIT),
+    "search.rrf_k": ("pos", 0, 1e6),
+    "search.keyword_weight": ("float", 0, 1e6),
+    "search.vector_weight": ("float", 0, 1e6),
+    "search.common_term_share": ("float", *_UNIT),
+    "search.common_terms_from": ("int", 0, _BIG),
+    "search.keyword_rows": ("int", 0, _BIG),
+    "search.matrix_after": ("int", 0, _BIG),
+    "search.bits_from": ("int", 0, _BIG),
+    "search.bits_rescore": ("int", 1, _BIG),
+    "search.dedup_matrix_from": ("int", 1, _BIG),
+    "search.strength_weight": ("float", *_UNIT),
+    "search.importance_weight": ("float", *_UNIT),
+    "search.recency_weight": ("float", *_UNIT),
+    "search.recency_half_life_days": ("pos", 0, 36500),
+    "search.dedup_threshold": ("float", *_UNIT),
     "search.thin_results": ("int", 0, 10_000),
-    "curator.merge_threshold": ("float", *_UNIT), "curator.rule_prefix_chars": ("int", 1, 100_000),
-    "curator.max_cluster": ("int", 2, 100_000), "curator.stale_days": ("float", 0, 36500),
-    "curator.archive_days": ("float", 0, 36500), "curator.promote_min_reinforcements": ("int", 0, _BIG),
-    "curator.promote_rule_score": ("float", 0, 10), "curator.retire_days": ("float", 0, 36500),
+    "curator.merge_threshold": ("float", *_UNIT),
+    "curator.rule_prefix_chars": ("int", 1, 100_000),
+    "curator.max_cluster": ("int", 2, 100_000),
+    "curator.stale_days": ("float", 0, 36500),
+    "curator.archive_days": ("float", 0, 36500),
+    "curator.promote_min_reinforcements": ("int", 0, _BIG),
+    "curator.promote_rule_score": ("float", 0, 10),
+    "curator.retire_days": ("float", 0, 36500),
     "curator.merged_rule_bonus": ("float", 0, 10),
-    "lifecycle.flow_flag_below": ("float", *_UNIT), "lifecycle.flow_flag_min_runs": ("int", 0, _BIG),
-    "lifecycle.flow_trend_window": ("int", 1, 100_000), "lifecycle.boot_max_rules": ("int", 0, 100_000),
-    "lifecycle.boot_max_items": ("int", 0, 100_000), "lifecycle.chars_per_token": ("pos", 0, 1000),
+    "lifecycle.flow_flag_below": ("float", *_UNIT),
+    "lifecycle.flow_flag_min_runs": ("int", 0, _BIG),
+    "lifecycle.flow_trend_window": ("int", 1, 100_000),
+    "lifecycle.boot_max_rules": ("int", 0, 100_000),
+    "lifecycle.boot_max_items": ("int", 0, 100_000),
+    "lifecycle.chars_per_token": ("pos", 0, 1000),
     "lifecycle.state_similarity": ("float", *_UNIT),
 }
 _CHOICES = {"search.fusion": ("convex", "rrf")}
@@ -229,8 +251,9 @@ def validate(s: Settings) -> Settings:
         _check_number(f"decay.half_life_days.{kind}", days, "pos", 0, 36500)
     bad = [k for k in s.curator.auto_apply if k not in PROPOSAL_KINDS]
     if bad:
-        raise ConfigError(f"curator.auto_apply: unknown proposal kind {bad[0]!r} "
-                          f"(known: {', '.join(PROPOSAL_KINDS)})")
+        raise ConfigError(
+            f"curator.auto_apply: unknown proposal kind {bad[0]!r} (known: {', '.join(PROPOSAL_KINDS)})"
+        )
     if s.model_path is not None and not isinstance(s.model_path, str):
         raise ConfigError(f"model_path must be a string (got {_got(s.model_path)})")
     for k, v in s.keymap.items():

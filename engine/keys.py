@@ -5,6 +5,7 @@ The key lives in `<state dir>/secret.key` (32 random bytes, 0600, in a 0700 fold
 is `$MEMCONSOLE_STATE`, else `<user config dir>/memconsole`. `$MEMCONSOLE_KEY_FILE` points several
 machines that share one PostgreSQL database at one key. Each purpose gets its own derived key.
 """
+
 from __future__ import annotations
 
 import hashlib

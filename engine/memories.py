@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.audit import log as audit
-from engine.lifecycle.decay import strength_at
 from engine.errors import InvalidInput, NotFound
+from engine.lifecycle.decay import strength_at
 from engine.tables import memories as table
 from engine.tables.memories import Kind, NewMemory, Tier
 from engine.types import KINDS, TIERS, AddResult, Memory, load_json

@@ -1,9 +1,11 @@
 """Where memconsole keeps things, in one place (platformdirs; env vars point it elsewhere)."""
+
 from __future__ import annotations
 
 import errno
 import os
 import stat
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from platformdirs import user_config_dir, user_data_dir
@@ -35,11 +37,14 @@ def config_file() -> Path:
 # it is truncated, so a planted symlink or hard link (to memory.db, ~/.bashrc, /dev/...) is refused
 # with one line instead of being written through.
 
+
 def _refuse(path, why: str):
     from engine.errors import EngineError
 
-    return EngineError(f"{path}: {why}; memconsole never writes its reports through links or into "
-                       f"folders it does not own (remove it and run again)")
+    return EngineError(
+        f"{path}: {why}; memconsole never writes its reports through links or into "
+        f"folders it does not own (remove it and run again)"
+    )
 
 
 def open_dir(name: str | os.PathLike, *, at: int | None = None, label=None, create: bool = True) -> int:
@@ -75,7 +80,9 @@ def _is_link(name, at) -> bool:
         return False
 
 
-def check_entry(name: str, *, at: int, label, avoid: set[tuple[int, int]] = frozenset()) -> os.stat_result:
+def check_entry(
+    name: str, *, at: int, label, avoid: AbstractSet[tuple[int, int]] = frozenset()
+) -> os.stat_result:
     """lstat of `name` in folder `at`, refused unless a regular file of ours with one link and not
     one of the `avoid` (device, inode) pairs (the database's own files). Nothing is opened."""
     st = os.stat(name, dir_fd=at, follow_symlinks=False)
@@ -108,7 +115,7 @@ def write_at(at: int, name: str, data: bytes, *, label, create: bool = True) -> 
         os.ftruncate(fd, 0)
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -117,7 +124,7 @@ def write_at(at: int, name: str, data: bytes, *, label, create: bool = True) -> 
 def read_at(at: int, name: str) -> bytes:
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=at)
     try:
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             b = os.read(fd, 1 << 20)
             if not b:

@@ -1,6 +1,7 @@
 """Portable SQL helpers shared by every service: placeholders for id lists and chunking, so no
 module spells `','.join('?' * n)` again. SQLite caps bound parameters per statement (32,766 in the
 builds here; PostgreSQL 65,535), hence chunks."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence

@@ -1,4 +1,5 @@
 """Typed records at the engine's surface. Screens, the CLI and tests see these, never rows."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,17 @@ from typing import Any
 
 KINDS = ("episodic", "semantic", "procedural")
 TIERS = ("core", "active", "archived")
-CATEGORIES = ("decision", "task", "rejected", "discovery", "learning", "context",
-              "preference", "fact", "general")
+CATEGORIES = (
+    "decision",
+    "task",
+    "rejected",
+    "discovery",
+    "learning",
+    "context",
+    "preference",
+    "fact",
+    "general",
+)
 SEARCH_MODES = ("hybrid", "keyword", "vector")
 
 
@@ -98,10 +108,10 @@ class Hit:
 @dataclass
 class SearchResult:
     query: str
-    mode: str                    # what actually ran: hybrid | keyword | vector
+    mode: str  # what actually ran: hybrid | keyword | vector
     hits: list[Hit]
     elsewhere: dict = field(default_factory=dict)
-    message: str | None = None   # why a query returned nothing, or that the model is loading
+    message: str | None = None  # why a query returned nothing, or that the model is loading
     # Big databases: how the keyword query was bounded (words left out, newest-only scoring).
     keyword_scope: list[str] = field(default_factory=list)
 
@@ -110,20 +120,20 @@ class SearchResult:
 class Explanation:
     query: str
     memory_id: int
-    found: bool                  # the memory exists
+    found: bool  # the memory exists
     in_top_k: bool
     k: int
     mode: str
-    excluded_by: list[str]       # filters, tier or state that keep it out of the searched set
-    bm25_rank: int | None        # full rank among all keyword matches (1-based), None if no match
-    bm25_matches: int            # how many memories the keyword query matched
-    vector_rank: int | None      # full rank by cosine among searchable memories
+    excluded_by: list[str]  # filters, tier or state that keep it out of the searched set
+    bm25_rank: int | None  # full rank among all keyword matches (1-based), None if no match
+    bm25_matches: int  # how many memories the keyword query matched
+    vector_rank: int | None  # full rank by cosine among searchable memories
     vector_similarity: float | None
     matched_terms: list[str]
     unmatched_terms: list[str]
     final: float | None
-    kth_final: float | None      # the k-th hit's final score (the bar to clear)
-    summary: str                 # plain words
+    kth_final: float | None  # the k-th hit's final score (the bar to clear)
+    summary: str  # plain words
     # How big-database cost bounds shaped the keyword query (words left out, newest-only scoring).
     keyword_scope: list[str] = field(default_factory=list)
 

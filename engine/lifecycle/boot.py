@@ -14,8 +14,8 @@ from typing import Any
 
 from engine.clock import iso
 from engine.context import Context
-from engine.lifecycle.types import BootContext, BootItem
 from engine.lifecycle.rules import Rules
+from engine.lifecycle.types import BootContext, BootItem
 
 TAG = "memory-context"
 _TAG_RE = re.compile(r"<(?=\s*/?\s*memory-context)", re.IGNORECASE)

@@ -13,14 +13,14 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from engine.audit import log as audit
-from engine.lifecycle.boot import Boot, neutralize
 from engine.context import Context
 from engine.errors import InvalidInput
+from engine.lifecycle.boot import Boot, neutralize
 from engine.lifecycle.flows import Flows
+from engine.lifecycle.rules import Rules
 from engine.lifecycle.types import FLOW_OUTCOMES, BootItem, FlowMatch, FlowOutcome, GatePost, GatePre, Rule
 from engine.memories import check_text
 from engine.retrieval.query import content_terms
-from engine.lifecycle.rules import Rules
 from engine.tables import memories as memories_table
 from engine.types import load_json
 

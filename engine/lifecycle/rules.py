@@ -18,8 +18,8 @@ from typing import Any, Protocol
 from engine.audit import log as audit
 from engine.clock import DAY
 from engine.context import Context
-from engine.lifecycle.decay import band, check_days, clamp_score, rule_score_at
 from engine.errors import InvalidInput, NotFound
+from engine.lifecycle.decay import band, check_days, clamp_score, rule_score_at
 from engine.lifecycle.types import (
     RULE_SOURCES,
     RULE_STATUSES,

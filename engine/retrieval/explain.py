@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.retrieval import fusion
 from engine.errors import NotFound
+from engine.retrieval import fusion
 from engine.retrieval.filters import Filters
 from engine.retrieval.keyword import fts_index
 from engine.retrieval.query import FtsPlan, clean, quote
@@ -13,8 +13,8 @@ from engine.types import Explanation, Memory, SearchResult
 
 if TYPE_CHECKING:
     from engine.context import Context
-    from engine.retrieval.keyword import KeywordRetriever
     from engine.memories import MemoriesService
+    from engine.retrieval.keyword import KeywordRetriever
     from engine.retrieval.search import Retrieval
     from engine.storage.indexes import KeywordIndex
 

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.retrieval import fusion
 from engine.errors import InvalidInput
+from engine.retrieval import fusion
 from engine.retrieval.explain import Explainer
 from engine.retrieval.filters import Filters
 from engine.retrieval.keyword import KeywordRetriever

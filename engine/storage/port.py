@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from engine.storage.curator import CuratorReads
 from engine.storage.dump import TableDump
 from engine.storage.erasure import Eraser
 from engine.storage.health import HealthChecks
@@ -98,7 +99,8 @@ class Storage(Protocol):
     @property
     def dump(self) -> TableDump: ...
 
-    curator: Any  # the curator's bulk reads (engine/storage/curator.py, being added)
+    @property
+    def curator(self) -> CuratorReads: ...
 
     @property
     def in_write(self) -> bool:

@@ -45,8 +45,14 @@ def row(conn: Any, memory_id: int) -> Any:
 
 
 def insert(
-    conn: Any, n: NewMemory, *, created: float, now: float, anchor: float | None = None,
-    access_count: int = 0, last_accessed: float | None = None,
+    conn: Any,
+    n: NewMemory,
+    *,
+    created: float,
+    now: float,
+    anchor: float | None = None,
+    access_count: int = 0,
+    last_accessed: float | None = None,
 ) -> int:
     """A new memory at full strength, anchored at `anchor` (default `created`). Returns its id.
     An import carries the source's use: `access_count`, `last_accessed` (and the anchor)."""

@@ -70,6 +70,7 @@ class RulesPane(Pane):
     def __init__(self) -> None:
         super().__init__()
         self.rules: dict[str, Rule] = {}
+        self.boot: BootContext | None = None  # what the boot preview shows
         self.detail: RuleDetail | None = None
         self.now = 0.0
         self._facets: tuple | None = None
@@ -263,6 +264,7 @@ class RulesPane(Pane):
         self.deliver(self._show_boot, self.engine.boot.context(agent or None))
 
     def _show_boot(self, ctx: BootContext) -> None:
+        self.boot = ctx
         who = f"agent {ctx.agent}" if ctx.agent else "every agent (choose one with the agent filter)"
         self.query_one(
             "#boot-panel"

@@ -16,14 +16,13 @@ from .safe import safe_text
 
 
 class PlainCell(Text):
-    """A str cell shown literally; it still equals its str, as the cell value did before."""
+    """A str cell shown literally; it still equals its str, as the cell value did before.
+    (Defining __eq__ leaves it unhashable, like Text.)"""
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
             return self.plain == other
         return super().__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class DataGrid(DataTable):

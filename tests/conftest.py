@@ -1,5 +1,6 @@
 """Shared fixtures: real SQLite files with sqlite-vec; a fast deterministic embedder for unit
 tests and ONE real MiniLM model per test session where meaning matters."""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,12 @@ T0 = "2026-01-01T00:00:00Z"
 
 # Tests that drive a whole app (Pilot) or several OS processes depend on scheduling: on a loaded
 # 2-core machine a worker can finish a frame late. One rerun each; a real bug fails twice.
-TIMING_SENSITIVE = ("tests/screens/", "tests/console/test_app", "tests/engine/test_concurrency",
-                    "tests/engine/test_crash")
+TIMING_SENSITIVE = (
+    "tests/screens/",
+    "tests/console/test_app",
+    "tests/engine/test_concurrency",
+    "tests/engine/test_crash",
+)
 
 
 def pytest_collection_modifyitems(config, items):

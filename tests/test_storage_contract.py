@@ -2,6 +2,7 @@
 
 Reads every string literal of the engine that looks like SQL and fails on a SQLite-only construct
 outside the SQLite adapter; also `lastrowid` in code (portable SQL says `RETURNING id`)."""
+
 from __future__ import annotations
 
 import io

@@ -1,13 +1,24 @@
 """The foundation CLI, called in-process as `memconsole` would be (same entry point)."""
+
 import json
-import os
 
 import pytest
 
 from console.cli import main
 
-HOSTILE = ['"unbalanced', "AND", "NOT", "(x", "v1.2 @nasa who's", "ask-codex", "*", "x" * 100_000,
-           "a\x00b".replace("\x00", "\\x00"), "大别山", "山"]
+HOSTILE = [
+    '"unbalanced',
+    "AND",
+    "NOT",
+    "(x",
+    "v1.2 @nasa who's",
+    "ask-codex",
+    "*",
+    "x" * 100_000,
+    "a\x00b".replace("\x00", "\\x00"),
+    "大别山",
+    "山",
+]
 
 
 @pytest.fixture
@@ -18,6 +29,7 @@ def run(tmp_path, capsys):
         code = main(["--db", db, *args])
         out, err = capsys.readouterr()
         return code, out, err
+
     return _run
 
 
@@ -30,7 +42,16 @@ def test_acceptance_add_then_paraphrase_search(run, minilm):
     b = doc["hits"][0]["breakdown"]
     assert b["bm25_rank"] is not None and b["vector_rank"] is not None
     assert set(doc) >= {"query", "mode", "hits", "elsewhere"}
-    assert set(doc["hits"][0]) >= {"id", "content", "kind", "category", "tier", "metadata", "score", "breakdown"}
+    assert set(doc["hits"][0]) >= {
+        "id",
+        "content",
+        "kind",
+        "category",
+        "tier",
+        "metadata",
+        "score",
+        "breakdown",
+    }
 
 
 @pytest.mark.parametrize("q", HOSTILE + ["a\x00b"])
@@ -44,8 +65,14 @@ def test_hostile_queries_exit_zero_with_json(run, q, monkeypatch):
 
 def test_user_errors_are_one_line_without_traceback(run, monkeypatch):
     monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
-    for args in (["add", ""], ["add", "x", "--importance", "7"], ["session", "nope"],
-                 ["memory", "show", "99"], ["search", "x", "--tier", "hot"], ["ingest", "/no/such.jsonl"]):
+    for args in (
+        ["add", ""],
+        ["add", "x", "--importance", "7"],
+        ["session", "nope"],
+        ["memory", "show", "99"],
+        ["search", "x", "--tier", "hot"],
+        ["ingest", "/no/such.jsonl"],
+    ):
         code, out, err = run(*args)
         assert code != 0, args
         assert err.count("\n") == 1 and "Traceback" not in err, (args, err)
@@ -54,12 +81,36 @@ def test_user_errors_are_one_line_without_traceback(run, monkeypatch):
 def test_ingest_jsonl_then_sessions_session_messages(run, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
     f = tmp_path / "in.jsonl"
-    f.write_text("\n".join(json.dumps(r) for r in [
-        {"type": "session", "id": "s1", "agent": "atlas", "title": "Setup", "started_at": "2026-01-02T10:00:00Z"},
-        {"type": "message", "session_id": "s1", "role": "user", "content": "use the blue theme", "at": 1767348000},
-        {"type": "memory", "content": "User wants the blue theme", "category": "preference", "agent": "atlas",
-         "session_id": "s1"},
-    ]) + "\n", encoding="utf-8")
+    f.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {
+                    "type": "session",
+                    "id": "s1",
+                    "agent": "atlas",
+                    "title": "Setup",
+                    "started_at": "2026-01-02T10:00:00Z",
+                },
+                {
+                    "type": "message",
+                    "session_id": "s1",
+                    "role": "user",
+                    "content": "use the blue theme",
+                    "at": 1767348000,
+                },
+                {
+                    "type": "memory",
+                    "content": "User wants the blue theme",
+                    "category": "preference",
+                    "agent": "atlas",
+                    "session_id": "s1",
+                },
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     code, out, err = run("ingest", str(f), "--json")
     assert code == 0, err
     assert json.loads(out)["added"] == {"sessions": 1, "messages": 1, "memories": 1}

@@ -1,4 +1,5 @@
 """The curator, forget and audit verbs, called in-process as `memconsole` would be."""
+
 from __future__ import annotations
 
 import json
@@ -20,19 +21,26 @@ def run(tmp_path, capsys):
         code = main(["--db", db, "--actor", "op", *args])
         out, err = capsys.readouterr()
         return code, out, err
+
     return _run
 
 
 def _files(tmp_path: Path) -> list[Path]:
-    return [p for p in tmp_path.rglob("*") if p.is_file() and (p.name.startswith("memory.db")
-                                                                or "curator" in p.parts)]
+    return [
+        p
+        for p in tmp_path.rglob("*")
+        if p.is_file() and (p.name.startswith("memory.db") or "curator" in p.parts)
+    ]
 
 
 def _leaks(tmp_path: Path, text: str) -> list[str]:
     b = text.encode()
-    wins = {b[i:i + 12] for i in range(len(b) - 11)} | {b}
-    return [p.name for p in _files(tmp_path)
-            if any(w in p.read_bytes() or w.lower() in p.read_bytes().lower() for w in wins)]
+    wins = {b[i : i + 12] for i in range(len(b) - 11)} | {b}
+    return [
+        p.name
+        for p in _files(tmp_path)
+        if any(w in p.read_bytes() or w.lower() in p.read_bytes().lower() for w in wins)
+    ]
 
 
 def test_acceptance_canary_merged_reported_then_forgotten(run, tmp_path, minilm):
@@ -95,16 +103,22 @@ def test_queue_verbs_and_json_shapes(run, hashed, tmp_path):
     code, out, _ = run("proposal", "approve", str(pid), "--text", "Staging deploys need the VPN on", "--json")
     p = json.loads(out)
     assert p["status"] == "applied"
-    assert json.loads(run("memory", "show", str(p["result_id"]), "--json")[1])["content"] == \
-        "Staging deploys need the VPN on"
+    assert (
+        json.loads(run("memory", "show", str(p["result_id"]), "--json")[1])["content"]
+        == "Staging deploys need the VPN on"
+    )
     code, out, _ = run("proposal", "undo", str(pid), "--json")
     assert json.loads(out)["status"] == "undone"
     assert json.loads(run("memory", "show", "1", "--json")[1])["tier"] == "active"
     code, out, err = run("proposal", "reject", str(pid), "--reason", "x")
     assert code != 0 and err.count("\n") == 1 and "Traceback" not in err
     code, out, _ = run("audit", "--target", f"proposal:{pid}", "--json")
-    assert [e["action"] for e in json.loads(out)] == ["proposal-undone", "proposal-applied",
-                                                       "proposal-approved", "proposal-created"]
+    assert [e["action"] for e in json.loads(out)] == [
+        "proposal-undone",
+        "proposal-applied",
+        "proposal-approved",
+        "proposal-created",
+    ]
     code, out, _ = run("audit", "--verify")
     assert code == 0 and "intact" in out
 
@@ -120,8 +134,13 @@ def test_forget_verbs(run, hashed):
     assert json.loads(out)["status"] == "verified"
     code, out, _ = run("forget", "--memory", "1", "--reason", "again")
     assert code != 0
-    for args in (["forget", "--reason", "x"], ["forget", "--agent", "a", "--user", "u", "--reason", "x"],
-                 ["forget", "--query", "nothing here"], ["proposal", "show", "42"],
-                 ["forget-request", "9"], ["audit", "--since", "not a date"]):
+    for args in (
+        ["forget", "--reason", "x"],
+        ["forget", "--agent", "a", "--user", "u", "--reason", "x"],
+        ["forget", "--query", "nothing here"],
+        ["proposal", "show", "42"],
+        ["forget-request", "9"],
+        ["audit", "--since", "not a date"],
+    ):
         code, out, err = run(*args)
         assert code != 0 and "Traceback" not in err and err.strip().count("\n") == 0, args

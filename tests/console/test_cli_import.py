@@ -1,12 +1,13 @@
 """`memconsole import hermes|markdown|jsonl` and `export jsonl`, called in-process."""
+
 import json
 import stat
 
 import pytest
 
 from console.cli import main
-from tests.engine.test_import_hermes import build_v2
 from tests.engine.hermes_fixture import file_digests
+from tests.engine.test_import_hermes import build_v2
 
 
 @pytest.fixture
@@ -17,6 +18,7 @@ def run(tmp_path, capsys, monkeypatch):
         code = main(["--db", str(tmp_path / db), *args])
         out, err = capsys.readouterr()
         return code, out, err
+
     return _run
 
 
@@ -44,7 +46,7 @@ def test_import_hermes_dry_run_and_embed(run, tmp_path):
     code, out, _ = run("sessions", "--json")
     assert json.loads(out) == []
     code, out, _ = run("import", "hermes", str(h.root), "--embed", "--agent", "ops", "--json")
-    assert json.loads(out)["vectors"] == 8         # 5 memory entries + 3 skills
+    assert json.loads(out)["vectors"] == 8  # 5 memory entries + 3 skills
 
 
 def test_import_markdown(run, tmp_path):
@@ -75,7 +77,7 @@ def test_export_import_jsonl_roundtrip_and_private_file(run, tmp_path):
     run("export", "jsonl", str(f2), db="b.db")
     a = f.read_text().splitlines()[1:]
     b = f2.read_text().splitlines()[1:]
-    extra = [x for x in b if x not in set(a)]          # only the import's own audit row is new
+    extra = [x for x in b if x not in set(a)]  # only the import's own audit row is new
     assert len(extra) == 1 and '"action":"import"' in extra[0]
     assert [x for x in b if x != extra[0]] == a
 

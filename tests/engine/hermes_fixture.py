@@ -3,6 +3,7 @@ system_prompts, columns this importer has never heard of), memories, skills, cur
 
 `HermesHome.conn` stays open with wal_autocheckpoint=0 like a running agent, so rows written
 after `hold_wal()` live only in state.db-wal until the test closes it."""
+
 from __future__ import annotations
 
 import hashlib
@@ -65,24 +66,45 @@ class HermesHome:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.conn.execute("PRAGMA wal_autocheckpoint=0")
 
-    def session(self, sid: str, *, started: float, source: str = "cli", user: str = "u1",
-                parent: str | None = None, ended: float | None = None, end_reason: str | None = None,
-                **later) -> None:
-        cols = {"id": sid, "source": source, "user_id": user, "model": "hermes-4",
-                "model_config": json.dumps({"temperature": 0.3}), "system_prompt": "You are Hermes.",
-                "parent_session_id": parent, "started_at": started, "ended_at": ended,
-                "end_reason": end_reason, **later}
-        self.conn.execute(f"INSERT INTO sessions({', '.join(cols)}) VALUES "
-                          f"({', '.join('?' * len(cols))})", list(cols.values()))
+    def session(
+        self,
+        sid: str,
+        *,
+        started: float,
+        source: str = "cli",
+        user: str = "u1",
+        parent: str | None = None,
+        ended: float | None = None,
+        end_reason: str | None = None,
+        **later,
+    ) -> None:
+        cols = {
+            "id": sid,
+            "source": source,
+            "user_id": user,
+            "model": "hermes-4",
+            "model_config": json.dumps({"temperature": 0.3}),
+            "system_prompt": "You are Hermes.",
+            "parent_session_id": parent,
+            "started_at": started,
+            "ended_at": ended,
+            "end_reason": end_reason,
+            **later,
+        }
+        self.conn.execute(
+            f"INSERT INTO sessions({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+            list(cols.values()),
+        )
 
     def end(self, sid: str, at: float, reason: str) -> None:
-        self.conn.execute("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?",
-                          (at, reason, sid))
+        self.conn.execute("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?", (at, reason, sid))
 
     def message(self, sid: str, role: str, content: str, at: float, **later) -> int:
         cols = {"session_id": sid, "role": role, "content": content, "timestamp": at, **later}
-        cur = self.conn.execute(f"INSERT INTO messages({', '.join(cols)}) VALUES "
-                                f"({', '.join('?' * len(cols))})", list(cols.values()))
+        cur = self.conn.execute(
+            f"INSERT INTO messages({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+            list(cols.values()),
+        )
         return int(cur.lastrowid)
 
     def prompt(self, text: str) -> str:
@@ -103,8 +125,15 @@ class HermesHome:
         (d / "MEMORY.md.lock").write_text("")
         (d / "MEMORY.md.bak.20260101120000").write_text("an old backup\n§\nnot to import")
 
-    def skill(self, name: str, description: str, body: str, *, category: str | None = None,
-              archived_stamp: str | None = None) -> Path:
+    def skill(
+        self,
+        name: str,
+        description: str,
+        body: str,
+        *,
+        category: str | None = None,
+        archived_stamp: str | None = None,
+    ) -> Path:
         base = self.root / "skills"
         if archived_stamp:
             d = base / ".archive" / f"{name}-{archived_stamp}"
@@ -121,7 +150,8 @@ class HermesHome:
 
     def bundled(self, names: list[str]) -> None:
         (self.root / "skills" / ".bundled_manifest").write_text(
-            "".join(f"{n}:abc123\n" for n in names), encoding="utf-8")
+            "".join(f"{n}:abc123\n" for n in names), encoding="utf-8"
+        )
 
     def curator_run(self, folder: str, data: dict) -> None:
         d = self.root / "logs" / "curator" / folder
@@ -132,5 +162,8 @@ class HermesHome:
 
 def file_digests(root: Path) -> dict[str, str]:
     """sha256 of every file under root (state.db, -wal, -shm and all the rest)."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }

@@ -1,4 +1,5 @@
 """The audit trail: every mutation recorded, filterable, hash-chained; forget re-chains openly."""
+
 from __future__ import annotations
 
 import pytest
@@ -41,9 +42,9 @@ def test_chain_detects_an_edited_row_and_rewrite_rechains(eng):
     eng.store.conn.execute("UPDATE audit SET reason = '' WHERE id = 2")
     assert eng.audit.verify().ok
     eng.store.write(lambda c: audit.rewrite(c, {2: ("", '{"redacted":true}')}))
-    assert eng.audit.verify().ok                       # re-chained on purpose
+    assert eng.audit.verify().ok  # re-chained on purpose
     eng.store.conn.execute("DELETE FROM audit WHERE id = 2")
-    assert eng.audit.verify().first_bad_id == 3        # a deleted row breaks the link after it
+    assert eng.audit.verify().first_bad_id == 3  # a deleted row breaks the link after it
 
 
 def test_every_curator_and_forget_step_is_audited(eng):
@@ -55,8 +56,17 @@ def test_every_curator_and_forget_step_is_audited(eng):
     eng.curator.undo(pid)
     eng.forget.run("memory", [a], "request 12")
     actions = [e.action for e in eng.audit.log(limit=100)][::-1]
-    for expected in ("proposal-created", "curate-run", "proposal-approved", "proposal-applied",
-                     "proposal-undone", "forget-request", "forget-preview", "forget", "forget-verify"):
+    for expected in (
+        "proposal-created",
+        "curate-run",
+        "proposal-approved",
+        "proposal-applied",
+        "proposal-undone",
+        "forget-request",
+        "forget-preview",
+        "forget",
+        "forget-verify",
+    ):
         assert expected in actions
     assert eng.audit.log(target=f"curator_run:{run.id}")[0].action == "curate-run"
     # the add row's preview quoted the forgotten memory: scrubbed, chain still whole
@@ -73,7 +83,7 @@ def test_verify_reports_a_forget_case_whose_audit_head_was_cut(eng):
     assert eng.audit.verify().ok
     head = eng.forget.get(res.request_id).counts["audit_head"]
     with eng.store.reading() as c:
-        (anchors_dir() / f"{database_id(c)}.json").unlink()     # no head anchor to catch the cut
+        (anchors_dir() / f"{database_id(c)}.json").unlink()  # no head anchor to catch the cut
     eng.store.conn.execute("DELETE FROM audit WHERE id >= ?", (head[0],))
     chk = eng.audit.verify()
     assert not chk.ok

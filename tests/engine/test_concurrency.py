@@ -6,6 +6,7 @@ like a console would. Every acknowledged write must be present, no "database is 
 other error) may reach a caller, and the file must pass integrity checks afterwards. Writers use
 HashEmbedder: the real model loaded in several processes would not fit the 2 shared cores, and
 locking and transactions are the same for any embedder."""
+
 from __future__ import annotations
 
 import time
@@ -14,10 +15,12 @@ from tests.stress.harness import Acks, check_database, read_acks, spawn
 
 
 def run_load(tmp_path, writers: int, per_writer: int) -> tuple[Acks, dict]:
-    db = tmp_path / "shared.db"          # not created yet: the writers race to create it too
+    db = tmp_path / "shared.db"  # not created yet: the writers race to create it too
     stop = tmp_path / "stop"
-    procs = [(spawn(["writer", str(db), str(w), str(per_writer)], tmp_path / f"w{w}.txt"),
-              tmp_path / f"w{w}.txt") for w in range(writers)]
+    procs = [
+        (spawn(["writer", str(db), str(w), str(per_writer)], tmp_path / f"w{w}.txt"), tmp_path / f"w{w}.txt")
+        for w in range(writers)
+    ]
     time.sleep(0.5)
     search = (spawn(["searcher", str(db), str(stop)], tmp_path / "search.txt"), tmp_path / "search.txt")
     acks, stderr = Acks(), []
@@ -54,7 +57,7 @@ def _exclusive(db):
     b = sqlean.connect(str(db), isolation_level=None, check_same_thread=False)
     b.execute("PRAGMA locking_mode=EXCLUSIVE")
     b.execute("BEGIN EXCLUSIVE")
-    b.execute("COMMIT")          # exclusive locking mode keeps the lock after the commit
+    b.execute("COMMIT")  # exclusive locking mode keeps the lock after the commit
     return b
 
 
@@ -75,7 +78,7 @@ def test_open_and_reads_wait_out_a_short_exclusive_lock(tmp_path):
         released.set()
 
     threading.Thread(target=release).start()
-    with open_engine(db, embedder=HashEmbedder()) as e:   # would be "database is locked"
+    with open_engine(db, embedder=HashEmbedder()) as e:  # would be "database is locked"
         assert released.is_set()
         assert e.memories.get(mid).content == "hello world"
 
@@ -112,11 +115,11 @@ def test_readers_never_wait_for_a_writer_and_writers_queue(tmp_path, monkeypatch
     a = open_engine(db, embedder=HashEmbedder(), actor="a")
     b = open_engine(db, embedder=HashEmbedder(), actor="b")
     mid = a.add_memory("the deploy runs on fridays")
-    b.store.conn.execute("BEGIN IMMEDIATE")        # b holds the write lock
+    b.store.conn.execute("BEGIN IMMEDIATE")  # b holds the write lock
     released = threading.Event()
     try:
         assert [h.id for h in a.search("deploy", record_access=False).hits] == [mid]
-        assert a.memories.get(mid) and not released.is_set()   # read while the lock is held
+        assert a.memories.get(mid) and not released.is_set()  # read while the lock is held
 
         def release():
             time.sleep(0.4)
@@ -124,7 +127,7 @@ def test_readers_never_wait_for_a_writer_and_writers_queue(tmp_path, monkeypatch
             b.store.conn.execute("COMMIT")
 
         threading.Thread(target=release).start()
-        second = a.add_memory("backups are verified nightly")     # queues, then commits
+        second = a.add_memory("backups are verified nightly")  # queues, then commits
         assert released.is_set() and a.memories.get(second)
         b.store.conn.execute("BEGIN IMMEDIATE")
         monkeypatch.setattr(store, "WRITE_TIMEOUT_S", 0.2)

@@ -4,6 +4,7 @@ A writer process doing mixed writes is killed with SIGKILL at a random moment; t
 find a sound file: integrity_check and FTS5 integrity-check pass, memories / FTS / vec0 agree on
 ids (and each vector matches its text), and every write acknowledged before the kill is there.
 Writers use HashEmbedder (see tests/stress/workers.py for why)."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,7 +16,7 @@ from tests.stress.harness import Acks, check_database, kill_at_random
 def test_kill_9_loses_no_acknowledged_write(tmp_path, seed):
     db = tmp_path / "crash.db"
     acks = Acks()
-    for trial in range(2):      # a second kill on the recovered file, too
+    for trial in range(2):  # a second kill on the recovered file, too
         got = kill_at_random(db, tmp_path / f"acks{trial}.txt", seed * 10 + trial)
         assert got.ready and not got.errors, got.errors
         acks.merge(got)

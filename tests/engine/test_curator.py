@@ -1,4 +1,5 @@
 """The curator's queue: proposals only, approve/edit/reject, one-transaction apply, exact undo."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -8,7 +9,7 @@ import stat
 
 import pytest
 
-from engine import InvalidInput, open_engine, HashEmbedder
+from engine import HashEmbedder, InvalidInput, open_engine
 from engine.config import CuratorSettings, Settings
 from tests.engine.curator_helpers import OTHER, TWIN_A, TWIN_B, add_rule, age, dump
 
@@ -28,7 +29,7 @@ def test_run_only_proposes_and_changes_no_memory(eng, twins):
     merges = [p for p in run.proposals if p.kind == "merge"]
     assert len(merges) == 1 and merges[0].members == [twins[0], twins[1]]
     p = merges[0]
-    assert p.status == "pending" and p.survivor_text == TWIN_A        # the stronger member's text
+    assert p.status == "pending" and p.survivor_text == TWIN_A  # the stronger member's text
     assert p.evidence["similarities"][0][1] >= 0.9
     detail = eng.curator.get(p.id)
     assert [m.id for m in detail.members] == [twins[0], twins[1]] and detail.survivor_id == twins[0]
@@ -87,9 +88,13 @@ def test_rerun_does_not_duplicate_and_rejected_stays_rejected_until_members_chan
 
 def test_incremental_run_compares_only_new_and_grows_a_pending_merge(eng, twins):
     eng.curator.run()
-    for text in ("Bananas ripen faster in a paper bag", "The printer on floor two jams on A3",
-                 "Quarterly taxes are due mid April", "Kubernetes pods restart after OOM kills",
-                 "Maria owns the billing dashboard"):
+    for text in (
+        "Bananas ripen faster in a paper bag",
+        "The printer on floor two jams on A3",
+        "Quarterly taxes are due mid April",
+        "Kubernetes pods restart after OOM kills",
+        "Maria owns the billing dashboard",
+    ):
         eng.add_memory(text, agent="atlas", dedup=False)
     t = eng.add_memory(TWIN_A + "!", agent="atlas", dedup=False)
     run = eng.curator.run()
@@ -126,7 +131,7 @@ def test_reports_are_private_and_complete(eng, twins, db_path):
     assert TWIN_A in md and "| merge | 1 |" in md
     assert eng.curator.latest_report() == md
     assert eng.curator.latest_run().proposals[0].id == run.proposals[0].id
-    again = eng.curator.run()                       # same second: its own folder
+    again = eng.curator.run()  # same second: its own folder
     assert again.report_dir.endswith("20260101-000000-2")
 
 
@@ -164,16 +169,23 @@ def test_promote_learning_to_rule_and_undo(eng):
     assert r["text"] == "Run migrations before smoke tests" and r["score"] == 5.0 and r["status"] == "active"
     hist = eng.store.read("SELECT * FROM rule_history WHERE rule_id = ?", (p.result_id,))
     assert len(hist) == 1 and hist[0]["new_score"] == 5.0
-    assert [x for x in eng.curator.run().proposals if x.kind == "promote"] == []   # already a rule
+    assert [x for x in eng.curator.run().proposals if x.kind == "promote"] == []  # already a rule
     eng.curator.undo(p.id)
     assert dump(eng) == before
 
 
 def test_retire_dormant_rule_and_undo(eng, clock):
-    old = add_rule(eng, "Prefer tabs over spaces in the legacy repo", score=3.5, status="dormant",
-                   last=clock.now() - 90 * 86400)
+    old = add_rule(
+        eng,
+        "Prefer tabs over spaces in the legacy repo",
+        score=3.5,
+        status="dormant",
+        last=clock.now() - 90 * 86400,
+    )
     add_rule(eng, "A dormant but recent rule", score=3.5, status="dormant", last=clock.now() - 5 * 86400)
-    add_rule(eng, "A pinned dormant rule", score=3.5, status="dormant", last=clock.now() - 90 * 86400, pinned=1)
+    add_rule(
+        eng, "A pinned dormant rule", score=3.5, status="dormant", last=clock.now() - 90 * 86400, pinned=1
+    )
     ret = [p for p in eng.curator.run().proposals if p.kind == "retire"]
     assert [p.members for p in ret] == [[old]]
     before = dump(eng)
@@ -212,11 +224,11 @@ def test_undo_refuses_when_the_result_changed(eng, twins):
 def test_state_machine_and_stale_proposals(eng, twins):
     pid = eng.curator.run().proposals[0].id
     with pytest.raises(InvalidInput):
-        eng.curator.undo(pid)                       # not applied
+        eng.curator.undo(pid)  # not applied
     eng.memories.archive(twins[1])
     with pytest.raises(InvalidInput, match="stale"):
         eng.curator.approve(pid)
-    assert eng.curator.list()[0].status == "pending"    # the failed apply rolled back entirely
+    assert eng.curator.list()[0].status == "pending"  # the failed apply rolled back entirely
     eng.curator.reject(pid, "stale")
     with pytest.raises(InvalidInput):
         eng.curator.approve(pid)
@@ -263,14 +275,32 @@ def test_curator_demo_has_every_state(eng):
 
 def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
     import numpy as np
+
     from engine.curator import scan as curator_scan
 
-    ids = [eng.add_memory(f"note {i}: {w}", agent="ab"[i % 2], dedup=False)
-           for i, w in enumerate("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split())]
+    ids = [
+        eng.add_memory(f"note {i}: {w}", agent="ab"[i % 2], dedup=False)
+        for i, w in enumerate(
+            [
+                "alpha",
+                "beta",
+                "gamma",
+                "delta",
+                "epsilon",
+                "zeta",
+                "eta",
+                "theta",
+                "iota",
+                "kappa",
+                "lambda",
+                "mu",
+            ]
+        )
+    ]
     eng.store.write(lambda c: c.execute("DELETE FROM memories WHERE id IN (?, ?)", (ids[1], ids[6])))  # holes
     eng.memories.archive(ids[3])
     with eng.store.reading() as conn:
-        assert eng.store.curator.all_vectors(conn) is not None      # the fast path is taken
+        assert eng.store.curator.all_vectors(conn) is not None  # the fast path is taken
         fast = curator_scan.load_vectors(conn, eng.store.curator, eng.vectors.backend)
         monkeypatch.setattr(eng.store.curator, "all_vectors", lambda conn: None)
         slow = curator_scan.load_vectors(conn, eng.store.curator, eng.vectors.backend)
@@ -282,21 +312,24 @@ def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
 def test_rules_merge_by_meaning_and_progress_is_reported(eng):
     a = add_rule(eng, "Always write the tests before merging code", score=6)
     b = add_rule(eng, "Before merging code, always write the tests", score=8)
-    assert eng.curator.run(use_model=False, dry_run=True).proposals == []   # by prefix alone: no
+    assert eng.curator.run(use_model=False, dry_run=True).proposals == []  # by prefix alone: no
     seen = []
     run = eng.curator.run(progress=lambda stage, done, total: seen.append(stage))
     merges = [p for p in run.proposals if p.kind == "merge" and p.target_kind == "rule"]
     assert [p.members for p in merges] == [[a, b]] and merges[0].evidence["same_prefix"] is False
-    assert merges[0].evidence["survivor_id"] == b            # the higher score survives
+    assert merges[0].evidence["survivor_id"] == b  # the higher score survives
     assert "scan" in seen
 
 
 def test_approving_a_stale_archive_or_retire_is_refused(eng, clock):
     """The evidence was inactivity: use since the proposal voids it (QA: idle 45 d, used today)."""
     from engine import InvalidInput
+
     m = eng.add_memory("A note that looked abandoned", dedup=False)
     age(eng, m, 45)
-    r = add_rule(eng, "Prefer the old build script", score=3.5, status="dormant", last=clock.now() - 90 * 86400)
+    r = add_rule(
+        eng, "Prefer the old build script", score=3.5, status="dormant", last=clock.now() - 90 * 86400
+    )
     props = {p.kind: p for p in eng.curator.run().proposals if p.kind in ("archive", "retire")}
     clock.advance(60)
     eng.memories.reinforce(m)

@@ -1,5 +1,6 @@
 """Decay: closed-form strength by kind, the set-based pass (idempotent, injectable now), rule score
 bands, forecasts and curves that write nothing."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,10 @@ from engine.lifecycle.decay import band, crossing_time, rule_cycles, strength_at
 
 def _snapshot(eng):
     c = eng.store.conn
-    mem = c.execute("SELECT id, tier, strength, anchor_strength, last_reinforced_at, archive_at,"
-                    " pinned FROM memories ORDER BY id").fetchall()
+    mem = c.execute(
+        "SELECT id, tier, strength, anchor_strength, last_reinforced_at, archive_at,"
+        " pinned FROM memories ORDER BY id"
+    ).fetchall()
     rules = c.execute("SELECT id, score, status, last_decayed_at FROM rules ORDER BY id").fetchall()
     hist = c.execute("SELECT count(*) FROM rule_history").fetchone()[0]
     audit_n = c.execute("SELECT count(*) FROM audit").fetchone()[0]
@@ -24,8 +27,10 @@ def _snapshot(eng):
 @pytest.fixture
 def world(eng):
     """Memories of each kind plus frozen ones, and rules in every situation, all at T0."""
-    ids = {k: eng.add_memory(f"a {k} memory about the harbour", kind=k) for k in
-           ("episodic", "semantic", "procedural")}
+    ids = {
+        k: eng.add_memory(f"a {k} memory about the harbour", kind=k)
+        for k in ("episodic", "semantic", "procedural")
+    }
     ids["pinned"] = eng.add_memory("a pinned episodic memory", kind="episodic", pinned=True)
     ids["core"] = eng.add_memory("a core episodic memory", kind="episodic", tier="core")
     t0 = eng.clock.now()
@@ -44,8 +49,8 @@ def world(eng):
 def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
     ids, rules, t0 = world
     now = t0 + 60 * DAY
-    res = eng.decay.run(now=now)          # `decay run --now`: the engine clock stays at t0
-    eng.clock.advance(60 * DAY)            # read strengths as of the pass
+    res = eng.decay.run(now=now)  # `decay run --now`: the engine clock stays at t0
+    eng.clock.advance(60 * DAY)  # read strengths as of the pass
     m = {k: eng.memories.get(i) for k, i in ids.items()}
     hl = eng.settings.decay.half_life_days
     for kind in ("episodic", "semantic", "procedural"):
@@ -54,16 +59,19 @@ def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
     # below 0.3 archived (never deleted), above it stays active
     assert m["episodic"].tier == "archived" and m["semantic"].tier == "archived"
     assert m["procedural"].tier == "active"
-    assert res.memories_archived == 2 and sorted(res.archived_ids) == sorted([ids["episodic"], ids["semantic"]])
-    assert res.memories_decayed == 1                  # procedural: still decaying, not archived
-    assert eng.store.read_one("SELECT strength FROM memories WHERE id = ?", (ids["episodic"],))[0] \
-        == pytest.approx(m["episodic"].strength)      # the archived row's snapshot was written
+    assert res.memories_archived == 2 and sorted(res.archived_ids) == sorted(
+        [ids["episodic"], ids["semantic"]]
+    )
+    assert res.memories_decayed == 1  # procedural: still decaying, not archived
+    assert eng.store.read_one("SELECT strength FROM memories WHERE id = ?", (ids["episodic"],))[
+        0
+    ] == pytest.approx(m["episodic"].strength)  # the archived row's snapshot was written
     for k in ("pinned", "core"):
         assert m[k].strength == 1.0 and m[k].tier in ("active", "core")
     r = {k: eng.rules.get(i) for k, i in rules.items()}
     assert (r["critical"].score, r["critical"].status) == (9.5, "critical")
     assert (r["pinned"].score, r["pinned"].status) == (6, "active")
-    assert (r["active"].score, r["active"].status) == (2.5, "retired")   # decay stops once retired
+    assert (r["active"].score, r["active"].status) == (2.5, "retired")  # decay stops once retired
     assert (r["late"].score, r["late"].status) == (4.5, "dormant")
     assert (r["fresh"].score, r["fresh"].status) == (6.0, "active")
     assert res.rules_decayed == 3 and res.rules_retired == 1 and res.rules_demoted == 1
@@ -82,8 +90,14 @@ def test_second_pass_at_the_same_clock_changes_nothing(eng, world):
     before = _snapshot(eng)
     res = eng.decay.run(now=now)
     assert _snapshot(eng) == before
-    assert (res.memories_scheduled, res.memories_decayed, res.memories_archived,
-            res.rules_decayed, res.rules_demoted, res.rules_retired) == (0, 0, 0, 0, 0, 0)
+    assert (
+        res.memories_scheduled,
+        res.memories_decayed,
+        res.memories_archived,
+        res.rules_decayed,
+        res.rules_demoted,
+        res.rules_retired,
+    ) == (0, 0, 0, 0, 0, 0)
     assert eng.decay.last_run_at() == now
     # refreshing the stored snapshots is idempotent too
     assert eng.decay.run(now=now, refresh_snapshots=True).snapshots_refreshed == 1
@@ -117,7 +131,8 @@ def test_daily_passes_equal_one_big_pass(tmp_path, clock):
     n_a = a.store.read_one("SELECT count(*) FROM rule_history")[0]
     n_b = b.store.read_one("SELECT count(*) FROM rule_history")[0]
     assert n_a > n_b
-    a.close(); b.close()
+    a.close()
+    b.close()
 
 
 def test_dry_run_counts_match_and_write_nothing(eng, world):
@@ -127,8 +142,15 @@ def test_dry_run_counts_match_and_write_nothing(eng, world):
     dry = eng.decay.run(now=now, dry_run=True)
     assert _snapshot(eng) == before
     real = eng.decay.run(now=now)
-    for f in ("memories_scheduled", "memories_decayed", "memories_archived", "rules_decayed",
-              "rules_demoted", "rules_retired", "archived_ids"):
+    for f in (
+        "memories_scheduled",
+        "memories_decayed",
+        "memories_archived",
+        "rules_decayed",
+        "rules_demoted",
+        "rules_retired",
+        "archived_ids",
+    ):
         assert getattr(dry, f) == getattr(real, f), f
 
 
@@ -158,7 +180,7 @@ def test_unpinned_memory_decays_from_now(eng):
     assert eng.decay.run().memories_archived == 0
     eng.memories.unpin(mid)
     assert eng.decay.run().memories_archived == 0
-    eng.clock.advance(30 * DAY)          # 30 days of episodic decay from the unpin: 0.05 < 0.3
+    eng.clock.advance(30 * DAY)  # 30 days of episodic decay from the unpin: 0.05 < 0.3
     assert eng.decay.run().memories_archived == 1
 
 
@@ -173,7 +195,7 @@ def test_forecast_and_curves_write_nothing_and_agree_with_the_pass(eng, world):
     assert fc.by_kind == {"episodic": 1, "semantic": 1} and fc.memories_total == 2
     assert {f.id: f.status_then for f in fc.rules} == {rules["active"]: "retired", rules["late"]: "dormant"}
     vals = [p.value for p in curve.points]
-    assert vals[0] == 1.0 and all(a > b for a, b in zip(vals, vals[1:]))
+    assert vals[0] == 1.0 and all(a > b for a, b in zip(vals, vals[1:], strict=False))
     assert curve.crosses_at == pytest.approx(crossing_time(1.0, t0, eng.settings.decay.rate("semantic"), 0.3))
     assert rc.points[0].value == 6 and rc.points[-1].value == 2.5 and rc.crosses_at is not None
     # what-if: a 365-day semantic half-life keeps it above the threshold for 60 days
@@ -198,16 +220,25 @@ def test_strength_distribution_by_tier(eng, world):
     ids, _, t0 = world
     d = eng.decay.distribution(now=t0 + 20 * DAY)
     assert sum(sum(v) for v in d.counts.values()) == 5
-    assert d.counts["core"][-1] == 1                     # core holds 1.0 (top bin)
-    assert d.below_threshold["active"] == 1              # episodic after 20 days: 0.14
+    assert d.counts["core"][-1] == 1  # core holds 1.0 (top bin)
+    assert d.below_threshold["active"] == 1  # episodic after 20 days: 0.14
     assert len(d.edges) == 11
 
 
 def test_pure_functions():
-    assert [band(s) for s in (10, 9, 8.9, 5, 4.5, 3, 2.9, 0)] == \
-        ["critical", "critical", "active", "active", "dormant", "dormant", "retired", "retired"]
+    assert [band(s) for s in (10, 9, 8.9, 5, 4.5, 3, 2.9, 0)] == [
+        "critical",
+        "critical",
+        "active",
+        "active",
+        "dormant",
+        "dormant",
+        "retired",
+        "retired",
+    ]
     assert strength_at(1.0, 0, math.log(2) / 10, 10) == pytest.approx(0.5)
     from engine.config import DecaySettings
+
     ds = DecaySettings()
     assert rule_cycles(None, 0.0, None, 6.9 * DAY, ds) == (0, None)
     assert rule_cycles(None, 0.0, None, 7.0 * DAY, ds) == (1, 7 * DAY)

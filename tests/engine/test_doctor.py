@@ -1,5 +1,6 @@
 """doctor: each kind of damage is found, named, and (where derived) repaired; tamper evidence in
 the audit chain. Damage is made with raw SQL on a real file, the way a bug or an intruder would."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,8 +21,10 @@ def _failing(report):
 def filled(eng):
     sid = eng.sessions.add("s1", agent="a")
     eng.sessions.add_messages(sid, [{"role": "user", "content": f"message number {i}"} for i in range(5)])
-    ids = [eng.add_memory(f"memory about topic {w}", agent="a") for w in
-           ("apples", "pears", "plums", "kiwis", "figs")]
+    ids = [
+        eng.add_memory(f"memory about topic {w}", agent="a")
+        for w in ("apples", "pears", "plums", "kiwis", "figs")
+    ]
     return eng, ids
 
 
@@ -38,8 +41,9 @@ def test_fts_entry_lost_is_found_and_rebuilt(filled):
     eng, ids = filled
     c = eng.store.conn
     row = c.execute("SELECT content FROM memories WHERE id = ?", (ids[1],)).fetchone()
-    c.execute("INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', ?, ?)",
-              (ids[1], row[0]))
+    c.execute(
+        "INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', ?, ?)", (ids[1], row[0])
+    )
     r = eng.health.doctor()
     assert not r.ok
     assert {"fts-ids:memories_fts", "fts-integrity:memories_fts"} <= _failing(r)
@@ -55,9 +59,12 @@ def test_missing_and_orphan_vectors_are_found_and_repaired(filled):
     eng, ids = filled
     c = eng.store.conn
     c.execute("DELETE FROM memories_vec WHERE memory_id = ?", (ids[0],))
-    c.execute("INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user) "
-              "SELECT 9999, embedding, tier, kind, category, agent, user FROM memories_vec "
-              "WHERE memory_id = ?", (ids[2],))
+    c.execute(
+        "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user) "
+        "SELECT 9999, embedding, tier, kind, category, agent, user FROM memories_vec "
+        "WHERE memory_id = ?",
+        (ids[2],),
+    )
     r = eng.health.doctor()
     assert _check(r, "vectors:missing").ids == [ids[0]]
     assert _check(r, "vectors:orphans").ids == [9999]
@@ -70,7 +77,7 @@ def test_missing_and_orphan_vectors_are_found_and_repaired(filled):
 def test_stale_vector_metadata_is_resynced(filled):
     eng, ids = filled
     c = eng.store.conn
-    c.execute("DROP TRIGGER memories_vec_meta")          # a bug that skipped the sync
+    c.execute("DROP TRIGGER memories_vec_meta")  # a bug that skipped the sync
     c.execute("UPDATE memories SET tier = 'archived' WHERE id = ?", (ids[3],))
     r = eng.health.doctor()
     assert _check(r, "vectors:metadata").ids == [ids[3]]
@@ -84,7 +91,7 @@ def test_memories_without_a_model_are_listed_pending_not_failing(db_path, clock)
         mid = e.add_memory("written while no model was loaded")
         r = e.health.doctor()
         assert r.ok and r.pending_vectors == [mid] and r.counts["pending_vectors"] == 1
-        r = e.health.doctor(repair=True)     # nothing to embed with: says so, still consistent
+        r = e.health.doctor(repair=True)  # nothing to embed with: says so, still consistent
         assert r.ok and any("wait for a vector" in a for a in r.repaired)
     with open_engine(db_path, embedder=HashEmbedder(), clock=clock, auto_backfill=False) as e:
         r = e.health.doctor(repair=True)
@@ -108,14 +115,15 @@ def test_orphans_are_reported(filled):
 def test_audit_edit_is_reported_as_a_break(filled):
     eng, ids = filled
     c = eng.store.conn
-    victim = c.execute("SELECT id FROM audit WHERE target_id = ? AND action = 'add'",
-                       (str(ids[2]),)).fetchone()[0]
+    victim = c.execute(
+        "SELECT id FROM audit WHERE target_id = ? AND action = 'add'", (str(ids[2]),)
+    ).fetchone()[0]
     assert eng.health.doctor().ok
     c.execute("UPDATE audit SET actor = 'someone-else' WHERE id = ?", (victim,))
     r = eng.health.doctor()
     chain = _check(r, "audit-chain")
     assert not chain.ok and chain.ids == [victim] and "does not match its hash" in chain.detail
-    assert not eng.health.doctor(repair=True).ok   # evidence is never "repaired"
+    assert not eng.health.doctor(repair=True).ok  # evidence is never "repaired"
 
 
 def test_audit_row_deleted_breaks_the_link_of_the_next(filled):
@@ -134,8 +142,16 @@ def test_audit_rehashed_edit_still_breaks_the_chain(filled):
     eng, _ = filled
     c = eng.store.conn
     r = c.execute("SELECT * FROM audit ORDER BY id LIMIT 1 OFFSET 2").fetchone()
-    h = audit.row_hash(r["prev_hash"], r["at"], r["actor"], "forged", r["target_kind"],
-                       r["target_id"], r["reason"], r["summary"])
+    h = audit.row_hash(
+        r["prev_hash"],
+        r["at"],
+        r["actor"],
+        "forged",
+        r["target_kind"],
+        r["target_id"],
+        r["reason"],
+        r["summary"],
+    )
     c.execute("UPDATE audit SET action = 'forged', hash = ? WHERE id = ?", (h, r["id"]))
     chain = _check(eng.health.doctor(), "audit-chain")
     # keyed chain (issue 12): the re-hashed row itself no longer verifies, and the next link breaks
@@ -182,7 +198,7 @@ def test_cli_doctor_repair(filled, capsys, monkeypatch):
     monkeypatch.setattr(engine.embed, "MiniLMEmbedder", lambda *a, **k: HashEmbedder())
     eng, ids = filled
     eng.store.conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (ids[0],))
-    eng.store.conn.execute("DELETE FROM messages_fts_docsize")       # an index gone bad
+    eng.store.conn.execute("DELETE FROM messages_fts_docsize")  # an index gone bad
     path = str(eng.path)
     assert main(["--db", path, "doctor"]) == 1
     capsys.readouterr()

@@ -1,4 +1,5 @@
 """Forget requests: the cascade, physical removal, byte-level verification, hashes not text."""
+
 from __future__ import annotations
 
 import hashlib
@@ -23,7 +24,7 @@ def files_of(db_path: Path) -> list[Path]:
 
 def windows(text: str, n: int = 12) -> set[bytes]:
     b = text.encode()
-    return {b[i:i + n] for i in range(len(b) - n + 1)}
+    return {b[i : i + n] for i in range(len(b) - n + 1)}
 
 
 def residue(db_path: Path, text: str) -> list[str]:
@@ -46,12 +47,16 @@ def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
     eng.memories.edit(keep, OTHER + " (and Mondays)")
     p = eng.curator.approve(eng.curator.run().proposals[0].id)
     assert eng.search(CANARY, record_access=False).hits[0].id == p.result_id
-    assert residue(db_path, CANARY)                  # it is really there before
+    assert residue(db_path, CANARY)  # it is really there before
 
     pv = eng.forget.run("query", CANARY, "user asked", preview=True)
     assert pv.request.status == "previewed"
-    assert {(i.kind, i.id) for i in pv.items} == {("memory", str(a)), ("memory", str(b)),
-                                                  ("memory", str(p.result_id)), ("message", str(msg))}
+    assert {(i.kind, i.id) for i in pv.items} == {
+        ("memory", str(a)),
+        ("memory", str(b)),
+        ("memory", str(p.result_id)),
+        ("message", str(msg)),
+    }
     res = eng.forget.execute(pv.request.id)
     assert res.status == "verified" and res.residue == 0
     assert res.counts["memories"] == 3 and res.counts["messages"] == 1 and res.counts["proposals"] == 1
@@ -64,7 +69,7 @@ def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
     assert eng.sessions.search_messages(CANARY) == []
     ex = eng.explain(CANARY, keep)
     assert ex.bm25_rank is None
-    assert eng.memories.get(keep).content.startswith(OTHER)      # untouched
+    assert eng.memories.get(keep).content.startswith(OTHER)  # untouched
     req = eng.forget.get(res.request_id)
     # keyed hashes (issue 12): a plain sha256 of the query or content is a dictionary away from it
     from engine.forget import tombstones
@@ -78,7 +83,7 @@ def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
     entries = eng.audit.log(limit=1000)
     assert "forget" in [e.action for e in entries]
     assert not any(CANARY in str(e.summary) or CANARY in e.reason for e in entries)
-    assert eng.audit.verify().ok                     # redaction re-chained the trail
+    assert eng.audit.verify().ok  # redaction re-chained the trail
 
 
 def test_forgetting_a_source_forgets_the_merge_and_revives_the_other_source(eng):
@@ -95,7 +100,7 @@ def test_forgetting_a_source_forgets_the_merge_and_revives_the_other_source(eng)
             eng.memories.get(gone)
     revived = eng.memories.get(b)
     assert revived.tier == "active" and revived.absorbed_into is None
-    assert eng.curator.list() == []                # its snapshot held the text
+    assert eng.curator.list() == []  # its snapshot held the text
 
 
 def test_forgetting_a_merged_memory_by_id_takes_its_sources(eng):
@@ -110,8 +115,13 @@ def test_forgetting_a_merged_memory_by_id_takes_its_sources(eng):
 
 def test_session_scope_takes_messages_and_derived_memories(eng, db_path):
     sid = eng.sessions.add(agent="atlas", title="private")
-    eng.sessions.add_messages(sid, [{"role": "user", "content": f"my code is {CANARY}"},
-                           {"role": "assistant", "content": "Noted, I will keep the locker code safe."}])
+    eng.sessions.add_messages(
+        sid,
+        [
+            {"role": "user", "content": f"my code is {CANARY}"},
+            {"role": "assistant", "content": "Noted, I will keep the locker code safe."},
+        ],
+    )
     eng.add_memory(SECRET, session_id=sid, dedup=False)
     other = eng.sessions.add(agent="atlas", title="public")
     eng.sessions.add_message(other, "user", "what is the weather like")
@@ -152,11 +162,11 @@ def test_query_execute_on_a_chosen_subset(eng):
     pv = eng.forget.run("query", CANARY, "partial", preview=True)
     res = eng.forget.execute(pv.request.id, memory_ids=[a])
     assert res.counts["memories"] == 1
-    assert eng.memories.get(b)                          # kept by the operator's choice...
-    assert res.residue > 0 and res.status == "executed"   # ...so the query text is still stored: honest
-    again = eng.forget.execute(pv.request.id)        # issue 12: executing again finishes/re-verifies
+    assert eng.memories.get(b)  # kept by the operator's choice...
+    assert res.residue > 0 and res.status == "executed"  # ...so the query text is still stored: honest
+    again = eng.forget.execute(pv.request.id)  # issue 12: executing again finishes/re-verifies
     assert again.status == "executed" and again.residue > 0
-    with pytest.raises(InvalidInput):                # but never widens an executed case
+    with pytest.raises(InvalidInput):  # but never widens an executed case
         eng.forget.execute(pv.request.id, memory_ids=[b])
     with pytest.raises(InvalidInput, match="not in this request"):
         eng.forget.execute(eng.forget.run("query", "wifi", "x", preview=True).request.id, memory_ids=[999])
@@ -169,7 +179,7 @@ def test_verification_catches_residue_in_reports_and_an_untruncated_wal(eng, db_
     req = eng.forget.run("query", CANARY, "test", preview=True).request
     reader = connect(db_path)
     reader.execute("BEGIN")
-    reader.execute("SELECT count(*) FROM memories").fetchone()      # pins a WAL snapshot
+    reader.execute("SELECT count(*) FROM memories").fetchone()  # pins a WAL snapshot
     res = eng.forget.execute(req.id)
     assert res.verification.wal_truncated is False and res.status == "executed"
     reader.execute("COMMIT")
@@ -198,7 +208,7 @@ def test_requests_are_tracked_cases(eng, clock):
     assert req.deadline == clock.now() + 14 * 86400
     assert [r.id for r in eng.forget.list(status="open")] == [req.id]
     assert eng.counts().open_forget_requests == 1
-    res = eng.forget.execute(req.id)                 # an open case can be executed directly
+    res = eng.forget.execute(req.id)  # an open case can be executed directly
     assert res.status == "verified"
     assert eng.forget.list()[0].status == "verified"
 
@@ -225,7 +235,7 @@ def test_common_words_of_the_schema_are_not_residue(eng):
 def test_report_boilerplate_is_not_residue(eng):
     eng.add_memory(TWIN_A_NOTE, dedup=False)
     eng.add_memory(TWIN_A_NOTE + "!", dedup=False)
-    m = eng.add_memory("Phone the operator", dedup=False)        # "operator" is a word of every report
+    m = eng.add_memory("Phone the operator", dedup=False)  # "operator" is a word of every report
     eng.curator.run()
     res = eng.forget.run("memory", [m], "shares the report's own sentences")
     assert res.status == "verified" and res.residue == 0
@@ -238,7 +248,10 @@ def test_redaction_leaves_no_stray_word_beside_an_earlier_marker():
     from engine.forget.verify import char_windows, redact
 
     sec = char_windows(["Never deploy on a Friday afternoon unless the on-call agrees"])
-    assert redact("- rule 81: [forgotten]agrees\n- rule 9: keep", sec) == "- rule 81: [forgotten]\n- rule 9: keep"
+    assert (
+        redact("- rule 81: [forgotten]agrees\n- rule 9: keep", sec)
+        == "- rule 81: [forgotten]\n- rule 9: keep"
+    )
     assert redact("say: never deploy on a Friday afternoon, ok", sec) == "say: [forgotten], ok"
     assert redact("nothing to do here", sec) == "nothing to do here"
 

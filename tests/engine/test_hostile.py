@@ -1,6 +1,7 @@
 """Hostile input: arbitrary Unicode (lone surrogates included), NUL, huge strings, FTS5 syntax and
 SQL-looking text through the public API. Nothing may escape but engine.errors types; what is
 accepted is stored exactly; the CLI answers with one line, never a traceback."""
+
 from __future__ import annotations
 
 import json
@@ -15,23 +16,59 @@ from hypothesis import strategies as st
 from engine import EngineError, HashEmbedder, InvalidInput, SearchResult, open_engine
 
 # Modest by default so `make test` stays fast; MEMCONSOLE_HYPOTHESIS_EXAMPLES=2000 digs deeper.
-HOSTILE = settings(deadline=None,
-                   max_examples=int(os.environ.get("MEMCONSOLE_HYPOTHESIS_EXAMPLES", 60)),
-                   suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+HOSTILE = settings(
+    deadline=None,
+    max_examples=int(os.environ.get("MEMCONSOLE_HYPOTHESIS_EXAMPLES", 60)),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 NASTY = [
-    '"', '""', "*", "a*", "NEAR(a b, 2)", "a AND OR NOT b", "content:x", "^start", "{a b}: c",
-    "'; DROP TABLE memories; --", "\" OR 1=1 --", "1; SELECT * FROM audit", "\\", "%", "_", "%_%",
-    "memories_fts MATCH 'x'", "(((", ")", "a\"b", "-x", "+", "x:y:z", "記憶は", "日本", "키",
-    "🧠💥", "\u202eevil", "e\u0301", "\u200b", "\ufeff", "NULL", "\x00", "\ud800", "a\udfffb",
-    "rank:1", "bm25(memories_fts)", "SELECT sqlite_version()", "x' OR 'a'='a", "\t\n\r",
+    '"',
+    '""',
+    "*",
+    "a*",
+    "NEAR(a b, 2)",
+    "a AND OR NOT b",
+    "content:x",
+    "^start",
+    "{a b}: c",
+    "'; DROP TABLE memories; --",
+    '" OR 1=1 --',
+    "1; SELECT * FROM audit",
+    "\\",
+    "%",
+    "_",
+    "%_%",
+    "memories_fts MATCH 'x'",
+    "(((",
+    ")",
+    'a"b',
+    "-x",
+    "+",
+    "x:y:z",
+    "記憶は",
+    "日本",
+    "키",
+    "🧠💥",
+    "\u202eevil",
+    "e\u0301",
+    "\u200b",
+    "\ufeff",
+    "NULL",
+    "\x00",
+    "\ud800",
+    "a\udfffb",
+    "rank:1",
+    "bm25(memories_fts)",
+    "SELECT sqlite_version()",
+    "x' OR 'a'='a",
+    "\t\n\r",
 ]
-ANY_CHAR = st.characters(exclude_categories=[])          # every code point: surrogates, NUL, ...
+ANY_CHAR = st.characters(exclude_categories=[])  # every code point: surrogates, NUL, ...
 hostile_text = st.one_of(
     st.text(ANY_CHAR, max_size=60),
     st.sampled_from(NASTY),
-    st.lists(st.one_of(st.sampled_from(NASTY), st.text(ANY_CHAR, max_size=8)), max_size=6)
-      .map(" ".join),
+    st.lists(st.one_of(st.sampled_from(NASTY), st.text(ANY_CHAR, max_size=8)), max_size=6).map(" ".join),
 )
 
 
@@ -60,8 +97,11 @@ def _only_engine_errors(fn, *a, **k):
 
 
 @HOSTILE
-@given(q=hostile_text, mode=st.sampled_from([None, "keyword", "vector", "hybrid"]),
-       tier=st.sampled_from([None, "all", "archived", "core,active"]))
+@given(
+    q=hostile_text,
+    mode=st.sampled_from([None, "keyword", "vector", "hybrid"]),
+    tier=st.sampled_from([None, "all", "archived", "core,active"]),
+)
 def test_search_never_raises_on_odd_text(heng, q, mode, tier):
     r = heng.search(q, k=5, mode=mode, tier=tier)
     assert isinstance(r, SearchResult) and len(r.hits) <= 5
@@ -98,19 +138,53 @@ def test_add_message_stores_exactly_or_refuses_cleanly(heng, content, role):
     assert heng.sessions.get_message(r).content == content
 
 
-json_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(ANY_CHAR, max_size=20),
-                      st.sampled_from(NASTY))
-json_value = st.recursive(json_leaf, lambda ch: st.lists(ch, max_size=3) |
-                          st.dictionaries(st.text(max_size=5), ch, max_size=3), max_leaves=6)
-FIELDS = ["id", "session_id", "role", "content", "agent", "user", "title", "metadata", "at",
-          "started_at", "created_at", "kind", "tier", "category", "importance", "token_count",
-          "tool_name", "pinned", "message_id", "parent_session_id", "source", "model"]
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(ANY_CHAR, max_size=20),
+    st.sampled_from(NASTY),
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda ch: st.lists(ch, max_size=3) | st.dictionaries(st.text(max_size=5), ch, max_size=3),
+    max_leaves=6,
+)
+FIELDS = [
+    "id",
+    "session_id",
+    "role",
+    "content",
+    "agent",
+    "user",
+    "title",
+    "metadata",
+    "at",
+    "started_at",
+    "created_at",
+    "kind",
+    "tier",
+    "category",
+    "importance",
+    "token_count",
+    "tool_name",
+    "pinned",
+    "message_id",
+    "parent_session_id",
+    "source",
+    "model",
+]
 record = st.fixed_dictionaries(
     {"type": st.sampled_from(["session", "message", "memory", "other"])},
-    optional={f: st.one_of(json_value, st.sampled_from(["s-hostile", "x"])) for f in FIELDS})
-line = st.one_of(record.map(lambda r: json.dumps(r, ensure_ascii=True)),  # \ud800 escapes survive
-                 st.text(ANY_CHAR, max_size=30).map(lambda t: t.encode("utf-8", "surrogatepass")
-                                                    .decode("utf-8", "replace")))
+    optional={f: st.one_of(json_value, st.sampled_from(["s-hostile", "x"])) for f in FIELDS},
+)
+line = st.one_of(
+    record.map(lambda r: json.dumps(r, ensure_ascii=True)),  # \ud800 escapes survive
+    st.text(ANY_CHAR, max_size=30).map(
+        lambda t: t.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    ),
+)
 
 
 @HOSTILE
@@ -131,50 +205,97 @@ def test_ids_of_any_shape_are_not_found_or_invalid(heng, mid):
         assert isinstance(r, EngineError) or r is not None
 
 
-odd = st.one_of(st.none(), st.integers(), st.floats(), st.booleans(), hostile_text,
-                st.lists(st.sampled_from(["core", "active", "archived", "x"]), max_size=3),
-                st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+odd = st.one_of(
+    st.none(),
+    st.integers(),
+    st.floats(),
+    st.booleans(),
+    hostile_text,
+    st.lists(st.sampled_from(["core", "active", "archived", "x"]), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 
 
 @HOSTILE
-@given(k=st.one_of(st.integers(1, 20), odd), tier=odd, kind=st.one_of(st.none(), odd),
-       category=odd, agent=odd, user=odd, mode=st.one_of(st.sampled_from([None, "keyword"]), odd))
+@given(
+    k=st.one_of(st.integers(1, 20), odd),
+    tier=odd,
+    kind=st.one_of(st.none(), odd),
+    category=odd,
+    agent=odd,
+    user=odd,
+    mode=st.one_of(st.sampled_from([None, "keyword"]), odd),
+)
 def test_search_parameters_of_any_shape(heng, k, tier, kind, category, agent, user, mode):
-    r = _only_engine_errors(heng.search, "deploy", k=k, tier=tier, kind=kind, category=category,
-                            agent=agent, user=user, mode=mode, record_access=False)
+    r = _only_engine_errors(
+        heng.search,
+        "deploy",
+        k=k,
+        tier=tier,
+        kind=kind,
+        category=category,
+        agent=agent,
+        user=user,
+        mode=mode,
+        record_access=False,
+    )
     assert isinstance(r, (SearchResult, InvalidInput)), r
 
 
 @HOSTILE
-@given(importance=st.one_of(st.just(0.5), odd), kind=st.one_of(st.just("semantic"), odd),
-       tier=st.one_of(st.just("active"), odd), metadata=st.one_of(st.just({}), odd), pinned=odd,
-       session_id=odd, message_id=odd)
-def test_add_memory_fields_of_any_shape(heng, importance, kind, tier, metadata, pinned, session_id,
-                                        message_id):
-    r = _only_engine_errors(heng.memories.add_ex, "a field test", importance=importance, kind=kind,
-                            tier=tier, metadata=metadata, pinned=pinned, session_id=session_id,
-                            message_id=message_id, dedup=False)
+@given(
+    importance=st.one_of(st.just(0.5), odd),
+    kind=st.one_of(st.just("semantic"), odd),
+    tier=st.one_of(st.just("active"), odd),
+    metadata=st.one_of(st.just({}), odd),
+    pinned=odd,
+    session_id=odd,
+    message_id=odd,
+)
+def test_add_memory_fields_of_any_shape(
+    heng, importance, kind, tier, metadata, pinned, session_id, message_id
+):
+    r = _only_engine_errors(
+        heng.memories.add_ex,
+        "a field test",
+        importance=importance,
+        kind=kind,
+        tier=tier,
+        metadata=metadata,
+        pinned=pinned,
+        session_id=session_id,
+        message_id=message_id,
+        dedup=False,
+    )
     assert isinstance(r, InvalidInput) or heng.memories.get(r.id).content == "a field test"
 
 
 @HOSTILE
-@given(body=st.one_of(st.text(ANY_CHAR, max_size=200), st.lists(st.sampled_from(
-    ["# Heading", "- item", "§", "\x00", "```", "* * *", "---", "\ud800", *NASTY]), max_size=12)
-    .map("\n".join)), agent=hostile_text)
+@given(
+    body=st.one_of(
+        st.text(ANY_CHAR, max_size=200),
+        st.lists(
+            st.sampled_from(["# Heading", "- item", "§", "\x00", "```", "* * *", "---", "\ud800", *NASTY]),
+            max_size=12,
+        ).map("\n".join),
+    ),
+    agent=hostile_text,
+)
 def test_markdown_import_of_any_text(heng, tmp_path_factory, body, agent):
     f = tmp_path_factory.mktemp("md") / "MEMORY.md"
     f.write_bytes(body.encode("utf-8", "surrogatepass"))
     _only_engine_errors(heng.importers.markdown, f, agent=agent)
 
+
 def test_huge_inputs(heng, tmp_path):
-    big = "deploy " * 200_000                      # 1.4 MB
+    big = "deploy " * 200_000  # 1.4 MB
     # keyword mode: the test embedder hashes every trigram, slow at 1 MB (MiniLM truncates)
     assert isinstance(heng.search(big, k=3, mode="keyword"), SearchResult)
     assert isinstance(heng.sessions.search_messages(big), list)
     with pytest.raises(InvalidInput, match="limit"):
         heng.add_memory(big)
-    with open_engine(tmp_path / "big.db", embedder=None) as e:   # no embedder: fast at 1 MB
-        mid = e.add_memory("x" * 999_999, dedup=False)   # just under the limit: stored whole
+    with open_engine(tmp_path / "big.db", embedder=None) as e:  # no embedder: fast at 1 MB
+        mid = e.add_memory("x" * 999_999, dedup=False)  # just under the limit: stored whole
         assert len(e.memories.get(mid).content) == 999_999
         with pytest.raises(InvalidInput, match="limit"):
             e.sessions.add_message(e.sessions.add("s"), "user", "y" * 1_000_001)
@@ -216,8 +337,12 @@ def test_cli_prints_one_line_or_a_result(cli_db, hash_model, capsys, q, verb):
     from console.cli import main
 
     capsys.readouterr()
-    args = {"search": ["search", q, "--json"], "messages": ["messages", q, "--json"],
-            "add": ["add", q, "--json", "--no-dedup"], "explain": ["explain", q, "1", "--json"]}[verb]
+    args = {
+        "search": ["search", q, "--json"],
+        "messages": ["messages", q, "--json"],
+        "add": ["add", q, "--json", "--no-dedup"],
+        "explain": ["explain", q, "1", "--json"],
+    }[verb]
     code = main(["--db", cli_db, *args])
     out, err = capsys.readouterr()
     if code == 0:
@@ -230,8 +355,9 @@ def test_cli_prints_one_line_or_a_result(cli_db, hash_model, capsys, q, verb):
 
 
 def _run(*args: str | bytes, db: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "console.cli", "--db", db, *args],
-                          capture_output=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "console.cli", "--db", db, *args], capture_output=True, timeout=120
+    )
 
 
 def test_cli_undecodable_argv_and_a_foreign_file(cli_db, tmp_path):
@@ -247,33 +373,49 @@ def test_cli_undecodable_argv_and_a_foreign_file(cli_db, tmp_path):
     assert junk.read_text() == "this is not a database\n" * 100
 
 
-@pytest.mark.parametrize("bad", [
-    '{"type": "message", "session_id": "new-s", "role": "bogus", "content": "x"}',
-    '{"type": "message", "session_id": "new-s", "token_count": "many", "content": "x"}',
-    '{"type": "memory", "content": "fine", "created_at": [1]}',
-    '{"type": "session", "id": "other", "metadata": "not an object"}',
-    '{"type": "memory", "content": "lone \\ud800 surrogate"}',
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '{"type": "message", "session_id": "new-s", "role": "bogus", "content": "x"}',
+        '{"type": "message", "session_id": "new-s", "token_count": "many", "content": "x"}',
+        '{"type": "memory", "content": "fine", "created_at": [1]}',
+        '{"type": "session", "id": "other", "metadata": "not an object"}',
+        '{"type": "memory", "content": "lone \\ud800 surrogate"}',
+    ],
+)
 def test_ingest_writes_nothing_when_a_later_line_is_bad(eng, tmp_path, bad):
     from engine import ImportFailed
 
     f = tmp_path / "in.jsonl"
-    f.write_text('{"type": "session", "id": "new-s", "title": "fine"}\n'
-                 '{"type": "memory", "content": "a fine memory"}\n' + bad + "\n")
+    f.write_text(
+        '{"type": "session", "id": "new-s", "title": "fine"}\n'
+        '{"type": "memory", "content": "a fine memory"}\n' + bad + "\n"
+    )
     with pytest.raises(ImportFailed, match=r"in\.jsonl:3: "):
         eng.importers.ingest(f)
     assert eng.counts().sessions == 0 and eng.memories.list() == []
 
 
-COLUMNS = {"memory": ["id", "content", "kind", "tier", "agent", "importance", "embedded", "metadata"],
-           "session": ["id", "agent", "started_at", "metadata"],
-           "message": ["id", "session_id", "role", "content", "at"],
-           "rule": ["id", "text", "score", "status"], "audit": ["id", "at", "actor", "action", "hash"]}
-fidelity_record = st.sampled_from(sorted(COLUMNS) + ["nonsense"]).flatmap(lambda t: st.fixed_dictionaries({
-    "type": st.just(t),
-    "row": st.dictionaries(st.sampled_from(COLUMNS.get(t, ["x"]) + ["'; DROP TABLE memories; --"]),
-                           json_value, max_size=5),
-}, optional={"vector": st.one_of(st.text(max_size=8), st.just("AAAA"))}))
+COLUMNS = {
+    "memory": ["id", "content", "kind", "tier", "agent", "importance", "embedded", "metadata"],
+    "session": ["id", "agent", "started_at", "metadata"],
+    "message": ["id", "session_id", "role", "content", "at"],
+    "rule": ["id", "text", "score", "status"],
+    "audit": ["id", "at", "actor", "action", "hash"],
+}
+fidelity_record = st.sampled_from(sorted(COLUMNS) + ["nonsense"]).flatmap(
+    lambda t: st.fixed_dictionaries(
+        {
+            "type": st.just(t),
+            "row": st.dictionaries(
+                st.sampled_from(COLUMNS.get(t, ["x"]) + ["'; DROP TABLE memories; --"]),
+                json_value,
+                max_size=5,
+            ),
+        },
+        optional={"vector": st.one_of(st.text(max_size=8), st.just("AAAA"))},
+    )
+)
 
 
 @HOSTILE
@@ -288,7 +430,7 @@ def test_full_fidelity_import_refuses_bad_records_with_engine_errors(heng, tmp_p
     before = heng.counts()
     r = _only_engine_errors(heng.importers.jsonl, f)
     if isinstance(r, EngineError):
-        assert heng.counts() == before        # one transaction: all or nothing
+        assert heng.counts() == before  # one transaction: all or nothing
 
 
 def test_database_is_sound_after_all_that(heng):
@@ -304,8 +446,7 @@ def test_cli_bad_database_paths_are_one_line(tmp_path, capsys, where):
     (tmp_path / "afile").write_text("x")
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
-    db = {"dir": tmp_path, "under-a-file": tmp_path / "afile" / "m.db",
-          "unwritable": locked / "m.db"}[where]
+    db = {"dir": tmp_path, "under-a-file": tmp_path / "afile" / "m.db", "unwritable": locked / "m.db"}[where]
     if where == "unwritable" and os.access(locked, os.W_OK):
         pytest.skip("running as a user who can write anywhere (root)")
     code = main(["--db", str(db), "sessions"])

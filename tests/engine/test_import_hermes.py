@@ -1,5 +1,6 @@
 """Importing a Hermes agent home: counts, lineage, skipped rows, idempotence, new rows only after
 the agent wrote more, un-checkpointed WAL rows, and a source that stays byte-identical."""
+
 from __future__ import annotations
 
 import json
@@ -10,12 +11,14 @@ from engine import ImportFailed
 from engine.importers.hermes_files import read_files
 from tests.engine.hermes_fixture import HermesHome, file_digests
 
-T = 1_767_000_000.0          # 2025-12-29: before the engine's fixed clock
+T = 1_767_000_000.0  # 2025-12-29: before the engine's fixed clock
 
 
 def table_counts(eng) -> dict[str, int]:
-    return {t: eng.store.read_one(f"SELECT count(*) FROM {t}")[0]
-            for t in ("sessions", "messages", "memories", "flows", "audit")}
+    return {
+        t: eng.store.read_one(f"SELECT count(*) FROM {t}")[0]
+        for t in ("sessions", "messages", "memories", "flows", "audit")
+    }
 
 
 def build_v2(root) -> HermesHome:
@@ -24,42 +27,79 @@ def build_v2(root) -> HermesHome:
     h.session("s2", started=T + 600, parent="s1", ended=T + 900, end_reason="branched")
     h.session("s3", started=T + 900, parent="s2", source="telegram")
     h.message("s1", "user", "Deploy the blog with pnpm please", T + 1)
-    h.message("s1", "assistant", "Running pnpm build", T + 2, tool_calls=json.dumps(
-        [{"id": "c1", "function": {"name": "terminal", "arguments": "{}"}}]))
+    h.message(
+        "s1",
+        "assistant",
+        "Running pnpm build",
+        T + 2,
+        tool_calls=json.dumps([{"id": "c1", "function": {"name": "terminal", "arguments": "{}"}}]),
+    )
     h.message("s1", "tool", "build ok", T + 3, tool_name="terminal", tool_call_id="c1")
     h.message("s2", "user", "Now write the changelog", T + 601)
     h.message("s3", "user", "从电报发来的消息", T + 901)
-    h.memories(["The blog deploys with pnpm, never npm.",
-                "Staging lives at staging.example.org.\nIt needs the VPN.",
-                "CI runs on the self-hosted runner."],
-               user=["Prefers short answers.", "Works in Berlin (CET)."])
-    h.skill("deploy-blog", "Build and deploy the blog",
-            "# Deploy\n\n1. Run `pnpm build`\n2. Upload **dist/** to the server\n3. Purge the CDN\n",
-            category="devops")
-    h.skill("write-changelog", "Draft a changelog from git log",
-            "## Collect commits\ntext\n## Group by type\n## Write the entry\n")
+    h.memories(
+        [
+            "The blog deploys with pnpm, never npm.",
+            "Staging lives at staging.example.org.\nIt needs the VPN.",
+            "CI runs on the self-hosted runner.",
+        ],
+        user=["Prefers short answers.", "Works in Berlin (CET)."],
+    )
+    h.skill(
+        "deploy-blog",
+        "Build and deploy the blog",
+        "# Deploy\n\n1. Run `pnpm build`\n2. Upload **dist/** to the server\n3. Purge the CDN\n",
+        category="devops",
+    )
+    h.skill(
+        "write-changelog",
+        "Draft a changelog from git log",
+        "## Collect commits\ntext\n## Group by type\n## Write the entry\n",
+    )
     h.skill("old-report", "A report nobody reads", "- gather\n- send\n", archived_stamp="20251201093000")
     h.skill("web-search", "Bundled search skill", "1. search\n")
     h.bundled(["web-search"])
-    h.usage({"deploy-blog": {"use_count": 7, "view_count": 2, "patch_count": 1, "state": "active",
-                             "pinned": True, "last_used_at": "2025-12-28T10:00:00Z",
-                             "last_patched_at": "2025-12-20T10:00:00Z",
-                             "created_at": "2025-11-01T09:00:00Z"},
-             "write-changelog": {"use_count": 0, "state": "stale",
-                                 "last_viewed_at": "2025-11-15T08:00:00Z"},
-             "old-report": {"state": "archived", "archived_at": "2025-12-01T09:30:00Z"}})
-    h.curator_run("20251215-030000", {
-        "started_at": "2025-12-15T03:00:00Z", "duration_seconds": 12.5, "model": "hermes-4",
-        "provider": "nous", "auto_transitions": {"checked": 4, "marked_stale": 1, "archived": 1,
-                                                 "reactivated": 0},
-        "counts": {"before": 5, "after": 3, "archived_this_run": 1, "consolidated_this_run": 1,
-                   "pruned_this_run": 1},
-        "archived": [{"name": "old-report", "reason": "unused for 30 days"}],
-        "consolidated": [{"name": "deploy-site", "into": "deploy-blog", "source": "agent",
-                          "reason": "same procedure"}],
-        "pruned": [{"name": "tmp-notes", "source": "agent", "reason": "empty"}],
-        "state_transitions": [{"name": "write-changelog", "from": "active", "to": "stale"}],
-        "llm_summary": "Merged deploy skills.", "tool_calls": []})
+    h.usage(
+        {
+            "deploy-blog": {
+                "use_count": 7,
+                "view_count": 2,
+                "patch_count": 1,
+                "state": "active",
+                "pinned": True,
+                "last_used_at": "2025-12-28T10:00:00Z",
+                "last_patched_at": "2025-12-20T10:00:00Z",
+                "created_at": "2025-11-01T09:00:00Z",
+            },
+            "write-changelog": {"use_count": 0, "state": "stale", "last_viewed_at": "2025-11-15T08:00:00Z"},
+            "old-report": {"state": "archived", "archived_at": "2025-12-01T09:30:00Z"},
+        }
+    )
+    h.curator_run(
+        "20251215-030000",
+        {
+            "started_at": "2025-12-15T03:00:00Z",
+            "duration_seconds": 12.5,
+            "model": "hermes-4",
+            "provider": "nous",
+            "auto_transitions": {"checked": 4, "marked_stale": 1, "archived": 1, "reactivated": 0},
+            "counts": {
+                "before": 5,
+                "after": 3,
+                "archived_this_run": 1,
+                "consolidated_this_run": 1,
+                "pruned_this_run": 1,
+            },
+            "archived": [{"name": "old-report", "reason": "unused for 30 days"}],
+            "consolidated": [
+                {"name": "deploy-site", "into": "deploy-blog", "source": "agent", "reason": "same procedure"}
+            ],
+            "pruned": [{"name": "tmp-notes", "source": "agent", "reason": "empty"}],
+            "state_transitions": [{"name": "write-changelog", "from": "active", "to": "stale"}],
+            "llm_summary": "Merged deploy skills.",
+            "tool_calls": [],
+        },
+    )
     return h
 
 
@@ -90,7 +130,7 @@ def test_v2_home_imports_everything_and_leaves_the_source_untouched(eng, tmp_pat
     staging = mems["Staging lives at staging.example.org.\nIt needs the VPN."]
     assert staging.kind == "semantic" and staging.user == ""
     assert mems["Prefers short answers."].category == "preference"
-    assert mems["Prefers short answers."].user == "u1"          # the home's one user
+    assert mems["Prefers short answers."].user == "u1"  # the home's one user
     assert mems["Works in Berlin (CET)."].category == "fact"
     assert not any("old backup" in c for c in mems)
 
@@ -102,18 +142,27 @@ def test_skills_map_state_pin_steps_and_last_activity(eng, tmp_path):
     skills = {m.metadata["hermes_skill"]: m for m in eng.memories.list() if m.kind == "procedural"}
     deploy = skills["deploy-blog"]
     assert deploy.agent == "ops-bot" and deploy.pinned and deploy.tier == "active"
-    assert deploy.content.splitlines() == ["deploy-blog: Build and deploy the blog",
-                                           "1. Run pnpm build", "2. Upload dist/ to the server",
-                                           "3. Purge the CDN"]
+    assert deploy.content.splitlines() == [
+        "deploy-blog: Build and deploy the blog",
+        "1. Run pnpm build",
+        "2. Upload dist/ to the server",
+        "3. Purge the CDN",
+    ]
     assert deploy.metadata["skill_category"] == "devops" and deploy.access_count == 7
     from engine.clock import parse_time
+
     assert deploy.last_reinforced_at == parse_time("2025-12-28T10:00:00Z")
     assert deploy.created_at == parse_time("2025-11-01T09:00:00Z")
-    assert skills["write-changelog"].tier == "active" and skills["write-changelog"].metadata["state"] == "stale"
+    assert (
+        skills["write-changelog"].tier == "active" and skills["write-changelog"].metadata["state"] == "stale"
+    )
     assert skills["old-report"].tier == "archived" and not skills["old-report"].pinned
     flows = {r["name"]: r for r in eng.store.read("SELECT * FROM flows")}
-    assert json.loads(flows["write-changelog"]["steps"]) == ["Collect commits", "Group by type",
-                                                             "Write the entry"]
+    assert json.loads(flows["write-changelog"]["steps"]) == [
+        "Collect commits",
+        "Group by type",
+        "Write the entry",
+    ]
     assert flows["old-report"]["status"] == "disabled" and flows["deploy-blog"]["agent"] == "ops-bot"
     assert json.loads(flows["old-report"]["metadata"])["memory_id"] == skills["old-report"].id
 
@@ -124,12 +173,18 @@ def test_curator_reports_become_audit_rows_by_hermes_curator(eng, tmp_path):
     eng.importers.hermes(h.root)
     rows = eng.store.read("SELECT * FROM audit WHERE actor = 'hermes-curator' ORDER BY id")
     by_action = {r["action"]: r for r in rows}
-    assert set(by_action) == {"curator-run", "curator-archive", "curator-consolidate",
-                              "curator-prune", "curator-transition"}
+    assert set(by_action) == {
+        "curator-run",
+        "curator-archive",
+        "curator-consolidate",
+        "curator-prune",
+        "curator-transition",
+    }
     merge = by_action["curator-consolidate"]
     assert merge["target_id"] == "deploy-site" and json.loads(merge["summary"])["into"] == "deploy-blog"
     assert by_action["curator-prune"]["target_id"] == "tmp-notes"
     from engine.clock import parse_time
+
     assert all(r["at"] == parse_time("2025-12-15T03:00:00Z") for r in rows)
 
 
@@ -145,15 +200,24 @@ def test_same_home_twice_adds_nothing(eng, tmp_path):
     assert again.skipped["skill unchanged"] == 3
     assert again.skipped["curator run already imported"] == 1
     after = table_counts(eng)
-    assert after == {**first, "audit": first["audit"] + 1}        # only the import's own row
+    assert after == {**first, "audit": first["audit"] + 1}  # only the import's own row
 
 
 def build_later(root) -> HermesHome:
     h = HermesHome(root, version=30)
     ph = h.prompt("You are Hermes, long prompt v30.")
-    h.session("a1", started=T, title="Fix the CI", cwd="/src/app", git_branch="main",
-              estimated_cost_usd=0.12, system_prompt_hash=ph, billing_mode="sub",
-              ended=T + 100, end_reason="session_reset")
+    h.session(
+        "a1",
+        started=T,
+        title="Fix the CI",
+        cwd="/src/app",
+        git_branch="main",
+        estimated_cost_usd=0.12,
+        system_prompt_hash=ph,
+        billing_mode="sub",
+        ended=T + 100,
+        end_reason="session_reset",
+    )
     h.message("a1", "user", "CI is red", T + 1)
     h.message("a1", "assistant", "old draft", T + 2, active=0)
     h.message("a1", "assistant", "Looking at the runner logs", T + 3, reasoning="check logs first")
@@ -172,7 +236,10 @@ def test_later_schema_with_unchecked_wal_rows(eng, tmp_path):
     wal = h.root / "state.db-wal"
     assert wal.exists() and wal.stat().st_size > 0
     # The premise: without its WAL the database file does not hold session a2 yet.
-    import shutil, sqlean
+    import shutil
+
+    import sqlean
+
     alone = tmp_path / "alone.db"
     shutil.copyfile(h.root / "state.db", alone)
     c = sqlean.connect(str(alone))
@@ -180,10 +247,9 @@ def test_later_schema_with_unchecked_wal_rows(eng, tmp_path):
     c.close()
     before = file_digests(h.root)
     s = eng.importers.hermes(h.root)
-    assert file_digests(h.root) == before                  # -wal and -shm included
+    assert file_digests(h.root) == before  # -wal and -shm included
     assert s.added["sessions"] == 2 and s.added["messages"] == 4
-    assert s.skipped == {"message superseded (active = 0)": 1,
-                         "message hidden (display_kind = hidden)": 1}
+    assert s.skipped == {"message superseded (active = 0)": 1, "message hidden (display_kind = hidden)": 1}
     a1 = eng.sessions.get("a1")
     assert a1.session.title == "Fix the CI"
     assert a1.session.metadata["hermes"]["system_prompt"] == "You are Hermes, long prompt v30."
@@ -193,7 +259,9 @@ def test_later_schema_with_unchecked_wal_rows(eng, tmp_path):
     assert a1.messages[1].metadata["reasoning"] == "check logs first"
     a2 = eng.sessions.get("a2")
     assert a2.parent.id == "a1" and [m.content for m in a2.messages] == [
-        "Runner disk is full", "Cleared the docker cache"]
+        "Runner disk is full",
+        "Cleared the docker cache",
+    ]
 
     # The agent writes more: only the new rows come in.
     h.message("a2", "user", "Thanks, is it green now?", T + 200)
@@ -205,7 +273,7 @@ def test_later_schema_with_unchecked_wal_rows(eng, tmp_path):
     n_before = table_counts(eng)
     s2 = eng.importers.hermes(h.root)
     assert s2.added == {"sessions": 1, "messages": 2, "memories": 1, "skills": 1, "flows": 1}
-    assert s2.updated == {"sessions": 1}                       # a2 ended meanwhile
+    assert s2.updated == {"sessions": 1}  # a2 ended meanwhile
     assert eng.sessions.get("a2").session.ended_at == T + 250
     assert [m.content for m in eng.sessions.get("a2").messages][-1] == "Thanks, is it green now?"
     assert table_counts(eng)["messages"] == n_before["messages"] + 2
@@ -217,13 +285,17 @@ def test_a_patched_skill_is_updated_not_duplicated(eng, tmp_path):
     h = build_v2(tmp_path / "hermes")
     h.close()
     eng.importers.hermes(h.root)
-    h.skill("deploy-blog", "Build and deploy the blog",
-            "1. Run `pnpm build`\n2. Run the smoke test\n3. Upload dist/\n", category="devops")
+    h.skill(
+        "deploy-blog",
+        "Build and deploy the blog",
+        "1. Run `pnpm build`\n2. Run the smoke test\n3. Upload dist/\n",
+        category="devops",
+    )
     s = eng.importers.hermes(h.root)
     assert s.added == {} and s.updated == {"skills": 1, "flows": 1}
     procs = [m for m in eng.memories.list() if m.metadata.get("hermes_skill") == "deploy-blog"]
     assert len(procs) == 1 and "2. Run the smoke test" in procs[0].content
-    assert procs[0].embedded          # re-embedded with the (hash) model
+    assert procs[0].embedded  # re-embedded with the (hash) model
 
 
 def test_dry_run_writes_nothing(eng, tmp_path):
@@ -247,6 +319,7 @@ def test_corrupt_database_fails_cleanly_and_writes_nothing(eng, tmp_path):
 
 def test_unknown_schema_is_named(eng, tmp_path):
     import sqlean
+
     home = tmp_path / "hermes"
     home.mkdir()
     c = sqlean.connect(str(home / "state.db"))
@@ -278,7 +351,7 @@ def test_home_without_state_db_and_a_patched_bundled_skill(eng, tmp_path):
     home = tmp_path / "hermes"
     (home / "memories").mkdir(parents=True)
     (home / "memories" / "MEMORY.md").write_text("Only a memory file here.")
-    h = HermesHome.__new__(HermesHome)       # files only: no state.db at all
+    h = HermesHome.__new__(HermesHome)  # files only: no state.db at all
     h.root = home
     h.skill("web-search", "Bundled search, patched by the agent", "1. search\n2. cite\n")
     h.bundled(["web-search"])

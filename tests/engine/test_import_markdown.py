@@ -1,5 +1,6 @@
 """Markdown memory files: `§`-separated (Hermes) and blank-line-separated entries, bullets as
 separate memories, headings ignored, USER.md as preferences/facts, re-import adds only new."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,16 +11,20 @@ from engine.importers.markdown import split_entries, steps_from_body
 
 def test_split_on_section_sign_keeps_blank_lines_inside_an_entry():
     text = "First fact.\n\nStill the first.\n§\nSecond fact.\n§\n\n§\nThird."
-    assert split_entries(text) == [(1, "First fact.\n\nStill the first."), (5, "Second fact."),
-                                   (9, "Third.")]
+    assert split_entries(text) == [(1, "First fact.\n\nStill the first."), (5, "Second fact."), (9, "Third.")]
 
 
 def test_split_on_blank_lines_bullets_and_headings():
-    text = ("# Memory\n\nThe API key rotates monthly.\nAsk ops first.\n\n"
-            "- uses pnpm\n- deploys on fridays\n  only after 2pm\n\n## Other\n\nLast one.\r\n")
-    assert split_entries(text) == [(3, "The API key rotates monthly.\nAsk ops first."),
-                                   (6, "uses pnpm"), (7, "deploys on fridays\nonly after 2pm"),
-                                   (12, "Last one.")]
+    text = (
+        "# Memory\n\nThe API key rotates monthly.\nAsk ops first.\n\n"
+        "- uses pnpm\n- deploys on fridays\n  only after 2pm\n\n## Other\n\nLast one.\r\n"
+    )
+    assert split_entries(text) == [
+        (3, "The API key rotates monthly.\nAsk ops first."),
+        (6, "uses pnpm"),
+        (7, "deploys on fridays\nonly after 2pm"),
+        (12, "Last one."),
+    ]
 
 
 def test_steps_prefer_numbers_then_headings_then_bullets_and_skip_code():

@@ -1,5 +1,6 @@
 """Full-fidelity JSONL: export, import into an empty database, export again — the dumps are equal
 (plus the import's own audit row, chained onto the restored trail)."""
+
 from __future__ import annotations
 
 import json
@@ -16,27 +17,54 @@ def populate(eng) -> None:
     """At least one row of every record type; the tables other modules own get plain rows."""
     eng.sessions.add("s1", agent="a", user="u", title="first", started_at=100.0, metadata={"k": [1, 2]})
     eng.sessions.add("s2", agent="a", parent_session_id="s1", started_at=200.0)
-    eng.sessions.add_messages("s1", [dict(role="user", content="héllo wörld 你好", at=101.5),
-                            dict(role="assistant", content="hi", at=102.25, tool_name="t",
-                                 metadata={"x": None})])
-    ids = eng.add_memories([dict(content="The deploy uses pnpm", agent="a", category="decision",
-                                 importance=0.7, session_id="s1"),
-                            dict(content="User prefers tea", kind="semantic", user="u", pinned=True)],
-                           dedup=False)
+    eng.sessions.add_messages(
+        "s1",
+        [
+            dict(role="user", content="héllo wörld 你好", at=101.5),
+            dict(role="assistant", content="hi", at=102.25, tool_name="t", metadata={"x": None}),
+        ],
+    )
+    ids = eng.add_memories(
+        [
+            dict(
+                content="The deploy uses pnpm",
+                agent="a",
+                category="decision",
+                importance=0.7,
+                session_id="s1",
+            ),
+            dict(content="User prefers tea", kind="semantic", user="u", pinned=True),
+        ],
+        dedup=False,
+    )
     eng.memories.archive(ids[0], reason="old")
 
     def others(c):
         c.execute("INSERT INTO meta(key, value) VALUES ('note', 'x')")
         c.execute("INSERT INTO memories(content, created_at, embedded) VALUES ('no vector yet', 5, 0)")
-        c.execute("INSERT INTO rules(id, text, score, status, created_at) VALUES (1, 'Never force-push', 8.5, 'critical', 10)")
-        c.execute("INSERT INTO rule_history(rule_id, at, old_score, new_score, reason, actor) VALUES (1, 11, 8.5, 9, 'kept', 'op')")
-        c.execute("INSERT INTO flows(id, name, steps, triggers) VALUES (1, 'deploy', '[\"build\",\"ship\"]', '[\"deploy\"]')")
+        c.execute(
+            "INSERT INTO rules(id, text, score, status, created_at) VALUES (1, 'Never force-push', 8.5, 'critical', 10)"
+        )
+        c.execute(
+            "INSERT INTO rule_history(rule_id, at, old_score, new_score, reason, actor) VALUES (1, 11, 8.5, 9, 'kept', 'op')"
+        )
+        c.execute(
+            "INSERT INTO flows(id, name, steps, triggers) VALUES (1, 'deploy', '[\"build\",\"ship\"]', '[\"deploy\"]')"
+        )
         c.execute("INSERT INTO flow_runs(flow_id, outcome, note, at) VALUES (1, 'pass', 'ok', 12)")
-        c.execute("INSERT INTO proposals(kind, target_kind, members, fingerprint, created_at, snapshot) VALUES ('merge', 'memory', '[1,2]', 'fp1', 13, '{\"a\":1}')")
+        c.execute(
+            "INSERT INTO proposals(kind, target_kind, members, fingerprint, created_at, snapshot) VALUES ('merge', 'memory', '[1,2]', 'fp1', 13, '{\"a\":1}')"
+        )
         c.execute("INSERT INTO curator_runs(started_at, counts) VALUES (14, '{\"merge\":1}')")
-        c.execute("INSERT INTO forget_requests(id, scope_kind, scope_value, reason, requested_by, requested_at, status) VALUES (1, 'memory', '9', 'gdpr', 'op', 15, 'executed')")
-        c.execute("INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256, forgotten_at) VALUES (1, 'memory', '9', 'ab', 16)")
-        c.execute("INSERT INTO import_watermarks(source, value, updated_at) VALUES ('hermes:/x#state.db', '{\"message_id\":3}', 17)")
+        c.execute(
+            "INSERT INTO forget_requests(id, scope_kind, scope_value, reason, requested_by, requested_at, status) VALUES (1, 'memory', '9', 'gdpr', 'op', 15, 'executed')"
+        )
+        c.execute(
+            "INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256, forgotten_at) VALUES (1, 'memory', '9', 'ab', 16)"
+        )
+        c.execute(
+            "INSERT INTO import_watermarks(source, value, updated_at) VALUES ('hermes:/x#state.db', '{\"message_id\":3}', 17)"
+        )
 
     eng.store.write(others)
 
@@ -59,8 +87,22 @@ def test_roundtrip_every_record_type(eng, eng_b, tmp_path):
     f1, f2 = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     ex = eng.importers.export_jsonl(f1)
     assert stat.S_IMODE(f1.stat().st_mode) == 0o600
-    want = {"meta", "session", "message", "memory", "rule", "rule_history", "flow", "flow_run",
-            "proposal", "curator_run", "audit", "forget_request", "tombstone", "import_watermark"}
+    want = {
+        "meta",
+        "session",
+        "message",
+        "memory",
+        "rule",
+        "rule_history",
+        "flow",
+        "flow_run",
+        "proposal",
+        "curator_run",
+        "audit",
+        "forget_request",
+        "tombstone",
+        "import_watermark",
+    }
     assert want <= set(ex.records) and ex.vectors == 2
 
     s = eng_b.importers.jsonl(f1)
@@ -110,17 +152,26 @@ def test_export_without_vectors_marks_memories_for_backfill(eng, eng_b, tmp_path
     assert eng_b.memories.backfill_vectors() == 3
 
 
-@pytest.mark.parametrize("bad, message", [
-    ('{"type":"session","row":{"id":"x"}', r"bad\.jsonl:3: not valid JSON"),
-    ('{"type":"spaceship","row":{"id":1}}', r"bad\.jsonl:3: unknown record type 'spaceship'"),
-    ('{"type":"session","row":{"id":"x","warp":1}}', r"bad\.jsonl:3: sessions has no column\(s\) warp"),
-    ('{"type":"memory","row":{"id":7,"content":"v"},"vector":"AAAA"}', r"bad\.jsonl:3: a vector must"),
-    ('{"type":"message","row":{"id":5,"session_id":"nope","content":"x"}}', r"bad\.jsonl:3: this message refers to a missing session"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ('{"type":"session","row":{"id":"x"}', r"bad\.jsonl:3: not valid JSON"),
+        ('{"type":"spaceship","row":{"id":1}}', r"bad\.jsonl:3: unknown record type 'spaceship'"),
+        ('{"type":"session","row":{"id":"x","warp":1}}', r"bad\.jsonl:3: sessions has no column\(s\) warp"),
+        ('{"type":"memory","row":{"id":7,"content":"v"},"vector":"AAAA"}', r"bad\.jsonl:3: a vector must"),
+        (
+            '{"type":"message","row":{"id":5,"session_id":"nope","content":"x"}}',
+            r"bad\.jsonl:3: this message refers to a missing session",
+        ),
+    ],
+)
 def test_bad_line_names_file_and_line_and_writes_nothing(eng_b, tmp_path, bad, message):
     p = tmp_path / "bad.jsonl"
-    p.write_text('{"type":"header","format":"memconsole-jsonl","version":1}\n'
-                 '{"type":"session","row":{"id":"ok","agent":"a"}}\n' + bad + "\n", encoding="utf-8")
+    p.write_text(
+        '{"type":"header","format":"memconsole-jsonl","version":1}\n'
+        '{"type":"session","row":{"id":"ok","agent":"a"}}\n' + bad + "\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ImportFailed, match=message):
         eng_b.importers.jsonl(p)
     assert eng_b.store.read_one("SELECT count(*) FROM sessions")[0] == 0

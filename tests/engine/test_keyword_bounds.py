@@ -1,6 +1,7 @@
 """The keyword retriever's cost bounds on big databases (engine/keyword.py), with the size floors
 lowered so a few hundred memories show them: common words left out, commoner words scored over the
 newest memories only, exact BM25 inside that window, and explain saying what happened."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -12,8 +13,12 @@ from engine.retrieval.filters import Filters
 
 def bounded(eng, rows=30, candidates=10, share=0.0):
     s = eng.settings.search
-    eng.settings = replace(eng.settings, search=replace(
-        s, common_terms_from=10, common_term_share=share, keyword_rows=rows, candidates=candidates))
+    eng.settings = replace(
+        eng.settings,
+        search=replace(
+            s, common_terms_from=10, common_term_share=share, keyword_rows=rows, candidates=candidates
+        ),
+    )
 
 
 @pytest.fixture
@@ -32,7 +37,7 @@ def test_common_word_scored_over_newest_memories_only(eng, corpus):
     bounded(eng)
     p = eng.retrieval.keyword_plan("status")
     assert p.windowed == (("status", 200),) and p.recent_from is not None
-    assert 150 <= p.recent_from < 200            # a window sized to ~30 of 200 matches
+    assert 150 <= p.recent_from < 200  # a window sized to ~30 of 200 matches
     ranks = eng.retrieval.keyword_ranks(p, Filters(), 10)
     assert len(ranks) == 10 and all(mid > p.recent_from for mid in ranks)
 
@@ -80,7 +85,7 @@ def test_common_words_left_out_and_bounds_off(eng, corpus):
 def test_explain_reports_the_bounds(eng, corpus):
     bounded(eng)
     x = eng.explain("status", corpus[5], mode="keyword")
-    assert x.bm25_rank is not None and x.bm25_matches == 200     # rank is over every match
+    assert x.bm25_rank is not None and x.bm25_matches == 200  # rank is over every match
     assert any("newest memories only" in s for s in x.keyword_scope)
     assert any("older" in s and "none of the rarer words" in s for s in x.keyword_scope)
     assert "newest memories only" in x.summary

@@ -1,6 +1,7 @@
 """LifecycleViewsMixin: the Rules pane's filter facets and the Decay pane's day-by-day forecast.
 The timeline must agree with forecast() (the same closed form), honour what-if rates, and write
 nothing."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,13 @@ def _aged(eng, clock):
     """Memories of each kind at different ages, plus a pinned and a core one that never cross."""
     t0 = clock.now()
     ids = {}
-    for name, kind, age in (("e30", "episodic", 30), ("e5", "episodic", 5), ("e1", "episodic", 1),
-                            ("s20", "semantic", 20), ("p10", "procedural", 10)):
+    for name, kind, age in (
+        ("e30", "episodic", 30),
+        ("e5", "episodic", 5),
+        ("e1", "episodic", 1),
+        ("s20", "semantic", 20),
+        ("p10", "procedural", 10),
+    ):
         clock.t = t0 - age * DAY
         ids[name] = eng.add_memory(f"memory {name} about {kind}", kind=kind, agent="a" if age > 4 else "b")
     clock.t = t0 - 40 * DAY

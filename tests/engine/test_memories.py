@@ -1,23 +1,44 @@
 """The write path: validation, audit, near-duplicate reinforcement, back-filled vectors."""
+
 import pytest
 
-from engine import FixedClock, HashEmbedder, InvalidInput, NotFound, open_engine
+from engine import HashEmbedder, InvalidInput, NotFound, open_engine
 
 
 def test_add_stores_every_field_and_audits(eng):
-    mid = eng.add_memory("Deploys happen on Tuesdays", kind="procedural", category="decision",
-                         agent="atlas", user="dana", importance=0.8, metadata={"src": "chat"})
+    mid = eng.add_memory(
+        "Deploys happen on Tuesdays",
+        kind="procedural",
+        category="decision",
+        agent="atlas",
+        user="dana",
+        importance=0.8,
+        metadata={"src": "chat"},
+    )
     m = eng.memories.get(mid)
-    assert (m.kind, m.category, m.tier, m.agent, m.user, m.importance) == \
-        ("procedural", "decision", "active", "atlas", "dana", 0.8)
+    assert (m.kind, m.category, m.tier, m.agent, m.user, m.importance) == (
+        "procedural",
+        "decision",
+        "active",
+        "atlas",
+        "dana",
+        0.8,
+    )
     assert m.metadata == {"src": "chat"} and m.embedded and m.strength == 1.0
     rows = eng.store.read("SELECT action, actor, target_id FROM audit WHERE target_kind = 'memory'")
     assert [tuple(r) for r in rows] == [("add", "tester", str(mid))]
 
 
-@pytest.mark.parametrize("bad, msg", [
-    ("", "empty"), ("   ", "empty"), ("a\x00b", "NUL"), ("x\ud800y", "surrogate"), (42, "text"),
-])
+@pytest.mark.parametrize(
+    "bad, msg",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("a\x00b", "NUL"),
+        ("x\ud800y", "surrogate"),
+        (42, "text"),
+    ],
+)
 def test_add_refuses_bad_content_cleanly(eng, bad, msg):
     with pytest.raises(InvalidInput, match=msg):
         eng.add_memory(bad)
@@ -58,8 +79,13 @@ def test_near_duplicate_by_meaning_with_the_real_model(real_eng):
 
 
 def test_batch_dedups_within_itself(eng):
-    ids = eng.add_memories([{"content": "same words here"}, {"content": "same words here"},
-                            {"content": "different words entirely"}])
+    ids = eng.add_memories(
+        [
+            {"content": "same words here"},
+            {"content": "same words here"},
+            {"content": "different words entirely"},
+        ]
+    )
     assert ids[0] == ids[1] != ids[2]
 
 
@@ -74,7 +100,7 @@ def test_vectors_backfilled_when_model_arrives(db_path, clock):
     mid = e.add_memory("written while keyword-only")
     assert e.memories.pending_vectors() == 1 and not e.memories.get(mid).embedded
     e.close()
-    e2 = open_engine(db_path, embedder=HashEmbedder(), clock=clock)   # ready at once -> backfill
+    e2 = open_engine(db_path, embedder=HashEmbedder(), clock=clock)  # ready at once -> backfill
     assert e2.memories.pending_vectors() == 0 and e2.memories.get(mid).embedded
     assert e2.search("keyword-only", mode="vector").hits[0].id == mid
     e2.close()
@@ -88,8 +114,9 @@ def test_operator_edits_are_audited(eng):
     eng.memories.edit(mid, "tweaked")
     m = eng.memories.get(mid)
     assert m.pinned and m.importance == 0.9 and m.tier == "archived" and m.content == "tweaked"
-    actions = [r[0] for r in eng.store.read(
-        "SELECT action FROM audit WHERE target_id = ? ORDER BY id", (str(mid),))]
+    actions = [
+        r[0] for r in eng.store.read("SELECT action FROM audit WHERE target_id = ? ORDER BY id", (str(mid),))
+    ]
     assert actions == ["add", "pin", "set-importance", "archive", "edit"]
     with pytest.raises(NotFound):
         eng.memories.pin(999999)
@@ -100,9 +127,10 @@ def test_operator_edits_are_audited(eng):
 def test_batches_store_each_memorys_own_vector(eng):
     """Across batches every memory gets its own vector, and dedup across batches holds."""
     import hashlib
+
     words = [hashlib.md5(str(i).encode()).hexdigest() for i in range(230)]
     items = [{"content": f"{w[:8]} {w[8:16]} {w[16:24]} {w[24:]}"} for w in words]
-    items += [dict(items[5])]                                  # twin of item 5, in batch 5
+    items += [dict(items[5])]  # twin of item 5, in batch 5
     ids = eng.add_memories(items, batch_size=50)
     assert len(set(ids)) == 230 and ids[-1] == ids[5]
     emb = HashEmbedder()

@@ -1,4 +1,5 @@
 """Rules: bands, operations with history and audit, filters, rejections."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,14 +9,29 @@ from engine.clock import DAY
 
 
 def _audit_actions(eng, rule_id):
-    return [r[0] for r in eng.store.read(
-        "SELECT action FROM audit WHERE target_kind = 'rule' AND target_id = ? ORDER BY id", (str(rule_id),))]
+    return [
+        r[0]
+        for r in eng.store.read(
+            "SELECT action FROM audit WHERE target_kind = 'rule' AND target_id = ? ORDER BY id",
+            (str(rule_id),),
+        )
+    ]
 
 
 def test_status_follows_the_band(eng):
     got = {s: eng.rules.add(f"rule scored {s}", score=s).status for s in (10, 9, 8, 7, 6, 5, 4, 3, 2, 1)}
-    assert got == {10: "critical", 9: "critical", 8: "active", 7: "active", 6: "active", 5: "active",
-                   4: "dormant", 3: "dormant", 2: "retired", 1: "retired"}
+    assert got == {
+        10: "critical",
+        9: "critical",
+        8: "active",
+        7: "active",
+        6: "active",
+        5: "active",
+        4: "dormant",
+        3: "dormant",
+        2: "retired",
+        1: "retired",
+    }
 
 
 def test_operations_write_history_and_audit(eng):
@@ -35,9 +51,17 @@ def test_operations_write_history_and_audit(eng):
     hist = eng.rules.history(r.id)
     assert [h.new_score for h in hist] == [6, 7, 7.5, 9.2, 9.2, 9.2, 4, 4]
     assert [h.new_status for h in hist][-4:] == ["retired", "critical", "critical", "dormant"]
-    assert _audit_actions(eng, r.id) == ["rule-add", "rule-reinforce", "rule-violate", "rule-set-score",
-                                         "rule-retire", "rule-revive", "rule-pin", "rule-set-score",
-                                         "rule-unpin"]
+    assert _audit_actions(eng, r.id) == [
+        "rule-add",
+        "rule-reinforce",
+        "rule-violate",
+        "rule-set-score",
+        "rule-retire",
+        "rule-revive",
+        "rule-pin",
+        "rule-set-score",
+        "rule-unpin",
+    ]
 
 
 def test_bad_input_is_a_clear_error(eng):
@@ -51,7 +75,7 @@ def test_bad_input_is_a_clear_error(eng):
     with pytest.raises(InvalidInput):
         eng.rules.set_score(r.id, 7, reason="")
     with pytest.raises(InvalidInput):
-        eng.rules.revive(r.id)                    # not retired
+        eng.rules.revive(r.id)  # not retired
     with pytest.raises(NotFound):
         eng.rules.pin(12345)
     with pytest.raises(InvalidInput):
@@ -71,7 +95,7 @@ def test_reinforce_caps_at_ten_and_resets_decay(eng):
     assert eng.rules.reinforce(r.id).score == 10
     low = eng.rules.add("Log every fill", score=6)
     eng.clock.advance(6 * DAY)
-    eng.rules.reinforce(low.id)                   # the grace restarts here
+    eng.rules.reinforce(low.id)  # the grace restarts here
     eng.clock.advance(6 * DAY)
     assert eng.decay.run().rules_decayed == 0
     eng.clock.advance(2 * DAY)
@@ -82,7 +106,7 @@ def test_set_score_counts_from_now(eng):
     r = eng.rules.add("Old rule", score=6)
     eng.clock.advance(30 * DAY)
     eng.rules.set_score(r.id, 8, reason="still matters")
-    assert eng.decay.run().rules_decayed == 0   # no retroactive loss for the 30 days
+    assert eng.decay.run().rules_decayed == 0  # no retroactive loss for the 30 days
     eng.clock.advance(DAY)
     eng.decay.run()
     assert eng.rules.get(r.id).score == 7.5
@@ -134,9 +158,9 @@ def test_lifecycle_demo_covers_every_band_and_the_32_of_34_flow(eng):
     assert sum(by_status.values()) >= 75
     stop = eng.rules.list(query="overnight stop loss")[0]
     assert stop.status == "critical" and stop.source == "rejection"
-    assert sum(len(eng.rules.history(r.id)) > 2 for r in eng.rules.list()) >= 40   # charts with shape
+    assert sum(len(eng.rules.history(r.id)) > 2 for r in eng.rules.list()) >= 40  # charts with shape
     flows = eng.flows.list()
     assert len(flows) == counts["flows"] == 15
     assert {(f.stats.passes, f.stats.uses, f.stats.effectiveness) for f in flows} >= {(32, 34, 0.941)}
     assert any(f.stats.flagged for f in flows) and any(f.stats.trend == "down" for f in flows)
-    assert eng.clock.now() == 1767225600.0          # the engine's own clock is restored
+    assert eng.clock.now() == 1767225600.0  # the engine's own clock is restored

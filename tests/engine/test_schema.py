@@ -1,6 +1,7 @@
 """Schema evolution: every fixture generation opens with today's engine and upgrades in place
 without losing a row, a value or a vector; a file with missing columns gets them added, data
 intact; a file from a newer memconsole is refused, not "downgraded"."""
+
 from __future__ import annotations
 
 import gzip
@@ -33,22 +34,30 @@ def _dump(path: Path) -> dict[str, tuple[list[str], list[tuple]]]:
     c.enable_load_extension(True)
     sqlite_vec.load(c)
     try:
-        names = [t.name for t in schema.TABLES if c.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (t.name,)).fetchone()]
+        names = [
+            t.name
+            for t in schema.TABLES
+            if c.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (t.name,)
+            ).fetchone()
+        ]
         out = {}
         for t in names:
             cols = [r[1] for r in c.execute(f"PRAGMA table_info({t})")]
             out[t] = (cols, c.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall())
-        out["memories_vec"] = (["memory_id", "embedding"], c.execute(
-            "SELECT memory_id, embedding FROM memories_vec ORDER BY memory_id").fetchall())
+        out["memories_vec"] = (
+            ["memory_id", "embedding"],
+            c.execute("SELECT memory_id, embedding FROM memories_vec ORDER BY memory_id").fetchall(),
+        )
         return out
     finally:
         c.close()
 
 
 def test_there_is_a_fixture_for_the_current_generation():
-    assert FIXTURES / f"schema_gen{schema.GENERATION}.db.gz" in GENERATIONS, \
+    assert FIXTURES / f"schema_gen{schema.GENERATION}.db.gz" in GENERATIONS, (
         "schema.GENERATION changed: run tests/fixtures/make_fixtures.py and commit the new fixture"
+    )
 
 
 @pytest.mark.parametrize("gz", GENERATIONS, ids=lambda p: p.name)
@@ -69,9 +78,9 @@ def test_fixture_upgrades_in_place_without_loss(gz, tmp_path):
         assert set(cols) <= set(new_cols), f"{table} lost columns"
         idx = [new_cols.index(c) for c in cols]
         kept = [tuple(r[i] for i in idx) for r in new_rows]
-        if table == "audit":     # the doctor's FTS check writes nothing; only rows may be added
-            kept = kept[:len(rows)]
-        if table == "meta":      # the identity stamp (app, generation, database_id) is added
+        if table == "audit":  # the doctor's FTS check writes nothing; only rows may be added
+            kept = kept[: len(rows)]
+        if table == "meta":  # the identity stamp (app, generation, database_id) is added
             kept = [r for r in kept if r[0] not in ("app", "generation", "database_id")]
             rows = [r for r in rows if r[0] not in ("app", "generation", "database_id")]
         assert kept == [tuple(r) for r in rows], f"{table} rows changed"
@@ -80,7 +89,9 @@ def test_fixture_upgrades_in_place_without_loss(gz, tmp_path):
 
 
 # A memconsole file from before generation 1 (it carries the marker: an unmarked file is refused).
-OLD_SHAPE = f"PRAGMA application_id = {APP_ID};" + """
+OLD_SHAPE = (
+    f"PRAGMA application_id = {APP_ID};"
+    + """
 CREATE TABLE sessions (id TEXT PRIMARY KEY, agent TEXT, started_at REAL);
 CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL
   DEFAULT 'user', content TEXT NOT NULL DEFAULT '', at REAL);
@@ -97,6 +108,7 @@ INSERT INTO memories(content, kind, tier, agent, created_at, metadata) VALUES
 INSERT INTO flows(name) VALUES ('restore');
 INSERT INTO flow_runs(flow_id, outcome) VALUES (1, 'pass');
 """
+)
 
 
 def test_missing_columns_are_added_with_data_intact(tmp_path):
@@ -108,14 +120,23 @@ def test_missing_columns_are_added_with_data_intact(tmp_path):
     c.close()
     with open_engine(db, embedder=None) as eng:
         added = set(eng.reconciled.added_columns)
-        assert {"memories.absorbed_into", "memories.embedded", "memories.updated_at",
-                "sessions.parent_session_id", "messages.metadata", "flow_runs.at"} <= added
+        assert {
+            "memories.absorbed_into",
+            "memories.embedded",
+            "memories.updated_at",
+            "sessions.parent_session_id",
+            "messages.metadata",
+            "flow_runs.at",
+        } <= added
         m1, m2 = eng.memories.list(limit=10)[::-1]
         assert (m1.content, m1.agent, m1.created_at, m1.metadata) == (
-            "Backups are kept in the cold bucket for ninety days", "legacy-bot", 1700000002,
-            {"src": "wiki"})
+            "Backups are kept in the cold bucket for ninety days",
+            "legacy-bot",
+            1700000002,
+            {"src": "wiki"},
+        )
         assert (m2.tier, m2.kind, m2.absorbed_into, m2.embedded) == ("archived", "episodic", None, False)
-        assert eng.memories.pending_vectors() == 2           # the vectors come with the next model load
+        assert eng.memories.pending_vectors() == 2  # the vectors come with the next model load
         assert [h.id for h in eng.search("backups", mode="keyword").hits] == [m1.id]
         assert eng.sessions.search_messages("backups")[0].message.session_id == "old-1"
         assert eng.sessions.get("old-1").session.agent == "legacy-bot"
@@ -132,7 +153,7 @@ def test_a_newer_generation_is_refused_untouched(tmp_path):
         pass
     c = sqlean.connect(str(db))
     c.execute(f"PRAGMA user_version = {schema.GENERATION + 1}")
-    c.execute("DROP INDEX memories_tier")          # what a future version might have changed
+    c.execute("DROP INDEX memories_tier")  # what a future version might have changed
     c.close()
     data = db.read_bytes()
     with pytest.raises(EngineError, match="newer"):

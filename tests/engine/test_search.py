@@ -1,17 +1,42 @@
 """Hybrid search that explains itself."""
+
 import pytest
 
 from engine import InvalidInput, open_engine
 
-HOSTILE = ['"unbalanced', "AND", "NOT", "(x", "v1.2 @nasa who's", "ask-codex", "*", "x" * 100_000,
-           "a\x00b", "大别山", "山", "x\ud800y", "", "NEAR(a b)", "col:value", "'; DROP TABLE memories;--"]
+HOSTILE = [
+    '"unbalanced',
+    "AND",
+    "NOT",
+    "(x",
+    "v1.2 @nasa who's",
+    "ask-codex",
+    "*",
+    "x" * 100_000,
+    "a\x00b",
+    "大别山",
+    "山",
+    "x\ud800y",
+    "",
+    "NEAR(a b)",
+    "col:value",
+    "'; DROP TABLE memories;--",
+]
 
 
 def test_paraphrase_ranks_first_with_both_retrievers(real_eng):
     mid = real_eng.add_memory("The user prefers dark mode in every editor")
-    real_eng.add_memories([{"content": t} for t in (
-        "Deploys run on Tuesdays after the standup", "The staging database is refreshed weekly",
-        "Lee prefers short pull requests", "The API gateway times out after 30 seconds")])
+    real_eng.add_memories(
+        [
+            {"content": t}
+            for t in (
+                "Deploys run on Tuesdays after the standup",
+                "The staging database is refreshed weekly",
+                "Lee prefers short pull requests",
+                "The API gateway times out after 30 seconds",
+            )
+        ]
+    )
     r = real_eng.search("which colour theme does the user like")
     assert r.mode == "hybrid" and r.hits[0].id == mid
     b = r.hits[0].breakdown
@@ -42,10 +67,12 @@ def test_natural_questions_need_not_match_every_word(eng):
 
 def test_filters_apply_inside_both_retrievers(eng):
     # 30 close matches for another agent would crowd a post-filter out of the top k.
-    eng.add_memories([{"content": f"backup restore drill number {i}", "agent": "other"} for i in range(30)],
-                     dedup=False)
-    mine = eng.add_memories([{"content": f"backup restore note {i}", "agent": "atlas"} for i in range(3)],
-                            dedup=False)
+    eng.add_memories(
+        [{"content": f"backup restore drill number {i}", "agent": "other"} for i in range(30)], dedup=False
+    )
+    mine = eng.add_memories(
+        [{"content": f"backup restore note {i}", "agent": "atlas"} for i in range(3)], dedup=False
+    )
     for mode in ("keyword", "vector", "hybrid"):
         r = eng.search("backup restore drill", k=3, agent="atlas", mode=mode)
         assert sorted(h.id for h in r.hits) == sorted(mine), mode
@@ -108,7 +135,7 @@ def test_explain_names_the_filter_or_state_that_excludes(eng):
     ex = eng.explain("tax lots accountant", mid, agent="atlas")
     assert not ex.in_top_k
     assert any("archived" in e for e in ex.excluded_by) and any("agent" in e for e in ex.excluded_by)
-    assert ex.bm25_rank == 1          # ranked among everything, so the operator sees it would match
+    assert ex.bm25_rank == 1  # ranked among everything, so the operator sees it would match
     assert "outside the searched set" in ex.summary
 
 

@@ -1,5 +1,6 @@
 """Retrieval that depends on meaning (the real model), the in-memory vector matrix staying equal
 to the file, and score-aware fusion / session context being what explain reports."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,10 +35,12 @@ def test_paraphrase_found_by_meaning(real_eng):
 def test_filters_inside_both_retrievers_return_k_rows(real_eng):
     """A filter that keeps a small minority still yields k hits from each retriever: it is
     applied inside the KNN and the FTS query, never after the limit."""
-    items = [{"content": f"deploy note {i}: the release train leaves on time", "agent": "bulk"}
-             for i in range(60)]
-    items += [{"content": f"deploy note {i} for the rare agent about releases", "agent": "rare"}
-              for i in range(6)]
+    items = [
+        {"content": f"deploy note {i}: the release train leaves on time", "agent": "bulk"} for i in range(60)
+    ]
+    items += [
+        {"content": f"deploy note {i} for the rare agent about releases", "agent": "rare"} for i in range(6)
+    ]
     real_eng.add_memories(items, dedup=False)
     for mode in ("keyword", "vector"):
         res = real_eng.search("deploy release", k=5, agent="rare", mode=mode, record_access=False)
@@ -66,8 +69,13 @@ def test_matrix_equals_vec0_and_follows_other_connections(tmp_path, clock):
     try:
         rng = np.random.default_rng(7)
         words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta"]
-        a.add_memories([{"content": " ".join(rng.choice(words, 5)) + f" {i}",
-                         "agent": "x" if i % 3 else "y"} for i in range(120)], dedup=False)
+        a.add_memories(
+            [
+                {"content": " ".join(rng.choice(words, 5)) + f" {i}", "agent": "x" if i % 3 else "y"}
+                for i in range(120)
+            ],
+            dedup=False,
+        )
         a.vectors.keep_in_memory()
         q = emb.embed(["alpha gamma sigma"])[0]
         f_all, f_y = Filters(), Filters(agent="y")
@@ -99,8 +107,9 @@ def test_bit_candidates_rescored_exactly(tmp_path, clock):
     eng = open_engine(tmp_path / "b.db", embedder=emb, clock=clock)
     try:
         texts = [f"memo {i} on topic {i % 17} with detail {i * 7 % 31}" for i in range(400)]
-        eng.add_memories([{"content": t, "agent": "a" if i % 2 else "b"} for i, t in enumerate(texts)],
-                         dedup=False)
+        eng.add_memories(
+            [{"content": t, "agent": "a" if i % 2 else "b"} for i, t in enumerate(texts)], dedup=False
+        )
         eng.vectors.keep_in_memory()
         m = eng.vectors.matrix
         for i in (3, 150, 399):
@@ -129,7 +138,7 @@ def test_matrix_reloads_when_log_was_pruned(tmp_path, clock):
         eng.add_memory("fig jam recipe", dedup=False)
         with eng.store.reading() as c:
             m.sync(c)
-        assert m.n == 9 and int(m.alive[:m.n].sum()) == 9
+        assert m.n == 9 and int(m.alive[: m.n].sum()) == 9
     finally:
         eng.close()
 
@@ -145,8 +154,8 @@ def test_batched_dedup_matches_per_item_dedup(tmp_path, clock):
         eng = open_engine(tmp_path / f"{name}.db", embedder=emb, clock=clock)
         try:
             from dataclasses import replace
-            eng.settings = replace(eng.settings, search=replace(eng.settings.search,
-                                                                dedup_matrix_from=from_))
+
+            eng.settings = replace(eng.settings, search=replace(eng.settings.search, dedup_matrix_from=from_))
             first = eng.add_memories([{"content": t} for t in stored], dedup=False)
             res = eng.memories.add_many_ex([{"content": t} for t in batch])
             assert (eng.vectors.matrix is not None) == (name == "matrix")
@@ -165,13 +174,17 @@ def test_session_neighbour_lifts_the_answer_turn(tmp_path, clock):
     context brings the answer up in hybrid search, and explain's breakdown says so."""
     eng = open_engine(tmp_path / "s.db", embedder=HashEmbedder(), clock=clock)
     try:
-        noise = [{"content": f"unrelated chatter number {i} about weather", "session_id": "n"}
-                 for i in range(30)]
+        noise = [
+            {"content": f"unrelated chatter number {i} about weather", "session_id": "n"} for i in range(30)
+        ]
         eng.add_memories(noise, dedup=False)
-        ids = eng.add_memories([
-            {"content": "Mel: which telescope did you buy for the meteor shower?", "session_id": "s1"},
-            {"content": "Caro: a small Dobsonian, eight inch aperture", "session_id": "s1"},
-        ], dedup=False)
+        ids = eng.add_memories(
+            [
+                {"content": "Mel: which telescope did you buy for the meteor shower?", "session_id": "s1"},
+                {"content": "Caro: a small Dobsonian, eight inch aperture", "session_id": "s1"},
+            ],
+            dedup=False,
+        )
         res = eng.search("telescope meteor shower", k=5, mode="hybrid", record_access=False)
         by_id = {h.id: h for h in res.hits}
         assert ids[1] in by_id
@@ -200,10 +213,15 @@ def test_common_words_dropped_from_keyword_query_on_big_dbs(eng):
     """A word most memories contain is left out of the MATCH once the db is big enough (lowered
     here), unless it is the only kind of word left; the rare word's best match stays first."""
     from dataclasses import replace
-    eng.add_memories([{"content": f"status report {i} for the project"} for i in range(40)]
-                     + [{"content": "status report about the zeppelin hangar"}], dedup=False)
-    eng.settings = replace(eng.settings, search=replace(eng.settings.search, common_terms_from=10,
-                                                        common_term_share=0.5))
+
+    eng.add_memories(
+        [{"content": f"status report {i} for the project"} for i in range(40)]
+        + [{"content": "status report about the zeppelin hangar"}],
+        dedup=False,
+    )
+    eng.settings = replace(
+        eng.settings, search=replace(eng.settings.search, common_terms_from=10, common_term_share=0.5)
+    )
     p = eng.retrieval.keyword_plan("status of the zeppelin")
     assert p.terms == ("zeppelin",)
     assert eng.retrieval.keyword_plan("status report").terms in (("status",), ("report",))

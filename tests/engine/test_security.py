@@ -1,5 +1,6 @@
 """Security: private files (0600 in 0700 folders), no network at run time, SQL that treats every
 user value as data, and foreign databases that are never written."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,7 +27,7 @@ def _mode(p: Path) -> int:
 def test_new_database_and_its_wal_and_shm_are_private(tmp_path):
     folder = tmp_path / "fresh" / "place"
     db = folder / "memory.db"
-    old = os.umask(0o022)          # a typical permissive umask must not leak into our files
+    old = os.umask(0o022)  # a typical permissive umask must not leak into our files
     try:
         with open_engine(db, embedder=HashEmbedder()) as eng:
             eng.add_memory("a private thought")
@@ -82,8 +83,9 @@ def test_the_embedder_never_reaches_for_the_network():
     """Loads the real model in a fresh process with every socket refused (and the offline
     variables removed from the environment first, so the engine has to set them itself)."""
     env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
-    p = subprocess.run([sys.executable, "-c", NO_NET], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", NO_NET], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-3000:])
     assert "TRIED []" in p.stdout
 
@@ -94,13 +96,18 @@ def test_engine_code_imports_no_network_library():
     banned = {"socket", "urllib.request", "http.client", "requests", "httpx", "aiohttp", "urllib3"}
     for f in (ROOT / "engine").rglob("*.py"):
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             assert not banned & set(names), f"{f.relative_to(ROOT)} imports {names}"
 
 
 # -- SQL: user values are data ----------------------------------------------------------------------
-INJECT = ["x' OR '1'='1", "x\" OR 1=1 --", "'; DELETE FROM memories; --", "1) OR (1=1"]
+INJECT = ["x' OR '1'='1", 'x" OR 1=1 --', "'; DELETE FROM memories; --", "1) OR (1=1"]
 
 
 @pytest.mark.parametrize("evil", INJECT)
@@ -118,14 +125,15 @@ def test_filter_values_are_parameters_not_sql(eng, evil):
         eng.search("tea", tier=evil)
     with pytest.raises(EngineError):
         eng.rules.list(order=evil)
-    assert eng.memories.get(mid).content == "alice likes tea"       # nothing was deleted
+    assert eng.memories.get(mid).content == "alice likes tea"  # nothing was deleted
     assert len(eng.memories.list()) == 1
 
 
 # -- foreign databases --------------------------------------------------------------------------------
 def _files(folder: Path) -> dict[str, tuple[str, int]]:
-    return {p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-            for p in folder.iterdir()}
+    return {
+        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns) for p in folder.iterdir()
+    }
 
 
 @pytest.mark.parametrize("journal", ["wal", "delete"])
@@ -148,8 +156,13 @@ def test_opening_a_foreign_database_never_writes_to_it(tmp_path, journal):
     before = _files(home)
     with pytest.raises(EngineError, match="not a memconsole database"):
         open_engine(db, embedder=None)
-    p = subprocess.run([sys.executable, "-m", "console.cli", "--db", str(db), "sessions"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "console.cli", "--db", str(db), "sessions"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert "not a memconsole database" in p.stderr
     assert _files(home) == before

@@ -1,4 +1,5 @@
 """Sessions, transcripts, lineage, and message search in both tokenizers."""
+
 import pytest
 
 from engine import InvalidInput, NotFound
@@ -7,11 +8,14 @@ from engine import InvalidInput, NotFound
 @pytest.fixture
 def convo(eng):
     p = eng.sessions.add("s1", agent="atlas", user="dana", source="cli", title="Editor setup")
-    eng.sessions.add_messages(p, [
-        {"role": "user", "content": "Please remember I like dark themes"},
-        {"role": "tool", "content": "settings.json updated", "tool_name": "edit_file"},
-        {"role": "assistant", "content": "Remembered: dark themes running everywhere"},
-    ])
+    eng.sessions.add_messages(
+        p,
+        [
+            {"role": "user", "content": "Please remember I like dark themes"},
+            {"role": "tool", "content": "settings.json updated", "tool_name": "edit_file"},
+            {"role": "assistant", "content": "Remembered: dark themes running everywhere"},
+        ],
+    )
     c = eng.sessions.add("s2", agent="atlas", user="dana", title="Continued", parent_session_id="s1")
     eng.sessions.add_message(c, "user", "帮我找一些大别山的旅游资料")
     eng.sessions.add_message(c, "user", "山很高")
@@ -30,12 +34,14 @@ def test_transcript_and_lineage(convo):
 
 
 def test_word_search_uses_stemming(convo):
-    hits = convo.sessions.search_messages("run")        # porter: "running" matches "run"
+    hits = convo.sessions.search_messages("run")  # porter: "running" matches "run"
     assert [h.message.session_id for h in hits] == ["s1"]
 
 
 def test_cjk_goes_to_trigram_and_short_cjk_to_like(convo):
-    assert [h.message.content for h in convo.sessions.search_messages("大别山")] == ["帮我找一些大别山的旅游资料"]
+    assert [h.message.content for h in convo.sessions.search_messages("大别山")] == [
+        "帮我找一些大别山的旅游资料"
+    ]
     short = {h.message.content for h in convo.sessions.search_messages("山")}
     assert short == {"帮我找一些大别山的旅游资料", "山很高"}
 

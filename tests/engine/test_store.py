@@ -1,4 +1,5 @@
 """The connection factory and the single write path."""
+
 import os
 import stat
 import threading
@@ -15,7 +16,7 @@ def test_connection_pragmas_and_private_file(tmp_path):
     s = Store(p)
     c = s.conn
     assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert c.execute("PRAGMA synchronous").fetchone()[0] == 1          # NORMAL
+    assert c.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     assert c.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert c.execute("PRAGMA secure_delete").fetchone()[0] == 1
     assert c.execute("SELECT vec_version()").fetchone()[0].startswith("v0.1")
@@ -69,10 +70,10 @@ def test_readers_do_not_block_writers(tmp_path):
     p = tmp_path / "m.db"
     w, r = Store(p), Store(p)
     w.write(lambda c: c.execute("CREATE TABLE t(x)"))
-    with r.reading() as conn:                      # an open read snapshot
+    with r.reading() as conn:  # an open read snapshot
         conn.execute("SELECT count(*) FROM t").fetchone()
         w.write(lambda c: c.execute("INSERT INTO t VALUES (1)"))
-        assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 0   # snapshot isolation
+        assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == 0  # snapshot isolation
     assert r.read_one("SELECT count(*) FROM t")[0] == 1
 
 
@@ -86,6 +87,7 @@ def test_injectable_clock_stamps_rows(eng, clock):
 
 def test_not_a_database_is_a_clear_error(tmp_path):
     from engine import EngineError
+
     p = tmp_path / "junk.db"
     p.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(EngineError):

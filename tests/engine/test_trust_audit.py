@@ -2,6 +2,7 @@
 key (a plain-sha256 re-hash of an edit no longer verifies), its head anchored outside the database
 (a truncated tail shows), legacy chains upgraded without laundering a break, forget's redaction
 still intact, and concurrent writers leave the anchor at the true head."""
+
 from __future__ import annotations
 
 import json
@@ -32,10 +33,12 @@ def _plain_rechain(conn, edit: dict[int, str] | None = None) -> None:
     prev = GENESIS
     for r in conn.execute("SELECT * FROM audit ORDER BY id").fetchall():
         reason = (edit or {}).get(r["id"], r["reason"])
-        h = row_hash(prev, r["at"], r["actor"], r["action"], r["target_kind"], r["target_id"],
-                     reason, r["summary"])
-        conn.execute("UPDATE audit SET reason = ?, prev_hash = ?, hash = ? WHERE id = ?",
-                     (reason, prev, h, r["id"]))
+        h = row_hash(
+            prev, r["at"], r["actor"], r["action"], r["target_kind"], r["target_id"], reason, r["summary"]
+        )
+        conn.execute(
+            "UPDATE audit SET reason = ?, prev_hash = ?, hash = ? WHERE id = ?", (reason, prev, h, r["id"])
+        )
         prev = h
 
 
@@ -44,10 +47,10 @@ def test_an_edit_rehashed_with_plain_sha256_is_detected(eng):
     assert eng.audit.verify().ok
     _plain_rechain(eng.store.conn, {2: "nothing to see here"})
     chk = eng.audit.verify()
-    assert not chk.ok and chk.first_bad_id == 1, chk.message     # no row verifies under the key
+    assert not chk.ok and chk.first_bad_id == 1, chk.message  # no row verifies under the key
     assert any("re-hashed without the key" in p for p in chk.problems)
-    assert chk.anchor == "replaced"          # the anchored head's hash is gone too
-    _add(eng, 1)                             # a later write does not "upgrade" the forgery
+    assert chk.anchor == "replaced"  # the anchored head's hash is gone too
+    _add(eng, 1)  # a later write does not "upgrade" the forgery
     assert not eng.audit.verify().ok
 
 
@@ -75,12 +78,12 @@ def test_truncate_then_refill_keeps_the_anchor_as_evidence(eng):
     _add(eng, 6)
     conn = eng.store.conn
     conn.execute("DELETE FROM audit WHERE id > 3")
-    conn.execute("UPDATE sqlite_sequence SET seq = 3 WHERE name = 'audit'")   # hide the ids, too
-    _add(eng, 5, "later")                       # legitimate writes reach (and pass) the old head
+    conn.execute("UPDATE sqlite_sequence SET seq = 3 WHERE name = 'audit'")  # hide the ids, too
+    _add(eng, 5, "later")  # legitimate writes reach (and pass) the old head
     chk = eng.audit.verify()
     assert not chk.ok and chk.anchor in ("replaced", "truncated"), chk.message
     assert any(p.startswith("anchor:") and "records row 6" in p for p in chk.problems), chk.problems
-    assert any("audit_anchor" in e for e in eng.store.hook_errors)      # the anchor never moved
+    assert any("audit_anchor" in e for e in eng.store.hook_errors)  # the anchor never moved
 
 
 def test_deleting_a_middle_row_and_relinking_is_detected(eng):
@@ -111,7 +114,7 @@ def test_forget_never_launders_an_earlier_edit(eng):
     secret = eng.add_memory("The vault passphrase is cobalt-heron-42", dedup=False)
     _add(eng, 3)
     eng.store.conn.execute("UPDATE audit SET reason = 'tampered' WHERE id = 3")
-    eng.forget.run("memory", [secret], "request 12")          # re-chains from row 1 (the add preview)
+    eng.forget.run("memory", [secret], "request 12")  # re-chains from row 1 (the add preview)
     chk = eng.audit.verify()
     assert not chk.ok and chk.first_bad_id == 3, chk.problems
 
@@ -124,7 +127,7 @@ def test_a_missing_anchor_says_it_cannot_rule_out_truncation(eng):
     chk = eng.audit.verify()
     assert chk.ok and chk.anchor == "missing"
     assert "a truncated tail cannot be ruled out" in chk.message
-    _add(eng, 1)                                   # the next write anchors the head again
+    _add(eng, 1)  # the next write anchors the head again
     assert eng.audit.verify().anchor == "ok"
 
 
@@ -152,8 +155,12 @@ eng.close()
 def test_two_processes_appending_leave_the_anchor_at_the_true_head(tmp_path):
     db = tmp_path / "shared.db"
     open_engine(db, embedder=HashEmbedder()).close()
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), str(w), "40"], cwd=ROOT,
-                              stderr=subprocess.PIPE) for w in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db), str(w), "40"], cwd=ROOT, stderr=subprocess.PIPE
+        )
+        for w in range(2)
+    ]
     for p in procs:
         assert p.wait(timeout=240) == 0, p.stderr.read().decode()[-2000:]
     eng = open_engine(db, embedder=HashEmbedder())
@@ -176,8 +183,11 @@ def _legacy_db(path, rows: int, *, break_at: int | None = None) -> None:
     for i in range(1, rows + 1):
         args = (1.7e9 + i, "old", "add", "memory", str(i), "", f'{{"n":{i}}}')
         h = row_hash(prev, *args)
-        conn.execute("INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary,"
-                     " prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?)", (*args, prev, h))
+        conn.execute(
+            "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary,"
+            " prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?)",
+            (*args, prev, h),
+        )
         prev = h
     if break_at:
         conn.execute("UPDATE audit SET reason = 'edited' WHERE id = ?", (break_at,))
@@ -194,7 +204,7 @@ def test_a_legacy_plain_chain_upgrades_to_keyed_and_verifies(db_path):
         chk = eng.audit.verify()
         assert chk.ok and chk.keyed and chk.legacy_rows == 0 and chk.rows == 7, chk.message
         assert [e.action for e in eng.audit.log(limit=2)] == ["add", "audit-rekey"]
-        _plain_rechain(eng.store.conn)             # and the old attack no longer works on it
+        _plain_rechain(eng.store.conn)  # and the old attack no longer works on it
         assert not eng.audit.verify().ok
     finally:
         eng.close()

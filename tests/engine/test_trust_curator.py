@@ -1,6 +1,7 @@
 """Issue #12 "Trust": the curator's approval applies only what was proposed (a member changed in
 any way since is refused as stale, for every kind), and malformed rows never make the curator or
 the queue fail."""
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,7 @@ def _refused(eng, pid, match="stale"):
     with pytest.raises(InvalidInput, match=match) as e:
         eng.curator.approve(pid)
     assert "\n" not in str(e.value)
-    assert eng.curator.get(pid).proposal.status == "pending"     # nothing applied
+    assert eng.curator.get(pid).proposal.status == "pending"  # nothing applied
     return str(e.value)
 
 
@@ -39,14 +40,17 @@ CHANGES = {
     "archived": lambda eng, m: eng.memories.archive(m),
     "archived then restored": lambda eng, m: (eng.memories.archive(m), eng.memories.set_tier(m, "active")),
     "reinforced": lambda eng, m: eng.memories.reinforce(m),
-    "accessed": lambda eng, m: _raw(eng, "UPDATE memories SET access_count = access_count + 1"
-                                         " WHERE id = ?", (m,)),
-    "absorbed elsewhere": lambda eng, m: _raw(eng, "UPDATE memories SET absorbed_into = 1"
-                                                   " WHERE id = ?", (m,)),
+    "accessed": lambda eng, m: _raw(
+        eng, "UPDATE memories SET access_count = access_count + 1 WHERE id = ?", (m,)
+    ),
+    "absorbed elsewhere": lambda eng, m: _raw(
+        eng, "UPDATE memories SET absorbed_into = 1 WHERE id = ?", (m,)
+    ),
     "pinned": lambda eng, m: eng.memories.pin(m),
     "importance": lambda eng, m: eng.memories.set_importance(m, 0.1),
-    "content edited by raw SQL": lambda eng, m: _raw(eng, "UPDATE memories SET content = 'other'"
-                                                          " WHERE id = ?", (m,)),
+    "content edited by raw SQL": lambda eng, m: _raw(
+        eng, "UPDATE memories SET content = 'other' WHERE id = ?", (m,)
+    ),
 }
 
 
@@ -67,17 +71,19 @@ def test_merge_edit_names_what_changed(eng, clock, merge):
 def test_unchanged_proposal_still_applies_after_decay_and_time(eng, clock, merge):
     pid, a, b = merge
     clock.advance(3 * 86400)
-    eng.decay.run(refresh_snapshots=True)              # strength/updated_at move with time alone
+    eng.decay.run(refresh_snapshots=True)  # strength/updated_at move with time alone
     assert eng.curator.approve(pid).status == "applied"
 
 
-@pytest.mark.parametrize("change", ["content edited", "reinforced", "archived then restored", "pinned",
-                                    "forgotten"])
+@pytest.mark.parametrize(
+    "change", ["content edited", "reinforced", "archived then restored", "pinned", "forgotten"]
+)
 def test_archive_and_promote_with_a_changed_member_are_refused(eng, clock, change):
     m = eng.add_memory("A note that looked abandoned", dedup=False)
     age(eng, m, 45)
-    learned = eng.add_memory("Always run the migrations before the smoke tests", category="learning",
-                             dedup=False)
+    learned = eng.add_memory(
+        "Always run the migrations before the smoke tests", category="learning", dedup=False
+    )
     for _ in range(3):
         eng.memories.reinforce(learned)
     props = {p.kind: p for p in eng.curator.run().proposals if p.kind in ("archive", "promote")}
@@ -90,8 +96,9 @@ def test_archive_and_promote_with_a_changed_member_are_refused(eng, clock, chang
 
 
 RULE_CHANGES = {
-    "text edited": lambda eng, r, a: _raw(eng, "UPDATE rules SET text = text || ' (edited)'"
-                                               " WHERE id = ?", (r,)),
+    "text edited": lambda eng, r, a: _raw(
+        eng, "UPDATE rules SET text = text || ' (edited)' WHERE id = ?", (r,)
+    ),
     "pinned": lambda eng, r, a: eng.rules.pin(r),
     "reinforced": lambda eng, r, a: eng.rules.reinforce(r),
     "absorbed": lambda eng, r, a: _raw(eng, "UPDATE rules SET absorbed_into = ? WHERE id = ?", (a, r)),
@@ -100,13 +107,19 @@ RULE_CHANGES = {
 }
 
 
-@pytest.mark.parametrize("change", ["text edited", "pinned", "reinforced", "absorbed", "deleted",
-                                    "retired then revived"])
+@pytest.mark.parametrize(
+    "change", ["text edited", "pinned", "reinforced", "absorbed", "deleted", "retired then revived"]
+)
 def test_rule_merge_and_retire_with_a_changed_member_are_refused(eng, clock, change):
     a = add_rule(eng, "Never deploy to production on a Friday afternoon, ever", score=7)
     b = add_rule(eng, "Never deploy to production on a Friday afternoon unless paged", score=6)
-    old = add_rule(eng, "Prefer tabs over spaces in the legacy repo", score=3.5, status="dormant",
-                   last=clock.now() - 90 * 86400)
+    old = add_rule(
+        eng,
+        "Prefer tabs over spaces in the legacy repo",
+        score=3.5,
+        status="dormant",
+        last=clock.now() - 90 * 86400,
+    )
     props = {p.kind: p for p in eng.curator.run(use_model=False).proposals if p.target_kind == "rule"}
     assert props["merge"].members == [a, b] and props["retire"].members == [old]
     clock.advance(60)
@@ -119,6 +132,7 @@ def test_rule_merge_and_retire_with_a_changed_member_are_refused(eng, clock, cha
 def test_member_state_keeps_no_text(eng, merge):
     pid, a, b = merge
     import json
+
     ev = json.dumps(eng.curator.get(pid).proposal.evidence)
     assert "staging" not in ev and "vault" not in ev
 
@@ -127,18 +141,25 @@ def test_member_state_keeps_no_text(eng, merge):
 def _plant_malformed(eng, clock):
     good_a = eng.add_memory(TWIN_A, agent="atlas", dedup=False)
     good_b = eng.add_memory(TWIN_B, agent="atlas", dedup=False)
-    bad = [eng.add_memory(f"malformed row number {i} about the release train", category="learning",
-                          dedup=False) for i in range(4)]
+    bad = [
+        eng.add_memory(f"malformed row number {i} about the release train", category="learning", dedup=False)
+        for i in range(4)
+    ]
     _raw(eng, "UPDATE memories SET metadata = '{not json' WHERE id = ?", (bad[0],))
     _raw(eng, "UPDATE memories SET importance = 9e999, strength = -9e999 WHERE id = ?", (bad[1],))
-    _raw(eng, "UPDATE memories SET access_count = 99, last_reinforced_at = 9e999,"
-              " last_accessed_at = -9e999 WHERE id = ?", (bad[2],))
+    _raw(
+        eng,
+        "UPDATE memories SET access_count = 99, last_reinforced_at = 9e999,"
+        " last_accessed_at = -9e999 WHERE id = ?",
+        (bad[2],),
+    )
     _raw(eng, "UPDATE memories SET metadata = '[1,2]', created_at = 9e999 WHERE id = ?", (bad[3],))
     age(eng, bad[2], 45)
     add_rule(eng, "Never deploy to production on a Friday afternoon, ever", score=7)
     r2 = add_rule(eng, "Never deploy to production on a Friday afternoon unless paged", score=6)
-    r3 = add_rule(eng, "A rule whose score went bad", score=4, status="dormant",
-                  last=clock.now() - 90 * 86400)
+    r3 = add_rule(
+        eng, "A rule whose score went bad", score=4, status="dormant", last=clock.now() - 90 * 86400
+    )
     r4 = add_rule(eng, "A rule with odd values", score=4, status="dormant", last=clock.now() - 90 * 86400)
     _raw(eng, "UPDATE rules SET metadata = 'nope', score = 9e999 WHERE id = ?", (r2,))
     _raw(eng, "UPDATE rules SET score = 'high' WHERE id = ?", (r3,))
@@ -161,7 +182,7 @@ def test_malformed_rows_never_make_the_curator_or_the_queue_fail(eng, clock):
     for p in eng.curator.list(status="pending"):
         try:
             eng.curator.approve(p.id)
-        except InvalidInput as exc:                  # refused with one line is fine; a crash is not
+        except InvalidInput as exc:  # refused with one line is fine; a crash is not
             assert "\n" not in str(exc)
 
 

@@ -2,6 +2,7 @@
 reaches every place text lives; tombstones hold keyed hashes only; an interrupted case resumes
 from any process; report files are never written through links; malformed rows never stop it;
 each case records the audit head."""
+
 from __future__ import annotations
 
 import json
@@ -29,11 +30,19 @@ TWIN = f"The locker combination {CANARY} opens the east door!"
 
 def child(code: str, db: Path, env: dict | None = None, **kw) -> subprocess.Popen:
     """Another process working on the same database through the engine."""
-    pre = ("import sys, time, json\nfrom engine import open_engine, HashEmbedder, FixedClock\n"
-           f"DB = {str(db)!r}\n")
-    return subprocess.Popen([sys.executable, "-c", pre + textwrap.dedent(code)], cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    pre = (
+        "import sys, time, json\nfrom engine import open_engine, HashEmbedder, FixedClock\n"
+        f"DB = {str(db)!r}\n"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", pre + textwrap.dedent(code)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kw,
+    )
 
 
 def run_child(code: str, db: Path, env: dict | None = None) -> str:
@@ -53,7 +62,7 @@ def every_text(db: Path) -> str:
             try:
                 for row in c.execute(f'SELECT * FROM "{n}"'):
                     out += [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in row]
-            except Exception:       # noqa: BLE001 - a vec0 table read through its shadows
+            except Exception:  # noqa: BLE001 - a vec0 table read through its shadows
                 continue
         return "\n".join(out)
     finally:
@@ -92,9 +101,13 @@ def test_console_forget_then_another_writer_then_console_keeps_every_write(eng, 
     c = connect(db_path)
     try:
         have = {r[0] for r in c.execute("SELECT content FROM memories")}
-        assert {"written by the console before the forget", "written by another process after the forget",
-                "written by the console after the other process", "written by another process later",
-                "written by the console last"} <= have
+        assert {
+            "written by the console before the forget",
+            "written by another process after the forget",
+            "written by the console after the other process",
+            "written by another process later",
+            "written by the console last",
+        } <= have
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert audit.verify_chain(c).ok
     finally:
@@ -104,17 +117,48 @@ def test_console_forget_then_another_writer_then_console_keeps_every_write(eng, 
 # -- 2. forget reaches every place text lives ----------------------------------------------------------
 def test_forget_by_query_reaches_every_place_text_lives(eng, db_path):
     q = "Zq7Kanary"
-    c = {p: f"{q}-{p}-{i:02d}x" for i, p in enumerate((
-        "memory", "memory_meta", "message", "tool_call", "reasoning", "message_meta", "tool_name",
-        "title", "system_prompt", "session_meta", "rule", "rule_meta", "rule_history", "flow_steps",
-        "flow_triggers", "flow_description", "flow_run_note", "proposal", "report", "audit_reason"))}
-    sid = eng.sessions.add(agent="atlas", title=f"chat about {c['title']}",
-                          metadata={"hermes": {"system_prompt": f"You are {c['system_prompt']}",
-                                               "cwd": c["session_meta"]}})
+    c = {
+        p: f"{q}-{p}-{i:02d}x"
+        for i, p in enumerate(
+            (
+                "memory",
+                "memory_meta",
+                "message",
+                "tool_call",
+                "reasoning",
+                "message_meta",
+                "tool_name",
+                "title",
+                "system_prompt",
+                "session_meta",
+                "rule",
+                "rule_meta",
+                "rule_history",
+                "flow_steps",
+                "flow_triggers",
+                "flow_description",
+                "flow_run_note",
+                "proposal",
+                "report",
+                "audit_reason",
+            )
+        )
+    }
+    sid = eng.sessions.add(
+        agent="atlas",
+        title=f"chat about {c['title']}",
+        metadata={"hermes": {"system_prompt": f"You are {c['system_prompt']}", "cwd": c["session_meta"]}},
+    )
     eng.sessions.add_message(sid, "user", f"remember {c['message']}")
-    eng.sessions.add_message(sid, "assistant", "calling a tool", metadata={
-        "tool_calls": [{"function": {"name": "save", "arguments": json.dumps({"v": c["tool_call"]})}}],
-        "reasoning": f"I should store {c['reasoning']}"})
+    eng.sessions.add_message(
+        sid,
+        "assistant",
+        "calling a tool",
+        metadata={
+            "tool_calls": [{"function": {"name": "save", "arguments": json.dumps({"v": c["tool_call"]})}}],
+            "reasoning": f"I should store {c['reasoning']}",
+        },
+    )
     eng.sessions.add_message(sid, "tool", "ok", tool_name=c["tool_name"])
     eng.sessions.add_message(sid, "assistant", "noted", metadata={"note": c["message_meta"]})
     kept_msg = eng.sessions.add_message(sid, "user", "an unrelated question about the weather")
@@ -166,8 +210,9 @@ def test_tombstones_hold_keyed_hashes_of_identity_and_content_only(eng, db_path)
     assert CANARY not in blob and "unlock-door" not in blob and "locker" not in blob
     with eng.store.reading() as conn:
         assert tombstones.is_forgotten(conn, kind="session", ident="hermes-sess-42")
-        assert tombstones.is_forgotten(conn, kind="memory", text="  the LOCKER combination " + CANARY.lower()
-                                       + "\n opens the east door")
+        assert tombstones.is_forgotten(
+            conn, kind="memory", text="  the LOCKER combination " + CANARY.lower() + "\n opens the east door"
+        )
         # a message that went with its session is known by the session id, not by its content
         assert not tombstones.is_forgotten(conn, kind="message", text=f"my code is {CANARY}")
         assert tombstones.is_forgotten(conn, kind="rule", text=f"Never reveal {CANARY}")
@@ -193,10 +238,14 @@ def test_a_forget_killed_mid_execute_is_finished_by_another_process(tmp_path, db
     rid = e.forget.run("query", CANARY, "ticket 9", preview=True).request.id
     e.close()
     marker = tmp_path / "paused"
-    p = child(f"""
+    p = child(
+        f"""
         e = open_engine(DB, embedder=HashEmbedder())
         e.forget.execute({rid})
-    """, db_path, env={"MEMCONSOLE_FORGET_TEST_PAUSE": f"{stage}:{marker}"})
+    """,
+        db_path,
+        env={"MEMCONSOLE_FORGET_TEST_PAUSE": f"{stage}:{marker}"},
+    )
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert p.poll() is None, p.stderr.read().decode()
@@ -207,10 +256,10 @@ def test_a_forget_killed_mid_execute_is_finished_by_another_process(tmp_path, db
     e = open_engine(db_path, embedder=HashEmbedder())
     try:
         assert e.forget.get(rid).status == ("previewed" if stage == "before-commit" else "executed")
-        res = e.forget.execute(rid)        # what `memconsole forget-request ID --execute` runs
+        res = e.forget.execute(rid)  # what `memconsole forget-request ID --execute` runs
         assert res.status == "verified" and res.residue == 0
         assert e.store.read_one("SELECT count(*) FROM memories")[0] == 1
-        assert not any((db_path.parent / "forget").glob("*.sealed"))     # proven gone: seal removed
+        assert not any((db_path.parent / "forget").glob("*.sealed"))  # proven gone: seal removed
     finally:
         e.close()
     assert CANARY.encode() not in file_bytes(db_path)
@@ -219,25 +268,36 @@ def test_a_forget_killed_mid_execute_is_finished_by_another_process(tmp_path, db
 def test_a_case_left_executed_by_a_long_reader_is_verified_later_from_a_fresh_process(eng, db_path):
     eng.add_memory(SECRET, dedup=False)
     reader = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys
             import sqlean as sqlite3
             c = sqlite3.connect({str(db_path)!r}, isolation_level=None)
             c.execute("BEGIN"); c.execute("SELECT count(*) FROM memories").fetchone()
             print("ready", flush=True); sys.stdin.readline(); c.execute("COMMIT"); c.close()
-        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert reader.stdout.readline().strip() == "ready"
     res = eng.forget.run("query", CANARY, "long reader")
     assert res.status == "executed" and not res.verification.wal_truncated
     reader.stdin.write("\n")
     reader.stdin.flush()
     reader.wait(timeout=30)
-    out = run_child(f"""
+    out = run_child(
+        f"""
         e = open_engine(DB, embedder=HashEmbedder())
         v = e.forget.verify({res.request_id})
         print(json.dumps([e.forget.get({res.request_id}).status, v.residue, v.checked_texts]))
         e.close()
-    """, db_path)
+    """,
+        db_path,
+    )
     status, residue, checked = json.loads(out.strip().splitlines()[-1])
     assert (status, residue) == ("verified", 0) and checked > 0
     assert eng.forget.get(res.request_id).status == "verified"
@@ -275,7 +335,7 @@ def test_a_symlinked_curator_folder_is_refused_by_the_curator_and_forget(eng, db
     n = eng.store.read_one("SELECT count(*) FROM memories")[0]
     with pytest.raises(EngineError, match="symbolic link"):
         eng.forget.run("query", CANARY, "x")
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == n      # nothing lost
+    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == n  # nothing lost
 
 
 @pytest.mark.parametrize("kind", ["symlink-inside", "symlink-outside", "hardlink"])
@@ -283,8 +343,9 @@ def test_a_linked_report_file_is_refused_and_its_target_untouched(eng, db_path, 
     _seed_curator(eng)
     run = eng.curator.run()
     folder = Path(run.report_dir)
-    target = folder / "run.json" if kind == "symlink-inside" else \
-        tmp_path.parent / f"{tmp_path.name}-{kind}.txt"
+    target = (
+        folder / "run.json" if kind == "symlink-inside" else tmp_path.parent / f"{tmp_path.name}-{kind}.txt"
+    )
     if kind != "symlink-inside":
         target.write_text(f"outside file quoting {SECRET}")
     before = target.read_bytes()
@@ -306,7 +367,7 @@ def test_report_folders_are_created_private_and_checked(eng, db_path):
     os.chmod(root, 0o755)
     _seed_curator(eng)
     folder = Path(eng.curator.run().report_dir)
-    assert stat.S_IMODE(root.stat().st_mode) == 0o700            # checked and tightened, not assumed
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700  # checked and tightened, not assumed
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert {stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()} == {0o600}
 
@@ -318,23 +379,35 @@ def test_malformed_rows_never_make_forget_fail(eng, db_path):
     eng.sessions.add_message(sid, "user", f"hi {CANARY}")
 
     def poison(c):
-        c.execute("UPDATE memories SET metadata = '{not json', importance = ? WHERE id = ?",
-                  (float("inf"), m))
+        c.execute(
+            "UPDATE memories SET metadata = '{not json', importance = ? WHERE id = ?", (float("inf"), m)
+        )
         c.execute("UPDATE sessions SET metadata = '[1, 2' WHERE id = ?", (sid,))
         c.execute("UPDATE messages SET metadata = 'null' WHERE session_id = ?", (sid,))
-        c.execute("INSERT INTO rules(text, agent, metadata, score)"
-                  " VALUES (?, 'scout', '{\"promoted_from\": ', ?)", (f"rule {CANARY}", float("-inf")))
+        c.execute(
+            "INSERT INTO rules(text, agent, metadata, score) VALUES (?, 'scout', '{\"promoted_from\": ', ?)",
+            (f"rule {CANARY}", float("-inf")),
+        )
         c.execute("INSERT INTO rules(text, metadata) VALUES ('other rule', 'garbage')")
-        c.execute("INSERT INTO proposals(kind, target_kind, members, evidence, fingerprint, created_at)"
-                  " VALUES ('merge', 'memory', 'not a list', '{bad', 'fp', 0)")
-        c.execute("INSERT INTO proposals(kind, target_kind, members, evidence, fingerprint, created_at)"
-                  " VALUES ('merge', 'memory', '{\"a\": 1}', 'null', 'fp2', 0)")
+        c.execute(
+            "INSERT INTO proposals(kind, target_kind, members, evidence, fingerprint, created_at)"
+            " VALUES ('merge', 'memory', 'not a list', '{bad', 'fp', 0)"
+        )
+        c.execute(
+            "INSERT INTO proposals(kind, target_kind, members, evidence, fingerprint, created_at)"
+            " VALUES ('merge', 'memory', '{\"a\": 1}', 'null', 'fp2', 0)"
+        )
         c.execute("INSERT INTO flows(name, steps, triggers, metadata) VALUES ('f', '[oops', 'x', '{')")
         c.execute("INSERT INTO audit(at, actor, action, summary) VALUES (0, 'x', 'y', ?)", ("{" + CANARY,))
         # invalid UTF-8 (another tool wrote bytes as TEXT): the driver cannot even decode it
-        c.execute("INSERT INTO memories(content, agent) VALUES (CAST(X'6d7920ff20636f6465' AS TEXT), 'scout')")
-        c.execute("INSERT INTO sessions(id, metadata) VALUES ('bytes', CAST(? || X'ff' AS TEXT))",
-                  (json.dumps({"note": CANARY}),))
+        c.execute(
+            "INSERT INTO memories(content, agent) VALUES (CAST(X'6d7920ff20636f6465' AS TEXT), 'scout')"
+        )
+        c.execute(
+            "INSERT INTO sessions(id, metadata) VALUES ('bytes', CAST(? || X'ff' AS TEXT))",
+            (json.dumps({"note": CANARY}),),
+        )
+
     eng.store.write(poison)
     res = eng.forget.run("agent", "scout", "malformed")
     assert res.status in ("verified", "executed") and res.counts["memories"] == 2
@@ -407,6 +480,6 @@ def test_a_symlinked_seal_folder_is_refused_and_nothing_is_forgotten(eng, db_pat
     with pytest.raises(EngineError, match="symbolic link") as ei:
         eng.forget.run("query", CANARY, "x")
     assert "\n" not in str(ei.value) and list(outside.iterdir()) == []
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 1       # rolled back whole
+    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 1  # rolled back whole
     case = eng.forget.list()[0]
     assert case.status == "previewed"

@@ -1,6 +1,7 @@
 """Issue 12 "Trust", imports: input checked at the door (finite numbers, schema-shaped rows, FILE:LINE,
 nothing written), bounded imports (YAML bombs, FIFOs, devices, symlinks, depth), safe export, and
 forgotten content that never comes back through any importer."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,8 +27,10 @@ HEADER = '{"type":"header","format":"memconsole-jsonl","version":1}\n'
 @contextmanager
 def deadline(seconds: int):
     """A test that would block forever (a FIFO opened for reading) fails instead."""
+
     def boom(*_):
         raise TimeoutError(f"still running after {seconds} s")
+
     old = signal.signal(signal.SIGALRM, boom)
     signal.alarm(seconds)
     try:
@@ -38,8 +41,10 @@ def deadline(seconds: int):
 
 
 def counts(eng) -> tuple:
-    return tuple(eng.store.read_one(f"SELECT count(*) FROM {t}")[0]
-                 for t in ("sessions", "messages", "memories", "rules", "flows", "audit"))
+    return tuple(
+        eng.store.read_one(f"SELECT count(*) FROM {t}")[0]
+        for t in ("sessions", "messages", "memories", "rules", "flows", "audit")
+    )
 
 
 def cli(tmp_path, capsys, *args):
@@ -49,24 +54,30 @@ def cli(tmp_path, capsys, *args):
 
 
 # -- 1/5: every number finite, every row schema-shaped, FILE:LINE, nothing written ---------------
-@pytest.mark.parametrize("bad, what", [
-    ('{"type":"memory","content":"x","importance":1e999}', "finite"),
-    ('{"type":"memory","content":"x","importance":NaN}', "NaN"),
-    ('{"type":"memory","content":"x","created_at":Infinity}', "Infinity"),
-    ('{"type":"memory","content":"x","created_at":-Infinity}', "Infinity"),
-    ('{"type":"memory","content":"x","message_id":1180591620717411303424}', "64 bits"),
-    ('{"type":"memory","content":"x","created_at":1e300}', "between"),
-    ('{"type":"memory","content":"x","metadata":{"n":NaN}}', "NaN"),
-    ('{"type":"memory","content":"x","metadata":{"n":1180591620717411303424}}', "64 bits"),
-    ('{"type":"message","session_id":"ok","content":"x","token_count":-3}', "between"),
-    ('{"type":"message","session_id":"ok","content":"x","at":1e999}', "finite"),
-    ('{"type":"session","id":"s2","started_at":"NaN"}', "s2|time|NaN"),
-    ('{"type":"session","id":"s2","title":"' + "t" * 10_001 + '"}', "limit"),
-], ids=lambda v: v[:48])
+@pytest.mark.parametrize(
+    "bad, what",
+    [
+        ('{"type":"memory","content":"x","importance":1e999}', "finite"),
+        ('{"type":"memory","content":"x","importance":NaN}', "NaN"),
+        ('{"type":"memory","content":"x","created_at":Infinity}', "Infinity"),
+        ('{"type":"memory","content":"x","created_at":-Infinity}', "Infinity"),
+        ('{"type":"memory","content":"x","message_id":1180591620717411303424}', "64 bits"),
+        ('{"type":"memory","content":"x","created_at":1e300}', "between"),
+        ('{"type":"memory","content":"x","metadata":{"n":NaN}}', "NaN"),
+        ('{"type":"memory","content":"x","metadata":{"n":1180591620717411303424}}', "64 bits"),
+        ('{"type":"message","session_id":"ok","content":"x","token_count":-3}', "between"),
+        ('{"type":"message","session_id":"ok","content":"x","at":1e999}', "finite"),
+        ('{"type":"session","id":"s2","started_at":"NaN"}', "s2|time|NaN"),
+        ('{"type":"session","id":"s2","title":"' + "t" * 10_001 + '"}', "limit"),
+    ],
+    ids=lambda v: v[:48],
+)
 def test_ingest_refuses_bad_numbers_with_file_line_and_writes_nothing(eng, tmp_path, bad, what):
     p = tmp_path / "in.jsonl"
-    p.write_text('{"type":"session","id":"ok","agent":"a"}\n'
-                 '{"type":"memory","content":"a good line","agent":"a"}\n' + bad + "\n")
+    p.write_text(
+        '{"type":"session","id":"ok","agent":"a"}\n'
+        '{"type":"memory","content":"a good line","agent":"a"}\n' + bad + "\n"
+    )
     before = counts(eng)
     with pytest.raises(ImportFailed, match=rf"in\.jsonl:3: .*({what})"):
         eng.importers.ingest(p)
@@ -89,9 +100,12 @@ def test_cli_refuses_a_fifo_and_a_bad_export_line_in_one_line(tmp_path, capsys, 
     bad = tmp_path / "bad.jsonl"
     bad.write_text(HEADER + '{"type":"memory","row":{"id":7,"content":"v","importance":NaN}}\n')
     with deadline(60):
-        for args in (("ingest", str(fifo)), ("import", "jsonl", str(fifo)),
-                     ("import", "markdown", str(fifo), "--agent", "a"),
-                     ("import", "jsonl", str(bad))):
+        for args in (
+            ("ingest", str(fifo)),
+            ("import", "jsonl", str(fifo)),
+            ("import", "markdown", str(fifo), "--agent", "a"),
+            ("import", "jsonl", str(bad)),
+        ):
             code, _, err = cli(tmp_path, capsys, *args)
             assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, args
     assert "bad.jsonl:2:" in err and "NaN" in err
@@ -123,28 +137,32 @@ _VEC_ZERO = __import__("base64").b64encode(b"\x00" * 4 * 384).decode()
 _VEC_SHORT = __import__("base64").b64encode(b"\x00\x00\x80\x3f" * 383).decode()
 
 
-@pytest.mark.parametrize("line, what", [
-    ('{"type":"memory","row":{"id":7,"content":"v","importance":1e999}}', "finite"),
-    ('{"type":"memory","row":{"id":7,"content":"v","importance":2}}', "importance.*between 0 and 1"),
-    ('{"type":"memory","row":{"id":7,"content":"v","strength":NaN}}', "NaN"),
-    ('{"type":"memory","row":{"id":1180591620717411303424,"content":"v"}}', "64 bits"),
-    ('{"type":"memory","row":{"id":7,"content":"v","metadata":"not json"}}', "metadata.*not valid JSON"),
-    ('{"type":"memory","row":{"id":7,"content":"v","metadata":"[1]"}}', "metadata.*object"),
-    ('{"type":"memory","row":{"id":7,"content":"v","metadata":"{\\"a\\": NaN}"}}', "metadata.*NaN"),
-    ('{"type":"memory","row":{"id":7,"content":"v","created_at":1e300}}', "created_at.*between"),
-    ('{"type":"memory","row":{"id":7,"content":"v","access_count":-1}}', "access_count"),
-    ('{"type":"memory","row":{"id":7,"content":"v","pinned":5}}', "pinned"),
-    ('{"type":"memory","row":{"id":7,"content":"v","kind":"weird"}}', "kind"),
-    ('{"type":"memory","row":{"id":7,"content":null}}', "null"),
-    ('{"type":"memory","row":{"id":7,"content":["v"]}}', "text"),
-    (_export_line("memory", {"id": 7, "content": "v"}, vector=_VEC_NAN), "NaN or infinite"),
-    (_export_line("memory", {"id": 7, "content": "v"}, vector=_VEC_ZERO), "all zeros"),
-    (_export_line("memory", {"id": 7, "content": "v"}, vector=_VEC_SHORT), "384 float32"),
-    ('{"type":"flow","row":{"id":3,"name":"f","steps":"\\"x\\""}}', "steps.*list"),
-    ('{"type":"message","row":{"id":5,"session_id":"ok","role":"hacker"}}', "role"),
-    ('{"type":"rule","row":{"id":2,"text":"r","score":11}}', "score"),
-    ('{"type":"audit","row":{"id":9,"at":Infinity,"actor":"x","action":"y"}}', "Infinity"),
-], ids=lambda v: v[:64])
+@pytest.mark.parametrize(
+    "line, what",
+    [
+        ('{"type":"memory","row":{"id":7,"content":"v","importance":1e999}}', "finite"),
+        ('{"type":"memory","row":{"id":7,"content":"v","importance":2}}', "importance.*between 0 and 1"),
+        ('{"type":"memory","row":{"id":7,"content":"v","strength":NaN}}', "NaN"),
+        ('{"type":"memory","row":{"id":1180591620717411303424,"content":"v"}}', "64 bits"),
+        ('{"type":"memory","row":{"id":7,"content":"v","metadata":"not json"}}', "metadata.*not valid JSON"),
+        ('{"type":"memory","row":{"id":7,"content":"v","metadata":"[1]"}}', "metadata.*object"),
+        ('{"type":"memory","row":{"id":7,"content":"v","metadata":"{\\"a\\": NaN}"}}', "metadata.*NaN"),
+        ('{"type":"memory","row":{"id":7,"content":"v","created_at":1e300}}', "created_at.*between"),
+        ('{"type":"memory","row":{"id":7,"content":"v","access_count":-1}}', "access_count"),
+        ('{"type":"memory","row":{"id":7,"content":"v","pinned":5}}', "pinned"),
+        ('{"type":"memory","row":{"id":7,"content":"v","kind":"weird"}}', "kind"),
+        ('{"type":"memory","row":{"id":7,"content":null}}', "null"),
+        ('{"type":"memory","row":{"id":7,"content":["v"]}}', "text"),
+        (_export_line("memory", {"id": 7, "content": "v"}, vector=_VEC_NAN), "NaN or infinite"),
+        (_export_line("memory", {"id": 7, "content": "v"}, vector=_VEC_ZERO), "all zeros"),
+        (_export_line("memory", {"id": 7, "content": "v"}, vector=_VEC_SHORT), "384 float32"),
+        ('{"type":"flow","row":{"id":3,"name":"f","steps":"\\"x\\""}}', "steps.*list"),
+        ('{"type":"message","row":{"id":5,"session_id":"ok","role":"hacker"}}', "role"),
+        ('{"type":"rule","row":{"id":2,"text":"r","score":11}}', "score"),
+        ('{"type":"audit","row":{"id":9,"at":Infinity,"actor":"x","action":"y"}}', "Infinity"),
+    ],
+    ids=lambda v: v[:64],
+)
 def test_jsonl_import_holds_every_row_to_the_schema(eng, tmp_path, line, what):
     p = tmp_path / "bad.jsonl"
     p.write_text(HEADER + '{"type":"session","row":{"id":"ok","agent":"a"}}\n' + line + "\n")
@@ -184,10 +202,9 @@ def test_a_yaml_alias_bomb_is_refused_in_seconds_with_a_warning(eng, tmp_path):
     took = time.monotonic() - t0
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert took < 5 and peak < 50 * 2 ** 20, (took, peak)
-    assert any("bomb/SKILL.md" in w and ("alias" in w or "anchor" in w) for w in s.warnings), \
-        s.warnings
-    assert s.added.get("skills") == 1        # the skill itself, from its plain lines
+    assert took < 5 and peak < 50 * 2**20, (took, peak)
+    assert any("bomb/SKILL.md" in w and ("alias" in w or "anchor" in w) for w in s.warnings), s.warnings
+    assert s.added.get("skills") == 1  # the skill itself, from its plain lines
 
 
 def _home_with_specials(tmp_path):
@@ -199,7 +216,7 @@ def _home_with_specials(tmp_path):
     (home / "memories").mkdir(parents=True)
     (home / "skills" / "ok").mkdir(parents=True)
     (home / "skills" / "ok" / "SKILL.md").write_text("---\nname: ok\ndescription: fine\n---\n1. go\n")
-    os.mkfifo(home / "memories" / "MEMORY.md")                  # would block a reader forever
+    os.mkfifo(home / "memories" / "MEMORY.md")  # would block a reader forever
     os.mkfifo(home / "skills" / "SKILL.md")
     (home / "memories" / "USER.md").symlink_to(outside / "MEMORY.md")
     (home / "skills" / "escape").symlink_to(outside / "skills")
@@ -296,8 +313,7 @@ def test_export_force_refuses_symlinks_fifos_and_devices(tmp_path, capsys, monke
     assert not (tmp_path / "nowhere").exists()
 
 
-def test_export_is_0600_never_follows_a_planted_temp_and_force_replaces_a_file(tmp_path, capsys,
-                                                                                monkeypatch):
+def test_export_is_0600_never_follows_a_planted_temp_and_force_replaces_a_file(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
     old = os.umask(0)
     try:
@@ -305,7 +321,7 @@ def test_export_is_0600_never_follows_a_planted_temp_and_force_replaces_a_file(t
         out = tmp_path / "out.jsonl"
         assert cli(tmp_path, capsys, "export", "jsonl", str(out))[0] == 0
         assert stat.S_IMODE(out.stat().st_mode) == 0o600
-        assert cli(tmp_path, capsys, "export", "jsonl", str(out))[0] == 2      # exists, no --force
+        assert cli(tmp_path, capsys, "export", "jsonl", str(out))[0] == 2  # exists, no --force
         assert cli(tmp_path, capsys, "export", "jsonl", str(out), "--force")[0] == 0
         assert stat.S_IMODE(out.stat().st_mode) == 0o600
     finally:
@@ -322,13 +338,13 @@ def test_export_is_0600_never_follows_a_planted_temp_and_force_replaces_a_file(t
         eng.close()
 
 
-def test_a_hermes_import_under_a_tmpdir_with_uri_characters_reads_its_copy(eng, tmp_path,
-                                                                            monkeypatch):
+def test_a_hermes_import_under_a_tmpdir_with_uri_characters_reads_its_copy(eng, tmp_path, monkeypatch):
     odd = tmp_path / "t#m?p%20"
     odd.mkdir()
     monkeypatch.setenv("TMPDIR", str(odd))
     import tempfile
-    monkeypatch.setattr(tempfile, "tempdir", None)      # re-read TMPDIR
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
     h = HermesHome(tmp_path / "hermes", version=2)
     h.session("s1", started=T)
     h.message("s1", "user", "hello", T + 1)
@@ -338,6 +354,7 @@ def test_a_hermes_import_under_a_tmpdir_with_uri_characters_reads_its_copy(eng, 
 
 def test_an_oversized_skill_or_usage_file_is_skipped_with_a_warning(eng, tmp_path, monkeypatch):
     from engine.importers import files
+
     monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
     home = tmp_path / "hermes"
     (home / "skills" / "big").mkdir(parents=True)
@@ -363,10 +380,10 @@ def test_imports_never_open_the_databases_own_files(eng):
     wal, shm = Path(f"{db}-wal"), Path(f"{db}-shm")
     assert wal.exists() and shm.exists()
     alias = db.parent / "MEMORY.md"
-    os.link(db, alias)                      # another name for the same file
+    os.link(db, alias)  # another name for the same file
     home = db.parent / "hermes"
     home.mkdir()
-    os.link(wal, home / "state.db")        # a Hermes home whose state.db is our -wal
+    os.link(wal, home / "state.db")  # a Hermes home whose state.db is our -wal
     real_open, opened = os.open, []
 
     def spy(path, *args, **kwargs):
@@ -377,11 +394,13 @@ def test_imports_never_open_the_databases_own_files(eng):
     own = {ino for _, ino in database_files(db)}
     try:
         os.open = spy
-        for call in (lambda: eng.importers.markdown(db, agent="a"),
-                     lambda: eng.importers.markdown(alias, agent="a"),
-                     lambda: eng.importers.ingest(wal),
-                     lambda: eng.importers.jsonl(shm),
-                     lambda: eng.importers.hermes(home)):
+        for call in (
+            lambda: eng.importers.markdown(db, agent="a"),
+            lambda: eng.importers.markdown(alias, agent="a"),
+            lambda: eng.importers.ingest(wal),
+            lambda: eng.importers.jsonl(shm),
+            lambda: eng.importers.hermes(home),
+        ):
             with pytest.raises(ImportFailed, match="own file"):
                 call()
     finally:

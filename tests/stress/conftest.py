@@ -1,5 +1,6 @@
 """tests/stress is slow (minutes): only `make stress` (pytest tests/stress) collects it; a plain
 `pytest` / `make test` over tests/ skips this folder. Small versions live in tests/engine."""
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,10 @@ def _asked_for(config) -> bool:
 
 
 def pytest_ignore_collect(collection_path, config):
-    if collection_path.suffix == ".py" and collection_path.name.startswith("test_") \
-            and not _asked_for(config):
+    if (
+        collection_path.suffix == ".py"
+        and collection_path.name.startswith("test_")
+        and not _asked_for(config)
+    ):
         return True
     return None

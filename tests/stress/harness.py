@@ -1,5 +1,6 @@
 """Running worker processes and checking a database afterwards; shared by the small versions in
 tests/engine and the full ones in tests/stress."""
+
 from __future__ import annotations
 
 import os
@@ -21,10 +22,15 @@ FTS = tuple(name for name, _ in FTS_TABLES)
 
 def spawn(args: list[str], out_path: Path) -> subprocess.Popen:
     """Start `python -m tests.stress.workers ARGS`, its acknowledgements going to `out_path`."""
-    out = open(out_path, "wb")
+    out = open(out_path, "wb")  # noqa: SIM115 - the child writes to it after we return; closed by the caller
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    p = subprocess.Popen([sys.executable, "-m", "tests.stress.workers", *args], cwd=ROOT,
-                         stdout=out, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tests.stress.workers", *args],
+        cwd=ROOT,
+        stdout=out,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     out.close()
     return p
 
@@ -32,15 +38,16 @@ def spawn(args: list[str], out_path: Path) -> subprocess.Popen:
 @dataclass
 class Acks:
     """What a worker acknowledged, read from its output file."""
-    memories: dict[int, set[str]] = field(default_factory=dict)   # id -> acceptable content sha1s
-    tiers: dict[int, set[str]] = field(default_factory=dict)      # id -> acceptable tiers
+
+    memories: dict[int, set[str]] = field(default_factory=dict)  # id -> acceptable content sha1s
+    tiers: dict[int, set[str]] = field(default_factory=dict)  # id -> acceptable tiers
     messages: set[int] = field(default_factory=set)
     errors: list[str] = field(default_factory=list)
     summary: list[str] = field(default_factory=list)
     ready: bool = False
-    in_flight: set = field(default_factory=set)    # ("m"|"t", id): an intent not acknowledged
+    in_flight: set = field(default_factory=set)  # ("m"|"t", id): an intent not acknowledged
 
-    def merge(self, other: "Acks") -> None:
+    def merge(self, other: Acks) -> None:
         """Add a later run's acks. An unacknowledged intent there may not have committed, so
         the state known from earlier runs stays acceptable too."""
         for mine, theirs, tag in ((self.memories, other.memories, "m"), (self.tiers, other.tiers, "t")):
@@ -73,7 +80,7 @@ def read_acks(path: Path) -> Acks:
         elif tag == "E":
             a.memories[int(parts[0])] = {parts[1]}
             a.in_flight.discard(("m", int(parts[0])))
-        elif tag == "J":     # memories are born active; earlier runs' tiers come in by merge()
+        elif tag == "J":  # memories are born active; earlier runs' tiers come in by merge()
             a.tiers.setdefault(int(parts[0]), {"active"}).add(parts[1])
             a.in_flight.add(("t", int(parts[0])))
         elif tag == "T":
@@ -116,13 +123,14 @@ def check_database(db: Path, acks: Acks) -> dict:
     from engine import HashEmbedder, open_engine
     from engine.storage.sqlite.store import connect
 
-    conn = connect(db)         # opening runs WAL recovery, like any next process would
+    conn = connect(db)  # opening runs WAL recovery, like any next process would
     try:
         assert conn.execute("PRAGMA integrity_check").fetchall()[0][0] == "ok"
         for t in FTS:
             conn.execute(f"INSERT INTO {t}({t}, rank) VALUES ('integrity-check', 1)")
-        mem = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
-            "SELECT id, content, tier, embedded FROM memories")}
+        mem = {
+            r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT id, content, tier, embedded FROM memories")
+        }
         fts_ids = {r[0] for r in conn.execute("SELECT id FROM memories_fts_docsize")}
         tri_ids = {r[0] for r in conn.execute("SELECT id FROM memories_tri_docsize")}
         vecs = {r[0]: r[1] for r in conn.execute("SELECT memory_id, embedding FROM memories_vec")}
@@ -134,7 +142,7 @@ def check_database(db: Path, acks: Acks) -> dict:
         hasher = HashEmbedder()
         ids = sorted(embedded)
         for start in range(0, len(ids), 512):
-            chunk = ids[start:start + 512]
+            chunk = ids[start : start + 512]
             want = hasher.embed([mem[i][0] for i in chunk])
             got = np.stack([np.frombuffer(vecs[i], dtype=np.float32) for i in chunk])
             bad = [chunk[j] for j in np.nonzero(~np.isclose(want, got, atol=1e-5).all(axis=1))[0]]

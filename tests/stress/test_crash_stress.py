@@ -1,5 +1,6 @@
 """Crash safety, full version (`make stress`): 60 SIGKILLs of a mixed writer at random moments
 across 6 database files, each file checked after every kill (see tests/engine/test_crash.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,5 +19,7 @@ def test_sixty_kills(tmp_path, f):
         assert got.ready and not got.errors, got.errors
         acks.merge(got)
         counts = check_database(db, acks)
-    print(f"file {f}: {len(acks.memories)} memories, {len(acks.messages)} messages acknowledged; "
-          f"counts {counts}")
+    print(
+        f"file {f}: {len(acks.memories)} memories, {len(acks.messages)} messages acknowledged; "
+        f"counts {counts}"
+    )

@@ -12,6 +12,7 @@ Lines:  M <memory id> <sha1 of content>    memory added
         X <error type>: <message>           an error reached the caller (the test fails)
         R <n> <max ms> <p95 ms> <n> <max ms> <p95 ms>   searcher: read rounds, then access rounds
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,9 +21,44 @@ import random
 import sys
 import time
 
-WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
-         "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu "
-         "deploy rollback cache index vector latency budget schema migration backup").split()
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+    "yankee",
+    "zulu",
+    "deploy",
+    "rollback",
+    "cache",
+    "index",
+    "vector",
+    "latency",
+    "budget",
+    "schema",
+    "migration",
+    "backup",
+]
 
 
 def sha(text: str) -> str:
@@ -112,12 +148,13 @@ def crasher(db: str, seed: int) -> None:
         elif op < 0.5:
             texts = [f"batch {seed} {sentence(rng)} {rng.random()}" for _ in range(rng.randint(5, 40))]
             ids = eng.add_memories([{"content": t} for t in texts], dedup=False)
-            for mid, t in zip(ids, texts):
+            for mid, t in zip(ids, texts, strict=True):
                 out(f"M {mid} {sha(t)}")
             known.extend(ids)
         elif op < 0.7:
-            ids = eng.sessions.add_messages(sid, [{"role": "user", "content": sentence(rng, 30)}
-                                         for _ in range(rng.randint(1, 20))])
+            ids = eng.sessions.add_messages(
+                sid, [{"role": "user", "content": sentence(rng, 30)} for _ in range(rng.randint(1, 20))]
+            )
             for i in ids:
                 out(f"G {i}")
         elif op < 0.85 and known:
@@ -145,7 +182,7 @@ def main(argv: list[str]) -> int:
             crasher(argv[1], int(argv[2]))
         else:
             raise SystemExit(f"unknown role {role}")
-    except Exception as exc:   # anything reaching the caller is a failure the parent reports
+    except Exception as exc:  # anything reaching the caller is a failure the parent reports
         Out()(f"X {type(exc).__name__}: {exc}".replace("\n", " "))
         return 3
     return 0

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
 from engine.errors import InvalidInput, NotFound
-from engine.memories import check_text
+from engine.memory_input import check_text
 from engine.retrieval.query import clean, plan
 from engine.types import Message, MessageHit, Session, SessionDetail, load_json
 

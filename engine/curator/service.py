@@ -29,7 +29,8 @@ from engine.curator.types import (
     ProposalMember,
 )
 from engine.errors import InvalidInput, NotFound
-from engine.memories import MemoriesService, check_text
+from engine.memories import MemoriesService
+from engine.memory_input import check_text
 from engine.sql import chunked, marks
 from engine.types import load_json
 

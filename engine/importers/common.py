@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from engine.audit import log as audit
 from engine.forget import tombstones
-from engine.memories import normalize_item
+from engine.memory_input import normalize_item
 from engine.tables import memories as memories_table
 
 if TYPE_CHECKING:

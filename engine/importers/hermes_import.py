@@ -34,7 +34,7 @@ from engine.importers.hermes import StateData, read_state, snapshot
 from engine.importers.hermes_files import FilesData, Skill, read_files
 from engine.importers.markdown import looks_like_preference
 from engine.keys import keyed_hash
-from engine.memories import MAX_CONTENT
+from engine.memory_input import MAX_CONTENT
 from engine.tables import memories as memories_table
 
 if TYPE_CHECKING:

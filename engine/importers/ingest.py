@@ -19,7 +19,7 @@ from engine.errors import ImportFailed, InvalidInput
 from engine.importers import validate
 from engine.importers.common import forgotten as is_forgotten
 from engine.importers.files import FileIds, open_regular
-from engine.memories import MAX_CONTENT, check_text, normalize_item
+from engine.memory_input import MAX_CONTENT, check_text, normalize_item
 from engine.sessions import ROLES
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from engine.importers.common import (
     tick,
 )  # fmt: skip
 from engine.importers.files import read_regular
-from engine.memories import check_text, normalize_item
+from engine.memory_input import check_text, normalize_item
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers

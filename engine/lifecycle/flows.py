@@ -28,7 +28,7 @@ from engine.lifecycle.types import (
     FlowStats,
     FlowStatus,
 )
-from engine.memories import check_text
+from engine.memory_input import check_text
 from engine.retrieval.query import plan, terms
 from engine.sql import marks
 from engine.storage.indexes import KeywordIndex

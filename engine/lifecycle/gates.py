@@ -19,7 +19,7 @@ from engine.lifecycle.boot import Boot, neutralize
 from engine.lifecycle.flows import Flows
 from engine.lifecycle.rules import Rules
 from engine.lifecycle.types import FLOW_OUTCOMES, BootItem, FlowMatch, FlowOutcome, GatePost, GatePre, Rule
-from engine.memories import check_text
+from engine.memory_input import check_text
 from engine.retrieval.query import content_terms
 from engine.tables import memories as memories_table
 from engine.types import load_json

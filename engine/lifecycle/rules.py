@@ -33,7 +33,7 @@ from engine.lifecycle.types import (
     RuleOrder,
     RuleStatus,
 )
-from engine.memories import check_text
+from engine.memory_input import check_text
 from engine.retrieval.query import plan
 from engine.sql import marks
 from engine.storage.indexes import KeywordIndex

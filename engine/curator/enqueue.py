@@ -1,0 +1,96 @@
+"""Queueing a scan's candidates: drop what was proposed before (any status), grow a pending merge
+that gained members, and insert a new pending proposal with its audit record."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from engine.curator import apply as curator_apply
+from engine.curator import state as curator_state
+from engine.curator.scan import Candidate, merge_candidate
+from engine.sql import chunked, marks
+
+
+def insert_proposal(conn, actor: str, c: Candidate, run_id: int, now: float) -> int:
+    pid = int(
+        conn.execute(
+            "INSERT INTO proposals(kind, target_kind, status, members, survivor_text, evidence,"
+            " fingerprint, run_id, created_at) VALUES (?,?,'pending',?,?,?,?,?,?) RETURNING id",
+            (
+                c.kind,
+                c.target_kind,
+                json.dumps(c.members),
+                c.survivor_text,
+                json.dumps(c.evidence),
+                c.fingerprint,
+                run_id,
+                now,
+            ),
+        ).fetchall()[0][0]
+    )
+    curator_apply.record(
+        conn,
+        actor,
+        pid,
+        "proposal-created",
+        now,
+        "",
+        {"kind": c.kind, "target_kind": c.target_kind, "members": c.members},
+    )
+    return pid
+
+
+def dedup(conn, backend, cands: list[Candidate]):
+    """Drop what was proposed before (any status); grow a pending merge that gained members."""
+    seen = {r[0] for r in conn.execute("SELECT fingerprint FROM proposals")}
+    pending_of: dict[int, int] = {}
+    pending_members: dict[int, list[int]] = {}
+    for r in conn.execute(
+        "SELECT id, members FROM proposals WHERE status = 'pending' AND kind = 'merge'"
+        " AND target_kind = 'memory'"
+    ):
+        pending_members[r[0]] = curator_state.parse_members(r[1])
+        for m in pending_members[r[0]]:
+            pending_of.setdefault(m, r[0])
+    fresh: list[Candidate] = []
+    updates: list[tuple[int, Candidate]] = []
+    skipped = 0
+    for c in cands:
+        if c.fingerprint in seen:
+            skipped += 1
+            continue
+        hit = (
+            next((pending_of[m] for m in c.members if m in pending_of), None)
+            if c.kind == "merge" and c.target_kind == "memory"
+            else None
+        )
+        if hit is not None:
+            grown = grown_merge(conn, backend, sorted(set(c.members) | set(pending_members[hit])))
+            if grown is None or grown.fingerprint in seen:
+                skipped += 1
+                continue
+            c = grown
+            updates.append((hit, c))
+        else:
+            fresh.append(c)
+        seen.add(c.fingerprint)
+    return fresh, updates, skipped
+
+
+def grown_merge(conn, backend, members: list[int]) -> Candidate | None:
+    rows = {
+        int(r["id"]): r
+        for part in chunked(members)
+        for r in conn.execute(
+            f"SELECT * FROM memories WHERE id IN ({marks(len(part))}) AND tier != 'archived'"
+            " AND absorbed_into IS NULL",
+            part,
+        )
+    }
+    vecs = {int(r[0]): np.frombuffer(r[1], dtype=np.float32) for r in backend.entries(conn, members)}
+    keep = [m for m in members if m in rows and m in vecs]
+    if len(keep) < 2:
+        return None
+    return merge_candidate(keep, rows, np.stack([vecs[m] for m in keep]))

@@ -277,7 +277,7 @@ def _drop_forgotten(
         }
         keep_s = [s for s in sessions if s["id"] not in gone]
         # Content is checked in sessions this database holds (a session new here is a
-        # conversation the forget never saw; see importers/hermes_import._messages).
+        # conversation the forget never saw; see importers/hermes_sessions.import_messages).
         held = {
             sid
             for sid in {m["session_id"] for _, m in messages}

@@ -116,7 +116,7 @@ class Guard:
             hit = forgotten(c, "session", ident=row.get("id"))
         elif table == "messages":
             # Content only in a session this database held before: a conversation new here is
-            # not muted by the common words of a forgotten one (see hermes_import._messages).
+            # not muted by the common words of a forgotten one (see hermes_sessions.import_messages).
             hit = forgotten(c, "session", ident=row.get("session_id")) or (
                 row.get("session_id") not in self.fresh
                 and forgotten(c, "message", texts=(row.get("content"),))

@@ -29,16 +29,14 @@ from engine.audit import log as audit
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
 from engine.errors import InvalidInput, NotFound
-from engine.forget import tombstones
-from engine.forget.heads import audit_head, rehead_cases
+from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
+from engine.forget.delete import delete_case
 from engine.forget.scan import scan_files
-from engine.forget.scrub import scrub
-from engine.forget.seal import discard, new_token, seal, unseal
-from engine.forget.select import Selection, close_over, resolve
+from engine.forget.seal import discard, new_token, unseal
+from engine.forget.select import close_over, resolve
 from engine.forget.types import (
     FORGET_SCOPES,
     ForgetItem,
-    ForgetKind,
     ForgetPreview,
     ForgetRequest,
     ForgetResult,
@@ -46,16 +44,9 @@ from engine.forget.types import (
 )
 from engine.forget.verify import (
     MIN_WHOLE,
-    char_windows,
-    redact,
     redact_reports,
-    rows_containing,
     targets,
-    valid,
-    walk_strings,
 )
-from engine.keys import keyed_hash
-from engine.types import load_json
 
 if TYPE_CHECKING:
     from engine.context import Context
@@ -64,15 +55,6 @@ if TYPE_CHECKING:
 DEFAULT_DEADLINE_DAYS = 30.0
 CHECKPOINT_TRIES = 10  # x 0.2 s: how long a forget waits for other readers to let go
 CHECKPOINT_PAUSE = 0.2
-
-
-def row_to_request(r: Any) -> ForgetRequest:
-    return ForgetRequest(
-        id=r["id"], scope_kind=r["scope_kind"], scope_value=r["scope_value"], reason=r["reason"],
-        requested_by=r["requested_by"], requested_at=r["requested_at"], deadline=r["deadline"],
-        status=r["status"], selected=_obj(r["selected"]), counts=_obj(r["counts"]),
-        residue=r["residue"], executed_at=r["executed_at"], verified_at=r["verified_at"],
-    )  # fmt: skip
 
 
 class Forget:
@@ -99,7 +81,7 @@ class Forget:
             raise InvalidInput(f"unknown scope {scope_kind!r}; use one of {', '.join(FORGET_SCOPES)}")
         if not isinstance(reason, str) or not reason.strip():
             raise InvalidInput("a forget request needs a reason")
-        value = _scope_value(scope_kind, values)
+        value = scope_value(scope_kind, values)
         now = self.ctx.clock.now()
         actor = self.ctx.actor
         dl = parse_time(deadline) if isinstance(deadline, str) else deadline
@@ -122,7 +104,7 @@ class Forget:
         return self.get(self.store.write(write))
 
     def get(self, request_id: int) -> ForgetRequest:
-        r = self.store.read_one("SELECT * FROM forget_requests WHERE id = ?", (_as_int(request_id),))
+        r = self.store.read_one("SELECT * FROM forget_requests WHERE id = ?", (as_int(request_id),))
         if r is None:
             raise NotFound(f"no forget request with id {request_id}")
         return row_to_request(r)
@@ -147,7 +129,7 @@ class Forget:
             with eraser.tolerant(conn):
                 sel = resolve(conn, req.scope_kind, req.scope_value)
                 full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
-                items = _items(conn, full)
+                items = listed_items(conn, full)
                 keep = {"seal": req.selected["seal"]} if req.selected.get("seal") else {}  # an earlier try's
                 conn.execute(
                     "UPDATE forget_requests SET status = 'previewed', selected = ?, counts = ? WHERE id = ?",
@@ -189,7 +171,7 @@ class Forget:
 
         def write(conn: Any) -> None:
             with eraser.tolerant(conn):
-                _delete_case(conn, req, token, memory_ids, message_ids, now, actor, self.path)
+                delete_case(conn, req, token, memory_ids, message_ids, now, actor, self.path)
                 eraser.purge_indexes(conn)
                 _test_pause("before-commit")
 
@@ -232,7 +214,7 @@ class Forget:
         same = self.store.read_one(
             "SELECT id FROM forget_requests WHERE scope_kind = ? AND scope_value = ? AND status IN"
             " ('open', 'previewed') ORDER BY id DESC LIMIT 1",
-            (scope_kind, _scope_value(scope_kind, values) if scope_kind in FORGET_SCOPES else ""),
+            (scope_kind, scope_value(scope_kind, values) if scope_kind in FORGET_SCOPES else ""),
         )
         req = self.get(same[0]) if same else self.open(scope_kind, values, reason, deadline)
         pv = self.preview(req.id)
@@ -284,54 +266,6 @@ class Forget:
         return ver
 
 
-def _delete_case(
-    conn: Any,
-    req: ForgetRequest,
-    token: str,
-    memory_ids: list[int] | None,
-    message_ids: list[int] | None,
-    now: float,
-    actor: str,
-    db_path: Path,
-) -> None:
-    """The deletion itself, inside the forget's transaction: seal the texts, leave tombstones,
-    delete, scrub quotes, redact the audit, record the case as executed."""
-    sel = (resolve(conn, req.scope_kind, req.scope_value) if req.status == "open"
-           else Selection.from_ids(req.selected))  # fmt: skip
-    sel = sel.narrowed(memory_ids, message_ids)
-    full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
-    texts = full.texts(conn)
-    strict = [req.scope_value] if req.scope_kind == "query" else []
-    # Sealed before the deletion commits: a process killed after the commit leaves a case
-    # that any other process can finish (engine/forget/seal.py).
-    seal(db_path, token, texts + full.extra_texts(conn), strict)
-    stones = full.stones(conn)
-    for kind, tid, ident, text in stones:
-        tombstones.record(conn, request_id=req.id, kind=kind, target_id=str(tid), ident=ident,
-                          text=text, at=now)  # fmt: skip
-    counts = full.delete(conn, texts + strict)
-    counts["scrubbed"] = scrub(conn, texts + strict)
-    counts["audit_redacted"] = _redact_audit(conn, texts + strict)
-    value = query_digest(req.scope_value) if req.scope_kind == "query" else req.scope_value
-    reason = redact(req.reason, char_windows(texts + strict))
-    digest = keyed_hash("forget-case", "\n".join(sorted(str(st[1:]) for st in stones)))
-    audit.append(conn, at=now, actor=actor, action="forget", target_kind="forget_request",
-                 target_id=req.id, reason=reason,
-                 summary={"scope": req.scope_kind, "counts": counts, "content_hash": digest})  # fmt: skip
-    # The chain's head after this forget: a later truncation of the log shows from the case.
-    counts["audit_head"] = list(audit_head(conn))
-    conn.execute("UPDATE forget_requests SET status = 'executed', executed_at = ?, scope_value = ?,"
-                 " reason = ?, selected = ?, counts = ? WHERE id = ?",
-                 (now, value, reason, json.dumps({**full.as_ids(), "seal": token}),
-                  json.dumps(counts), req.id))  # fmt: skip
-
-
-def _obj(raw: Any) -> dict:
-    """A case's JSON column as a dict, whatever was written there (it never stops a forget)."""
-    v = load_json(raw)
-    return v if isinstance(v, dict) else {}
-
-
 def _shown(db_path: Path, f: Path) -> str:
     home = db_path.resolve().parent
     return f.name if f.parent == home else str(f.relative_to(home))
@@ -344,79 +278,3 @@ def _test_pause(stage: str) -> None:
     if spec.partition(":")[0] == stage:
         Path(spec.partition(":")[2]).write_text(stage)
         time.sleep(120)
-
-
-def query_digest(value: str) -> str:
-    """What a case and its audit keep of a query: a keyed hash (a plain sha256 of a short query is
-    a dictionary lookup away from it)."""
-    return "hmac:" + keyed_hash("forget-query", value)
-
-
-_LISTED: tuple[tuple[ForgetKind, str, str], ...] = (
-    ("memory", "memories", "content"), ("message", "messages", "content"), ("rule", "rules", "text"),
-    ("session", "sessions", "title"), ("flow", "flows", "name"),
-)  # fmt: skip
-
-
-def _items(conn: Any, full: Selection) -> list[ForgetItem]:
-    out = []
-    for kind, table, col in _LISTED:
-        for tid, why in full.listing(kind):
-            r = conn.execute(f"SELECT {col} FROM {table} WHERE id = ?", (tid,)).fetchone()
-            text = " ".join((r[0] or "").split()) if r else ""
-            out.append(ForgetItem(kind, str(tid), text[:160], why))
-    return out
-
-
-def _redact_audit(conn: Any, texts: list[str]) -> int:
-    """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
-    sec = char_windows(texts)
-    if not sec.wins and not sec.short:
-        return 0
-    changes: dict[int, tuple[str, str]] = {}
-    rows = conn.execute("SELECT id, reason, summary FROM audit ORDER BY id").fetchall()
-    suspects = rows_containing([f"{r['reason']}\n{r['summary']}" for r in rows], texts)
-    for r in (rows[i] for i in sorted(suspects)):
-        reason = redact(r["reason"], sec)
-        summary = r["summary"]
-        if summary[:1] in ("{", "["):
-            try:
-                doc = json.loads(summary)
-                new = walk_strings(doc, lambda s: redact(s, sec))
-                if new != doc:
-                    summary = json.dumps(new, ensure_ascii=False, separators=(",", ":"))
-            except ValueError:
-                summary = redact(summary, sec)
-        else:
-            summary = redact(summary, sec)
-        if reason != r["reason"] or summary != r["summary"]:
-            changes[int(r["id"])] = (valid(reason), valid(summary))
-    audit.rewrite(conn, changes)
-    if changes:
-        rehead_cases(conn, min(changes))
-    return len(changes)
-
-
-def _scope_value(kind: str, values: Any) -> str:
-    if kind == "memory":
-        vals = values if isinstance(values, (list, tuple, set)) else [values]
-        ids = sorted({_as_int(v) for v in vals})
-        if not ids:
-            raise InvalidInput("name at least one memory id")
-        return ",".join(map(str, ids))
-    if isinstance(values, (list, tuple)):
-        if len(values) != 1:
-            raise InvalidInput(f"a {kind} scope takes exactly one value")
-        values = values[0]
-    if not isinstance(values, str) or not values.strip():
-        raise InvalidInput(f"a {kind} scope needs a non-empty value")
-    if kind == "query" and len(values.strip()) < 3:
-        raise InvalidInput("a forget query needs at least 3 characters (it matches by substring)")
-    return values.strip() if kind == "query" else values
-
-
-def _as_int(v: Any) -> int:
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"an id is a whole number, not {v!r}") from None

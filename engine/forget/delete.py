@@ -1,0 +1,96 @@
+"""The deletion of a forget case, inside its transaction: seal the texts, leave tombstones, delete,
+scrub quotes, redact the audit rows that quote the text, record the case as executed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.audit import log as audit
+from engine.forget import tombstones
+from engine.forget.cases import query_digest
+from engine.forget.heads import audit_head, rehead_cases
+from engine.forget.scrub import scrub
+from engine.forget.seal import seal
+from engine.forget.select import Selection, close_over, resolve
+from engine.forget.types import ForgetRequest
+from engine.forget.verify import (
+    char_windows,
+    redact,
+    rows_containing,
+    valid,
+    walk_strings,
+)
+from engine.keys import keyed_hash
+
+
+def delete_case(
+    conn: Any,
+    req: ForgetRequest,
+    token: str,
+    memory_ids: list[int] | None,
+    message_ids: list[int] | None,
+    now: float,
+    actor: str,
+    db_path: Path,
+) -> None:
+    """The deletion itself, inside the forget's transaction: seal the texts, leave tombstones,
+    delete, scrub quotes, redact the audit, record the case as executed."""
+    sel = (resolve(conn, req.scope_kind, req.scope_value) if req.status == "open"
+           else Selection.from_ids(req.selected))  # fmt: skip
+    sel = sel.narrowed(memory_ids, message_ids)
+    full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
+    texts = full.texts(conn)
+    strict = [req.scope_value] if req.scope_kind == "query" else []
+    # Sealed before the deletion commits: a process killed after the commit leaves a case
+    # that any other process can finish (engine/forget/seal.py).
+    seal(db_path, token, texts + full.extra_texts(conn), strict)
+    stones = full.stones(conn)
+    for kind, tid, ident, text in stones:
+        tombstones.record(conn, request_id=req.id, kind=kind, target_id=str(tid), ident=ident,
+                          text=text, at=now)  # fmt: skip
+    counts = full.delete(conn, texts + strict)
+    counts["scrubbed"] = scrub(conn, texts + strict)
+    counts["audit_redacted"] = redact_audit(conn, texts + strict)
+    value = query_digest(req.scope_value) if req.scope_kind == "query" else req.scope_value
+    reason = redact(req.reason, char_windows(texts + strict))
+    digest = keyed_hash("forget-case", "\n".join(sorted(str(st[1:]) for st in stones)))
+    audit.append(conn, at=now, actor=actor, action="forget", target_kind="forget_request",
+                 target_id=req.id, reason=reason,
+                 summary={"scope": req.scope_kind, "counts": counts, "content_hash": digest})  # fmt: skip
+    # The chain's head after this forget: a later truncation of the log shows from the case.
+    counts["audit_head"] = list(audit_head(conn))
+    conn.execute("UPDATE forget_requests SET status = 'executed', executed_at = ?, scope_value = ?,"
+                 " reason = ?, selected = ?, counts = ? WHERE id = ?",
+                 (now, value, reason, json.dumps({**full.as_ids(), "seal": token}),
+                  json.dumps(counts), req.id))  # fmt: skip
+
+
+def redact_audit(conn: Any, texts: list[str]) -> int:
+    """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
+    sec = char_windows(texts)
+    if not sec.wins and not sec.short:
+        return 0
+    changes: dict[int, tuple[str, str]] = {}
+    rows = conn.execute("SELECT id, reason, summary FROM audit ORDER BY id").fetchall()
+    suspects = rows_containing([f"{r['reason']}\n{r['summary']}" for r in rows], texts)
+    for r in (rows[i] for i in sorted(suspects)):
+        reason = redact(r["reason"], sec)
+        summary = r["summary"]
+        if summary[:1] in ("{", "["):
+            try:
+                doc = json.loads(summary)
+                new = walk_strings(doc, lambda s: redact(s, sec))
+                if new != doc:
+                    summary = json.dumps(new, ensure_ascii=False, separators=(",", ":"))
+            except ValueError:
+                summary = redact(summary, sec)
+        else:
+            summary = redact(summary, sec)
+        if reason != r["reason"] or summary != r["summary"]:
+            changes[int(r["id"])] = (valid(reason), valid(summary))
+    audit.rewrite(conn, changes)
+    if changes:
+        rehead_cases(conn, min(changes))
+    return len(changes)

@@ -9,7 +9,8 @@ import numpy as np
 
 from engine.curator import apply as curator_apply
 from engine.curator import state as curator_state
-from engine.curator.scan import Candidate, merge_candidate
+from engine.curator.candidates import Candidate
+from engine.curator.memory_merge import merge_candidate
 from engine.sql import chunked, marks
 
 

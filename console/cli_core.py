@@ -285,6 +285,7 @@ def _memory_op(name: str, method: str, takes_value: bool = False):
 _memory_op("pin", "pin")
 _memory_op("unpin", "unpin")
 _memory_op("archive", "archive")
+_memory_op("restore", "restore")  # archived -> active; refused otherwise (exit 2)
 _memory_op("reinforce", "reinforce")
 _memory_op("importance", "set_importance", takes_value=True)
 

@@ -330,6 +330,19 @@ class MemoriesService:
     def archive(self, memory_id: int, reason: str = "") -> Memory:
         return self.set_tier(memory_id, "archived", reason)
 
+    def restore(self, memory_id: int, reason: str = "") -> Memory:
+        """An archived memory back to active (audited "restore"); decay restarts above the threshold.
+        Refused for one that is not archived, or that a merge absorbed (undo the merge instead)."""
+        mem = self.get(memory_id)
+        if mem.absorbed_into is not None:
+            raise InvalidInput(
+                f"memory {mem.id} was merged into memory {mem.absorbed_into}; "
+                "undo that merge in the curator instead of restoring it"
+            )
+        if mem.tier != "archived":
+            raise InvalidInput(f"memory {mem.id} is not archived (tier {mem.tier}); nothing to restore")
+        return self.set_tier(mem.id, "active", reason)
+
     def edit(self, memory_id: int, content: str, reason: str = "") -> Memory:
         content = check_text(content, "content")
         # Pending until the new vector is in: a crash before that must not leave the old

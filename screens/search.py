@@ -51,6 +51,7 @@ class SearchPane(Pane):
         Binding("p", "pin", "Pin/unpin", id="search.pin"),
         Binding("i", "importance", "Importance", id="search.importance"),
         Binding("a", "archive", "Archive", id="search.archive"),
+        Binding("R", "restore", "Restore", id="search.restore"),
         Binding("f", "forget", "Forget…", id="search.forget"),
         Binding("o", "source", "Source msg", id="search.source"),
         Binding("w", "why_not", "Why not?", id="search.why_not"),
@@ -309,6 +310,25 @@ class SearchPane(Pane):
         self.app.call_from_thread(self.notify, f"Memory #{mid} archived.")
         self.wrote()
 
+    def action_restore(self) -> None:
+        if (mid := self._need_hit()) is None:
+            return
+        hit = self.hits[str(mid)]
+        if hit.tier != "archived":
+            self.notify(f"Memory #{mid} is not archived (tier {hit.tier}).", severity="warning", timeout=2)
+            return
+        body = (
+            f"Memory #{mid}: tier archived → active.\n\n“{hit.content[:200]}”\n\n"
+            f"It returns to default searches and decays again from now."
+        )
+        self.confirm(f"Restore memory #{mid}?", body, lambda: self.restore(mid), confirm_label="Restore")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
+    def restore(self, mid: int) -> None:
+        self.engine.memories.restore(mid, reason="restored from the console")
+        self.app.call_from_thread(self.notify, f"Memory #{mid} restored to active.")
+        self.wrote()
+
     def action_forget(self) -> None:
         if (mid := self._need_hit()) is not None:
             self.app.start_forget(memory_id=mid)
@@ -333,6 +353,9 @@ class SearchPane(Pane):
             PaneCommand("Set importance of selected hit", "0–1", self.action_importance),
             PaneCommand(
                 "Archive selected hit", "Move it to the archived tier (confirmed)", self.action_archive
+            ),
+            PaneCommand(
+                "Restore selected hit", "An archived memory back to active (confirmed)", self.action_restore
             ),
             PaneCommand("Forget selected hit", "Open Forget & Audit pre-filled", self.action_forget),
             PaneCommand("Open source message", "Jump to the message it came from", self.action_source),

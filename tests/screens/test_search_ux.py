@@ -1,0 +1,75 @@
+"""Search pane, operator UX round 2 (issue 16): restore, explain with the pane's search, weak
+matches, the final-score formula, marking, create/edit, and 80×24. Keys pressed, database asserted."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Select
+
+from console.widgets.confirm import ConfirmModal
+from console.widgets.table import DataGrid
+from engine.errors import InvalidInput
+
+from .helpers import make_app, settle
+
+
+async def _search(app, pilot, text: str):
+    await pilot.press("2", "slash", *text, "enter")
+    await settle(app, pilot)
+    return app.pane("search")
+
+
+async def test_restore_an_archived_hit_with_R(seeded):
+    eng, ids = seeded
+    mid = ids["mem"]["old_deploy"]
+    assert eng.memories.get(mid).tier == "archived"
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await _search(app, pilot, "jenkins")
+        app.query_one("#f-tier", Select).value = "archived"
+        await settle(app, pilot)
+        table = app.query_one("#results", DataGrid)
+        table.focus()
+        assert table.selected_key == str(mid)
+        await pilot.press("R")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        assert "tier archived → active" in app.screen.body
+        await pilot.press("escape")  # cancelled: nothing changes
+        await settle(app, pilot)
+        assert eng.memories.get(mid).tier == "archived"
+        await pilot.press("R")
+        await pilot.pause()
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert eng.memories.get(mid).tier == "active"
+        rows = eng.audit.log(target=f"memory:{mid}", limit=5)
+        assert rows[0].action == "restore" and rows[0].reason == "restored from the console"
+        assert app.errors == []
+
+
+async def test_R_on_a_hit_that_is_not_archived_says_so(seeded):
+    eng, ids = seeded
+    mid = ids["mem"]["fridays"]
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await _search(app, pilot, "deploy fridays")
+        await pilot.press("escape", "R")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmModal)
+        assert eng.memories.get(mid).tier == "active"
+
+
+def test_restore_refuses_active_and_absorbed(seeded):
+    eng, ids = seeded
+    with pytest.raises(InvalidInput, match="not archived"):
+        eng.memories.restore(ids["mem"]["fridays"], reason="x")
+    merge = ids["proposals"]["merge"]
+    members = eng.curator.get(merge).proposal.members
+    eng.curator.approve(merge, reason="same fact")
+    absorbed = eng.memories.get(members[0])
+    assert absorbed.tier == "archived" and absorbed.absorbed_into is not None
+    with pytest.raises(InvalidInput, match="merged into memory"):
+        eng.memories.restore(absorbed.id, reason="x")

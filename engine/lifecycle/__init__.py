@@ -1,7 +1,7 @@
 """The memory lifecycle: decay, rules, flows, boot context and gates, as five services on the
 engine. Every call returns dataclasses from engine/lifecycle/types.py; every mutation is audited.
 
-eng.decay (decay_pass.py, math in decay.py)      Decay(ctx)
+eng.decay (decay_pass.py; forecasts in decay_forecast.py, math in decay.py)      Decay(ctx)
     run(now=None, dry_run=False, refresh_snapshots=False, scope="all") -> DecayPassResult
     forecast(days, now=None, rates=None, limit=200, agent=None) -> Forecast        (writes nothing)
     curve(memory_id, days=60, rates=None, now=None, points=61) -> DecayCurve
@@ -9,7 +9,8 @@ eng.decay (decay_pass.py, math in decay.py)      Decay(ctx)
     timeline(days=30, now=None, rates=None, agent=None) -> ForecastTimeline
     last_run_at() -> float | None
     `rates` is a what-if of half-lives in days per kind, e.g. {"semantic": 60}.
-eng.rules (rules.py; history rows through tables/rule_history.py)      Rules(ctx, memories)
+eng.rules (rules.py; reads in rule_reads.py, changes in rule_change.py, history rows through
+    tables/rule_history.py)      Rules(ctx, memories)
     list(status=, agent=, domain=, source=, min_score=, max_score=, pinned=, query=,
          include_global=, order=, limit=) -> list[Rule]
     get(id), detail(id, days=30) -> RuleDetail, history(id), counts(agent=None),

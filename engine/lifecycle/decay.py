@@ -28,6 +28,7 @@ from engine.types import KINDS
 BANDS = ((9.0, "critical"), (5.0, "active"), (3.0, "dormant"))
 STATUS_RANK = {"retired": 0, "dormant": 1, "active": 2, "critical": 3}
 SCORE_MIN, SCORE_MAX = 0.0, 10.0
+DECAYING = "tier = 'active' AND pinned = 0"  # the rows a decay pass can archive (a WHERE fragment)
 RETIRE_EDGE = BANDS[-1][0]  # below this a rule is retired and stops decaying
 
 

@@ -19,42 +19,33 @@ from typing import Any
 from engine.audit import log as audit
 from engine.clock import DAY
 from engine.context import Context
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput
 from engine.lifecycle.decay import (
+    DECAYING,
     RETIRE_EDGE,
     STATUS_RANK,
-    check_days,
     crossing_sql,
-    crossing_time,
-    half_lives_for,
-    held_strength_sql,
     rate_params,
     rates_for,
     rule_decay_sql,
-    rule_score_at,
-    strength_at,
     strength_sql,
 )
+from engine.lifecycle.decay_forecast import DecayForecasts
 from engine.lifecycle.types import (
     DECAY_SCOPES,
-    CurvePoint,
     DecayCurve,
     DecayPassResult,
     DecayScope,
     Forecast,
     ForecastTimeline,
-    MemoryForecast,
-    RuleForecast,
     StrengthDistribution,
 )
 from engine.storage.lifecycle import DecayAccess
 from engine.tables import rule_history
-from engine.types import KINDS
 
 AUDIT_ID_CAP = 1000  # ids listed in the pass's audit row; counts are always exact
 LAST_PASS_KEY = "decay.last_pass_at"
 BULK_SCHEDULE = 50_000  # scheduling more rows than this rebuilds the index instead of updating it
-DECAYING = "tier = 'active' AND pinned = 0"  # the rows a decay pass can archive
 AUDIT_FIELDS = (
     "now", "memories_scheduled", "memories_decayed", "memories_archived", "snapshots_refreshed",
     "rules_decayed", "rules_demoted", "rules_retired", "archived_ids", "archived_ids_truncated",
@@ -68,6 +59,7 @@ class Decay:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.forecasts = DecayForecasts(ctx)
 
     @property
     def _access(self) -> DecayAccess:
@@ -247,7 +239,7 @@ class Decay:
             ),
         )
 
-    # -- forecasts (read-only) -------------------------------------------------------------------------
+    # -- forecasts (read-only, DecayForecasts) ---------------------------------------------------------
     def forecast(
         self,
         days: float,
@@ -259,68 +251,7 @@ class Decay:
     ) -> Forecast:
         """Which memories would be archived and which rules would change status within `days`
         if nothing were reinforced. `rates`: a what-if of half-lives in days per kind."""
-        days = check_days(days)
-        now = self.ctx.clock.now() if now is None else float(now)
-        until = now + days * DAY
-        ds = self.ctx.settings.decay
-        p: dict[str, Any] = {
-            "now": now,
-            "until": until,
-            "thr": ds.archive_threshold,
-            **rate_params(rates_for(ds, rates)),
-        }
-        where = f"{DECAYING} AND {crossing_sql()} <= :until"
-        if agent is not None:
-            where += " AND agent = :agent"
-            p["agent"] = agent
-        with self.ctx.store.reading() as c:
-            by_kind = {
-                k: n
-                for k, n in c.execute(f"SELECT kind, count(*) FROM memories WHERE {where} GROUP BY kind", p)
-            }
-            rows = c.execute(
-                f"SELECT id, kind, tier, agent, substr(content, 1, 120) AS preview,"
-                f" {strength_sql()} AS s_now, {strength_sql(':until')} AS s_then,"
-                f" {crossing_sql()} AS crosses FROM memories WHERE {where}"
-                f" ORDER BY crosses, id LIMIT :limit",
-                {**p, "limit": int(limit)},
-            ).fetchall()
-            rrows = c.execute(
-                "SELECT * FROM rules WHERE status IN ('active', 'dormant')"
-                " AND pinned = 0 AND absorbed_into IS NULL"
-                + (" AND agent = :agent" if agent is not None else ""),
-                p,
-            ).fetchall()
-        mems = [
-            MemoryForecast(
-                r["id"],
-                r["kind"],
-                r["tier"],
-                r["agent"],
-                " ".join(r["preview"].split()),
-                round(r["s_now"], 4),
-                round(r["s_then"], 4),
-                r["crosses"],
-            )
-            for r in rows
-        ]
-        rules = []
-        for r in rrows:
-            s_now, st_now = rule_score_at(r, now, ds)
-            s_then, st_then = rule_score_at(r, until, ds)
-            if st_then != st_now:
-                rules.append(RuleForecast(r["id"], r["text"], r["agent"], s_now, s_then, st_now, st_then))
-        rules.sort(key=lambda f: (STATUS_RANK[f.status_then], f.score_then, f.id))
-        return Forecast(
-            now,
-            until,
-            days,
-            sum(by_kind.values()),
-            mems,
-            rules,
-            by_kind,
-            half_lives_for(ds, rates) if rates else None,
-        )
+        return self.forecasts.forecast(days, now, rates=rates, limit=limit, agent=agent)
 
     def curve(
         self,
@@ -331,95 +262,14 @@ class Decay:
         points: int = 61,
     ) -> DecayCurve:
         """Projected strength of one memory from `now` over `days` (a what-if with `rates`)."""
-        days = check_days(days)
-        now = self.ctx.clock.now() if now is None else float(now)
-        ds = self.ctx.settings.decay
-        r = self.ctx.store.read_one("SELECT * FROM memories WHERE id = ?", (int(memory_id),))
-        if r is None:
-            raise NotFound(f"no memory with id {memory_id}")
-        rate = rates_for(ds, rates)[r["kind"]]
-        frozen = bool(r["pinned"]) or r["tier"] == "core"
-        anchor, lrt = float(r["anchor_strength"]), float(r["last_reinforced_at"])
-        n = max(2, int(points))
-        pts = []
-        for i in range(n):
-            d = days * i / (n - 1)
-            v = anchor if frozen else strength_at(anchor, lrt, rate, now + d * DAY)
-            pts.append(CurvePoint(round(d, 4), now + d * DAY, round(v, 6)))
-        cross = None if frozen else crossing_time(anchor, lrt, rate, ds.archive_threshold)
-        if cross is not None and cross > now + days * DAY:
-            cross = None
-        return DecayCurve(
-            "memory",
-            r["id"],
-            r["kind"],
-            ds.archive_threshold,
-            frozen,
-            cross,
-            pts,
-            half_lives_for(ds, rates) if rates else None,
-        )
+        return self.forecasts.curve(memory_id, days, rates, now, points)
 
     def distribution(self, now: float | None = None, bins: int = 10) -> StrengthDistribution:
         """How many memories of each tier sit in each strength bin right now."""
-        now = self.ctx.clock.now() if now is None else float(now)
-        bins = max(1, min(100, int(bins)))
-        ds = self.ctx.settings.decay
-        p = {"now": now, "bins": bins, "thr": ds.archive_threshold, **rate_params(rates_for(ds))}
-        counts = {t: [0] * bins for t in ("core", "active", "archived")}
-        with self.ctx.store.reading() as c:
-            for tier, b, n in c.execute(
-                f"SELECT tier, min(:bins - 1, CAST({held_strength_sql()} * :bins AS INTEGER)) AS b,"
-                f" count(*) FROM memories GROUP BY tier, b",
-                p,
-            ):
-                counts.setdefault(tier, [0] * bins)[max(0, int(b))] += n
-            below = c.execute(
-                f"SELECT count(*) FROM memories WHERE {DECAYING} AND {strength_sql()} < :thr", p
-            ).fetchone()[0]
-        return StrengthDistribution(now, [i / bins for i in range(bins + 1)], counts, {"active": below})
+        return self.forecasts.distribution(now, bins)
 
     def timeline(
         self, days: int = 30, now: float | None = None, *, rates: dict | None = None, agent: str | None = None
     ) -> ForecastTimeline:
-        """Crossings per day and kind over the next `days` (one GROUP BY, any table size), for the
-        Decay pane's chart. `rates`: a what-if of half-lives in days per kind; nothing is written."""
-        try:
-            n = int(days)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"days must be a whole number, not {days!r}") from None
-        if not 1 <= n <= 3650:
-            raise InvalidInput(f"days must be between 1 and 3650, not {n}")
-        now = self.ctx.clock.now() if now is None else float(now)
-        ds = self.ctx.settings.decay
-        p: dict[str, Any] = {
-            "now": now,
-            "until": now + n * DAY,
-            "day": DAY,
-            "thr": ds.archive_threshold,
-            **rate_params(rates_for(ds, rates)),
-        }
-        agent_sql = " AND agent = :agent" if agent is not None else ""
-        if agent is not None:
-            p["agent"] = agent
-        counts = {k: [0] * n for k in KINDS}
-        overdue = 0
-        # The crossing is computed once per row in the inner query; one pass yields both the
-        # per-day counts and the overdue ones.
-        sql = (
-            f"SELECT kind, CAST(max(0.0, c - :now) / :day AS INTEGER) AS d, count(*),"
-            f" sum(c <= :now) FROM (SELECT kind, {crossing_sql()} AS c FROM memories"
-            f" WHERE {DECAYING}{agent_sql}) WHERE c <= :until GROUP BY kind, d"
-        )
-        with self.ctx.store.reading() as c:
-            for kind, d, cnt, late in c.execute(sql, p):
-                counts.setdefault(kind, [0] * n)[min(n - 1, int(d))] += cnt
-                overdue += late or 0
-        per_day = [sum(counts[k][i] for k in counts) for i in range(n)]
-        cumulative, total = [], 0
-        for v in per_day:
-            total += v
-            cumulative.append(total)
-        return ForecastTimeline(
-            now, n, counts, overdue, total, half_lives_for(ds, rates) if rates else None, cumulative
-        )
+        """Crossings per day and kind over the next `days`, for the Decay pane's chart."""
+        return self.forecasts.timeline(days, now, rates=rates, agent=agent)

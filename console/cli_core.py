@@ -93,16 +93,19 @@ def _filters(f):
     return f
 
 
-@click.command()
-@click.argument("query")
-@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
-@_filters
-@click.option(
+MODE_OPTION = click.option(
     "--mode",
     type=click.Choice(["hybrid", "keyword", "vector"]),
     default=None,
     help="Default: hybrid when the model is available.",
 )
+
+
+@click.command()
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@_filters
+@MODE_OPTION
 @click.option("--no-access", is_flag=True, help="Audit only: do not count the hits as accessed.")
 @json_option
 @pass_ctx
@@ -160,19 +163,19 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
 @click.argument("memory_id", type=ID)
 @click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
 @_filters
+@MODE_OPTION
 @json_option
 @pass_ctx
-def explain(ctx, query, memory_id, k, tier, kind, category, agent, user, as_json):
-    """Why a memory did or did not make the top k for a query."""
-    with ctx.engine(load="lazy") as eng:
+def explain(ctx, query, memory_id, k, tier, kind, category, agent, user, mode, as_json):
+    """Why a memory did or did not make the top k for a query: the same search `search` runs with
+    these options (mode and filters), then that memory's place in it. Exit 2 for an unknown id."""
+    with ctx.engine() as eng:
+        eng.memories.get(memory_id)  # an unknown id: exit 2 before the model loads
+        if mode != "keyword":
+            eng.wait_for_embedder()  # as `search` does: hybrid when the model is available
         ex = eng.explain(
-            query, memory_id, k=k, tier=tier, kind=kind, category=category, agent=agent, user=user
+            query, memory_id, k=k, tier=tier, kind=kind, category=category, agent=agent, user=user, mode=mode
         )
-        # The keyword side cannot explain a miss it never ranked: bring in the model for the meaning side.
-        if ex.found and not ex.in_top_k and ex.bm25_rank is None and eng.wait_for_embedder():
-            ex = eng.explain(
-                query, memory_id, k=k, tier=tier, kind=kind, category=category, agent=agent, user=user
-            )
     emit(ex, as_json, lambda e: click.echo(e.summary))
 
 

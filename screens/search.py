@@ -65,10 +65,12 @@ class SearchPane(Pane):
     class SearchFinished(Message):
         result: SearchResult
         ms: float
+        filters: dict  # the filters this search ran with (`w` explains against the same)
 
     def __init__(self) -> None:
         super().__init__()
         self.result: SearchResult | None = None
+        self.searched_filters: dict = {}
         self.hits: dict[str, Hit] = {}
 
     def compose(self) -> ComposeResult:
@@ -135,12 +137,14 @@ class SearchPane(Pane):
     def run_search(self, query: str, filters: dict) -> None:
         t0 = perf_counter()
         result = self.engine.search(query, k=self.K, record_access=False, **filters)
-        self.deliver(self.post_message, self.SearchFinished(result, (perf_counter() - t0) * 1000))
+        ms = (perf_counter() - t0) * 1000
+        self.deliver(self.post_message, self.SearchFinished(result, ms, filters))
 
     @on(SearchFinished)
     def _show(self, event: SearchFinished) -> None:
         res = event.result
         self.result = res
+        self.searched_filters = event.filters
         self.hits = {str(h.id): h for h in res.hits}
         rows = []
         for i, h in enumerate(res.hits, 1):
@@ -235,11 +239,15 @@ class SearchPane(Pane):
         if not event.value.strip():
             return
         self.query_one("#why-result", Static).update("explaining…")
-        self.explain(self.query_one("#query", Input).value, event.value.strip(), self.filters())
+        if self.result is None:  # nothing searched yet: the query as typed, the filters as set
+            self.explain(self.query_one("#query", Input).value, event.value.strip(), None, self.filters())
+        else:  # the search the operator ran: its query, mode and filters
+            res = self.result
+            self.explain(res.query, event.value.strip(), res.mode, self.searched_filters)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.explain")
-    def explain(self, query: str, memory_id: str, filters: dict) -> None:
-        ex = self.engine.explain(query, typed_id(memory_id), k=self.K, **filters)
+    def explain(self, query: str, memory_id: str, mode: str | None, filters: dict) -> None:
+        ex = self.engine.explain(query, typed_id(memory_id), k=self.K, mode=mode, **filters)
         self.deliver(self._show_explanation, ex)
 
     def _show_explanation(self, ex: Explanation) -> None:

@@ -4,7 +4,7 @@ matches, the final-score formula, marking, create/edit, and 80×24. Keys pressed
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Select
+from textual.widgets import Input, Select
 
 from console.widgets.confirm import ConfirmModal
 from console.widgets.table import DataGrid
@@ -73,3 +73,35 @@ def test_restore_refuses_active_and_absorbed(seeded):
     assert absorbed.tier == "archived" and absorbed.absorbed_into is not None
     with pytest.raises(InvalidInput, match="merged into memory"):
         eng.memories.restore(absorbed.id, reason="x")
+
+
+async def test_why_not_explains_the_search_that_ran(seeded):
+    eng, ids = seeded
+    calls = []
+    real = eng.explain
+
+    def spy(query, memory_id, **kw):
+        calls.append((query, memory_id, kw))
+        return real(query, memory_id, **kw)
+
+    eng.explain = spy
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        app.query_one("#f-agent", Input).value = "scout"
+        pane = await _search(app, pilot, "jenkins")
+        assert pane.result.hits
+        # edited but not submitted: `w` still explains the search on screen
+        app.query_one("#f-agent", Input).value = ""
+        app.query_one("#query", Input).value = "something else"
+        app.query_one("#results", DataGrid).focus()
+        mid = pane.selected_id()
+        await pilot.press("w", "enter")
+        await settle(app, pilot)
+        query, memory_id, kw = calls[-1]
+        assert (query, memory_id) == ("jenkins", mid)
+        assert kw["mode"] == pane.result.mode and kw["agent"] == "scout"
+        assert f"Memory {mid}" in str(app.query_one("#why-result").render())
+        assert app.errors == []

@@ -5,6 +5,7 @@ portable SQL."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from engine.errors import DatabaseDamaged, EngineError
@@ -20,6 +21,23 @@ def open_storage(path_or_url: str | os.PathLike, *, readonly: bool = False) -> S
     """The database at `path_or_url`: a SQLite file path (created 0600 if missing), or a
     `postgresql://` URL. The schema is not touched here: the caller reconciles."""
     text = os.fspath(path_or_url)
-    if text.startswith(("postgresql://", "postgres://")):
-        raise EngineError("PostgreSQL is not supported yet: give a SQLite file path")
+    url = _postgres_url(text)
+    if url is not None:
+        try:
+            from engine.storage.postgres.store import PgStore
+        except ImportError as exc:
+            raise EngineError(f"PostgreSQL needs psycopg, psycopg-pool and pgvector ({exc})") from None
+        return PgStore(url, readonly=readonly)
     return Store(Path(text), readonly=readonly)
+
+
+_MANGLED = re.compile(r"(?:^|/)(postgres(?:ql)?):/(?!/)(.*)$")
+
+
+def _postgres_url(text: str) -> str | None:
+    """The `postgresql://` URL in `text`, also when a caller made a path of it (`Path(url)`
+    keeps one slash after the scheme, and `.absolute()` puts the working folder in front)."""
+    if text.startswith(("postgresql://", "postgres://")):
+        return text
+    m = _MANGLED.search(text)
+    return None if m is None else f"{m.group(1)}://{m.group(2)}"

@@ -1,0 +1,71 @@
+"""The connection a read or write function receives on PostgreSQL: DB-API shaped like the SQLite
+one (`execute` returning a cursor with fetchone/fetchall/rowcount, iteration), taking the services'
+`?` / `:name` parameters (sqlmap.py) and giving rows addressable by index and name (rows.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+
+from engine.errors import EngineError, InvalidInput
+from engine.storage.postgres.sqlmap import translate
+
+
+def unsupported(what: str) -> EngineError:
+    return EngineError(f"not supported on PostgreSQL yet: {what}")
+
+
+class _Empty:
+    """The result of a statement that has no PostgreSQL meaning here (the list of database files)."""
+
+    rowcount = 0
+    description = None
+
+    def fetchone(self) -> Any:
+        return None
+
+    def fetchall(self) -> list[Any]:
+        return []
+
+    def fetchmany(self, size: int = 0) -> list[Any]:
+        return []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())
+
+
+class PgConnection:
+    """Wraps one psycopg connection for the duration of a read or write."""
+
+    def __init__(self, raw: psycopg.Connection) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        words = sql.lower().split()
+        if words and words[0] == "pragma":  # SQLite's own statements
+            if words == ["pragma", "database_list"]:
+                return _Empty()  # a server database has no file: the audit anchor goes by its id
+            raise unsupported(f"SQLite's {' '.join(sql.split())[:60]!r}")
+        text, named = translate(sql)
+        args: Any = dict(params) if named else list(params or ())
+        try:
+            return self.raw.execute(text, args)
+        except (UnicodeEncodeError, OverflowError) as exc:
+            raise InvalidInput(f"a value cannot be stored ({exc})") from None
+        except psycopg.errors.UndefinedFunction as exc:
+            raise unsupported(f"a SQL function ({str(exc).splitlines()[0]})") from None
+        except psycopg.errors.NumericValueOutOfRange as exc:
+            raise InvalidInput(f"a number is out of range ({exc})") from None
+
+    def executemany(self, sql: str, params: Any) -> Any:
+        text, named = translate(sql)
+        rows = [dict(p) if named else list(p) for p in params]
+        cur = self.raw.cursor()
+        cur.executemany(text, rows)
+        return cur
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE

@@ -1,0 +1,381 @@
+"""The PostgreSQL store: the storage port (engine/storage/port.py) over psycopg 3 and a pool.
+
+- Writes: `fn(conn)` in one transaction that first takes a transaction-level advisory lock (the
+  same single-writer semantics as SQLite's BEGIN IMMEDIATE), so sequences and the change log are
+  ordered under it. Serialization failures, deadlocks and lock timeouts are retried after a
+  jittered pause; past the same patience as SQLite it is `StoreBusy`, never the driver's error.
+- Before commit the keyword index tokenizes the rows the write touched (`fts_pending`), and a
+  write that changed anything bumps the change counter (`mc_changes`) and NOTIFYs `memconsole`.
+- Reads run on a pool connection (autocommit); `reading()` holds one REPEATABLE READ snapshot; a
+  read inside this thread's write sees that write.
+- Opening refuses a database that is not memconsole's, or from a newer generation, before writing,
+  and a server without pgvector.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql as pgsql
+from psycopg_pool import ConnectionPool
+
+from engine.errors import EngineError, StoreBusy
+from engine.storage.feed import VectorChangeLog
+from engine.storage.port import Reconciled
+from engine.storage.postgres import schema
+from engine.storage.postgres.connection import PgConnection
+from engine.storage.postgres.keyword import PgKeywordIndex
+from engine.storage.postgres.lexemes import counted
+from engine.storage.postgres.parts import NotYet, PgDecayAccess
+from engine.storage.postgres.rows import row_factory
+from engine.storage.postgres.vector import PgCuratorReads, PgVectorStore
+
+T = TypeVar("T")
+
+WRITE_RETRIES = 60  # the same patience as the SQLite store
+WRITE_TIMEOUT_S = 30.0
+JITTER_MS = (20, 150)
+LOCK_KEY = int.from_bytes(b"MemC", "big")  # the advisory lock every writer takes
+CHANNEL = "memconsole"
+_RETRY = (
+    psycopg.errors.SerializationFailure,
+    psycopg.errors.DeadlockDetected,
+    psycopg.errors.LockNotAvailable,
+)
+
+
+def shown(url: str) -> str:
+    """The URL without its password, for messages."""
+    head, sep, tail = url.partition("@")
+    if not sep or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, _, cred = head.partition("//")
+    return f"{scheme}//{cred.split(':', 1)[0]}:***@{tail}"
+
+
+def _schema_hash() -> str:
+    return hashlib.sha256("\n".join(schema.create_statements()).encode()).hexdigest()[:16]
+
+
+class PgStore:
+    """One PostgreSQL database shared by any number of processes on any number of machines."""
+
+    def __init__(self, url: str, *, readonly: bool = False, pool_size: int = 8) -> None:
+        self.url = url
+        self.path = Path(shown(url))  # no file: nothing exists there (the vector matrix stays off)
+        self.readonly = readonly
+        self.after_commit: list[Callable[[Any], None]] = []
+        self.hook_errors: list[str] = []
+        self._local = threading.local()
+        self._check_server()
+        self.pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            open=False,
+        )
+        try:
+            self.pool.open(wait=True, timeout=10)
+        except Exception as exc:
+            raise EngineError(f"{shown(url)}: cannot open a connection pool ({exc})") from None
+        # -- the parts of the port --
+        self.keyword = PgKeywordIndex(self._sync_if_writing)
+        self.vector_store = PgVectorStore(self.reading)
+        self.decay_access = PgDecayAccess()
+        self.feed = VectorChangeLog()
+        self.eraser = NotYet("forget's erasure and verification")
+        self.health = NotYet("doctor's checks")
+        self.dump = NotYet("export / import of the whole database")
+        self.curator = PgCuratorReads()
+
+    # -- opening ------------------------------------------------------------------------------------
+    @staticmethod
+    def _configure(conn: psycopg.Connection) -> None:
+        register_vector(conn)
+        conn.row_factory = row_factory
+
+    def _check_server(self) -> None:
+        """Refuse, before writing anything: no pgvector, a database that is not ours, a newer one."""
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise EngineError(f"{shown(self.url)}: cannot connect ({str(exc).strip()})") from None
+        try:
+            have = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+            if have is None:
+                raise EngineError(
+                    f"{shown(self.url)}: the server has no pgvector (the 'vector' extension); "
+                    "install it, or use a SQLite file"
+                )
+            self._identity(conn)
+            if not self.readonly:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            raise EngineError(f"{shown(self.url)}: {str(exc).strip()}") from None
+        finally:
+            conn.close()
+
+    def _identity(self, conn: Any) -> int:
+        """The database's generation (0: empty); refuses a foreign or newer database."""
+        tables = {
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+            ).fetchall()
+        }
+        if not tables:
+            return 0
+        meta: dict[str, str] = {}
+        if "meta" in tables:
+            with suppress(psycopg.Error):
+                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("app") != schema.OURS:
+            raise EngineError(
+                f"{shown(self.url)}: this database is not a memconsole database "
+                f"(it has {len(tables)} other tables); refusing to write to it"
+            )
+        gen = int(meta.get("generation") or 0)
+        if gen > schema.GENERATION:
+            raise EngineError(
+                f"this database was written by a newer memconsole (schema generation {gen}; "
+                f"this one knows {schema.GENERATION}): upgrade memconsole"
+            )
+        return gen
+
+    def reconcile(self) -> Reconciled:
+        """Create what is missing, add missing columns, record the generation (one transaction,
+        under the writers' lock). Never drops data."""
+        out = Reconciled()
+        with self.pool.connection() as raw:
+            out.from_generation = self._identity(raw)
+            if out.from_generation == schema.GENERATION and self._meta(raw, "pg_schema") == _schema_hash():
+                return out
+            raw.execute("BEGIN")
+            try:
+                raw.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
+                self._identity(raw)  # another process may have changed it meanwhile
+                have = self._columns(raw)
+                for t in schema.TABLES:
+                    if t.name not in have:
+                        raw.execute(schema.pg_table(t))
+                        out.created.append(t.name)
+                        continue
+                    for col, decl in t.columns:
+                        if col not in have[t.name]:
+                            raw.execute(f"ALTER TABLE {t.name} ADD COLUMN {schema.pg_add_column(col, decl)}")
+                            out.added_columns.append(f"{t.name}.{col}")
+                for stmt in schema.create_statements():
+                    raw.execute(stmt)
+                out.created += [n for n in ("fts_terms", "fts_docs", "memory_vectors") if n not in have]
+                for key, value in (
+                    ("app", schema.OURS),
+                    ("generation", str(schema.GENERATION)),
+                    ("pg_schema", _schema_hash()),
+                ):
+                    raw.execute(
+                        "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE"
+                        " SET value = excluded.value",
+                        [key, value],
+                    )
+                raw.execute(
+                    "INSERT INTO meta(key, value) VALUES ('database_id', %s) ON CONFLICT (key) DO NOTHING",
+                    [uuid.uuid4().hex],
+                )
+                raw.execute("COMMIT")
+            except BaseException:
+                raw.execute("ROLLBACK")
+                raise
+        return out
+
+    @staticmethod
+    def _meta(raw: Any, key: str) -> str | None:
+        try:
+            row = raw.execute("SELECT value FROM meta WHERE key = %s", [key]).fetchone()
+        except psycopg.Error:
+            return None
+        return None if row is None else row[0]
+
+    @staticmethod
+    def _columns(raw: Any) -> dict[str, set[str]]:
+        have: dict[str, set[str]] = defaultdict(set)
+        for r in raw.execute(
+            "SELECT table_name, column_name FROM information_schema.columns"
+            " WHERE table_schema = current_schema()"
+        ).fetchall():
+            have[r[0]].add(r[1])
+        return have
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def _current(self) -> PgConnection | None:
+        return getattr(self._local, "conn", None)
+
+    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        conn = self._current()
+        if conn is not None:
+            return list(conn.execute(sql, params).fetchall())
+        with self._plain_errors(), self.pool.connection() as raw:
+            return list(PgConnection(raw).execute(sql, params).fetchall())
+
+    def read_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        conn = self._current()
+        if conn is not None:
+            return conn.execute(sql, params).fetchone()
+        with self._plain_errors(), self.pool.connection() as raw:
+            return PgConnection(raw).execute(sql, params).fetchone()
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        """Several reads that see one snapshot."""
+        conn = self._current()
+        if conn is not None:
+            yield conn
+            return
+        with self._plain_errors(), self.pool.connection() as raw:
+            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self._local.conn = conn = PgConnection(raw)
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+                raw.execute("ROLLBACK")
+
+    @contextmanager
+    def _plain_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            raise EngineError(f"{shown(self.url)}: {str(exc).strip()}") from None
+
+    # -- writes ---------------------------------------------------------------------------------------
+    @property
+    def in_write(self) -> bool:
+        return bool(getattr(self._local, "writing", False))
+
+    def write(self, fn: Callable[[Any], T]) -> T:
+        return self._transaction(fn, commit=True)
+
+    def dry_run(self, fn: Callable[[Any], T]) -> T:
+        conn = self._current()
+        if self.in_write and conn is not None:
+            conn.raw.execute("SAVEPOINT dry_run")
+            try:
+                return fn(conn)
+            finally:
+                conn.raw.execute("ROLLBACK TO SAVEPOINT dry_run")
+                conn.raw.execute("RELEASE SAVEPOINT dry_run")
+        return self._transaction(fn, commit=False)
+
+    def _transaction(self, fn: Callable[[Any], T], *, commit: bool) -> T:
+        if self.in_write:
+            return fn(self._local.conn)
+        if self.readonly:
+            raise EngineError(f"{shown(self.url)}: opened read-only; nothing was written")
+        last: Exception | None = None
+        deadline = time.monotonic() + WRITE_TIMEOUT_S
+        tries = 0
+        while tries < WRITE_RETRIES or time.monotonic() < deadline:
+            tries += 1
+            with self._plain_errors(), self.pool.connection() as raw:
+                conn = PgConnection(raw)
+                try:
+                    raw.execute("BEGIN")
+                    raw.execute("SET LOCAL lock_timeout = '2s'")
+                    raw.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
+                    self._local.conn, self._local.writing = conn, True
+                    result = fn(conn)
+                    self._sync(conn)
+                    if not commit:
+                        raw.execute("ROLLBACK")
+                        return result
+                    wrote = raw.execute("SELECT pg_current_xact_id_if_assigned() IS NOT NULL").fetchone()
+                    if wrote and wrote[0]:
+                        n = raw.execute("UPDATE mc_changes SET n = n + 1 WHERE id = 1 RETURNING n").fetchone()
+                        raw.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(n[0] if n else 0)])
+                    raw.execute("COMMIT")
+                except _RETRY as exc:
+                    raw.rollback()
+                    last = exc
+                    self._pause()
+                    continue
+                except BaseException:
+                    with suppress(psycopg.Error):
+                        raw.rollback()
+                    raise
+                finally:
+                    self._local.conn, self._local.writing = None, False
+                self._run_after_commit(conn)
+                return result
+        raise StoreBusy(
+            f"{shown(self.url)}: the database stayed locked by other writers through "
+            f"{tries} tries in {WRITE_TIMEOUT_S:.0f} s ({last})"
+        )
+
+    @staticmethod
+    def _pause() -> None:
+        time.sleep(random.uniform(*JITTER_MS) / 1000)
+
+    def _run_after_commit(self, conn: PgConnection) -> None:
+        for hook in self.after_commit:
+            try:
+                hook(conn)
+            except Exception as exc:  # noqa: BLE001 - recorded for doctor, never re-raised
+                self.hook_errors.append(f"{getattr(hook, '__name__', hook)}: {exc}")
+
+    # -- the keyword index's upkeep -----------------------------------------------------------------
+    def _sync_if_writing(self, conn: Any) -> None:
+        current = self._current()
+        if self.in_write and current is not None and conn is current:
+            self._sync(current)
+
+    def _sync(self, conn: PgConnection) -> None:
+        """Tokenize the rows this write touched into fts_terms / fts_docs (inside the write)."""
+        raw = conn.raw
+        pending: dict[str, set[int]] = defaultdict(set)
+        for src, doc_id in raw.execute("DELETE FROM fts_pending RETURNING src, doc_id").fetchall():
+            pending[src].add(int(doc_id))
+        for src, id_set in pending.items():
+            table, cols = schema.KEYWORD_SOURCES[src]
+            ids = sorted(id_set)
+            raw.execute("DELETE FROM fts_terms WHERE src = %s AND doc_id = ANY(%s)", [src, ids])
+            raw.execute("DELETE FROM fts_docs WHERE src = %s AND doc_id = ANY(%s)", [src, ids])
+            query = pgsql.SQL("SELECT id, {} FROM {} WHERE id = ANY(%s)").format(
+                pgsql.SQL(", ").join(pgsql.Identifier(c) for c in cols), pgsql.Identifier(table)
+            )
+            rows = raw.execute(query, [ids]).fetchall()
+            with raw.cursor().copy("COPY fts_terms (src, doc_id, term, tf) FROM STDIN") as terms_copy:
+                docs: list[tuple[str, int, int]] = []
+                for r in rows:
+                    text = " ".join(str(v) for v in r[1:] if v is not None)
+                    tf, length = counted(text)
+                    docs.append((src, int(r[0]), length))
+                    for term, count in tf.items():
+                        terms_copy.write_row((src, int(r[0]), term, count))
+            with raw.cursor().copy("COPY fts_docs (src, doc_id, len) FROM STDIN") as docs_copy:
+                for d in docs:
+                    docs_copy.write_row(d)
+
+    # -- the change counter ---------------------------------------------------------------------------
+    def data_version(self) -> int:
+        try:
+            with self.pool.connection() as raw:
+                row = raw.execute("SELECT n FROM mc_changes WHERE id = 1").fetchone()
+        except psycopg.Error:
+            return 0
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        with suppress(Exception):
+            self.pool.close()

@@ -1,0 +1,114 @@
+"""pgvector behind the vector store (engine/storage/indexes.py): `memory_vectors`, one vector(384)
+per memory with the filter fields beside it, filtered inside the query. This slice scans exactly
+(`ORDER BY embedding <=> q`); an HNSW index with iterative scan is the next step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pgvector import Vector
+
+
+def _vec(blob: bytes) -> Vector:
+    return Vector(np.frombuffer(blob, dtype=np.float32))
+
+
+def _blob(value: Any) -> bytes:
+    return np.asarray(value.to_numpy() if isinstance(value, Vector) else value, dtype=np.float32).tobytes()
+
+
+class PgVectorStore:
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader  # the store's snapshot reader
+
+    def put(
+        self,
+        conn: Any,
+        memory_id: int,
+        embedding: bytes,
+        tier: str,
+        kind: str,
+        category: str,
+        agent: str,
+        user: str,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO memory_vectors(memory_id, embedding, tier, kind, category, agent, user)"
+            " VALUES (?,?,?,?,?,?,?) ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding,"
+            " tier = excluded.tier, kind = excluded.kind, category = excluded.category,"
+            " agent = excluded.agent, user = excluded.user",
+            (memory_id, _vec(embedding), tier, kind, category, agent, user),
+        )
+
+    def delete(self, conn: Any, memory_ids: Sequence[int]) -> None:
+        if memory_ids:
+            conn.execute("DELETE FROM memory_vectors WHERE memory_id = ANY(?)", [list(memory_ids)])
+
+    def knn(
+        self, conn: Any, query: bytes, k: int, where: str, params: Sequence[Any]
+    ) -> list[tuple[int, float]]:
+        rows = conn.execute(
+            "SELECT memory_id, embedding <=> ? AS d FROM memory_vectors WHERE "
+            + where
+            + " ORDER BY d, memory_id LIMIT ?",
+            [_vec(query), *params, int(k)],
+        ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def distances(self, conn: Any, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
+        if not ids:
+            return []
+        rows = conn.execute(
+            "SELECT memory_id, embedding <=> ? FROM memory_vectors WHERE memory_id = ANY(?)",
+            [_vec(query), list(ids)],
+        ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def count_closer(
+        self, conn: Any, query: bytes, distance: float, where: str, params: Sequence[Any]
+    ) -> int:
+        row = conn.execute(
+            f"SELECT count(*) FROM memory_vectors WHERE {where} AND (embedding <=> ?) < ?",
+            [*params, _vec(query), distance],
+        ).fetchone()
+        return int(row[0])
+
+    def embedding(self, conn: Any, memory_id: int) -> bytes | None:
+        row = conn.execute(
+            "SELECT embedding FROM memory_vectors WHERE memory_id = ?", (memory_id,)
+        ).fetchone()
+        return None if row is None else _blob(row[0])
+
+    def entries(self, conn: Any, ids: Sequence[int]) -> list[Any]:
+        if not ids:
+            return []
+        rows = conn.execute(
+            "SELECT memory_id, embedding, tier, kind, category, agent, user FROM memory_vectors"
+            " WHERE memory_id = ANY(?)",
+            [list(ids)],
+        ).fetchall()
+        return [(r[0], _blob(r[1]), *r[2:]) for r in rows]
+
+    def scan(self, conn: Any, batch: int = 4096) -> Iterator[list[Any]]:
+        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        for i in range(0, len(rows), batch):
+            yield [(r[0], _blob(r[1])) for r in rows[i : i + batch]]
+
+    def reader(self, path: Path) -> AbstractContextManager[Any]:
+        return self._reader()
+
+
+class PgCuratorReads:
+    """The curator's scan: every stored vector as one float32 matrix, in id order."""
+
+    def all_vectors(self, conn: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        if not rows:
+            return None
+        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.vstack([np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows])
+        return ids, mat

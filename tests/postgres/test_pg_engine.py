@@ -123,3 +123,10 @@ def test_a_newer_generation_is_refused(pg_url):
         c.execute("UPDATE meta SET value = '99' WHERE key = 'generation'")
     with pytest.raises(EngineError, match="newer memconsole"):
         _open(pg_url)
+
+
+def test_explain_gives_full_keyword_ranks(pg_eng):
+    ids = pg_eng.add_memories([{"content": f"note {i} about gardening tools"} for i in range(5)])
+    target = pg_eng.add_memory("gardening gardening gardening every weekend")
+    ex = pg_eng.explain("gardening", target, k=3)
+    assert ex.found and ex.bm25_rank == 1 and ex.bm25_matches == len(ids) + 1

@@ -189,3 +189,17 @@ def test_keyword_top10_equals_sqlite(engines):
     rate = same / len(QUERIES)
     print(f"keyword top-10 parity: {same}/{len(QUERIES)} = {rate:.0%}; differ: {report}")
     assert rate == 1.0, report
+
+
+def test_message_search_equals_sqlite(pg_url, tmp_path):
+    texts = _corpus(120)
+    got = []
+    for e in (
+        open_engine(tmp_path / "s.db", embedder=HashEmbedder(), clock=FixedClock(T0), load="now"),
+        open_engine(pg_url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now"),
+    ):
+        sid = e.sessions.add("s1", title="t")
+        e.sessions.add_messages(sid, [{"role": "user", "content": t} for t in texts])
+        got.append([[h.message.id for h in e.sessions.search_messages(q, limit=10)] for q in QUERIES])
+        e.close()
+    assert got[0] == got[1]

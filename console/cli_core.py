@@ -147,11 +147,13 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
                 h.breakdown.vector_rank or "-",
                 "-" if h.breakdown.vector_similarity is None else f"{h.breakdown.vector_similarity:.3f}",
                 h.tier,
-                h.content[:70],
+                ("(weak) " if h.weak else "") + h.content[:70],
             ]
             for i, h in enumerate(r.hits)
         ]
         table(rows, ["#", "id", "final", "bm25", "vec", "cos", "tier", "content"])
+        if any(h.weak for h in r.hits) and not all(h.weak for h in r.hits):
+            click.echo("(weak: no keyword match and a low cosine, below search.weak_below)")
         if r.elsewhere:
             click.echo(f"elsewhere: {r.elsewhere}")
 

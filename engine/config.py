@@ -94,6 +94,13 @@ class SearchSettings:
     recency_half_life_days: float = 30.0
     dedup_threshold: float = 0.95
     thin_results: int = 3  # fewer hits than this: say where else the query matches
+    # A hit with no keyword match whose cosine is below this is "weak" (shown dimmed, `weak` in
+    # JSON). Measured on the demo with the default MiniLM: `*` tops at 0.18, an emoji at 0.31,
+    # nonsense words ("zxqvbnm", "asdf qwer") at 0.27, "holiday plans" (nothing about it) at 0.32;
+    # paraphrases with no shared word find their answer at 0.39-0.63 ("dark or light appearance"
+    # 0.47, "how much money can I lose in a day" 0.63, "font" 0.47).
+    weak_below: float = 0.35
+    weak_floor_cut: bool = False  # true: weak hits are left out of the results instead
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,7 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "search.recency_half_life_days": ("pos", 0, 36500),
     "search.dedup_threshold": ("float", *_UNIT),
     "search.thin_results": ("int", 0, 10_000),
+    "search.weak_below": ("float", -1.0, 1.0),
     "curator.merge_threshold": ("float", *_UNIT),
     "curator.rule_prefix_chars": ("int", 1, 100_000),
     "curator.max_cluster": ("int", 2, 100_000),
@@ -245,6 +253,10 @@ def validate(s: Settings) -> Settings:
                 _check_number(key, v, *_RANGES[key])
             elif key in _CHOICES and v not in _CHOICES[key]:
                 raise ConfigError(f"{key} must be one of {', '.join(_CHOICES[key])} (got {_got(v)})")
+    if not isinstance(s.search.weak_floor_cut, bool):
+        raise ConfigError(
+            f"search.weak_floor_cut must be true or false (got {_got(s.search.weak_floor_cut)})"
+        )
     for kind, days in s.decay.half_life_days.items():
         if kind not in KINDS:
             raise ConfigError(f"decay.half_life_days.{kind}: unknown kind (known: {', '.join(KINDS)})")

@@ -103,6 +103,8 @@ class Hit:
     metadata: dict
     score: float
     breakdown: Breakdown
+    # No keyword match and a cosine below search.weak_below: a match in name only (`*`, an emoji).
+    weak: bool = False
 
 
 @dataclass

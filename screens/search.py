@@ -150,12 +150,14 @@ class SearchPane(Pane):
         for i, h in enumerate(res.hits, 1):
             b = h.breakdown
             content = h.content.replace("\n", " ")
+            cut = content[:48] + ("…" if len(content) > 48 else "")
+            cell: str | Text = Text.assemble(("weak · ", "italic"), cut, style="dim") if h.weak else cut
             rows.append(
                 (
                     h.id,
                     [
                         i,
-                        content[:48] + ("…" if len(content) > 48 else ""),
+                        cell,
                         f"{b.final:.4f}",
                         _fmt(b.bm25_rank, "d"),
                         _fmt(b.vector_rank, "d"),

@@ -19,6 +19,7 @@ from engine.sql import chunked, marks
 from engine.types import SEARCH_MODES, Breakdown, Explanation, Hit, SearchResult, load_json
 
 if TYPE_CHECKING:
+    from engine.config import SearchSettings
     from engine.context import Context
     from engine.memories import MemoriesService
     from engine.sessions import SessionsService
@@ -135,6 +136,13 @@ class Retrieval:
         elif p.index == "none" and ran == "keyword":
             message = "nothing to search for: the query has no words"
         hits, fctx = self.fuse(kw, vec, k, filters, session_context=ran == "hybrid")
+        if message is None and vec and (not hits or all(h.weak for h in hits)):
+            weak = f"no keyword match and a cosine below {settings.weak_below:g} (search.weak_below)"
+            message = (
+                f"every match was weak ({weak}); search.weak_floor_cut leaves those out"
+                if not hits
+                else f"every hit is weak: {weak}"
+            )
         if record_access and hits:
             now = ctx.clock.now()
             ids = [h.id for h in hits]
@@ -174,6 +182,10 @@ class Retrieval:
             near = self.session_context(fused, filters)
         fctx.fused.update(fused)
         total = {m: fused.get(m, 0.0) + near.get(m, 0.0) for m in {*fused, *near}}
+        if s.weak_floor_cut:  # weak candidates never reach the top k
+            total = {m: v for m, v in total.items() if not is_weak(m, kw, vec, s)}
+            if not total:
+                return [], fctx
         # State weighting scales a fused score by a factor in [floor, 1], so a candidate below
         # floor x the k-th best fused score can never reach the top k: skip loading its row.
         floor = 1.0 - s.strength_weight - s.importance_weight - s.recency_weight
@@ -241,6 +253,7 @@ class Retrieval:
                     metadata=load_json(r["metadata"]),
                     score=b.final,
                     breakdown=b,
+                    weak=is_weak(mid, kw, vec, s),
                 )  # fmt: skip
             )
         scored.sort(key=lambda h: (-h.score, h.id))
@@ -294,3 +307,10 @@ class Retrieval:
         if n:
             out["messages"] = {"matches": n, "sessions": sessions}
         return out
+
+
+def is_weak(
+    mid: int, kw: dict[int, tuple[int, float]], vec: dict[int, tuple[int, float]], s: SearchSettings
+) -> bool:
+    """No keyword match, and no cosine at or above search.weak_below: nothing but a faint vector."""
+    return mid not in kw and (mid not in vec or vec[mid][1] < s.weak_below)

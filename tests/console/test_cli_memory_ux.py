@@ -51,3 +51,34 @@ def test_explain_takes_search_mode_and_filters(run):
     assert code == 2 and "no memory with id 99" in err and out == ""
     code, _, err = run("explain", "release train", "1", "--mode", "semantic")
     assert code == 2
+
+
+def _weak_on_demo(run, tmp_path, monkeypatch):
+    assert run("demo", "--json")[0] == 0
+    for q in ("*", "🚀"):
+        code, out, _ = run("search", q, "-k", "25", "--no-access", "--json")
+        doc = json.loads(out)
+        assert code == 0 and doc["hits"] and all(h["weak"] for h in doc["hits"]), q
+        assert "every hit is weak" in doc["message"]
+    code, out, _ = run("search", "*", "-k", "25", "--no-access")
+    assert "(weak) " in out and "every hit is weak" in out
+    code, out, _ = run("search", "deploy on fridays", "-k", "5", "--no-access", "--json")
+    assert not any(h["weak"] for h in json.loads(out)["hits"][:3])
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[search]\nweak_floor_cut = true\n")
+    monkeypatch.setenv("MEMCONSOLE_CONFIG", str(cfg))
+    for q in ("*", "🚀"):
+        doc = json.loads(run("search", q, "-k", "25", "--no-access", "--json")[1])
+        assert doc["hits"] == [] and "weak_floor_cut" in doc["message"], q
+    doc = json.loads(run("search", "deploy on fridays", "-k", "5", "--no-access", "--json")[1])
+    assert doc["hits"] and not any(h["weak"] for h in doc["hits"])
+
+
+def test_weak_matches_on_the_demo(run, tmp_path, monkeypatch):
+    _weak_on_demo(run, tmp_path, monkeypatch)
+
+
+@pytest.mark.model
+def test_weak_matches_on_the_demo_with_the_real_model(run, tmp_path, monkeypatch, minilm):
+    monkeypatch.delenv("MEMCONSOLE_EMBEDDER")
+    _weak_on_demo(run, tmp_path, monkeypatch)

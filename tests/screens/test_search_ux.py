@@ -10,7 +10,7 @@ from console.widgets.confirm import ConfirmModal
 from console.widgets.table import DataGrid
 from engine.errors import InvalidInput
 
-from .helpers import make_app, settle
+from .helpers import make_app, row, settle
 
 
 async def _search(app, pilot, text: str):
@@ -104,4 +104,22 @@ async def test_why_not_explains_the_search_that_ran(seeded):
         assert (query, memory_id) == ("jenkins", mid)
         assert kw["mode"] == pane.result.mode and kw["agent"] == "scout"
         assert f"Memory {mid}" in str(app.query_one("#why-result").render())
+        assert app.errors == []
+
+
+async def test_weak_hits_are_marked_in_the_pane(seeded):
+    eng, ids = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        pane = await _search(app, pilot, "*")
+        table = app.query_one("#results", DataGrid)
+        assert pane.result.hits and all(h.weak for h in pane.result.hits)
+        assert all(row(table, i)[1].startswith("weak · ") for i in range(table.row_count))
+        assert "every hit is weak" in str(app.query_one("#search-status").render())
+        app.query_one("#query", Input).value = "deploy fridays"
+        app.query_one("#query", Input).focus()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert not pane.result.hits[0].weak and not row(table, 0)[1].startswith("weak")
         assert app.errors == []

@@ -5,11 +5,8 @@ progress; the latest run's report."""
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
-from pathlib import Path
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -24,48 +21,8 @@ from console.widgets.table import DataGrid
 from engine.curator.types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, ProposalDetail
 
 from .base import Pane, PaneCommand
-
-
-def word_diff(old: str, new: str) -> Text:
-    """`old` → `new` word by word: removed words struck red, added words green."""
-    a, b = old.split(), new.split()
-    out = Text()
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op == "equal":
-            out.append(" ".join(a[i1:i2]) + " ")
-        if op in ("delete", "replace"):
-            out.append(" ".join(a[i1:i2]) + " ", style="strike red")
-        if op in ("insert", "replace"):
-            out.append(" ".join(b[j1:j2]) + " ", style="bold green")
-    return out
-
-
-def change_summary(d: ProposalDetail, text: str | None = None) -> str:
-    """Exactly what approving this proposal will change, in words (the confirmation's body)."""
-    p = d.proposal
-    ids = ", ".join(f"#{m}" for m in p.members)
-    noun = "memories" if p.target_kind == "memory" else "rules"
-    if p.kind == "merge":
-        survivor = text if text is not None else (p.survivor_text or "")
-        return (
-            f"Merge {noun} {ids} into ONE new {p.target_kind} with the text:\n\n“{survivor}”\n\n"
-            f"The {len(p.members)} originals are archived with absorbed_into → the new one "
-            f"(kept, not deleted). Undo (u) restores them exactly."
-        )
-    if p.kind == "archive":
-        return (
-            f"Archive {noun} {ids}: tier → archived. They leave default searches; nothing is "
-            f"deleted. Undo (u) restores the previous tier."
-        )
-    if p.kind == "promote":
-        body = text if text is not None else (p.survivor_text or "")
-        return (
-            f"Promote memory {ids} to a NEW rule with the text:\n\n“{body}”\n\n"
-            f"Undo (u) deletes the rule again."
-        )
-    if p.kind == "retire":
-        return f"Retire rules {ids}: status → retired (no longer loaded at boot). Undo (u) revives them."
-    return f"Apply the {p.kind} proposal on {ids}."
+from .curator_text import change_summary, evidence_short, proposal_text, run_text
+from .curator_text import word_diff as word_diff  # re-exported (tests)
 
 
 class CuratorPane(Pane):
@@ -152,7 +109,7 @@ class CuratorPane(Pane):
                     f"{p.kind} {p.target_kind}",
                     p.status,
                     ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
-                    _evidence_short(p),
+                    evidence_short(p),
                     when(p.created_at)[:10],
                 ],
             )
@@ -177,59 +134,8 @@ class CuratorPane(Pane):
 
     def _show_detail(self, d: ProposalDetail) -> None:
         self.detail = d
-        p = d.proposal
-        t = Text()
-        t.append(f"#{p.id} {p.kind} · {p.target_kind} · {p.status}", style="bold")
-        if p.decided_by:
-            t.append(f" · decided by {p.decided_by} {when(p.decided_at)}", style="dim")
-        if p.reason:
-            t.append(f" · reason: {p.reason}", style="dim")
-        if p.result_id:
-            t.append(f" · result #{p.result_id}", style="dim")
-        t.append("\n")
-        if p.survivor_text is not None:
-            t.append("\nproposed survivor", style="bold cyan")
-            if d.survivor_id:
-                t.append(f" (text of #{d.survivor_id})", style="dim")
-            t.append(f":\n  {p.survivor_text}\n")
-        t.append("\nmembers", style="bold")
-        if p.survivor_text is not None:
-            t.append("  (diff: member → survivor)", style="dim")
-        t.append("\n")
-        for m in d.members:
-            mark = " ★" if m.id == d.survivor_id else ""
-            t.append(f"#{m.id}{mark} ", style="bold")
-            t.append(
-                f"{m.state} · {'strength' if m.kind == 'memory' else 'score'} {m.strength:g} · "
-                f"{m.agent or '–'}{'' if m.exists else ' · GONE'}\n",
-                style="dim",
-            )
-            t.append("  ")
-            t.append_text(word_diff(m.text, p.survivor_text) if p.survivor_text is not None else Text(m.text))
-            t.append("\n")
-        if len(d.members) > 1 and d.similarities:
-            t.append("\nsimilarity (cosine)\n", style="bold")
-            t.append("      " + "".join(f"{'#' + str(m):>8}" for m in p.members) + "\n", style="dim")
-            for mid, row in zip(p.members, d.similarities, strict=False):
-                t.append(f"{'#' + str(mid):>6}")
-                for v in row:
-                    t.append(
-                        f"{'–' if v is None else format(v, '.3f'):>8}",
-                        style="green" if v is not None and v >= 0.9 else "",
-                    )
-                t.append("\n")
-        hidden = ("similarities", "survivor_id", "member_state", "audit_mark")  # shown above, or internal
-        extra = {k: v for k, v in p.evidence.items() if k not in hidden}
-        if extra:
-            t.append("\nevidence: ", style="bold")
-            t.append(
-                ", ".join(
-                    f"{k} {when(v) if k.startswith('last') and isinstance(v, (int, float)) else v}"
-                    for k, v in extra.items()
-                )
-            )
-        self.query_one("#proposal-text", Static).update(t)
-        self.query_one("#proposal-detail").border_title = f"proposal #{p.id}"
+        self.query_one("#proposal-text", Static).update(proposal_text(d))
+        self.query_one("#proposal-detail").border_title = f"proposal #{d.proposal.id}"
 
     # -- latest run ---------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.run_info")
@@ -240,7 +146,7 @@ class CuratorPane(Pane):
 
     def _show_run(self, run: CuratorRun | None, report: str | None) -> None:
         self.report_text = report
-        self.query_one("#run-summary", Static).update(_run_text(run))
+        self.query_one("#run-summary", Static).update(run_text(run))
 
     # -- deciding --------------------------------------------------------------------------------------
     def _pending(self) -> ProposalDetail | None:
@@ -364,7 +270,7 @@ class CuratorPane(Pane):
         run = event.run
         n = sum(run.counts.get("proposed", {}).values())
         if run.dry_run:
-            self.query_one("#run-summary", Static).update(_run_text(run))
+            self.query_one("#run-summary", Static).update(run_text(run))
             self.query_one("#curator-run").border_title = "dry run (nothing written)"
             self.notify(f"Dry run: {n} proposal(s) would be made; nothing was written.")
         else:
@@ -393,33 +299,3 @@ class CuratorPane(Pane):
             PaneCommand("Undo selected applied proposal", "Confirmed", self.action_undo),
             PaneCommand("View the latest run report", "Markdown", self.action_view_report),
         ]
-
-
-def _evidence_short(p) -> str:
-    e = p.evidence or {}
-    if "min_similarity" in e:
-        return f"cos ≥ {e['min_similarity']:.3f}"
-    if "idle_days" in e:
-        return f"idle {e['idle_days']:g} d"
-    return ", ".join(f"{k} {v}" for k, v in list(e.items())[:2] if not isinstance(v, (list, dict)))[:40]
-
-
-def _run_text(run: CuratorRun | None) -> Text:
-    if run is None:
-        return Text("No curator run yet. Press r to run it (D for a dry run).", style="dim")
-    t = Text()
-    label = "dry run" if run.dry_run else f"run #{run.id}"
-    t.append(f"{label} at {when(run.started_at)}", style="bold")
-    c = run.counts
-    proposed = c.get("proposed", {})
-    t.append(" · proposed " + ", ".join(f"{k} {v}" for k, v in proposed.items()))
-    t.append(
-        f" · compared {c.get('compared', 0)} · stale {c.get('stale', 0)} · skipped {c.get('skipped', 0)}"
-    )
-    if c.get("malformed"):
-        t.append(f" · {c['malformed']} malformed row(s) skipped (doctor)", style="yellow")
-    if run.report_dir:
-        t.append(f" · report {Path(run.report_dir).name}/REPORT.md (v)", style="dim")
-    for p in run.proposals[:8]:
-        t.append(f"\n  #{p.id or '-'} {p.kind} {', '.join(f'#{m}' for m in p.members)} · {p.status}")
-    return t

@@ -67,3 +67,30 @@ def test_a_failed_write_leaves_the_index_as_it_was(pg_url):
     assert e.search("oranges", mode="keyword").hits == []
     assert e.store.read_one("SELECT count(*) FROM fts_terms WHERE term = 'orang'")[0] == 0
     e.close()
+
+
+def test_a_held_writers_lock_ends_in_store_busy_after_bounded_patience(pg_url, monkeypatch):
+    from engine import StoreBusy
+    from engine.storage.postgres import store as pg_store
+
+    e = _open(pg_url)
+    monkeypatch.setattr(pg_store, "WRITE_RETRIES", 3)
+    monkeypatch.setattr(pg_store, "WRITE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(pg_store, "LOCK_TIMEOUT_MS", 100)
+    with psycopg.connect(pg_url) as other:  # another machine's writer, mid-transaction
+        other.execute("SELECT pg_advisory_xact_lock(%s)", [pg_store.LOCK_KEY])
+        with pytest.raises(StoreBusy, match="stayed locked"):
+            e.add_memory("cannot get in")
+    assert e.add_memory("gets in once the lock is free") > 0
+    e.close()
+
+
+def test_sql_postgres_reads_differently_is_a_clear_engine_error(pg_url):
+    from engine import EngineError
+
+    e = _open(pg_url)
+    with pytest.raises(EngineError, match="not supported on PostgreSQL yet: a SQL function"):
+        e.store.read("SELECT typeof(1)")
+    with pytest.raises(EngineError, match="not supported on PostgreSQL yet: this statement"):
+        e.store.read("SELECT 1 FROM memories NOT INDEXED")
+    e.close()

@@ -58,6 +58,11 @@ class PgConnection:
             raise unsupported(f"a SQL function ({str(exc).splitlines()[0]})") from None
         except psycopg.errors.NumericValueOutOfRange as exc:
             raise InvalidInput(f"a number is out of range ({exc})") from None
+        except (psycopg.ProgrammingError, psycopg.DataError) as exc:
+            # SQL that PostgreSQL reads differently from SQLite (a type, a function, a construct
+            # this slice has not bridged): say which, never a driver traceback.
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise unsupported(f"this statement ({first}): {' '.join(sql.split())[:120]}") from None
 
     def executemany(self, sql: str, params: Any) -> Any:
         text, named = translate(sql)

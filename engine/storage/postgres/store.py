@@ -46,6 +46,7 @@ T = TypeVar("T")
 WRITE_RETRIES = 60  # the same patience as the SQLite store
 WRITE_TIMEOUT_S = 30.0
 JITTER_MS = (20, 150)
+LOCK_TIMEOUT_MS = 2000  # one try's wait for the writers' lock, under the jittered retries
 LOCK_KEY = int.from_bytes(b"MemC", "big")  # the advisory lock every writer takes
 CHANNEL = "memconsole"
 _RETRY = (
@@ -292,7 +293,7 @@ class PgStore:
                 conn = PgConnection(raw)
                 try:
                     raw.execute("BEGIN")
-                    raw.execute("SET LOCAL lock_timeout = '2s'")
+                    raw.execute(f"SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)}")
                     raw.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
                     self._local.conn, self._local.writing = conn, True
                     result = fn(conn)

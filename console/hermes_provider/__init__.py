@@ -103,6 +103,7 @@ class MemconsoleProvider(MemoryProvider):
         self.last_error = ""
         self._high: dict[str, int] = {}  # session -> highest Hermes message id held
         self._known: set[str] = set()
+        self._forgotten: set[str] = set()  # sessions a forget removed here: never re-created
         self._prefetched: dict[tuple[str, str], str] = {}
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._worker: threading.Thread | None = None
@@ -334,9 +335,23 @@ class MemconsoleProvider(MemoryProvider):
         conn.row_factory = sqlite3.Row
         return conn
 
+    def _gone(self, sid: str) -> bool:
+        """A session a forget removed here is never re-created from Hermes' copy of it (an
+        import would skip it too): checked on every write, since the operator may forget it while
+        the agent still talks in it."""
+        if sid in self._forgotten:
+            return True
+        if self.eng.forget.is_forgotten("session", ident=sid):
+            self._forgotten.add(sid)
+            self._known.discard(sid)
+            return True
+        return False
+
     def _ensure_session(self, sid: str, parent: str = "") -> None:
         from engine.errors import InvalidInput, NotFound
 
+        if self._gone(sid):
+            return
         if sid in self._known:
             return
         try:
@@ -374,12 +389,12 @@ class MemconsoleProvider(MemoryProvider):
 
     def _mirror(self, sid: str, fallback: tuple[str, str] | None = None) -> None:
         """The session's messages Hermes stored since the last mirror, as the importer stores them."""
-        if not sid:
+        if not sid or self._gone(sid):
             return
         self._ensure_session(sid)
         conn = self._state_db()
         if conn is None:
-            if fallback:
+            if fallback and not any(self.eng.forget.is_forgotten("message", text=t) for t in fallback):
                 self.eng.sessions.add_messages(sid, [
                     dict(role="user", content=fallback[0], metadata={"hermes_live": True}),
                     dict(role="assistant", content=fallback[1], metadata={"hermes_live": True}),
@@ -396,12 +411,14 @@ class MemconsoleProvider(MemoryProvider):
         finally:
             conn.close()
         if rows:
-            self.eng.sessions.add_messages(sid, [hermes_message(r) for r in rows])
+            keep = [r for r in rows if not self.eng.forget.is_forgotten("message", text=r["content"] or "")]
+            if keep:
+                self.eng.sessions.add_messages(sid, [hermes_message(r) for r in keep])
             self._high[sid] = int(rows[-1]["id"])
 
     def _note(self, sid: str, what: str, messages: list[dict[str, Any]]) -> None:
         """What the session did, as one episodic memory tied to it."""
-        if not sid:
+        if not sid or self._gone(sid):
             return
         self._ensure_session(sid)
         users = [m for m in messages if m.get("role") == "user"]
@@ -434,6 +451,8 @@ class MemconsoleProvider(MemoryProvider):
                 if h.content == old and h.metadata.get("file") == f"memories/{fname}":
                     self.eng.memories.archive(h.id, reason=f"Hermes {action} in memories/{fname}")
         if action in ("add", "replace") and content.strip():
+            if self.eng.forget.is_forgotten("memory", text=content):
+                return  # forgotten here: the entry stays out, as an import would keep it out
             self.eng.memories.add_ex(
                 content, kind="semantic", category="fact" if target == "user" else "learning",
                 agent=self.agent, user=self.user if target == "user" else "",

@@ -34,6 +34,7 @@ from engine.forget.delete import delete_case
 from engine.forget.scan import scan_files
 from engine.forget.seal import discard, new_token, unseal
 from engine.forget.select import close_over, resolve
+from engine.forget.tombstones import is_forgotten
 from engine.forget.types import (
     FORGET_SCOPES,
     ForgetItem,
@@ -221,6 +222,13 @@ class Forget:
         return pv if preview else self.execute(req.id)
 
     # -- verify ----------------------------------------------------------------------------------------
+    def is_forgotten(self, kind: str, *, ident: str | None = None, text: str | None = None) -> bool:
+        """Would an import skip this? True if a tombstone of `kind` ('session', 'message',
+        'memory', 'rule', 'flow') matches the source identity or the content. For writers that
+        copy from an agent's own store (the Hermes provider), so a forget stays done."""
+        with self.store.reading() as conn:
+            return is_forgotten(conn, kind=kind, ident=ident, text=text)
+
     def verify(self, request_id: int) -> Verification:
         """Checkpoint and truncate the WAL, then scan the database files and reports for the text,
         in a child process (engine/forget/scan.py: this process must never open and close the

@@ -152,3 +152,31 @@ def test_agent_names_match_the_importer() -> None:
     assert agent_name("default", Path("/h/.hermes")) == "hermes"
     assert agent_name(None, Path("/h/.hermes/profiles/coder")) == "coder"
     assert agent_name("coder", Path("/h/.hermes/profiles/coder")) == "coder"
+
+
+def test_the_live_provider_never_brings_back_what_was_forgotten(tmp_path: Path, db: Path) -> None:
+    """A session, a turn's text or a MEMORY.md entry forgotten by the operator stays forgotten
+    while the agent keeps writing: the provider consults the tombstones as an import does."""
+    from engine import HashEmbedder, open_engine
+
+    (tmp_path / "plugin").mkdir()
+    (tmp_path / "plugin" / "memconsole.json").write_text(json.dumps({"db": str(db)}))
+    p = MemconsoleProvider(tmp_path / "plugin")
+    p.initialize("s-9", hermes_home=str(tmp_path), platform="cli", agent_identity="coder")
+    p.sync_turn("my card number is 4111 1111", "noted", session_id="s-9")
+    p.on_memory_write("add", "memory", "The vault code is 8812-alpha")
+    assert p.flush(timeout=30) and p.failures == 0
+    assert len(rows(db, "SELECT id FROM messages WHERE session_id = 's-9'")) == 2
+    with open_engine(db, embedder=HashEmbedder(), actor="operator") as eng:
+        eng.forget.run("session", "s-9", "the user asked")
+        eng.forget.run("query", "8812-alpha", "the user asked")
+    p.sync_turn("my card number is 4111 1111", "noted", session_id="s-9")  # the agent goes on
+    p.on_session_switch("s-9")
+    p.on_memory_write("add", "memory", "The vault code is 8812-alpha")
+    p.sync_turn("a new topic", "sure", session_id="s-10")
+    assert p.flush(timeout=30) and p.failures == 0, p.last_error
+    p.shutdown()
+    assert rows(db, "SELECT id FROM sessions WHERE id = 's-9'") == []
+    assert rows(db, "SELECT id FROM messages WHERE session_id = 's-9'") == []
+    assert rows(db, "SELECT id FROM memories WHERE content LIKE '%8812-alpha%'") == []
+    assert len(rows(db, "SELECT id FROM messages WHERE session_id = 's-10'")) == 2  # others go on

@@ -9,8 +9,6 @@ database changes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,52 +18,18 @@ from textual.timer import Timer
 from textual.widgets import Input
 from textual_plotext import PlotextPlot
 
-from console.widgets import charts
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import DAY, iso
 from engine.errors import NotFound
-from engine.lifecycle.types import DecayCurve, Forecast, ForecastTimeline, StrengthDistribution
 from engine.types import KINDS
 
 from .base import Pane, PaneCommand
+from .decay_charts import draw_distribution, draw_forecast, draw_memories, draw_rules
+from .decay_view import DecayView, forecast_rows, parse_chosen
 
 STEP_DAYS = 7
-COLORS = ("cyan", "green", "orange", "blue", "magenta", "yellow")
 AUTO_MEMORIES, AUTO_RULES = 3, 2
-
-
-@dataclass
-class DecayView:
-    """Everything one redraw needs, gathered by one worker."""
-
-    now: float
-    offset_days: int
-    horizon: int
-    rates: dict | None  # what-if half-lives (days), None when unchanged
-    forecast: Forecast  # with the what-if rates, if any
-    timeline: ForecastTimeline  # at the configured rates
-    what_if_timeline: ForecastTimeline | None
-    distribution: StrengthDistribution
-    memory_curves: list[tuple[DecayCurve, DecayCurve | None]] = field(default_factory=list)  # real, what-if
-    rule_curves: list[DecayCurve] = field(default_factory=list)
-    chosen: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-
-
-def parse_chosen(text: str) -> tuple[list[str], list[str]]:
-    """'m3 r5 12' -> (['m3', 'r5', 'm12'], bad tokens). A bare number is a memory."""
-    keys, bad = [], []
-    for tok in text.replace(",", " ").split():
-        t = tok.lower()
-        kind, num = (t[0], t[1:]) if t[0] in "mr" else ("m", t)
-        if num.isdigit():
-            key = f"{kind}{int(num)}"
-            if key not in keys:
-                keys.append(key)
-        else:
-            bad.append(tok)
-    return keys, bad
 
 
 class DecayPane(Pane):
@@ -255,11 +219,13 @@ class DecayPane(Pane):
     def _show(self, v: DecayView) -> None:
         self.view = v
         self._draw_clock(v.now)
-        self._draw_memories(v)
-        self._draw_rules(v)
-        self._draw_distribution(v)
-        self._draw_forecast(v)
-        self._fill_table(v)
+        draw_memories(
+            self.query_one("#chart-memories", PlotextPlot), v, self.engine.settings.decay.archive_threshold
+        )
+        draw_rules(self.query_one("#chart-rules", PlotextPlot), v)
+        draw_distribution(self.query_one("#chart-distribution", PlotextPlot), v)
+        draw_forecast(self.query_one("#chart-forecast", PlotextPlot), v)
+        self.table("#decay-forecast").set_rows(forecast_rows(v))
         fc = v.forecast
         status = [
             f"{fc.memories_total} memories archive and {len(fc.rules)} rules change status "
@@ -275,138 +241,6 @@ class DecayPane(Pane):
         if v.missing:
             status.append(f"not found: {' '.join(v.missing)}")
         self.query_one("#decay-status", Static).update(" · ".join(status))
-
-    def _draw_memories(self, v: DecayView) -> None:
-        plot = self.query_one("#chart-memories", PlotextPlot)
-        thr = self.engine.settings.decay.archive_threshold
-        if not v.memory_curves:
-            charts.message(plot, "memory strength", "no memory chosen (type m<id> in chart:)")
-            return
-        plt = charts.reset(plot, f"memory strength (archived below {thr:g})", "days ahead")
-        for i, (real, what_if) in enumerate(v.memory_curves):
-            color = COLORS[i % len(COLORS)]
-            tag = f"m{real.target_id} {real.label}{' (holds)' if real.frozen else ''}"
-            plt.plot(
-                [p.day for p in real.points],
-                [p.value for p in real.points],
-                color=color,
-                marker="braille",
-                label=tag,
-            )
-            if what_if is not None:
-                plt.plot(
-                    [p.day for p in what_if.points],
-                    [p.value for p in what_if.points],
-                    color=color,
-                    marker="·",
-                    label=f"m{real.target_id} what-if",
-                )
-        plt.hline(thr, "red")
-        plt.ylim(0, 1.05)
-        plot.refresh()
-
-    def _draw_rules(self, v: DecayView) -> None:
-        plot = self.query_one("#chart-rules", PlotextPlot)
-        if not v.rule_curves:
-            charts.message(plot, "rule score", "no rule chosen (type r<id> in chart:)")
-            return
-        plt = charts.reset(plot, "rule score if not reinforced (retired below 3)", "days ahead")
-        for i, c in enumerate(v.rule_curves):
-            plt.plot(
-                [p.day for p in c.points],
-                [p.value for p in c.points],
-                color=COLORS[(i + 3) % len(COLORS)],
-                marker="braille",
-                label=f"r{c.target_id} {c.label}{' (holds)' if c.frozen else ''}",
-            )
-        for edge, color in charts.BAND_LINES:
-            plt.hline(edge, color)
-        plt.ylim(0, 10.5)
-        plot.refresh()
-
-    def _draw_distribution(self, v: DecayView) -> None:
-        plot = self.query_one("#chart-distribution", PlotextPlot)
-        d = v.distribution
-        tiers = [t for t in ("core", "active", "archived") if sum(d.counts.get(t, []))]
-        if not tiers:
-            charts.message(plot, "strength by tier", "no memories")
-            return
-        plt = charts.reset(
-            plot,
-            f"strength by tier · {d.below_threshold.get('active', 0)} active under the threshold",
-            "strength",
-        )
-        labels = [f"{e:.1f}" for e in d.edges[:-1]]
-        plt.multiple_bar(
-            labels,
-            [d.counts[t] for t in tiers],
-            labels=tiers,
-            color=[{"core": "blue", "active": "green", "archived": "bright_black"}[t] for t in tiers],
-        )
-        plot.refresh()
-
-    def _draw_forecast(self, v: DecayView) -> None:
-        plot = self.query_one("#chart-forecast", PlotextPlot)
-        tl = v.timeline
-        plt = charts.reset(
-            plot,
-            f"archived by day · {tl.total} in {v.horizon} d"
-            + (f" (what-if {v.what_if_timeline.total})" if v.what_if_timeline else ""),
-            "days ahead",
-        )
-        xs = list(range(1, tl.days + 1))
-        plt.plot(xs, tl.cumulative, color="cyan", marker="braille", label="configured rates")
-        if v.what_if_timeline is not None:
-            plt.plot(xs, v.what_if_timeline.cumulative, color="magenta", marker="braille", label="what-if")
-        top = max([1, *tl.cumulative, *(v.what_if_timeline.cumulative if v.what_if_timeline else [])])
-        plt.ylim(0, top * 1.1)
-        plot.refresh()
-
-    def _fill_table(self, v: DecayView) -> None:
-        rows = []
-        chosen = set(v.chosen)
-        for m in v.forecast.memories:
-            key = f"m{m.id}"
-            rows.append(
-                (
-                    key,
-                    [
-                        "●" if key in chosen else "",
-                        key,
-                        m.kind,
-                        m.agent or "–",
-                        f"{m.strength_now:.2f}",
-                        f"{m.strength_then:.2f}",
-                        (iso(m.crosses_at) or "")[:10],
-                        f"{(m.crosses_at - v.now) / DAY:.1f} d"
-                        if m.crosses_at > v.now
-                        else Text("overdue", style="yellow"),
-                        Text(m.preview[:60], style="dim"),
-                    ],
-                )
-            )
-        for r in v.forecast.rules:
-            key = f"r{r.id}"
-            rows.append(
-                (
-                    key,
-                    [
-                        "●" if key in chosen else "",
-                        key,
-                        "rule",
-                        r.agent or "(all)",
-                        charts.score_text(r.score_now),
-                        charts.score_text(r.score_then),
-                        "",
-                        "",
-                        Text(
-                            f"{r.status_now} → {r.status_then} · {r.text[:44]}",
-                            style=charts.STATUS_STYLES.get(r.status_then, ""),
-                        ),
-                    ],
-                )
-            )
-        self.table("#decay-forecast").set_rows(rows)
 
     def commands(self) -> list[PaneCommand]:
         return [

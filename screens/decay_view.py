@@ -1,0 +1,93 @@
+"""What one redraw of the Decay pane shows (DecayView, gathered by one worker), the chart field's
+parser, and the forecast table's rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.text import Text
+
+from console.widgets import charts
+from engine.clock import DAY, iso
+from engine.lifecycle.types import DecayCurve, Forecast, ForecastTimeline, StrengthDistribution
+
+
+@dataclass
+class DecayView:
+    """Everything one redraw needs, gathered by one worker."""
+
+    now: float
+    offset_days: int
+    horizon: int
+    rates: dict | None  # what-if half-lives (days), None when unchanged
+    forecast: Forecast  # with the what-if rates, if any
+    timeline: ForecastTimeline  # at the configured rates
+    what_if_timeline: ForecastTimeline | None
+    distribution: StrengthDistribution
+    memory_curves: list[tuple[DecayCurve, DecayCurve | None]] = field(default_factory=list)  # real, what-if
+    rule_curves: list[DecayCurve] = field(default_factory=list)
+    chosen: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def parse_chosen(text: str) -> tuple[list[str], list[str]]:
+    """'m3 r5 12' -> (['m3', 'r5', 'm12'], bad tokens). A bare number is a memory."""
+    keys, bad = [], []
+    for tok in text.replace(",", " ").split():
+        t = tok.lower()
+        kind, num = (t[0], t[1:]) if t[0] in "mr" else ("m", t)
+        if num.isdigit():
+            key = f"{kind}{int(num)}"
+            if key not in keys:
+                keys.append(key)
+        else:
+            bad.append(tok)
+    return keys, bad
+
+
+def forecast_rows(v: DecayView) -> list:
+    """The forecast table's rows: every memory and rule that crosses within the horizon."""
+    rows = []
+    chosen = set(v.chosen)
+    for m in v.forecast.memories:
+        key = f"m{m.id}"
+        rows.append(
+            (
+                key,
+                [
+                    "●" if key in chosen else "",
+                    key,
+                    m.kind,
+                    m.agent or "–",
+                    f"{m.strength_now:.2f}",
+                    f"{m.strength_then:.2f}",
+                    (iso(m.crosses_at) or "")[:10],
+                    f"{(m.crosses_at - v.now) / DAY:.1f} d"
+                    if m.crosses_at > v.now
+                    else Text("overdue", style="yellow"),
+                    Text(m.preview[:60], style="dim"),
+                ],
+            )
+        )
+    for r in v.forecast.rules:
+        key = f"r{r.id}"
+        rows.append(
+            (
+                key,
+                [
+                    "●" if key in chosen else "",
+                    key,
+                    "rule",
+                    r.agent or "(all)",
+                    charts.score_text(r.score_now),
+                    charts.score_text(r.score_then),
+                    "",
+                    "",
+                    Text(
+                        f"{r.status_now} → {r.status_then} · {r.text[:44]}",
+                        style=charts.STATUS_STYLES.get(r.status_then, ""),
+                    ),
+                ],
+            )
+        )
+    return rows

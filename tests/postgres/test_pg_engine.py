@@ -92,7 +92,7 @@ def test_change_counter_moves_on_write_only(pg_eng):
     assert pg_eng.data_version() > before
 
 
-def test_write_retries_then_store_busy_is_the_only_error(pg_eng):
+def test_dry_run_counts_then_rolls_back(pg_eng):
     assert (
         pg_eng.store.dry_run(lambda c: c.execute("INSERT INTO meta(key, value) VALUES ('x', '1')").rowcount)
         == 1

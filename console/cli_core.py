@@ -125,6 +125,7 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
             mode=mode,
             record_access=not no_access,
         )
+        weights = eng.settings.search
     if as_json:
         from engine.types import to_json
 
@@ -132,6 +133,8 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
         doc.pop("message", None) if doc.get("message") is None else None
         emit(doc, True)
         return
+
+    from engine.retrieval.fusion import weight_formula, weight_numbers
 
     def human(r):
         if r.message:
@@ -154,6 +157,10 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
         table(rows, ["#", "id", "final", "bm25", "vec", "cos", "tier", "content"])
         if any(h.weak for h in r.hits) and not all(h.weak for h in r.hits):
             click.echo("(weak: no keyword match and a low cosine, below search.weak_below)")
+        if r.hits:
+            click.echo(f"\n{weight_formula(weights)}")
+            for i, h in enumerate(r.hits):
+                click.echo(f"{i + 1:>3} #{h.id}: {weight_numbers(h.breakdown, weights)}")
         if r.elsewhere:
             click.echo(f"elsewhere: {r.elsewhere}")
 

@@ -21,6 +21,7 @@ from console.widgets.header import badge
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.errors import InvalidInput
+from engine.retrieval.fusion import weight_formula, weight_numbers
 from engine.types import CATEGORIES, KINDS, Explanation, Hit, SearchResult
 
 from .base import Pane, PaneCommand, typed_id
@@ -217,6 +218,9 @@ class SearchPane(Pane):
             f"{hit.kind} · {hit.category} · {hit.tier} · agent {hit.agent or '–'} · user {hit.user or '–'}\n",
             style="dim",
         )
+        ss = self.engine.settings.search
+        t.append(weight_formula(ss) + "\n", style="dim")
+        t.append("      = " + weight_numbers(hit.breakdown, ss) + "\n", style="cyan")
         t.append(hit.content)
         self.query_one("#hit-text", Static).update(t)
         self.query_one("#hit-detail").border_title = f"breakdown #{hit.id}"

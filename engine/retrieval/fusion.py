@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from engine.config import SearchSettings
+from engine.types import Breakdown
 
 
 @dataclass(frozen=True)
@@ -90,4 +91,26 @@ def weight(fused: float, strength: float, importance: float, rec: float, s: Sear
     base = 1.0 - s.strength_weight - s.importance_weight - s.recency_weight
     return fused * (
         base + s.strength_weight * strength + s.importance_weight * importance + s.recency_weight * rec
+    )
+
+
+def weight_formula(s: SearchSettings) -> str:
+    """`weight()` in words, with the configured weights."""
+    base = 1.0 - s.strength_weight - s.importance_weight - s.recency_weight
+    return (
+        f"final = fused × ({base:.2f} + {s.strength_weight:.2f}·strength + "
+        f"{s.importance_weight:.2f}·importance + {s.recency_weight:.2f}·recency)"
+    )
+
+
+def weight_numbers(b: Breakdown, s: SearchSettings) -> str:
+    """`weight()` with one hit's numbers: how its final score came out of its breakdown."""
+    base = 1.0 - s.strength_weight - s.importance_weight - s.recency_weight
+    factor = base + s.strength_weight * b.strength + s.importance_weight * b.importance
+    factor += s.recency_weight * b.recency
+    fused = f"({b.rrf:.4f} + context {b.context:.4f})" if b.context else f"{b.rrf:.4f}"
+    return (
+        f"{fused} × ({base:.2f} + {s.strength_weight:.2f}×{b.strength:.3f} + "
+        f"{s.importance_weight:.2f}×{b.importance:.2f} + {s.recency_weight:.2f}×{b.recency:.3f})"
+        f" = {b.rrf + b.context:.4f} × {factor:.4f} = {b.final:.4f}"
     )

@@ -82,3 +82,15 @@ def test_weak_matches_on_the_demo(run, tmp_path, monkeypatch):
 def test_weak_matches_on_the_demo_with_the_real_model(run, tmp_path, monkeypatch, minilm):
     monkeypatch.delenv("MEMCONSOLE_EMBEDDER")
     _weak_on_demo(run, tmp_path, monkeypatch)
+
+
+def test_search_prints_how_final_is_computed(run):
+    run("add", "the release train leaves on thursdays", "--importance", "0.8")
+    doc = json.loads(run("search", "release train", "--no-access", "--json")[1])
+    b = doc["hits"][0]["breakdown"]
+    code, out, _ = run("search", "release train", "--no-access")
+    assert code == 0
+    assert "final = fused × (0.75 + 0.10·strength + 0.10·importance + 0.05·recency)" in out
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("1 #1:"))
+    assert f"{b['rrf']:.4f} × (0.75 + 0.10×{b['strength']:.3f} + 0.10×0.80 + 0.05×" in line
+    assert line.endswith(f"= {b['final']:.4f}")

@@ -123,3 +123,19 @@ async def test_weak_hits_are_marked_in_the_pane(seeded):
         await settle(app, pilot)
         assert not pane.result.hits[0].weak and not row(table, 0)[1].startswith("weak")
         assert app.errors == []
+
+
+async def test_detail_shows_how_final_is_computed(seeded):
+    eng, ids = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        pane = await _search(app, pilot, "deploy fridays")
+        hit = pane.result.hits[0]
+        b = hit.breakdown
+        text = str(app.query_one("#hit-text").render())
+        assert "final = fused × (0.75 + 0.10·strength + 0.10·importance + 0.05·recency)" in text
+        assert f"{b.rrf:.4f} × (0.75 + 0.10×{b.strength:.3f} + 0.10×{b.importance:.2f}" in text
+        assert f"= {b.final:.4f}" in text
+        factor = 0.75 + 0.1 * b.strength + 0.1 * b.importance + 0.05 * b.recency
+        assert abs((b.rrf + b.context) * factor - b.final) < 1e-3

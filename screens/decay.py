@@ -3,9 +3,10 @@
 Four plotext charts — projected strength of chosen memories, projected score of chosen rules, the
 strength distribution by tier, and how many memories cross the archive threshold day by day —
 over a forecast table of everything that crosses within the horizon. Editing a half-life draws a
-what-if beside the real curve; `]` / `[` step a preview clock into the future. Nothing here writes:
-every number comes from the engine's read-only forecast calls, and the charts redraw whenever the
-database changes."""
+what-if beside the real curve; `]` / `[` step a preview clock into the future. Only `D` writes: it
+shows the engine's dry run of a decay pass at the real clock (what would be archived, which rules
+change band), asks, then runs the pass (audited by the engine). Every other number comes from the
+engine's read-only forecast calls, and the charts redraw whenever the database changes."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from console.widgets.safe import SafeStatic as Static  # data, never raw control
 from console.widgets.table import DataGrid
 from engine.clock import DAY, iso
 from engine.errors import NotFound
+from engine.lifecycle.types import DecayPassResult
 from engine.types import KINDS
 
 from .base import Pane, PaneCommand
@@ -45,6 +47,7 @@ class DecayPane(Pane):
         Binding("n", "reset_clock", "Preview now", id="decay.now"),
         Binding("space", "toggle_chosen", "Chart it", id="decay.toggle"),
         Binding("w", "reset_rates", "Clear what-if", id="decay.clear_what_if"),
+        Binding("D", "run_decay", "Run decay now", id="decay.run"),
     ]
 
     def __init__(self) -> None:
@@ -208,6 +211,30 @@ class DecayPane(Pane):
                 view.missing.append(key)
         self.deliver(self._show, view)
 
+    # -- run a pass now (the one write here) ------------------------------------------------------------
+    def action_run_decay(self) -> None:
+        """Preview the pass at the real clock (the engine's dry run), then ask, then run it."""
+        self.say("Counting what a decay pass would change…")
+        self._preview_pass()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="decay.run")
+    def _preview_pass(self) -> None:
+        self.deliver(self._ask_run, self.engine.decay.run(dry_run=True))
+
+    def _ask_run(self, r: DecayPassResult) -> None:
+        self.confirm(
+            "Run a decay pass now?",
+            decay_preview_text(r),
+            self._run_pass,
+            confirm_label="Run decay",
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="decay.run")
+    def _run_pass(self) -> None:
+        r = self.engine.decay.run()
+        self.wrote()
+        self.deliver(self.say, "Decay pass done: " + decay_summary(r))
+
     # -- drawing ----------------------------------------------------------------------------------------
     def _draw_clock(self, now: float) -> None:
         t = Text()
@@ -254,6 +281,36 @@ class DecayPane(Pane):
                 "Clear the what-if half-lives", "Back to the configured rates", self.action_reset_rates
             ),
             PaneCommand(
+                "Run a decay pass now", "Preview what it changes, then confirm", self.action_run_decay
+            ),
+            PaneCommand(
                 "Chart the selected forecast row", "Add or remove its curve", self.action_toggle_chosen
             ),
         ]
+
+
+def decay_summary(r: DecayPassResult) -> str:
+    """One line: what a pass changed (or, for a dry run, would change)."""
+    return (
+        f"{r.memories_archived} memories archived, {r.memories_scheduled} scheduled, "
+        f"{r.rules_demoted} rules demoted, {r.rules_retired} retired, {r.rules_decayed} rules lose score"
+    )
+
+
+def decay_preview_text(r: DecayPassResult) -> str:
+    """The confirmation's body: exactly what the pass at the engine clock will write."""
+    ids = ", ".join(f"m{i}" for i in r.archived_ids[:12])
+    more = "…" if r.archived_ids_truncated or len(r.archived_ids) > 12 else ""
+    rules = ", ".join(f"r{i}" for i in (r.demoted_rule_ids + r.retired_rule_ids)[:12])
+    lines = [
+        f"As of {iso(r.now)} (the real clock, not the preview):",
+        f"• {r.memories_archived} memories move to the archived tier" + (f" ({ids}{more})" if ids else ""),
+        f"• {r.rules_demoted + r.rules_retired} rules change score band "
+        f"({r.rules_demoted} demoted, {r.rules_retired} retired)" + (f": {rules}" if rules else ""),
+        f"• {r.rules_decayed} rules lose their daily score; "
+        f"{r.memories_scheduled} memories get an archive date",
+        "The pass is audited. Archived memories can be restored (memory restore ID).",
+    ]
+    if not (r.memories_archived or r.rules_decayed or r.memories_scheduled):
+        lines.insert(1, "Nothing would change.")
+    return "\n".join(lines)

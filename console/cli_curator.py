@@ -6,7 +6,7 @@ import click
 
 from engine.clock import iso
 
-from .cli_common import ID, emit, json_option, pass_ctx, table
+from .cli_common import ID, emit, fail, json_option, pass_ctx, table
 
 KINDS = click.Choice(["merge", "archive", "promote", "retire"])
 STATUSES = click.Choice(["pending", "approved", "rejected", "applied", "undone"])
@@ -132,28 +132,99 @@ def _done(verb: str):
     )
 
 
+def _targets(eng, ids, kind, agent, all_):
+    """The ids named, or (with --all) every pending proposal of --kind (and --agent)."""
+    if all_:
+        if kind is None:
+            fail("--all needs --kind (merge, archive, promote or retire)")
+        if ids:
+            fail("give proposal ids or --all, not both")
+        return [p.id for p in eng.curator.pending(kind, agent)]
+    if kind is not None or agent is not None:
+        fail("--kind and --agent choose proposals only with --all")
+    if not ids:
+        fail("name at least one proposal id, or use --kind K --all")
+    return list(ids)
+
+
+def _report(outcomes, verb: str, as_json: bool) -> None:
+    """Per-id outcomes; exit 1 if any proposal could not be decided."""
+
+    def human(rows):
+        for o in rows:
+            if o.ok:
+                click.echo(
+                    f"proposal {o.id}: {verb} (status {o.status}"
+                    + (f", result {o.result_id}" if o.result_id else "")
+                    + ")"
+                )
+            else:
+                click.echo(f"proposal {o.id}: refused — {o.error}")
+        done = sum(1 for o in rows if o.ok)
+        click.echo(f"{done} of {len(rows)} {verb}")
+
+    emit(outcomes, as_json, human)
+    bad = [o for o in outcomes if not o.ok]
+    if bad:
+        fail(f"{len(bad)} of {len(outcomes)} proposal(s) refused: " + ", ".join(str(o.id) for o in bad), 1)
+
+
+_bulk = [
+    click.option("--kind", type=KINDS, default=None, help="With --all: every pending proposal of this kind."),
+    click.option("--agent", default=None, help="With --all: only proposals with a member of this agent."),
+    click.option(
+        "--all", "all_", is_flag=True, help="Decide every pending proposal --kind (and --agent) names."
+    ),
+]
+
+
+def bulk_options(f):
+    for opt in reversed(_bulk):
+        f = opt(f)
+    return f
+
+
 @proposal.command("approve")
-@click.argument("proposal_id", type=ID)
-@click.option("--text", default=None, help="Edit the survivor (merge) or rule (promote) text.")
+@click.argument("proposal_ids", type=ID, nargs=-1)
+@click.option("--text", default=None, help="Edit the survivor (merge) or rule (promote) text (one id only).")
 @click.option("--reason", default="")
+@bulk_options
 @json_option
 @pass_ctx
-def proposal_approve(ctx, proposal_id, text, reason, as_json):
-    """Approve and apply in one transaction."""
-    with ctx.engine(load="now" if text is not None else "lazy") as eng:
-        p = eng.curator.approve(proposal_id, text=text, reason=reason)
-    emit(p, as_json, _done("approved and applied"))
+def proposal_approve(ctx, proposal_ids, text, reason, kind, agent, all_, as_json):
+    """Approve and apply: one id (its proposal printed), several ids, or `--kind K [--agent A] --all`
+    (per-id outcomes; each applied in its own transaction, a stale one refused and reported while
+    the others still apply; exit 1 if any was refused)."""
+    if len(proposal_ids) == 1 and not all_ and kind is None and agent is None:
+        with ctx.engine(load="now" if text is not None else "lazy") as eng:
+            p = eng.curator.approve(proposal_ids[0], text=text, reason=reason)
+        emit(p, as_json, _done("approved and applied"))
+        return
+    if text is not None:
+        fail("--text edits one proposal; name exactly one id")
+    with ctx.engine(load="lazy") as eng:
+        outcomes = eng.curator.approve_many(_targets(eng, proposal_ids, kind, agent, all_), reason=reason)
+    _report(outcomes, "approved and applied", as_json)
 
 
 @proposal.command("reject")
-@click.argument("proposal_id", type=ID)
+@click.argument("proposal_ids", type=ID, nargs=-1)
 @click.option("--reason", required=True)
+@bulk_options
 @json_option
 @pass_ctx
-def proposal_reject(ctx, proposal_id, reason, as_json):
+def proposal_reject(ctx, proposal_ids, reason, kind, agent, all_, as_json):
+    """Reject with a reason: one id, several ids, or `--kind K [--agent A] --all`."""
+    if not reason.strip():
+        fail("a rejection needs a reason")
+    if len(proposal_ids) == 1 and not all_ and kind is None and agent is None:
+        with ctx.engine(embedder=None) as eng:
+            p = eng.curator.reject(proposal_ids[0], reason)
+        emit(p, as_json, _done("rejected"))
+        return
     with ctx.engine(embedder=None) as eng:
-        p = eng.curator.reject(proposal_id, reason)
-    emit(p, as_json, _done("rejected"))
+        outcomes = eng.curator.reject_many(_targets(eng, proposal_ids, kind, agent, all_), reason)
+    _report(outcomes, "rejected", as_json)
 
 
 @proposal.command("undo")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from engine.context import Context
 from engine.curator import apply as curator_apply
+from engine.curator import bulk as curator_bulk
 from engine.curator import report as curator_report
 from engine.curator import state as curator_state
 from engine.curator.enqueue import dedup, insert_proposal
@@ -288,6 +289,28 @@ class Curator:
 
         self.ctx.store.write(write)
         return self.queue.proposals([r["id"]])[0]
+
+    # -- deciding many (each its own transaction) ---------------------------------------------------
+    def pending(self, kind: str | None = None, agent: str | None = None) -> builtins.list[Proposal]:
+        """Every pending proposal of a kind, optionally only those with a member of `agent`."""
+        rows = self.queue.list("pending", kind, limit=1_000_000)
+        return curator_bulk.filter_agent(self.ctx, rows, agent)
+
+    def approve_many(
+        self, ids: builtins.list[int], reason: str = ""
+    ) -> builtins.list[curator_bulk.BulkOutcome]:
+        """Approve and apply each proposal in its own transaction; a stale or decided one is
+        refused and reported, the others still apply."""
+        return curator_bulk.decide_each(ids, lambda i: self.approve(i, reason=reason), self._status)
+
+    def reject_many(self, ids: builtins.list[int], reason: str) -> builtins.list[curator_bulk.BulkOutcome]:
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInput("a rejection needs a reason")
+        return curator_bulk.decide_each(ids, lambda i: self.reject(i, reason), self._status)
+
+    def _status(self, proposal_id: int) -> str | None:
+        r = self.ctx.store.read_one("SELECT status FROM proposals WHERE id = ?", (int(proposal_id),))
+        return None if r is None else str(r[0])
 
     def undo(self, proposal_id: int, reason: str = "") -> Proposal:
         """Restore exactly the state before the apply (refused if a touched row changed since)."""

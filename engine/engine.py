@@ -55,9 +55,13 @@ class MemoryEngine:
         load: str = "background",
         auto_backfill: bool = True,
     ) -> None:
-        db = Path(path).expanduser().absolute()  # reports and scans resolve beside it
+        text = os.fspath(path)
+        # A server URL goes through as given; a file path is made absolute (reports and scans
+        # resolve beside it).
+        is_url = "://" in text
+        db = None if is_url else Path(text).expanduser().absolute()
         settings = settings or load_settings()
-        store = open_storage(db)
+        store = open_storage(text if db is None else db)
         self.reconciled = store.reconcile()
         self.ctx = Context(
             store=store,
@@ -66,7 +70,7 @@ class MemoryEngine:
             actor=actor or default_actor(),
             embedder=EmbedderHandle(embedder, settings.model_path),
             vectors=VectorIndex(store, settings.search.bits_from, settings.search.bits_rescore),
-            path=db,
+            path=store.path if db is None else db,
         )
         self._closed = threading.Event()
         # -- services (retrieval, memories, sessions) --

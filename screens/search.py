@@ -20,11 +20,11 @@ from console.widgets.bars import breakdown_text
 from console.widgets.header import badge
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
-from engine.errors import InvalidInput
 from engine.retrieval.fusion import weight_formula, weight_numbers
 from engine.types import CATEGORIES, KINDS, Explanation, Hit, SearchResult
 
 from .base import Pane, PaneCommand, typed_id
+from .search_edits import HitEdits
 
 TIER_OPTIONS = [
     ("core+active", "default"),
@@ -40,7 +40,7 @@ def _fmt(v, spec: str = ".3f") -> str:
     return "–" if v is None else format(v, spec)
 
 
-class SearchPane(Pane):
+class SearchPane(HitEdits):
     PANE_ID = "search"
     TITLE = "Search"
     FILTER_SELECTOR = "#query"
@@ -49,6 +49,7 @@ class SearchPane(Pane):
 
     BINDINGS = [
         *Pane.BINDINGS,
+        Binding("space", "mark", "Mark", id="search.mark"),
         Binding("p", "pin", "Pin/unpin", id="search.pin"),
         Binding("i", "importance", "Importance", id="search.importance"),
         Binding("a", "archive", "Archive", id="search.archive"),
@@ -73,6 +74,7 @@ class SearchPane(Pane):
         self.result: SearchResult | None = None
         self.searched_filters: dict = {}
         self.hits: dict[str, Hit] = {}
+        self.marked: list[int] = []  # rows marked with space, in marking order; a/p/f act on them
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="search-bar"):
@@ -98,6 +100,7 @@ class SearchPane(Pane):
 
     def on_mount(self) -> None:
         t = self.query_one("#results", DataGrid)
+        t.add_column("✓", key="mark")
         t.add_columns(*COLUMNS)
         self.query_one("#hit-detail").border_title = "breakdown"
         self.embedder_changed(self.engine.embedder.state)
@@ -147,6 +150,7 @@ class SearchPane(Pane):
         self.result = res
         self.searched_filters = event.filters
         self.hits = {str(h.id): h for h in res.hits}
+        self.marked = [m for m in self.marked if str(m) in self.hits]
         rows = []
         for i, h in enumerate(res.hits, 1):
             b = h.breakdown
@@ -157,6 +161,7 @@ class SearchPane(Pane):
                 (
                     h.id,
                     [
+                        "✓" if h.id in self.marked else "",
                         i,
                         cell,
                         f"{b.final:.4f}",
@@ -173,6 +178,7 @@ class SearchPane(Pane):
             )
         table = self.query_one("#results", DataGrid)
         table.set_rows(rows)
+        self._show_marks()
         status = f"{len(res.hits)} hits · {res.mode}"
         if res.message:
             status += f" · {res.message}"
@@ -258,108 +264,6 @@ class SearchPane(Pane):
 
     def _show_explanation(self, ex: Explanation) -> None:
         self.query_one("#why-result", Static).update(Text(ex.summary))
-
-    # -- actions on the selected hit ----------------------------------------------------------------------
-    def selected_id(self) -> int | None:
-        key = self.query_one("#results", DataGrid).selected_key
-        return int(key) if key else None
-
-    def _need_hit(self) -> int | None:
-        mid = self.selected_id()
-        if mid is None:
-            self.notify("Select a hit first.", severity="warning", timeout=2)
-        return mid
-
-    def action_pin(self) -> None:
-        if (mid := self._need_hit()) is not None:
-            self.toggle_pin(mid)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
-    def toggle_pin(self, mid: int) -> None:
-        mem = self.engine.memories.get(mid)
-        if mem.pinned:
-            self.engine.memories.unpin(mid, reason="unpinned from the console")
-        else:
-            self.engine.memories.pin(mid, reason="pinned from the console")
-        self.app.call_from_thread(self.notify, f"Memory #{mid} {'unpinned' if mem.pinned else 'pinned'}.")
-        self.wrote()
-
-    def action_importance(self) -> None:
-        if (mid := self._need_hit()) is None:
-            return
-        hit = self.hits[str(mid)]
-        self.prompt(
-            f"Importance of memory #{mid} (0–1), now {hit.breakdown.importance:.2f}:",
-            lambda v: self.set_importance(mid, v),
-            value=f"{hit.breakdown.importance:.2f}",
-        )
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
-    def set_importance(self, mid: int, value: str) -> None:
-        try:
-            importance = float(value)
-        except ValueError:
-            raise InvalidInput(f"importance must be a number between 0 and 1, not {value!r}") from None
-        mem = self.engine.memories.set_importance(mid, importance, reason="set from the console")
-        self.app.call_from_thread(self.notify, f"Memory #{mid} importance is {mem.importance:.2f}.")
-        self.wrote()
-
-    def action_archive(self) -> None:
-        if (mid := self._need_hit()) is None:
-            return
-        hit = self.hits[str(mid)]
-        if hit.tier == "archived":
-            self.notify(f"Memory #{mid} is already archived.", timeout=2)
-            return
-        body = (
-            f"Memory #{mid}: tier {hit.tier} → archived.\n\n“{hit.content[:200]}”\n\n"
-            f"It leaves default searches (still found with the tier filter 'all tiers'); "
-            f"nothing is deleted and it can be restored."
-        )
-        self.confirm(f"Archive memory #{mid}?", body, lambda: self.archive(mid), confirm_label="Archive")
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
-    def archive(self, mid: int) -> None:
-        self.engine.memories.archive(mid, reason="archived from the console")
-        self.app.call_from_thread(self.notify, f"Memory #{mid} archived.")
-        self.wrote()
-
-    def action_restore(self) -> None:
-        if (mid := self._need_hit()) is None:
-            return
-        hit = self.hits[str(mid)]
-        if hit.tier != "archived":
-            self.notify(f"Memory #{mid} is not archived (tier {hit.tier}).", severity="warning", timeout=2)
-            return
-        body = (
-            f"Memory #{mid}: tier archived → active.\n\n“{hit.content[:200]}”\n\n"
-            f"It returns to default searches and decays again from now."
-        )
-        self.confirm(f"Restore memory #{mid}?", body, lambda: self.restore(mid), confirm_label="Restore")
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
-    def restore(self, mid: int) -> None:
-        self.engine.memories.restore(mid, reason="restored from the console")
-        self.app.call_from_thread(self.notify, f"Memory #{mid} restored to active.")
-        self.wrote()
-
-    def action_forget(self) -> None:
-        if (mid := self._need_hit()) is not None:
-            self.app.start_forget(memory_id=mid)
-
-    def action_source(self) -> None:
-        if (mid := self._need_hit()) is not None:
-            self.open_source(mid)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="search.source")
-    def open_source(self, mid: int) -> None:
-        mem = self.engine.memories.get(mid)
-        if not mem.session_id:
-            self.app.call_from_thread(
-                self.notify, f"Memory #{mid} has no source session.", severity="warning"
-            )
-            return
-        self.deliver(self.app.open_message, mem.session_id, mem.message_id)
 
     def commands(self) -> list[PaneCommand]:
         return [

@@ -115,13 +115,13 @@ async def test_weak_hits_are_marked_in_the_pane(seeded):
         pane = await _search(app, pilot, "*")
         table = app.query_one("#results", DataGrid)
         assert pane.result.hits and all(h.weak for h in pane.result.hits)
-        assert all(row(table, i)[1].startswith("weak · ") for i in range(table.row_count))
+        assert all(row(table, i)[2].startswith("weak · ") for i in range(table.row_count))
         assert "every hit is weak" in str(app.query_one("#search-status").render())
         app.query_one("#query", Input).value = "deploy fridays"
         app.query_one("#query", Input).focus()
         await pilot.press("enter")
         await settle(app, pilot)
-        assert not pane.result.hits[0].weak and not row(table, 0)[1].startswith("weak")
+        assert not pane.result.hits[0].weak and not row(table, 0)[2].startswith("weak")
         assert app.errors == []
 
 
@@ -139,3 +139,53 @@ async def test_detail_shows_how_final_is_computed(seeded):
         assert f"= {b.final:.4f}" in text
         factor = 0.75 + 0.1 * b.strength + 0.1 * b.importance + 0.05 * b.recency
         assert abs((b.rrf + b.context) * factor - b.final) < 1e-3
+
+
+async def test_space_marks_rows_then_archive_and_pin_act_on_them(seeded):
+    eng, ids = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        pane = await _search(app, pilot, "deploy")
+        table = app.query_one("#results", DataGrid)
+        assert table.row_count >= 3
+        table.focus()
+        first, second = pane.result.hits[0].id, pane.result.hits[1].id
+        await pilot.press("space", "space")  # marks row 1, the cursor moves on; marks row 2
+        await pilot.pause()
+        assert pane.marked == [first, second]
+        assert row(table, 0)[0] == "✓" and row(table, 1)[0] == "✓" and row(table, 2)[0] == ""
+        assert "2 marked" in str(table.border_title)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        assert "2 marked memories: tier → archived" in app.screen.body
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert eng.memories.get(first).tier == "archived" and eng.memories.get(second).tier == "archived"
+        assert pane.marked == [] and not table.border_title
+        # marks on two rows, pin them; then none marked: p toggles the cursor row as before
+        table.move_cursor(row=0)
+        a, b = pane.result.hits[0].id, pane.result.hits[1].id
+        await pilot.press("space", "space", "p")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal) and "Pin 2 marked memories" in app.screen.body
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert eng.memories.get(a).pinned and eng.memories.get(b).pinned
+        table.move_cursor(row=2)
+        c = pane.selected_id()
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmModal) and eng.memories.get(c).pinned
+        # space twice on one row unmarks it; forget sends the marked ids to the Forget pane
+        table.move_cursor(row=0)
+        await pilot.press("space")
+        table.move_cursor(row=0)
+        await pilot.press("space")
+        assert pane.marked == []
+        table.move_cursor(row=0)
+        await pilot.press("space", "space", "f")
+        await settle(app, pilot)
+        assert app.query_one("#forget-value", Input).value == f"{a} {b}"
+        assert app.errors == []

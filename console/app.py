@@ -260,7 +260,8 @@ class MemConsole(App):
     @work(thread=True, exclusive=True, exit_on_error=False, group="app.counts")
     def refresh_counts(self) -> None:
         counts = self.engine.counts()
-        self.call_from_thread(self.query_one(StatusHeader).set_counts, counts)
+        rules = self.engine.rules.counts()
+        self.call_from_thread(self.query_one(StatusHeader).set_counts, counts, rules)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="app.poll")
     def poll_db(self) -> None:

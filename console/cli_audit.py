@@ -19,7 +19,12 @@ def register(cli: click.Group) -> None:
 @click.command()
 @click.option("--target", default=None, help="A target id, or kind:id (memory:12, proposal:3).")
 @click.option("--actor", default=None)
-@click.option("--action", default=None, help="add, edit, forget, proposal-applied, ...")
+@click.option(
+    "--action",
+    default=None,
+    help="add, edit, forget, proposal-applied, ... (a trailing * is a prefix: forg*)",
+)
+@click.option("--text", default=None, help="Words that must appear in the reason or the summary (any case).")
 @click.option("--since", default=None, help="ISO date or time (UTC unless it says otherwise).")
 @click.option("--limit", type=click.IntRange(1, 1_000_000), default=200, show_default=True)
 @click.option(
@@ -32,7 +37,7 @@ def register(cli: click.Group) -> None:
 )
 @json_option
 @pass_ctx
-def audit(ctx, target, actor, action, since, limit, verify, rekey, as_json):
+def audit(ctx, target, actor, action, text, since, limit, verify, rekey, as_json):
     """Who changed what, when and why (newest first)."""
     with ctx.engine(embedder=None) as eng:
         if rekey:
@@ -44,7 +49,7 @@ def audit(ctx, target, actor, action, since, limit, verify, rekey, as_json):
             if not chk.ok:
                 raise click.exceptions.Exit(1)
             return
-        rows = eng.audit.log(target=target, actor=actor, action=action, since=since, limit=limit)
+        rows = eng.audit.log(target=target, actor=actor, action=action, since=since, limit=limit, text=text)
 
     def summary(s) -> str:
         return s if isinstance(s, str) else json.dumps(s, ensure_ascii=False, separators=(",", ":"))

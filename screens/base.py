@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import events, on
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.notifications import SeverityLevel
 from textual.widget import Widget
-from textual.widgets import Input
+from textual.widgets import Input, Select
 from textual.worker import Worker, get_current_worker
 
-from console.widgets.confirm import ConfirmModal, PromptModal
+from console.widgets.confirm import ConfirmModal, PromptModal, Validator
 from console.widgets.table import DataGrid
 from engine.errors import InvalidInput
 
@@ -52,6 +53,16 @@ class Pane(Vertical):
     TITLE: ClassVar[str] = ""
     FILTER_SELECTOR: ClassVar[str] = "#filter"  # what `/` focuses
     MAIN_SELECTOR: ClassVar[str] = "DataGrid"  # what `escape` from an input returns to
+    # Actions that act on the main table's selected row: pressed while focus is elsewhere (a
+    # filter select, a button, another table) they do nothing but say so in one line.
+    ROW_ACTIONS: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in cls.ROW_ACTIONS:
+            fn = cls.__dict__.get(f"action_{name}")
+            if fn is not None and not getattr(fn, "_row_guarded", False):
+                setattr(cls, f"action_{name}", _row_guard(fn, name))
 
     BINDINGS = [Binding("escape", "leave_input", "Leave input", show=False, id="pane.leave_input")]
 
@@ -142,13 +153,50 @@ class Pane(Vertical):
         self._focus_target = widget
         widget.focus()
 
+    def main_table(self) -> Widget | None:
+        found = self.query(self.MAIN_SELECTOR)
+        return found.first() if found else None
+
     def action_leave_input(self) -> None:
-        if isinstance(self.app.focused, Input):
-            main = self.query(self.MAIN_SELECTOR)
-            if main:
-                main.first().focus()
-            else:
+        """`escape` from any filter, input, select or other table: back to the main table."""
+        main = self.main_table()
+        if main is None:
+            if isinstance(self.app.focused, Input):
                 self.app.set_focus(None)
+            return
+        if self.app.focused is not main:
+            main.focus()
+
+    def on_main_table(self, action: str) -> bool:
+        """Is focus on the main table (or nowhere in particular)? If not, say that `action` acts on
+        its selected row and was not done (one notice, the shared style)."""
+        main, focused = self.main_table(), self.app.focused
+        if main is None or focused is None or focused is main:
+            return True
+        what = _plain_title(main)
+        self.say(
+            f"{action.replace('_', ' ')} acts on the selected row of {what}: press escape to go to it first."
+        )
+        return False
+
+    def say(self, message: str, *, severity: SeverityLevel = "information", timeout: float = 3) -> None:
+        """The one style of a pane's short notices."""
+        self.app.notify(message, severity=severity, timeout=timeout)
+
+    # -- a new filter puts the main table's cursor on its first row --------------------------------
+    def _is_filter(self, widget: Widget) -> bool:
+        if widget in self.query(self.FILTER_SELECTOR):
+            return True
+        return any("filter" in (n.id or "") for n in widget.ancestors_with_self if n is not self)
+
+    @on(Input.Changed)
+    @on(Input.Submitted)
+    @on(Select.Changed)
+    def _filter_moved(self, event: Input.Changed | Input.Submitted | Select.Changed) -> None:
+        main = self.main_table()
+        widget = event.control
+        if isinstance(main, DataGrid) and widget is not None and self._is_filter(widget):
+            main.cursor_to_top = True
 
     # -- helpers for workers and actions ---------------------------------------------------------------
     def deliver(self, fn: Callable[..., Any], *args: Any) -> None:
@@ -183,12 +231,22 @@ class Pane(Vertical):
             done,
         )
 
-    def prompt(self, question: str, on_value: Callable[[str], Any], value: str = "") -> None:
+    def prompt(
+        self,
+        question: str,
+        on_value: Callable[[str], Any],
+        value: str = "",
+        *,
+        validate: Validator | None = None,
+    ) -> None:
+        """Ask for one value; `validate(text)` returns an error (shown inline, the dialog stays
+        open) or None (the dialog closes and `on_value(text)` runs)."""
+
         def done(v: str | None) -> None:
             if v is not None:
                 on_value(v)
 
-        self.app.push_screen(PromptModal(question, value), done)
+        self.app.push_screen(PromptModal(question, value, validate=validate), done)
 
     def table(self, selector: str) -> DataGrid:
         return self.query_one(selector, DataGrid)
@@ -196,3 +254,20 @@ class Pane(Vertical):
     @on(Worker.StateChanged)
     def _worker_state(self, event: Worker.StateChanged) -> None:
         self.app.report_worker(event)
+
+
+def _plain_title(widget: Widget) -> str:
+    title = widget.border_title
+    text = getattr(title, "plain", title)
+    return f"the {text} table" if text else "the main table"
+
+
+def _row_guard(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def guarded(self: Pane, *args: Any, **kwargs: Any) -> Any:
+        if not self.on_main_table(name):
+            return None
+        return fn(self, *args, **kwargs)
+
+    guarded._row_guarded = True  # type: ignore[attr-defined]
+    guarded.__name__, guarded.__doc__ = fn.__name__, fn.__doc__
+    return guarded

@@ -24,19 +24,33 @@ from engine.forget.types import FORGET_SCOPES, ForgetPreview, ForgetRequest, For
 
 from .base import Pane, PaneCommand
 
+CELL_MAX = 2000  # a cell holds the whole line; the flexible column cuts it to the width
 AUDIT_KEYS = ("actor", "action", "target", "since", "until")
 
 
 def parse_audit_filter(text: str) -> dict:
-    """'actor:dana action:forget target:memory:12 since:2026-01-01' -> audit_log kwargs."""
+    """'actor:dana action:forg* target:memory:12 since:2026-01-01 canary' -> eng.audit.log kwargs:
+    a bare word searches reasons and summaries (`text`), `action:forg*` is a prefix. A token with
+    an unknown key is left out (unknown_audit_keys names it)."""
     out: dict = {}
+    words: list[str] = []
     for tok in text.split():
         key, sep, val = tok.partition(":")
         if sep and key in AUDIT_KEYS and val:
             out[key] = parse_time(val) if key in ("since", "until") else val
-        elif tok:
-            out.setdefault("action", tok)  # a bare word filters by action
+        elif sep and key.isalpha() and key not in AUDIT_KEYS:
+            continue  # an unknown key: warned about, not searched for
+        elif tok and not (sep and not val):
+            words.append(tok)
+    if words:
+        out["text"] = " ".join(words)
     return out
+
+
+def unknown_audit_keys(text: str) -> list[str]:
+    """Keys in the filter that are not filters ("acter:dana" -> ["acter"])."""
+    keys = [t.partition(":")[0] for t in text.split() if ":" in t]
+    return [k for k in keys if k.isalpha() and k not in AUDIT_KEYS]
 
 
 def counts_text(counts: dict) -> str:
@@ -49,6 +63,7 @@ class ForgetAuditPane(Pane):
     TITLE = "Forget & Audit"
     FILTER_SELECTOR = "#audit-filter"
     MAIN_SELECTOR = "#cases"
+    ROW_ACTIONS = frozenset({"preview", "execute", "verify"})
 
     BINDINGS = [
         *Pane.BINDINGS,
@@ -81,17 +96,20 @@ class ForgetAuditPane(Pane):
             yield Input(placeholder="memory ids (1,2) · session id · agent · user · text", id="forget-value")
             yield Input(placeholder="reason (required) — enter previews", id="forget-reason")
         with Horizontal(id="forget-main"):
-            yield DataGrid(id="forget-preview")
-            yield DataGrid(id="cases")
+            yield DataGrid(id="forget-preview", flex_column="content")
+            yield DataGrid(id="cases", flex_column="value")
         yield Static(
             "n new request · enter previews · p preview · X execute (type FORGET) · V verify",
             id="forget-status",
             classes="hint",
         )
         yield Input(
-            placeholder="audit filter: actor:NAME action:NAME target:memory:12 since:DATE", id="audit-filter"
+            placeholder="audit filter: words in reason/summary · actor:NAME action:forg* "
+            "target:memory:12 since:DATE",
+            id="audit-filter",
         )
-        yield DataGrid(id="audit")
+        yield Static("", id="audit-warning", classes="hint -empty")
+        yield DataGrid(id="audit", flex_column="summary")
 
     def on_mount(self) -> None:
         self.table("#forget-preview").add_columns("kind", "id", "why", "content")
@@ -120,7 +138,7 @@ class ForgetAuditPane(Pane):
                 [
                     f"#{c.id}",
                     c.scope_kind,
-                    one_line(c.scope_value, 18),
+                    one_line(c.scope_value, CELL_MAX),
                     c.status,
                     counts_text(c.counts) if c.counts else "–",
                     "–" if c.residue is None else c.residue,
@@ -167,6 +185,15 @@ class ForgetAuditPane(Pane):
     @on(Input.Submitted, "#audit-filter")
     @on(Input.Changed, "#audit-filter")
     def _audit_filter(self, event) -> None:
+        unknown = unknown_audit_keys(event.value)
+        warning = self.query_one("#audit-warning", Static)
+        warning.update(
+            f"unknown filter key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (ignored); "
+            f"keys: {', '.join(AUDIT_KEYS)}; other words search reasons and summaries"
+            if unknown
+            else ""
+        )
+        warning.set_class(not unknown, "-empty")
         self.load_audit(event.value)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.audit")
@@ -184,12 +211,12 @@ class ForgetAuditPane(Pane):
                     e.actor,
                     e.action,
                     f"{e.target_kind}:{e.target_id}",
-                    one_line(e.reason or "", 30),
+                    one_line(e.reason or "", 40),
                     one_line(
                         e.summary
                         if isinstance(e.summary, str)
                         else json.dumps(e.summary, ensure_ascii=False),
-                        60,
+                        CELL_MAX,
                     ),
                 ],
             )
@@ -254,7 +281,9 @@ class ForgetAuditPane(Pane):
     def _previewed(self, event: ForgetPreviewed) -> None:
         pv = self.preview = event.preview
         t = self.table("#forget-preview")
-        t.set_rows((f"{i.kind}:{i.id}", [i.kind, i.id, i.why, one_line(i.preview, 60)]) for i in pv.items)
+        t.set_rows(
+            (f"{i.kind}:{i.id}", [i.kind, i.id, i.why, one_line(i.preview, CELL_MAX)]) for i in pv.items
+        )
         t.border_title = f"preview of case #{pv.request.id}: {counts_text(pv.counts)}"
         if not self.table("#cases").select_key(pv.request.id):
             self._want_case = pv.request.id  # a new case: select it once the list has it

@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input
 
-from console.widgets.fmt import one_line, when
+from console.widgets.fmt import centred, one_line, when
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.clock import parse_time
@@ -25,6 +25,7 @@ from engine.types import Message as SessionMessage
 from .base import Pane, PaneCommand, typed_id
 
 FILTER_KEYS = ("agent", "user", "source", "since", "until")
+CELL_MAX = 2000  # a cell holds the whole line; the flexible column cuts it to the width
 ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold yellow"}
 
 
@@ -77,6 +78,8 @@ class SessionsPane(Pane):
         self.messages: dict[str, SessionMessage] = {}
         self.message_hits: dict[str, MessageHit] = {}
         self._child_index = 0
+        self._query = ""
+        self._hits_width = 0
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -85,15 +88,15 @@ class SessionsPane(Pane):
                     placeholder="filter: text agent:NAME user:NAME source:X since:DATE until:DATE",
                     id="filter",
                 )
-                yield DataGrid(id="session-list")
+                yield DataGrid(id="session-list", flex_column="title")
                 yield Input(placeholder="search messages (any language, e.g. 部署)…", id="message-search")
-                yield DataGrid(id="message-hits")
+                yield DataGrid(id="message-hits", flex_column="snippet", enter_selects=True)
             with Vertical(id="sessions-right"):
                 yield Static("Select a session.", id="lineage")
-                yield DataGrid(id="transcript")
+                yield DataGrid(id="transcript", flex_column="message")
                 with VerticalScroll(id="message-detail", classes="panel"):
                     yield Static("", id="message-text")
-                yield DataGrid(id="derived")
+                yield DataGrid(id="derived", flex_column="content")
                 with Horizontal(id="jump-bar"):
                     yield Static("memory # → source message:", classes="hint")
                     yield Input(placeholder="id", id="memory-jump", type="integer")
@@ -139,7 +142,7 @@ class SessionsPane(Pane):
                     s.agent or "–",
                     s.user or "–",
                     s.source or "–",
-                    one_line(s.title or s.id, 40),
+                    one_line(s.title or s.id, CELL_MAX),
                     s.message_count,
                 ],
             )
@@ -197,7 +200,7 @@ class SessionsPane(Pane):
                     when(m.at),
                     Text(m.role, style=ROLE_STYLE.get(m.role, "")),
                     m.tool_name or "",
-                    one_line(m.content, 90),
+                    one_line(m.content, CELL_MAX),
                     m.id,
                 ],
             )
@@ -238,12 +241,13 @@ class SessionsPane(Pane):
 
     def _show_derived(self, mems: list[Memory]) -> None:
         t = self.table("#derived")
-        t.set_rows((m.id, [f"#{m.id}", m.tier, m.category, one_line(m.content, 80)]) for m in mems)
+        t.set_rows((m.id, [f"#{m.id}", m.tier, m.category, one_line(m.content, CELL_MAX)]) for m in mems)
         t.border_title = f"memories derived from the message ({len(mems)})"
 
     # -- message search ---------------------------------------------------------------------------------
     @on(Input.Submitted, "#message-search")
     def _message_search(self, event: Input.Submitted) -> None:
+        self._query = event.value
         self.search_messages(event.value)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.msgsearch")
@@ -255,16 +259,34 @@ class SessionsPane(Pane):
         self.message_hits = {str(h.message.id): h for h in hits}
         t = self.table("#message-hits")
         t.clear()  # a new search: its best match first, not the old cursor position
-        t.set_rows(
-            (
-                h.message.id,
-                [h.message.session_id, h.message.role, when(h.message.at), one_line(h.snippet, 80)],
-            )
-            for h in hits
-        )
+        self._fill_hits(hits)
         t.border_title = f"message search ({len(hits)} matches)"
         if hits:
             t.focus()
+
+    def _fill_hits(self, hits: list[MessageHit], width: int | None = None) -> None:
+        t = self.table("#message-hits")
+        width = width or _column_width(t, "snippet")
+        self._hits_width = width
+        t.set_rows(
+            (
+                h.message.id,
+                [
+                    h.message.session_id,
+                    h.message.role,
+                    when(h.message.at),
+                    centred(h.message.content, self._query, width),  # the match in the middle
+                ],
+            )
+            for h in hits
+        )
+        self.call_after_refresh(self._recentre_hits)
+
+    def _recentre_hits(self) -> None:
+        """The snippet column's width settles once the rows are in: centre the matches again."""
+        width = _column_width(self.table("#message-hits"), "snippet")
+        if width != self._hits_width:
+            self._fill_hits(list(self.message_hits.values()), width)
 
     @on(DataGrid.RowSelected, "#message-hits")
     def _hit_chosen(self, event: DataGrid.RowSelected) -> None:
@@ -332,3 +354,11 @@ class SessionsPane(Pane):
                 "Memory → source message", "Jump from a memory id to its message", self.action_memory_source
             ),
         ]
+
+
+def _column_width(grid: DataGrid, label: str, default: int = 60) -> int:
+    """The width a column shows now (the flexible one: what the terminal leaves it)."""
+    for col in grid.columns.values():
+        if col.label.plain == label and not col.auto_width:
+            return max(col.width, 8)
+    return default

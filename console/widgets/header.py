@@ -32,11 +32,13 @@ class StatusHeader(Static):
         self.db_path = db_path
         self.actor = actor
         self.counts = None
+        self.rules_by_status: dict[str, int] | None = None
         self.embedder_state = "idle"
         self._draw()
 
-    def set_counts(self, counts) -> None:
+    def set_counts(self, counts, rules_by_status: dict[str, int] | None = None) -> None:
         self.counts = counts
+        self.rules_by_status = rules_by_status
         self._draw()
 
     def set_embedder(self, state: str) -> None:
@@ -52,17 +54,42 @@ class StatusHeader(Static):
         if c is None:
             t.append("counting…", style="dim")
         else:
-            tiers = c.memories_by_tier
-            t.append(
-                f"core {tiers.get('core', 0):,} · active {tiers.get('active', 0):,} · "
-                f"archived {tiers.get('archived', 0):,} │ sessions {c.sessions:,} │ "
-                f"rules {c.rules:,} │ proposals {c.pending_proposals:,} │ "
-                f"forget open {c.open_forget_requests:,}"
-            )
-        t.append(" │ ")
+            for i, (label, value) in enumerate(counts_line(c, self.rules_by_status)):
+                if i:
+                    t.append(" │ ", style="dim")
+                t.append(f"{label} ", style="dim")
+                t.append(value)
+        t.append(" │ ", style="dim")
         t.append(visible(_home(self.db_path), one_line=True), style="bold")
-        t.append(f" as {visible(self.actor, one_line=True)}", style="dim")  # --actor is typed text
+        t.append(f" · as {visible(self.actor, one_line=True)}", style="dim")  # --actor is typed text
         self.update(t)
+
+    @property
+    def plain(self) -> str:
+        """The header as text (tests read it)."""
+        rendered = self.render()
+        return getattr(rendered, "plain", str(rendered))
+
+
+def counts_line(c, rules_by_status: dict[str, int] | None) -> list[tuple[str, str]]:
+    """(label, value) pairs, each count named: "rules" "12 active / 80"."""
+    tiers = c.memories_by_tier
+    if rules_by_status:
+        total = sum(rules_by_status.values())
+        rules = f"{total - rules_by_status.get('retired', 0):,} active / {total:,}"
+    else:
+        rules = f"{c.rules:,} active"
+    return [
+        (
+            "memories",
+            f"{tiers.get('core', 0):,} core · {tiers.get('active', 0):,} active · "
+            f"{tiers.get('archived', 0):,} archived",
+        ),
+        ("sessions", f"{c.sessions:,}"),
+        ("rules", rules),
+        ("proposals", f"{c.pending_proposals:,} pending"),
+        ("forget", f"{c.open_forget_requests:,} open"),
+    ]
 
 
 def _home(path: str) -> str:

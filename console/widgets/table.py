@@ -1,5 +1,7 @@
-"""DataGrid: the one table every pane uses — vim keys, `y` copies, and a refresh that keeps the
-operator's selection and scroll position when the data changes underneath."""
+"""DataGrid: the one table every pane uses — vim keys, `y` copies, `enter` / `v` open the full
+row, one flexible column takes the free width, and a refresh that keeps the operator's selection
+and scroll position when the data changes underneath (or puts the cursor on the first row after
+a new filter)."""
 
 from __future__ import annotations
 
@@ -7,12 +9,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.widgets import DataTable
 
 from console.text_safety import visible
 
+from .rowview import RowView
 from .safe import safe_text
+
+FLEX_MIN = 12  # the flexible column never gets narrower than this
 
 
 class PlainCell(Text):
@@ -26,9 +33,17 @@ class PlainCell(Text):
 
 
 class DataGrid(DataTable):
-    """A row-cursor DataTable with j/k/g/G and y (cell) / Y (row) copy."""
+    """A row-cursor DataTable with j/k/g/G, y (cell) / Y (row) copy and the full-row view.
+
+    `flex_column`: the label (or key) of the column that takes the terminal's free width (the
+    content, title or summary); pass it to the constructor or set it before rows arrive. Give that
+    column the whole text: the table cuts it to the width (with …) and `enter` / `v` show it all.
+    `enter_selects=True` keeps DataTable's `enter` (post RowSelected) for a table that opens
+    something on enter; `v` still opens the row. `v` yields to a pane's own `v` binding."""
 
     BINDINGS = [
+        Binding("enter", "view_row", "Full row", show=False, id="table.view_row"),
+        Binding("v", "view_row_v", "Full row", show=False, id="table.view_row_v"),
         Binding("j", "cursor_down", "Down", show=False, id="table.down"),
         Binding("k", "cursor_up", "Up", show=False, id="table.up"),
         Binding("g", "scroll_top", "Top", show=False, id="table.top"),
@@ -37,11 +52,16 @@ class DataGrid(DataTable):
         Binding("Y", "copy_row", "Copy row", show=False, id="table.copy_row"),
     ]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, flex_column: str | None = None, enter_selects: bool = False, **kwargs: Any
+    ) -> None:
         kwargs.setdefault("cursor_type", "row")
         kwargs.setdefault("zebra_stripes", True)
         super().__init__(*args, **kwargs)
         self.last_copied: str | None = None
+        self.flex_column = flex_column
+        self.enter_selects = enter_selects
+        self.cursor_to_top = False  # a new filter: the next set_rows starts at the first row
 
     def add_row(self, *cells: Any, **kwargs: Any):
         """Cells are data, never markup: DataTable would parse a str with Text.from_markup, so a
@@ -49,7 +69,7 @@ class DataGrid(DataTable):
         characters are spelled out (safe_renderable): a stored ESC never reaches the terminal."""
         return super().add_row(
             *(
-                PlainCell(visible(c), end="")
+                PlainCell(visible(c), end="", overflow="ellipsis")
                 if isinstance(c, str)
                 else safe_text(c)
                 if isinstance(c, Text)
@@ -66,9 +86,45 @@ class DataGrid(DataTable):
         widths change."""
         before = [c.content_width for c in self.columns.values()]
         super()._update_dimensions(new_rows)
-        if [c.content_width for c in self.columns.values()] != before:
+        flexed = self._flex()  # the others' widths moved: the flexible column takes the rest
+        if [c.content_width for c in self.columns.values()] != before or flexed:
             self._clear_caches()
             self.refresh()
+
+    # -- the flexible column -----------------------------------------------------------------------
+    def _flex_col(self):
+        if not self.flex_column:
+            return None
+        for col in self.columns.values():
+            if col.key.value == self.flex_column or col.label.plain == self.flex_column:
+                return col
+        return None
+
+    def _flex(self) -> bool:
+        """Give the flexible column the width the others leave free; True when it changed."""
+        col = self._flex_col()
+        region, bar = self.scrollable_content_region, self.styles.scrollbar_size_vertical
+        width = region.width + (bar if self.show_vertical_scrollbar else 0)
+        if self.virtual_size.height > self.size.height - self.styles.gutter.height:
+            width -= bar  # rows overflow: the vertical scrollbar takes its columns
+        if col is None or width <= 0:
+            return False
+        pad = 2 * self.cell_padding
+        others = sum(c.get_render_width(self) for c in self.columns.values() if c is not col)
+        if self.show_row_labels and self._labelled_row_exists:
+            others += self._label_column.get_render_width(self)
+        w = max(FLEX_MIN, width - others - pad)
+        if not col.auto_width and col.width == w:
+            return False
+        col.auto_width, col.width = False, w
+        total = others + w + pad
+        self.virtual_size = Size(total, self.virtual_size.height)
+        return True
+
+    def _on_resize(self, event: events.Resize) -> None:
+        super()._on_resize(event)
+        if self._flex():
+            self._clear_caches()
 
     # -- selection -------------------------------------------------------------------------------
     @property
@@ -95,6 +151,9 @@ class DataGrid(DataTable):
         """Replace every row, keeping the cursor on the same key (or index) and the scroll."""
         old_key, old_row = self.selected_key, self.cursor_row
         sx, sy = self.scroll_x, self.scroll_y
+        if self.cursor_to_top:  # a new filter: its first row, not the old position
+            self.cursor_to_top = False
+            old_key, old_row, sy = None, 0, 0
         keys: list[str] = []
         # Rebuilding moves the cursor through row 0: keep those moves from reaching the pane.
         with self.prevent(DataTable.RowHighlighted, DataTable.CellHighlighted):
@@ -117,6 +176,39 @@ class DataGrid(DataTable):
                 )
             )
         self.call_after_refresh(self.scroll_to, sx, sy, animate=False)
+
+    # -- the full row -------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "view_row_v":  # a pane that binds `v` itself keeps it
+            return not any(
+                isinstance(b, Binding) and "v" in b.key.split(",")
+                for node in self.ancestors_with_self[1:]
+                for b in getattr(node, "BINDINGS", [])
+            )
+        return True
+
+    def row_fields(self) -> list[tuple[str, str]]:
+        """(column label, whole cell text) of the selected row."""
+        if not self.row_count:
+            return []
+        cells = self.get_row_at(self.cursor_row)
+        return [(c.label.plain, _plain(v)) for c, v in zip(self.ordered_columns, cells, strict=False)]
+
+    def action_view_row(self) -> None:
+        if self.enter_selects:  # this table opens something on enter: DataTable's own enter
+            self.action_select_cursor()
+            return
+        self._view_row()
+
+    def action_view_row_v(self) -> None:
+        self._view_row()
+
+    def _view_row(self) -> None:
+        if not self.row_count:
+            self.notify("No row to show.", timeout=2)
+            return
+        title = _plain(self.border_title) or self.id or "row"
+        self.app.push_screen(RowView(f"{title} · row {self.cursor_row + 1}", self.row_fields()))
 
     # -- copying -----------------------------------------------------------------------------------
     def _copy(self, text: str, what: str) -> None:

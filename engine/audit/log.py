@@ -215,8 +215,11 @@ def list_entries(
     until: float | None = None,
     limit: int = 500,
     newest_first: bool = True,
+    text: str | None = None,
 ) -> list[AuditEntry]:
-    """Audit rows matching every given filter. `target` is an id ("12") or kind:id ("memory:12")."""
+    """Audit rows matching every given filter. `target` is an id ("12") or kind:id ("memory:12");
+    `action` ending in `*` is a prefix (`forg*`); `text`: every word appears (any case) in the
+    reason or the summary."""
     conds: list[tuple[str, object]] = []
     if target:
         kind, _, tid = str(target).rpartition(":")
@@ -225,19 +228,29 @@ def list_entries(
         conds.append(("target_id = ?", tid))
     if actor:
         conds.append(("actor = ?", actor))
-    if action:
+    if action and action.endswith("*"):
+        conds.append(("action LIKE ? ESCAPE '\\'", _like(action[:-1]) + "%"))
+    elif action:
         conds.append(("action = ?", action))
+    for word in (text or "").split():
+        pattern = "%" + _like(word.lower()) + "%"
+        conds.append(("(lower(reason) LIKE ? ESCAPE '\\' OR lower(summary) LIKE ? ESCAPE '\\')", pattern))
     if since is not None:
         conds.append(("at >= ?", float(since)))
     if until is not None:
         conds.append(("at < ?", float(until)))
     where = ["1=1", *(c for c, _ in conds)]
-    params = [v for _, v in conds]
+    params = [p for c, v in conds for p in [v] * c.count("?")]
     order = "DESC" if newest_first else "ASC"
     rows = conn.execute(
         f"SELECT * FROM audit WHERE {' AND '.join(where)} ORDER BY id {order} LIMIT ?", [*params, int(limit)]
     ).fetchall()
     return [_entry(r) for r in rows]
+
+
+def _like(text: str) -> str:
+    """`text` literal inside a LIKE pattern (escape character: backslash)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def rewrite(conn, changes: dict[int, tuple[str, str]]) -> int:

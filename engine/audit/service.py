@@ -31,13 +31,22 @@ class AuditLog:
         since: float | str | None = None,
         until: float | str | None = None,
         limit: int = 500,
+        text: str | None = None,
     ) -> list[AuditEntry]:
-        """Rows matching every given filter, newest first (`since`/`until`: a time or ISO text)."""
+        """Rows matching every given filter, newest first (`since`/`until`: a time or ISO text;
+        `action` ending in `*`: a prefix; `text`: words found in the reason or the summary)."""
         t0 = parse_time(since) if isinstance(since, str) else since
         t1 = parse_time(until) if isinstance(until, str) else until
         with self.ctx.store.reading() as conn:
             return list_entries(
-                conn, target=target, actor=actor, action=action, since=t0, until=t1, limit=limit
+                conn,
+                target=target,
+                actor=actor,
+                action=action,
+                since=t0,
+                until=t1,
+                limit=limit,
+                text=text,
             )
 
     def verify(self) -> ChainCheck:

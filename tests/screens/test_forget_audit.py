@@ -16,7 +16,7 @@ from .helpers import make_app, row, settle
 
 def test_parse_audit_filter():
     f = parse_audit_filter("actor:tester target:memory:12 since:2026-01-01 forget")
-    assert f == {"actor": "tester", "target": "memory:12", "since": 1767225600.0, "action": "forget"}
+    assert f == {"actor": "tester", "target": "memory:12", "since": 1767225600.0, "text": "forget"}
 
 
 async def test_forget_from_search_previews_then_requires_FORGET(seeded):

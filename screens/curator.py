@@ -18,11 +18,23 @@ from console.text_safety import visible
 from console.widgets.fmt import when
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
-from engine.curator.types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, ProposalDetail
+from engine.curator.bulk import BulkOutcome
+from engine.curator.types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, Proposal, ProposalDetail
 
 from .base import Pane, PaneCommand
-from .curator_text import change_summary, evidence_short, proposal_text, run_text
+from .curator_text import (
+    bulk_body,
+    bulk_result,
+    bulk_title,
+    change_summary,
+    evidence_short,
+    proposal_text,
+    run_text,
+    undo_body,
+)
 from .curator_text import word_diff as word_diff  # re-exported (tests)
+
+MARK = "✓"
 
 
 class CuratorPane(Pane):
@@ -33,6 +45,9 @@ class CuratorPane(Pane):
 
     BINDINGS = [
         *Pane.BINDINGS,
+        Binding("space", "mark", "Mark", id="curator.mark"),
+        Binding("A", "approve_many", "Approve marked", id="curator.approve_many"),
+        Binding("X", "reject_many", "Reject marked", id="curator.reject_many"),
         Binding("a", "approve", "Approve", id="curator.approve"),
         Binding("e", "approve_edit", "Edit+approve", id="curator.approve_edit"),
         Binding("x", "reject", "Reject", id="curator.reject"),
@@ -46,10 +61,17 @@ class CuratorPane(Pane):
     class CuratorFinished(Message):
         run: CuratorRun
 
+    @dataclass
+    class BulkDecided(Message):
+        verb: str
+        outcomes: list[BulkOutcome]
+
     def __init__(self) -> None:
         super().__init__()
         self.detail: ProposalDetail | None = None
         self.report_text: str | None = None
+        self.shown: list[Proposal] = []  # the rows the current filter shows, in order
+        self.marked: list[int] = []  # proposal ids marked with space
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="curator-bar"):
@@ -58,7 +80,7 @@ class CuratorPane(Pane):
             )
             yield Select([(k, k) for k in PROPOSAL_KINDS], prompt="any kind", id="c-kind")
             yield Static(
-                "the queue waits for you: a approve · x reject · u undo · r run (? lists all)",
+                "a approve · x reject · space mark · A/X: the marked (or all shown) · u undo · r run",
                 classes="hint",
                 id="curator-keys",
             )
@@ -74,6 +96,7 @@ class CuratorPane(Pane):
 
     def on_mount(self) -> None:
         t = self.table("#proposals")
+        t.add_column(MARK, key="mark")
         t.add_columns("id", "kind", "state", "members", "evidence", "created")
         t.border_title = "proposals"
         self.query_one("#proposal-detail").border_title = "proposal"
@@ -101,10 +124,14 @@ class CuratorPane(Pane):
 
     def _show_queue(self, props) -> None:
         t = self.table("#proposals")
+        self.shown = list(props)
+        here = {p.id for p in props}
+        self.marked = [m for m in self.marked if m in here]
         t.set_rows(
             (
                 p.id,
                 [
+                    MARK if p.id in self.marked else "",
                     p.id,
                     f"{p.kind} {p.target_kind}",
                     p.status,
@@ -115,7 +142,7 @@ class CuratorPane(Pane):
             )
             for p in props
         )
-        t.border_title = f"proposals ({len(props)})"
+        self._title()
         if t.selected_key:
             self.load_detail(int(t.selected_key))
         else:
@@ -210,7 +237,9 @@ class CuratorPane(Pane):
             return
         pid = d.proposal.id
         self.prompt(
-            f"Reject proposal #{pid}: why? (the reason is recorded)", lambda reason: self.reject(pid, reason)
+            f"Reject proposal #{pid}: why? (the reason is recorded)",
+            lambda reason: self.reject(pid, reason),
+            validate=lambda text: None if text.strip() else "a reason is required",
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
@@ -219,22 +248,88 @@ class CuratorPane(Pane):
         self.app.call_from_thread(self.notify, f"Proposal #{pid} rejected.")
         self.wrote()
 
+    # -- marking and deciding many ---------------------------------------------------------------------
+    def _title(self) -> None:
+        t = self.table("#proposals")
+        t.border_title = f"proposals ({len(self.shown)})" + (
+            f" · {len(self.marked)} marked" if self.marked else ""
+        )
+
+    def action_mark(self) -> None:
+        """`space`: mark or unmark the selected row (A / X act on the marked rows)."""
+        t = self.table("#proposals")
+        key = t.selected_key
+        if key is None:
+            return
+        pid = int(key)
+        if pid in self.marked:
+            self.marked.remove(pid)
+        else:
+            self.marked.append(pid)
+        t.update_cell(key, "mark", MARK if pid in self.marked else "")
+        self._title()
+        if t.cursor_row < t.row_count - 1:
+            t.move_cursor(row=t.cursor_row + 1)
+
+    def _bulk_targets(self, verb: str) -> tuple[list[Proposal], int] | None:
+        """The marked rows (or, none marked, every row shown) that are pending; None if none."""
+        rows = [p for p in self.shown if p.id in self.marked] if self.marked else list(self.shown)
+        pending = [p for p in rows if p.status == "pending"]
+        if not pending:
+            self.notify(f"Nothing to {verb}: no pending proposal is marked or shown.", severity="warning")
+            return None
+        return pending, len(rows) - len(pending)
+
+    def action_approve_many(self) -> None:
+        """`A`: approve the marked rows (or every row the filter shows), after one confirmation."""
+        if (got := self._bulk_targets("approve")) is None:
+            return
+        props, left_out = got
+        ids = [p.id for p in props]
+        self.confirm(
+            bulk_title("Approve", props),
+            bulk_body("Approve and apply", props, left_out, bool(self.marked)),
+            lambda: self.decide_many("approve", ids, "approved from the console (bulk)"),
+            confirm_label=f"Approve {len(ids)}",
+        )
+
+    def action_reject_many(self) -> None:
+        """`X`: reject the marked rows (or every row the filter shows) with one reason."""
+        if (got := self._bulk_targets("reject")) is None:
+            return
+        props, _ = got
+        ids = [p.id for p in props]
+        self.prompt(
+            bulk_title("Reject", props) + ". Why? (the reason is recorded on each)",
+            lambda reason: self.decide_many("reject", ids, reason),
+            validate=lambda text: None if text.strip() else "a reason is required",
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
+    def decide_many(self, verb: str, ids: list[int], reason: str) -> None:
+        if verb == "approve":
+            outcomes = self.engine.curator.approve_many(ids, reason=reason)
+        else:
+            outcomes = self.engine.curator.reject_many(ids, reason)
+        self.deliver(
+            self.post_message, self.BulkDecided("Approved" if verb == "approve" else "Rejected", outcomes)
+        )
+        self.wrote()
+
+    @on(BulkDecided)
+    def _bulk_decided(self, event: BulkDecided) -> None:
+        self.marked = []
+        self.load_queue(self._filters())  # the marks' cells cleared, decided rows gone
+        bad = any(not o.ok for o in event.outcomes)
+        self.notify(bulk_result(event.verb, event.outcomes), severity="warning" if bad else "information")
+
     def action_undo(self) -> None:
         d = self.detail
         if d is None or d.proposal.status != "applied":
             self.notify("Select an applied proposal to undo (status filter: applied).", severity="warning")
             return
         p = d.proposal
-        body = (
-            f"Undo proposal #{p.id} ({p.kind}): restore {', '.join(f'#{m}' for m in p.members)} "
-            f"exactly as they were before it was applied"
-            + (
-                f", and delete #{p.result_id} which it created"
-                if p.result_id and p.kind in ("merge", "promote")
-                else ""
-            )
-            + ". Refused if any of them changed since."
-        )
+        body = undo_body(p)
         self.confirm(f"Undo proposal #{p.id}?", body, lambda: self.undo(p.id), confirm_label="Undo")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")

@@ -140,3 +140,57 @@ def run_text(run: CuratorRun | None) -> Text:
     for p in run.proposals[:8]:
         t.append(f"\n  #{p.id or '-'} {p.kind} {', '.join(f'#{m}' for m in p.members)} · {p.status}")
     return t
+
+
+# -- bulk decisions ----------------------------------------------------------------------------------
+def kinds_count(proposals) -> str:
+    """ "9 merge, 3 archive": how many of each kind, most first."""
+    counts: dict[str, int] = {}
+    for p in proposals:
+        counts[p.kind] = counts.get(p.kind, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def bulk_title(verb: str, proposals) -> str:
+    """ "Approve 12 proposals: 9 merge, 3 archive"."""
+    n = len(proposals)
+    return f"{verb} {n} proposal{'' if n == 1 else 's'}: {kinds_count(proposals)}"
+
+
+def bulk_body(verb: str, proposals, left_out: int, marked: bool) -> str:
+    """What a bulk decision will change, in words (the confirmation's body)."""
+    ids = ", ".join(f"#{p.id}" for p in proposals[:20]) + (" …" if len(proposals) > 20 else "")
+    src = "the marked rows" if marked else "every row the current filter shows"
+    body = (
+        f"{verb} {ids} ({src}). Each is decided in its own transaction; a stale one is refused and reported."
+    )
+    if verb.startswith("Approve"):
+        body += " Approving applies each at once (merges make one new memory, archives archive, …)."
+    if left_out:
+        body += f" {left_out} shown row(s) are not pending and are left alone."
+    return body
+
+
+def bulk_result(verb: str, outcomes) -> str:
+    """One notice for a bulk decision: how many went through, which were refused and why."""
+    ok = [o for o in outcomes if o.ok]
+    bad = [o for o in outcomes if not o.ok]
+    msg = f"{verb} {len(ok)} of {len(outcomes)} proposal(s)."
+    if bad:
+        msg += " Refused: " + "; ".join(f"#{o.id} {o.error}" for o in bad[:3])
+        msg += " …" if len(bad) > 3 else ""
+    return msg
+
+
+def undo_body(p) -> str:
+    """What undoing an applied proposal restores (the confirmation's body)."""
+    return (
+        f"Undo proposal #{p.id} ({p.kind}): restore {', '.join(f'#{m}' for m in p.members)} "
+        f"exactly as they were before it was applied"
+        + (
+            f", and delete #{p.result_id} which it created"
+            if p.result_id and p.kind in ("merge", "promote")
+            else ""
+        )
+        + ". Refused if any of them changed since."
+    )

@@ -1,0 +1,83 @@
+"""Curator triage at scale: space marks rows, A approves the marked (or every shown) row after one
+confirmation naming the count and kinds, X rejects them with one reason (an empty one keeps the
+dialog open)."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Select
+
+from console.widgets.confirm import ConfirmModal, DialogError, PromptModal
+from console.widgets.table import DataGrid
+
+from .helpers import make_app, settle
+
+
+async def _open(app, pilot):
+    await settle(app, pilot)
+    await pilot.press("5")
+    await settle(app, pilot)
+    return app.pane("curator"), app.query_one("#proposals", DataGrid)
+
+
+def _marks(table: DataGrid) -> dict[str, str]:
+    return {str(table.get_row_at(i)[1]): str(table.get_row_at(i)[0]) for i in range(table.row_count)}
+
+
+async def test_space_marks_and_A_approves_only_the_marked(seeded):
+    eng, ids = seeded
+    merge, archive = ids["proposals"]["merge"], ids["proposals"]["archive"]
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane, table = await _open(app, pilot)
+        table.select_key(merge)
+        await settle(app, pilot)
+        await pilot.press("space")
+        await pilot.pause()
+        assert _marks(table) == {str(merge): "✓", str(archive): ""}
+        assert "1 marked" in str(table.border_title)
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        assert app.screen.title_text == "Approve 1 proposal: 1 merge"
+        assert f"#{merge}" in app.screen.body and f"#{archive}" not in app.screen.body
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert eng.curator.get(merge).proposal.status == "applied"
+        assert eng.curator.get(archive).proposal.status == "pending"
+        assert pane.marked == [] and table.row_count == 1 and "marked" not in str(table.border_title)
+        assert any("Approved 1 of 1" in n.message for n in app._notifications)
+        assert app.errors == []
+
+
+async def test_A_with_none_marked_takes_every_shown_row_and_X_needs_a_reason(seeded):
+    eng, ids = seeded
+    merge, archive = ids["proposals"]["merge"], ids["proposals"]["archive"]
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane, table = await _open(app, pilot)
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        assert app.screen.title_text == "Approve 2 proposals: 1 archive, 1 merge"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert eng.curator.list(status="pending") != [] and len(eng.curator.list(status="pending")) == 2
+        # the kind filter narrows what "every shown row" means
+        app.query_one("#c-kind", Select).value = "archive"
+        await settle(app, pilot)
+        assert table.row_count == 1
+        await pilot.press("X")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptModal) and "Reject 1 proposal: 1 archive" in app.screen.question
+        await pilot.press("enter")  # empty: stays open with an inline error
+        await pilot.pause()
+        assert isinstance(app.screen, PromptModal)
+        assert "reason is required" in app.screen.query_one(DialogError).message
+        app.screen.query_one(Input).value = "still needed"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert eng.curator.get(archive).proposal.status == "rejected"
+        assert eng.curator.get(archive).proposal.reason == "still needed"
+        assert eng.curator.get(merge).proposal.status == "pending"
+        assert any("Rejected 1 of 1" in n.message for n in app._notifications)
+        assert app.errors == []

@@ -29,6 +29,7 @@ from engine.types import KINDS
 from .base import Pane, PaneCommand
 from .decay_charts import draw_distribution, draw_forecast, draw_memories, draw_rules
 from .decay_view import DecayView, forecast_rows, parse_chosen
+from .lifecycle_marks import Marks
 
 STEP_DAYS = 7
 AUTO_MEMORIES, AUTO_RULES = 3, 2
@@ -39,13 +40,18 @@ class DecayPane(Pane):
     TITLE = "Decay"
     FILTER_SELECTOR = "#decay-chosen"
     MAIN_SELECTOR = "#decay-forecast"
+    ROW_ACTIONS = frozenset({"mark", "archive_marked", "pin_marked", "toggle_chosen"})
+    TABLE_TITLE = "crosses within the horizon (space marks · a archive now · p pin · c chart it)"
 
     BINDINGS = [
         *Pane.BINDINGS,
         Binding("right_square_bracket", "step(1)", f"Preview +{STEP_DAYS} d", id="decay.forward"),
         Binding("left_square_bracket", "step(-1)", f"Preview −{STEP_DAYS} d", id="decay.back"),
         Binding("n", "reset_clock", "Preview now", id="decay.now"),
-        Binding("space", "toggle_chosen", "Chart it", id="decay.toggle"),
+        Binding("space", "mark", "Mark", id="decay.mark"),
+        Binding("a", "archive_marked", "Archive now…", id="decay.archive"),
+        Binding("p", "pin_marked", "Pin…", id="decay.pin"),
+        Binding("c", "toggle_chosen", "Chart it", id="decay.toggle"),
         Binding("w", "reset_rates", "Clear what-if", id="decay.clear_what_if"),
         Binding("D", "run_decay", "Run decay now", id="decay.run"),
     ]
@@ -57,6 +63,7 @@ class DecayPane(Pane):
         self.view: DecayView | None = None
         self.debounce = 0.3  # seconds of quiet typing before a redraw
         self._debounce_timer: Timer | None = None
+        self.marks = Marks()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="decay-controls"):
@@ -85,8 +92,10 @@ class DecayPane(Pane):
         for k in KINDS:
             self.query_one(f"#hl-{k}", Input).value = f"{ds.half_life_days.get(k, 30.0):g}"
         grid = self.table("#decay-forecast")
-        grid.add_columns("chart", "id", "kind", "agent", "now", "then", "crosses", "in", "what")
-        grid.border_title = "crosses within the horizon (space: chart it)"
+        self._id_column = grid.add_columns(
+            "chart", "id", "kind", "agent", "now", "then", "crosses", "in", "what"
+        )[1]
+        grid.border_title = self.TABLE_TITLE
         self._draw_clock(self.engine.clock.now())
 
     # -- inputs -------------------------------------------------------------------------------------------
@@ -211,6 +220,63 @@ class DecayPane(Pane):
                 view.missing.append(key)
         self.deliver(self._show, view)
 
+    # -- marking and acting on the marked rows ----------------------------------------------------------
+    def action_mark(self) -> None:
+        grid = self.table("#decay-forecast")
+        key = grid.selected_key
+        if not key:
+            return
+        self.marks.toggle(key)
+        grid.update_cell(key, self._id_column, self.marks.cell(key, key))
+        grid.border_title = self.marks.title(self.TABLE_TITLE)
+        grid.action_cursor_down()
+
+    def _targets(self) -> tuple[list[int], list[int]]:
+        keys = self.marks.targets(self.table("#decay-forecast").selected_key)
+        return [int(k[1:]) for k in keys if k[0] == "m"], [int(k[1:]) for k in keys if k[0] == "r"]
+
+    def action_archive_marked(self) -> None:
+        mems, rules = self._targets()
+        if not mems:
+            self.say("Archive now acts on memories: mark some (space) or select one.", severity="warning")
+            return
+        skipped = f"\n{len(rules)} marked rules are left alone (rules retire, they are not archived)."
+        self.confirm(
+            f"Archive {len(mems)} memories now?",
+            f"{len(mems)} memories move to the archived tier now, ahead of decay: "
+            + ", ".join(f"m{i}" for i in mems[:20])
+            + ("…" if len(mems) > 20 else "")
+            + (skipped if rules else "")
+            + "\nAudited; memory restore ID brings one back.",
+            lambda: self.bulk("archive", mems, []),
+            confirm_label=f"Archive {len(mems)}",
+        )
+
+    def action_pin_marked(self) -> None:
+        mems, rules = self._targets()
+        if not (mems or rules):
+            return
+        self.confirm(
+            f"Pin {len(mems) + len(rules)} rows?",
+            f"Pin {len(mems)} memories and {len(rules)} rules: "
+            + ", ".join([f"m{i}" for i in mems] + [f"r{i}" for i in rules][:20])
+            + "\nPinned memories never decay or archive; pinned rules keep their score and status.",
+            lambda: self.bulk("pin", mems, rules),
+            confirm_label="Pin",
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="decay.edit")
+    def bulk(self, what: str, mems: list[int], rules: list[int]) -> None:
+        eng, why = self.engine, f"from the console: {what} from the decay forecast"
+        for i in mems:
+            (eng.memories.archive if what == "archive" else eng.memories.pin)(i, reason=why)
+        for i in rules:
+            eng.rules.pin(i, reason=why)
+        self.deliver(self.marks.clear)
+        self.wrote()
+        done = "archived" if what == "archive" else "pinned"
+        self.deliver(self.say, f"{len(mems)} memories{f' and {len(rules)} rules' if rules else ''} {done}.")
+
     # -- run a pass now (the one write here) ------------------------------------------------------------
     def action_run_decay(self) -> None:
         """Preview the pass at the real clock (the engine's dry run), then ask, then run it."""
@@ -252,7 +318,11 @@ class DecayPane(Pane):
         draw_rules(self.query_one("#chart-rules", PlotextPlot), v)
         draw_distribution(self.query_one("#chart-distribution", PlotextPlot), v)
         draw_forecast(self.query_one("#chart-forecast", PlotextPlot), v)
-        self.table("#decay-forecast").set_rows(forecast_rows(v))
+        rows = forecast_rows(v)
+        self.marks.keep_only(k for k, _ in rows)
+        grid = self.table("#decay-forecast")
+        grid.set_rows([(k, [c[0], self.marks.cell(k, c[1]), *c[2:]]) for k, c in rows])
+        grid.border_title = self.marks.title(self.TABLE_TITLE)
         fc = v.forecast
         status = [
             f"{fc.memories_total} memories archive and {len(fc.rules)} rules change status "
@@ -280,6 +350,9 @@ class DecayPane(Pane):
             PaneCommand(
                 "Clear the what-if half-lives", "Back to the configured rates", self.action_reset_rates
             ),
+            PaneCommand("Mark / unmark the selected row", "space", self.action_mark),
+            PaneCommand("Archive the marked memories now", "Confirmed, audited", self.action_archive_marked),
+            PaneCommand("Pin the marked rows", "Confirmed, audited", self.action_pin_marked),
             PaneCommand(
                 "Run a decay pass now", "Preview what it changes, then confirm", self.action_run_decay
             ),

@@ -19,11 +19,12 @@ from console.text_safety import visible
 from console.widgets import charts
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
-from engine.clock import DAY, iso
-from engine.lifecycle.decay import band
+from engine.clock import DAY
 from engine.lifecycle.types import RULE_STATUSES, BootContext, Rule, RuleDetail, RuleFacets
 
 from .base import Pane, PaneCommand
+from .lifecycle_marks import Marks
+from .rules_text import ago, info_text, retire_text, score_change_text
 
 COLUMNS = ("id", "score", "status", "rule", "viol", "reinforced", "pin", "agent", "domain")
 LIMIT = 500
@@ -40,25 +41,17 @@ DONE = {
 }
 
 
-def _day(t: float | None) -> str:
-    return (iso(t) or "–")[:10]
-
-
-def _ago(now: float, t: float | None) -> str:
-    if t is None:
-        return "never"
-    d = (now - t) / DAY
-    return "today" if d < 1 else f"{d:.0f} d ago"
-
-
 class RulesPane(Pane):
     PANE_ID = "rules"
     TITLE = "Rules"
     FILTER_SELECTOR = "#rules-filter"
     MAIN_SELECTOR = "#rules-table"
+    ROW_ACTIONS = frozenset({"mark"})
+    TABLE_TITLE = "rules by score"
 
     BINDINGS = [
         *Pane.BINDINGS,
+        Binding("space", "mark", "Mark", id="rules.mark"),
         Binding("p", "pin", "Pin/unpin", id="rules.pin"),
         Binding("r", "reinforce", "Reinforce", id="rules.reinforce"),
         Binding("x", "retire", "Retire…", id="rules.retire"),
@@ -74,6 +67,7 @@ class RulesPane(Pane):
         self.detail: RuleDetail | None = None
         self.now = 0.0
         self._facets: tuple | None = None
+        self.marks = Marks()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="rules-filters"):
@@ -92,8 +86,8 @@ class RulesPane(Pane):
                     yield Static("", id="boot-text", markup=False)
 
     def on_mount(self) -> None:
-        self.table("#rules-table").add_columns(*COLUMNS)
-        self.table("#rules-table").border_title = "rules by score"
+        self._id_column = self.table("#rules-table").add_columns(*COLUMNS)[0]
+        self.table("#rules-table").border_title = self.TABLE_TITLE
         self.query_one("#rule-detail").border_title = "rule"
         self.query_one("#boot-panel").border_title = "boot preview"
         self.query_one("#boot-panel").display = False
@@ -135,6 +129,7 @@ class RulesPane(Pane):
         self.now = now
         self._set_facets(facets)
         self.rules = {str(r.id): r for r in rules}
+        self.marks.keep_only(self.rules)
         rows = []
         for r in rules:
             dim = "bright_black" if r.status == "retired" else ""
@@ -148,7 +143,7 @@ class RulesPane(Pane):
                         charts.status_text(r.status),
                         Text(text[:44] + ("…" if len(text) > 44 else ""), style=dim),
                         r.violations or "",
-                        _ago(now, r.last_reinforced_at),
+                        ago(now, r.last_reinforced_at),
                         "●" if r.pinned else "",
                         r.agent or "(all)",
                         r.domain or "–",
@@ -157,6 +152,7 @@ class RulesPane(Pane):
             )
         table = self.table("#rules-table")
         table.set_rows(rows)
+        table.border_title = self.marks.title(self.TABLE_TITLE)
         shown = (
             f"{len(rules)} of {facets.total} rules" if len(rules) < facets.total else f"{len(rules)} rules"
         )
@@ -220,36 +216,7 @@ class RulesPane(Pane):
             plt.hline(edge, color)
         plt.ylim(0, 10.5)
         plot.refresh()
-        info.update(self._info_text(d, now))
-
-    def _info_text(self, d: RuleDetail, now: float) -> Text:
-        r = d.rule
-        t = Text()
-        t.append(f"#{r.id} ", style="bold")
-        t.append(r.text + "\n")
-        t.append("score ", style="dim")
-        t.append(f"{r.score:.1f} ", style=charts.band_style(r.score))
-        t.append_text(charts.status_text(r.status))
-        t.append(
-            f" · agent {r.agent or '(all)'} · domain {r.domain or '–'}{' · pinned' if r.pinned else ''}\n"
-        )
-        t.append(f"source {r.source} · created {_day(r.created_at)} · violations {r.violations}\n")
-        t.append(f"last reinforced {_day(r.last_reinforced_at)} ({d.days_since_reinforced:.0f} d ago)\n")
-        p = d.projection
-        if p.frozen:
-            t.append("holds: it does not decay on its own (critical, pinned or retired)\n", style="dim")
-        elif p.crosses_at is not None:
-            t.append(
-                f"retires in {(p.crosses_at - now) / DAY:.0f} d ({_day(p.crosses_at)}) unless reinforced\n",
-                style="yellow",
-            )
-        else:
-            t.append(f"stays above retirement for 30 d (→ {p.points[-1].value:.1f})\n", style="dim")
-        for h in d.history[-5:][::-1]:
-            old = "new" if h.old_score is None else f"{h.old_score:g}"
-            reason = h.reason if len(h.reason) <= 28 else h.reason[:27] + "…"
-            t.append(f"{_day(h.at)} {old}→{h.new_score:g} {reason} ({h.actor})\n", style="dim")
-        return t
+        info.update(info_text(d, now))
 
     # -- boot preview -------------------------------------------------------------------------------
     def action_boot(self) -> None:
@@ -278,11 +245,49 @@ class RulesPane(Pane):
             self.notify("Select a rule first.", severity="warning", timeout=2)
         return rule
 
+    def action_mark(self) -> None:
+        table = self.table("#rules-table")
+        if (key := table.selected_key) is None:
+            return
+        self.marks.toggle(key)
+        table.update_cell(key, self._id_column, self.marks.cell(key, key))
+        table.border_title = self.marks.title(self.TABLE_TITLE)
+        table.action_cursor_down()
+
+    def marked_bulk(self, change: Change, does: str) -> bool:
+        """With rows marked: one confirmation with the count, then `change` on each; True if so."""
+        rules = [self.rules[k] for k in self.marks.keys if k in self.rules]
+        if not rules:
+            return False
+        ids = ", ".join(f"#{r.id}" for r in rules[:20]) + ("…" if len(rules) > 20 else "")
+        self.confirm(
+            f"{change.capitalize()} {len(rules)} marked rules?",
+            f"{change.capitalize()} rules {ids}: {does}\nEach change is audited.",
+            lambda: self.change_many(change, [r.id for r in rules]),
+            confirm_label=f"{change.capitalize()} {len(rules)}",
+            danger=change == "retire" and any(r.status == "critical" for r in rules),
+        )
+        return True
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="rules.edit")
+    def change_many(self, change: Change, ids: list[int]) -> None:
+        rules = self.engine.rules
+        act = {"pin": rules.pin, "reinforce": rules.reinforce, "retire": rules.retire}[change]
+        for i in ids:
+            act(i, reason=REASON)
+        self.app.call_from_thread(self.marks.clear)
+        self.app.call_from_thread(self.say, f"{len(ids)} rules {DONE[change]}.")
+        self.wrote()
+
     def action_pin(self) -> None:
+        if self.marked_bulk("pin", "score and status frozen (no decay)."):
+            return
         if (r := self.selected()) is not None:
             self.change("unpin" if r.pinned else "pin", r.id)
 
     def action_reinforce(self) -> None:
+        if self.marked_bulk("reinforce", "score +1 each, decay clock restarts."):
+            return
         if (r := self.selected()) is not None:
             self.change("reinforce", r.id)
 
@@ -295,20 +300,16 @@ class RulesPane(Pane):
         self.change("revive", r.id)
 
     def action_retire(self) -> None:
+        if self.marked_bulk("retire", "they stop loading at boot; nothing is deleted (v revives)."):
+            return
         if (r := self.selected()) is None:
             return
         if r.status == "retired":
             self.notify(f"Rule #{r.id} is already retired (v revives it).", timeout=3)
             return
-        who = f"agent {r.agent}" if r.agent else "every agent"
-        body = (
-            f"Rule #{r.id}: status {r.status} → retired (score stays {r.score:g}).\n\n"
-            f"“{r.text[:200]}”\n\nIt stops loading at boot for {who} and no longer decays. "
-            f"Nothing is deleted: v revives it (score at least 5)."
-        )
         self.confirm(
             f"Retire rule #{r.id}?",
-            body,
+            retire_text(r),
             lambda: self.change("retire", r.id),
             confirm_label="Retire",
             danger=r.status == "critical",
@@ -340,16 +341,9 @@ class RulesPane(Pane):
         if not why.strip():
             self.notify("Setting a score needs a reason.", severity="warning")
             return
-        new_status = r.status if r.pinned else band(s)
-        change = f"status {r.status} → {new_status}" if new_status != r.status else f"status stays {r.status}"
-        body = (
-            f"Rule #{r.id}: score {r.score:g} → {s:g}; {change}"
-            f"{' (pinned: status does not follow the score)' if r.pinned else ''}.\n\n"
-            f"“{r.text[:200]}”\n\nReason: {why.strip()}\nDecay counts from now."
-        )
         self.confirm(
             f"Set the score of rule #{r.id}?",
-            body,
+            score_change_text(r, s, why.strip()),
             lambda: self.set_score(r.id, s, why.strip()),
             confirm_label="Set score",
         )
@@ -383,6 +377,9 @@ class RulesPane(Pane):
 
     def commands(self) -> list[PaneCommand]:
         return [
+            PaneCommand(
+                "Mark / unmark the selected rule", "p / r / x then act on the marked", self.action_mark
+            ),
             PaneCommand(
                 "Pin / unpin selected rule", "Freeze or unfreeze its score and status", self.action_pin
             ),

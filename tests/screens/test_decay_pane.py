@@ -55,14 +55,14 @@ async def test_charts_and_forecast_of_what_crosses(lifecycle):
         status = str(app.query_one("#decay-status", Static).render())
         assert "2 memories archive and 3 rules change status within 30 d" in status
         assert "2026-01-01 (now)" in str(app.query_one("#decay-clock", Static).render())
-        # space on a row adds its curve; again removes it
+        # c on a row adds its curve; again removes it
         table.select_key(f"r{r['lock']}")
-        await pilot.press("space")
+        await pilot.press("c")
         await settle(app, pilot)
         assert f"r{r['lock']}" in pane.view.chosen and len(pane.view.rule_curves) == 3
         assert app.query_one("#decay-chosen", Input).value.endswith(f"r{r['lock']}")
         assert table.get_row_at(table.cursor_row)[0] == "●"
-        await pilot.press("space")
+        await pilot.press("c")
         await settle(app, pilot)
         assert f"r{r['lock']}" not in pane.view.chosen
     assert app.errors == []

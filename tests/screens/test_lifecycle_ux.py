@@ -59,3 +59,98 @@ async def test_run_decay_now_previews_then_writes_only_after_confirming(lifecycl
         assert len(eng.audit.log(limit=10_000)) > before_audit
         view = app.pane("decay").view  # type: ignore[attr-defined]
         assert sum(view.distribution.counts["archived"]) == 3  # redrawn from the new state
+
+
+async def test_decay_crossings_marked_rows_archive_and_pin_after_one_confirmation(lifecycle):
+    eng, ids, _ = lifecycle
+    m, r = ids["mem"], ids["rule"]
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("6")
+        await settle(app, pilot)
+        table = app.query_one("#decay-forecast", DataGrid)
+        table.focus()
+        table.select_key(f"m{m['hotfix']}")
+        await pilot.press("space", "space")  # marks hotfix, then standup (the cursor moves down)
+        await pilot.pause()
+        pane = app.pane("decay")
+        assert pane.marks.keys == [f"m{m['hotfix']}", f"m{m['standup']}"]  # type: ignore[attr-defined]
+        assert table.get_row_at(0)[1].plain == f"✓ m{m['hotfix']}"
+        assert "2 marked" in str(table.border_title)
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal)
+        assert app.screen.title_text == "Archive 2 memories now?"
+        assert _tiers(eng)[m["hotfix"]] == "active"  # nothing before the confirmation
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        tiers = _tiers(eng)
+        assert tiers[m["hotfix"]] == "archived" and tiers[m["standup"]] == "archived"
+        assert pane.marks.keys == []  # type: ignore[attr-defined]
+        # pin: a rule row marked, one confirmation, pinned
+        table.select_key(f"r{r['tests']}")
+        await pilot.press("space")
+        table.select_key(f"r{r['et']}")
+        await pilot.press("space")
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert app.screen.title_text == "Pin 2 rows?"  # type: ignore[attr-defined]
+        assert not eng.rules.get(r["tests"]).pinned
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert eng.rules.get(r["tests"]).pinned and eng.rules.get(r["et"]).pinned
+    assert app.errors == []
+
+
+async def test_rules_marked_rows_pin_reinforce_retire_after_one_confirmation(lifecycle):
+    eng, ids, _ = lifecycle
+    r = ids["rule"]
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        table = app.query_one("#rules-table", DataGrid)
+        pane = app.pane("rules")
+        for k in ("tests", "lock"):
+            table.select_key(r[k])
+            await pilot.press("space")
+        await pilot.pause()
+        assert pane.marks.keys == [str(r["tests"]), str(r["lock"])]  # type: ignore[attr-defined]
+        assert "2 marked" in str(table.border_title)
+        row = table.get_row_index(str(r["lock"]))
+        assert table.get_row_at(row)[0].plain == f"✓ {r['lock']}"
+        before = {k: eng.rules.get(r[k]).score for k in ("tests", "lock")}
+        # reinforce: one confirmation with the count; cancelling writes nothing
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert app.screen.title_text == "Reinforce 2 marked rules?"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert {k: eng.rules.get(r[k]).score for k in before} == before
+        await pilot.press("r")
+        await settle(app, pilot)
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert all(eng.rules.get(r[k]).score > before[k] for k in before)
+        assert pane.marks.keys == []  # type: ignore[attr-defined]
+        # pin, then retire the marked
+        for k in ("tests", "lock"):
+            table.select_key(r[k])
+            await pilot.press("space")
+        await pilot.press("p")
+        await settle(app, pilot)
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert eng.rules.get(r["tests"]).pinned and eng.rules.get(r["lock"]).pinned
+        for k in ("tests", "lock"):
+            table.select_key(r[k])
+            await pilot.press("space")
+        await pilot.press("x")
+        await settle(app, pilot)
+        assert app.screen.title_text == "Retire 2 marked rules?"  # type: ignore[attr-defined]
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert {eng.rules.get(r[k]).status for k in ("tests", "lock")} == {"retired"}
+    assert app.errors == []

@@ -95,7 +95,7 @@ async def test_decay_crossings_marked_rows_archive_and_pin_after_one_confirmatio
         await pilot.press("space")
         await pilot.press("p")
         await settle(app, pilot)
-        assert app.screen.title_text == "Pin 2 rows?"  # type: ignore[attr-defined]
+        assert app.screen.title_text == "Pin 2 rows?"
         assert not eng.rules.get(r["tests"]).pinned
         await pilot.click("#confirm")
         await settle(app, pilot)

@@ -302,6 +302,19 @@ _memory_op("reinforce", "reinforce")
 _memory_op("importance", "set_importance", takes_value=True)
 
 
+@memory.command("edit")
+@click.argument("memory_id", type=ID)
+@click.argument("text")
+@click.option("--reason", default="")
+@json_option
+@pass_ctx
+def memory_edit(ctx, memory_id, text, reason, as_json):
+    """Replace a memory's text (audited, re-embedded; curator proposals on it refuse approval)."""
+    with ctx.engine() as eng:
+        m = eng.memories.edit(memory_id, text, reason=reason)
+    emit(m, as_json, lambda m: click.echo(f"memory {m.id}: edited"))
+
+
 @click.command()
 @click.option("--force", is_flag=True, help="Write even if the database already has data.")
 @json_option

@@ -54,6 +54,8 @@ class SearchPane(HitEdits):
         Binding("i", "importance", "Importance", id="search.importance"),
         Binding("a", "archive", "Archive", id="search.archive"),
         Binding("R", "restore", "Restore", id="search.restore"),
+        Binding("n", "new_memory", "New", id="search.new"),
+        Binding("e", "edit_memory", "Edit text", id="search.edit"),
         Binding("f", "forget", "Forget…", id="search.forget"),
         Binding("o", "source", "Source msg", id="search.source"),
         Binding("w", "why_not", "Why not?", id="search.why_not"),
@@ -276,6 +278,8 @@ class SearchPane(HitEdits):
                 "Restore selected hit", "An archived memory back to active (confirmed)", self.action_restore
             ),
             PaneCommand("Forget selected hit", "Open Forget & Audit pre-filled", self.action_forget),
+            PaneCommand("Add a memory", "Content, kind, category, agent, importance", self.action_new_memory),
+            PaneCommand("Edit selected hit's text", "Audited; re-embedded", self.action_edit_memory),
             PaneCommand("Open source message", "Jump to the message it came from", self.action_source),
             PaneCommand(
                 "Why not? (explain a memory id)",

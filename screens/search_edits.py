@@ -11,6 +11,7 @@ from engine.errors import InvalidInput
 from engine.types import Hit
 
 from .base import Pane
+from .search_forms import MemoryForm
 
 
 class HitEdits(Pane):
@@ -185,3 +186,35 @@ class HitEdits(Pane):
             )
             return
         self.deliver(self.app.open_message, mem.session_id, mem.message_id)
+
+    # -- writing: a new memory, a memory's new text -------------------------------------------------
+    def action_new_memory(self) -> None:
+        def done(fields: dict | None) -> None:
+            if fields is not None:
+                self.add_memory(fields)
+
+        self.app.push_screen(MemoryForm("New memory"), done)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
+    def add_memory(self, fields: dict) -> None:
+        r = self.engine.memories.add_ex(reason="added from the console", **fields)
+        note = f"Reinforced existing memory #{r.id} (near-duplicate)." if r.deduplicated else None
+        self.app.call_from_thread(self.notify, note or f"Memory #{r.id} added.")
+        self.wrote()
+
+    def action_edit_memory(self) -> None:
+        if (mid := self._need_hit()) is None:
+            return
+
+        def done(fields: dict | None) -> None:
+            if fields is not None:
+                self.edit_memory(mid, fields["content"])
+
+        self.app.push_screen(MemoryForm(f"Edit memory #{mid}", self.hits[str(mid)].content), done)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
+    def edit_memory(self, mid: int, content: str) -> None:
+        # Audited "edit"; curator proposals naming it refuse approval now (their members changed).
+        self.engine.memories.edit(mid, content, reason="edited from the console")
+        self.app.call_from_thread(self.notify, f"Memory #{mid} edited.")
+        self.wrote()

@@ -94,3 +94,16 @@ def test_search_prints_how_final_is_computed(run):
     line = next(ln for ln in out.splitlines() if ln.strip().startswith("1 #1:"))
     assert f"{b['rrf']:.4f} × (0.75 + 0.10×{b['strength']:.3f} + 0.10×0.80 + 0.05×" in line
     assert line.endswith(f"= {b['final']:.4f}")
+
+
+def test_memory_edit(run):
+    run("add", "the release train leaves on thursdays")
+    code, out, _ = run(
+        "memory", "edit", "1", "the release train leaves on fridays", "--reason", "moved", "--json"
+    )
+    assert code == 0 and json.loads(out)["content"] == "the release train leaves on fridays"
+    entries = json.loads(run("audit", "--target", "memory:1", "--json")[1])
+    entries = entries["entries"] if isinstance(entries, dict) else entries
+    assert entries[0]["action"] == "edit" and entries[0]["reason"] == "moved"
+    assert run("memory", "edit", "1", "  ")[0] == 2
+    assert run("memory", "edit", "99", "x")[0] == 2

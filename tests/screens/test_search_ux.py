@@ -189,3 +189,81 @@ async def test_space_marks_rows_then_archive_and_pin_act_on_them(seeded):
         await settle(app, pilot)
         assert app.query_one("#forget-value", Input).value == f"{a} {b}"
         assert app.errors == []
+
+
+async def test_n_adds_a_memory_with_inline_errors(seeded):
+    eng, ids = seeded
+    from screens.search_forms import MemoryForm
+
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        app.query_one("#results", DataGrid).focus()
+        await pilot.press("n")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, MemoryForm)
+        await pilot.press("enter")  # empty content: refused inline, still open
+        await pilot.pause()
+        assert app.screen is form and "content is empty" in str(form.query_one("#mf-error").render())
+        await pilot.press(*"Backups run at 02:00 UTC")
+        form.query_one("#mf-kind", Select).value = "procedural"
+        form.query_one("#mf-category", Select).value = "fact"
+        form.query_one("#mf-agent", Input).value = "atlas"
+        form.query_one("#mf-importance", Input).value = "abc"
+        form.query_one("#mf-importance", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and "importance must be a number" in str(
+            form.query_one("#mf-error").render()
+        )
+        form.query_one("#mf-importance", Input).value = "0.8"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, MemoryForm)
+        mem = eng.memories.list(agent="atlas", limit=1)[0]
+        assert (mem.content, mem.kind, mem.category, mem.importance) == (
+            "Backups run at 02:00 UTC",
+            "procedural",
+            "fact",
+            0.8,
+        )
+        assert eng.audit.log(target=f"memory:{mem.id}", limit=1)[0].action == "add"
+        assert app.errors == []
+
+
+async def test_e_edits_the_text_and_a_pending_merge_on_it_refuses(seeded):
+    eng, ids = seeded
+    from screens.search_forms import MemoryForm
+
+    merge = ids["proposals"]["merge"]
+    members = eng.curator.get(merge).proposal.members
+    assert ids["mem"]["staging"] in members
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        pane = await _search(app, pilot, "staging database refreshed")
+        table = app.query_one("#results", DataGrid)
+        table.focus()
+        assert table.select_key(ids["mem"]["staging"])
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, MemoryForm)
+        await pilot.press("enter")  # unchanged text: refused inline
+        await pilot.pause()
+        assert app.screen is form and "unchanged" in str(form.query_one("#mf-error").render())
+        form.query_one("#mf-content", Input).value = "The staging database is refreshed every Sunday"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        mem = eng.memories.get(ids["mem"]["staging"])
+        assert mem.content == "The staging database is refreshed every Sunday"
+        entry = eng.audit.log(target=f"memory:{mem.id}", limit=1)[0]
+        assert entry.action == "edit" and entry.reason == "edited from the console"
+        assert pane.hits[str(mem.id)].content == mem.content  # the search re-ran
+    with pytest.raises(InvalidInput, match="stale"):
+        eng.curator.approve(merge, reason="same fact")
+    assert eng.curator.get(merge).proposal.status == "pending"

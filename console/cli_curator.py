@@ -65,30 +65,33 @@ def curate_run(ctx, dry_run, no_model, as_json):
 @click.command()
 @click.option("--status", type=STATUSES, default=None)
 @click.option("--kind", type=KINDS, default=None)
+@click.option("--agent", default=None, help="Only proposals with a member of this agent.")
 @click.option("--limit", type=click.IntRange(1, 100000), default=500, show_default=True)
 @json_option
 @pass_ctx
-def proposals(ctx, status, kind, limit, as_json):
-    """The approval queue, newest first."""
+def proposals(ctx, status, kind, agent, limit, as_json):
+    """The approval queue, newest first (the text column: the proposed text, or for archive and
+    retire the member's own text)."""
     with ctx.engine(embedder=None) as eng:
-        rows = eng.curator.list(status=status, kind=kind, limit=limit)
+        rows = eng.curator.rows(status=status, kind=kind, agent=agent, limit=limit)
     emit(
-        rows,
+        [r.proposal for r in rows],
         as_json,
-        lambda ps: table(
+        lambda _: table(
             [
                 [
-                    p.id,
-                    p.kind,
-                    p.target_kind,
-                    p.status,
-                    ",".join(map(str, p.members)),
-                    iso(p.created_at),
-                    _short(p.survivor_text),
+                    r.proposal.id,
+                    r.proposal.kind,
+                    r.proposal.target_kind,
+                    r.proposal.status,
+                    ",".join(r.agents),
+                    ",".join(map(str, r.proposal.members)),
+                    iso(r.proposal.created_at),
+                    _short(r.text),
                 ]
-                for p in ps
+                for r in rows
             ],
-            ["id", "kind", "target", "status", "members", "created", "text"],
+            ["id", "kind", "target", "status", "agent", "members", "created", "text"],
         ),
     )
 

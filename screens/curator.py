@@ -15,26 +15,31 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Select
 
 from console.text_safety import visible
-from console.widgets.fmt import when
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
 from engine.curator.bulk import BulkOutcome
-from engine.curator.types import PROPOSAL_KINDS, PROPOSAL_STATUSES, CuratorRun, Proposal, ProposalDetail
+from engine.curator.types import (
+    PROPOSAL_KINDS,
+    PROPOSAL_STATUSES,
+    CuratorRun,
+    Proposal,
+    ProposalDetail,
+    ProposalRow,
+)
 
 from .base import Pane, PaneCommand
 from .curator_text import (
+    MARK,
     bulk_body,
     bulk_result,
     bulk_title,
     change_summary,
-    evidence_short,
     proposal_text,
+    row_cells,
     run_text,
     undo_body,
 )
 from .curator_text import word_diff as word_diff  # re-exported (tests)
-
-MARK = "✓"
 
 
 class CuratorPane(Pane):
@@ -88,7 +93,7 @@ class CuratorPane(Pane):
             yield Static("", id="curator-progress-label")
             yield ProgressBar(total=None, show_eta=False, id="curator-progress")
         with Horizontal(id="curator-main"):
-            yield DataGrid(id="proposals")
+            yield DataGrid(id="proposals", flex_column="text")
             with VerticalScroll(id="proposal-detail", classes="panel"):
                 yield Static("Select a proposal.", id="proposal-text")
         with VerticalScroll(id="curator-run", classes="panel"):
@@ -97,7 +102,7 @@ class CuratorPane(Pane):
     def on_mount(self) -> None:
         t = self.table("#proposals")
         t.add_column(MARK, key="mark")
-        t.add_columns("id", "kind", "state", "members", "evidence", "created")
+        t.add_columns("id", "kind", "state", "agent", "text", "members", "evidence", "created")
         t.border_title = "proposals"
         self.query_one("#proposal-detail").border_title = "proposal"
         self.query_one("#curator-run").border_title = "latest run"
@@ -119,29 +124,15 @@ class CuratorPane(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.queue")
     def load_queue(self, filters: dict) -> None:
-        props = self.engine.curator.list(**filters)
-        self.deliver(self._show_queue, props)
+        rows = self.engine.curator.rows(**filters)
+        self.deliver(self._show_queue, rows)
 
-    def _show_queue(self, props) -> None:
+    def _show_queue(self, rows: list[ProposalRow]) -> None:
         t = self.table("#proposals")
-        self.shown = list(props)
-        here = {p.id for p in props}
+        self.shown = [r.proposal for r in rows]
+        here = {p.id for p in self.shown}
         self.marked = [m for m in self.marked if m in here]
-        t.set_rows(
-            (
-                p.id,
-                [
-                    MARK if p.id in self.marked else "",
-                    p.id,
-                    f"{p.kind} {p.target_kind}",
-                    p.status,
-                    ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
-                    evidence_short(p),
-                    when(p.created_at)[:10],
-                ],
-            )
-            for p in props
-        )
+        t.set_rows((r.proposal.id, row_cells(r, r.proposal.id in self.marked)) for r in rows)
         self._title()
         if t.selected_key:
             self.load_detail(int(t.selected_key))

@@ -10,7 +10,9 @@ from pathlib import Path
 from rich.text import Text
 
 from console.widgets.fmt import when
-from engine.curator.types import CuratorRun, ProposalDetail
+from engine.curator.types import CuratorRun, ProposalDetail, ProposalRow
+
+MARK = "✓"  # a marked row (space)
 
 
 def word_diff(old: str, new: str) -> Text:
@@ -194,3 +196,19 @@ def undo_body(p) -> str:
         )
         + ". Refused if any of them changed since."
     )
+
+
+def row_cells(r: ProposalRow, marked: bool) -> list:
+    """One row of the queue: mark, id, kind, state, agents, the text it is about, members, evidence."""
+    p = r.proposal
+    return [
+        MARK if marked else "",
+        p.id,
+        f"{p.kind} {p.target_kind}",
+        p.status,
+        ", ".join(r.agents),
+        " ".join(r.text.split()),  # the whole text, one line: the column cuts it to the width
+        ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
+        evidence_short(p),
+        when(p.created_at)[:10],
+    ]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.context import Context
-from engine.curator.types import Proposal
+from engine.curator.types import Proposal, ProposalRow
 from engine.errors import EngineError
 from engine.sql import chunked, marks
 
@@ -25,26 +25,44 @@ class BulkOutcome:
     skipped: bool = False  # left alone on purpose (a risky merge without include_risky)
 
 
-def member_agents(ctx: Context, proposals: list[Proposal]) -> dict[int, set[str]]:
-    """The agents of each proposal's members (a memory's or a rule's agent)."""
+def member_info(ctx: Context, proposals: list[Proposal]) -> dict[tuple[str, int], tuple[str, str]]:
+    """(target kind, id) -> (text, agent) of every member of `proposals` (batched reads)."""
     want: dict[str, set[int]] = {"memory": set(), "rule": set()}
     for p in proposals:
         want[p.target_kind].update(p.members)
-    agent: dict[tuple[str, int], str] = {}
-    for kind, table in (("memory", "memories"), ("rule", "rules")):
+    out: dict[tuple[str, int], tuple[str, str]] = {}
+    for kind, table, col in (("memory", "memories", "content"), ("rule", "rules", "text")):
         for chunk in chunked(sorted(want[kind])):
             for r in ctx.store.read(
-                f"SELECT id, agent FROM {table} WHERE id IN ({marks(len(chunk))})", tuple(chunk)
+                f"SELECT id, {col}, agent FROM {table} WHERE id IN ({marks(len(chunk))})", tuple(chunk)
             ):
-                agent[(kind, int(r[0]))] = str(r[1] or "")
-    return {p.id: {agent.get((p.target_kind, m), "") for m in p.members} for p in proposals}
+                out[(kind, int(r[0]))] = (str(r[1] or ""), str(r[2] or ""))
+    return out
+
+
+def rows(ctx: Context, proposals: list[Proposal], agent: str | None = None) -> list[ProposalRow]:
+    """The list's rows (text preview and agents), only those with a member of `agent` if given."""
+    info = member_info(ctx, proposals)
+    out = []
+    for p in proposals:
+        members = [info.get((p.target_kind, m), ("", "")) for m in p.members]
+        agents = sorted({a for _, a in members})
+        if agent is not None and agent not in agents:
+            continue
+        if p.kind in ("merge", "promote") and p.survivor_text:
+            text = p.survivor_text
+        else:
+            text = members[0][0] if members else ""
+            if len(members) > 1:
+                text += f" (+{len(members) - 1} more)"
+        out.append(ProposalRow(p, text, agents))
+    return out
 
 
 def filter_agent(ctx: Context, proposals: list[Proposal], agent: str | None) -> list[Proposal]:
     if agent is None:
         return proposals
-    agents = member_agents(ctx, proposals)
-    return [p for p in proposals if agent in agents[p.id]]
+    return [r.proposal for r in rows(ctx, proposals, agent)]
 
 
 def decide_each(

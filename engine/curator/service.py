@@ -26,6 +26,7 @@ from engine.curator.types import (
     CuratorRun,
     Proposal,
     ProposalDetail,
+    ProposalRow,
 )
 from engine.errors import InvalidInput
 from engine.memories import MemoriesService
@@ -165,6 +166,18 @@ class Curator:
         self, status: str | None = None, kind: str | None = None, limit: int = 1000
     ) -> builtins.list[Proposal]:
         return self.queue.list(status, kind, limit)
+
+    def rows(
+        self,
+        status: str | None = None,
+        kind: str | None = None,
+        agent: str | None = None,
+        limit: int = 1000,
+    ) -> builtins.list[ProposalRow]:
+        """The queue as a list shows it: each proposal with the text it is about (the member's
+        text for archive/retire) and its members' agents; `agent` keeps those with a member of it."""
+        props = self.queue.list(status, kind, limit if agent is None else 1_000_000)
+        return curator_bulk.rows(self.ctx, props, agent)[: int(limit)]
 
     def get(self, proposal_id: int) -> ProposalDetail:
         return self.queue.get(proposal_id)

@@ -34,6 +34,15 @@ class Proposal:
 
 
 @dataclass
+class ProposalRow:
+    """A queue row as a list shows it: the proposal, the text it is about, its members' agents."""
+
+    proposal: Proposal
+    text: str  # merge/promote: the proposed text; archive/retire: the (first) member's text
+    agents: list[str]  # the members' agents, sorted, without duplicates
+
+
+@dataclass
 class ProposalMember:
     id: int
     kind: TargetKind

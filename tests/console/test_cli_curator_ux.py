@@ -80,3 +80,12 @@ def test_all_by_kind_and_agent_and_usage_errors(run):
     assert [_status(run, i) for i in ids] == ["applied", "applied", "rejected"]
     code, out, _ = run("proposal", "reject", str(ids[0]), str(ids[2]), "--reason", "oops")
     assert code == 1 and "refused" in out  # an applied one cannot be rejected
+
+
+def test_proposals_list_shows_text_and_agent_filter(run):
+    _three_merges(run)
+    code, out, _ = run("proposals", "--agent", "hermes")
+    assert code == 0 and "Release notes are written" in out and "hermes" in out
+    assert "coffee machine" not in out
+    code, out, _ = run("proposals", "--agent", "atlas", "--json")
+    assert len(json.loads(out)) == 2

@@ -81,3 +81,26 @@ async def test_A_with_none_marked_takes_every_shown_row_and_X_needs_a_reason(see
         assert eng.curator.get(merge).proposal.status == "pending"
         assert any("Rejected 1 of 1" in n.message for n in app._notifications)
         assert app.errors == []
+
+
+async def test_list_shows_the_member_text_for_every_kind_escaped(seeded):
+    eng, ids = seeded
+    merge, archive = ids["proposals"]["merge"], ids["proposals"]["archive"]
+    app = make_app(eng)
+    async with app.run_test(size=(160, 40)) as pilot:
+        pane, table = await _open(app, pilot)
+        cols = [c.label.plain for c in table.ordered_columns]
+        text_at, agent_at = cols.index("text"), cols.index("agent")
+        row = {str(table.get_row_at(i)[1]): table.get_row_at(i) for i in range(table.row_count)}
+        assert str(row[str(archive)][text_at]).startswith("Old note: the VPN config lives in the wiki")
+        assert str(row[str(merge)][text_at]).startswith("The staging database is refreshed every night")
+        assert str(row[str(archive)][agent_at]) == "atlas"
+        assert app.errors == []
+
+
+def test_rows_preview_member_text_and_agents(seeded):
+    eng, ids = seeded
+    rows = {r.proposal.id: r for r in eng.curator.rows(status="pending")}
+    arch = rows[ids["proposals"]["archive"]]
+    assert arch.text == "Old note: the VPN config lives in the wiki" and arch.agents == ["atlas"]
+    assert [r.proposal.id for r in eng.curator.rows(status="pending", agent="hermes")] == []

@@ -6,6 +6,7 @@ add new modules to VERB_MODULES.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from .cli_common import Ctx
+from .cli_common import Ctx, warn
 from .text_safety import SafeStream
 
 VERB_MODULES = [
@@ -71,6 +72,54 @@ def _raw(stream):
 
 for _name in VERB_MODULES:
     importlib.import_module(_name).register(cli)
+
+# A description for verbs registered without one (a verb's own docstring always wins).
+HELP_FALLBACK = {
+    "memory show": "One memory with every field, its strength and its source.",
+    "memory pin": "Pin a memory: it stays core and never decays.",
+    "memory unpin": "Unpin a memory: it decays again like any other.",
+    "memory archive": "Archive a memory: out of search by default, restorable.",
+    "memory restore": "Restore an archived memory to active (refused for any other tier).",
+    "memory reinforce": "Reinforce a memory as if it had been used now.",
+    "memory importance": "Set a memory's importance (0 to 1).",
+    "proposal show": "One curator proposal: its members, evidence and state.",
+}
+
+
+def _fill_help(group: click.Group, path: tuple[str, ...] = ()) -> None:
+    for name, cmd in group.commands.items():
+        key = " ".join((*path, name))
+        if not (cmd.help or cmd.short_help or "").strip() and key in HELP_FALLBACK:
+            cmd.help = HELP_FALLBACK[key]
+        if isinstance(cmd, click.Group):
+            _fill_help(cmd, (*path, name))
+
+
+def _warn_agent_without_memories(cmd: click.Command) -> None:
+    """`boot --agent X` for an agent with no memories (a typo, or not imported yet): say so on
+    stderr; the answer on stdout is unchanged."""
+    inner = cmd.callback
+    if inner is None:
+        return
+
+    @functools.wraps(inner)
+    def run(*args, **kwargs):
+        agent, obj = kwargs.get("agent"), click.get_current_context().find_object(Ctx)
+        if agent and obj is not None:
+            with obj.engine(embedder=None) as eng:
+                if not eng.memories.list(agent=agent, limit=1):
+                    warn(
+                        f"agent {agent!r} has no memories: this is only what every agent shares "
+                        "(check the name: `memconsole sessions` lists agents)"
+                    )
+        return inner(*args, **kwargs)
+
+    cmd.callback = run
+
+
+_fill_help(cli)
+if "boot" in cli.commands:
+    _warn_agent_without_memories(cli.commands["boot"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 
+from engine.clock import iso
 from engine.types import to_json
 
 from .env import embedder_choice
@@ -42,8 +43,56 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 
 def dumps(obj: Any, indent: int | None = None) -> str:
     """Strict JSON (non-finite numbers are null, never `NaN`/`Infinity`) with every control,
-    C1 and bidi character escaped, so a terminal shows it and any JSON parser reads it."""
-    return json_safe(json.dumps(to_json(obj), ensure_ascii=False, allow_nan=False, indent=indent))
+    C1 and bidi character escaped, so a terminal shows it and any JSON parser reads it. Times are
+    ISO-8601 UTC (`"at": "2026-01-01T09:00:00Z"`) with the epoch seconds beside them
+    (`"at_epoch": 1767258000.0`); see iso_times."""
+    doc = iso_times(to_json(obj))
+    return json_safe(json.dumps(doc, ensure_ascii=False, allow_nan=False, indent=indent))
+
+
+TIME_KEYS = frozenset({"at", "deadline", "created", "now", "since", "until"})
+
+
+def is_time_key(key: object) -> bool:
+    return isinstance(key, str) and (key in TIME_KEYS or key.endswith("_at"))
+
+
+def iso_times(doc: Any) -> Any:
+    """Every time field (`at`, `*_at`, `deadline`, `created`, `now`, `since`, `until`) holding
+    epoch seconds becomes ISO-8601 UTC text, and `<key>_epoch` keeps the number."""
+    if isinstance(doc, list):
+        return [iso_times(v) for v in doc]
+    if not isinstance(doc, dict):
+        return doc
+    out: dict[Any, Any] = {}
+    for k, v in doc.items():
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if is_time_key(k) and (number or v is None) and f"{k}_epoch" not in doc:
+            try:
+                out[k] = iso(v)
+            except (OverflowError, OSError, ValueError):  # out of any calendar: the number stays
+                out[k] = v
+            out[f"{k}_epoch"] = v
+        else:
+            out[k] = iso_times(v)
+    return out
+
+
+def counts_text(counts: dict[str, Any], indent: str = "  ") -> str:
+    """A summary of counts for people: "5 agents · 12 sessions", nested groups on their own
+    line ("lifecycle: 40 rules · 3 flows"), never a Python dict."""
+    flat = [f"{v:,} {k.replace('_', ' ')}" for k, v in counts.items() if not isinstance(v, dict)]
+    lines = [indent + " · ".join(flat)] if flat else []
+    for k, v in counts.items():
+        if isinstance(v, dict):
+            inner = counts_text(v, "").strip()
+            lines.append(f"{indent}{k.replace('_', ' ')}: {inner or 'nothing'}")
+    return "\n".join(lines)
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr (stdout stays the verb's answer, or its JSON document)."""
+    click.echo(f"memconsole: warning: {message}", err=True)
 
 
 def emit(obj: Any, as_json: bool, human: Callable[[Any], None] | None = None) -> None:

@@ -59,6 +59,7 @@ class SearchPane(HitEdits):
         Binding("f", "forget", "Forget…", id="search.forget"),
         Binding("o", "source", "Source msg", id="search.source"),
         Binding("w", "why_not", "Why not?", id="search.why_not"),
+        Binding("d", "toggle_detail", "Detail", id="search.detail"),
     ]
 
     @dataclass
@@ -94,7 +95,7 @@ class SearchPane(HitEdits):
             yield Static("", id="breakdown")
             with VerticalScroll(id="hit-text-scroll"):
                 yield Static("", id="hit-text")
-        yield Static("", id="elsewhere", classes="hint")
+        yield Static("", id="elsewhere", classes="hint")  # shown when it says something
         with Horizontal(id="why-bar"):
             yield Static("why not? memory #", classes="hint")
             yield Input(placeholder="id", id="whynot", type="integer")
@@ -186,8 +187,12 @@ class SearchPane(HitEdits):
             status += f" · {res.message}"
         if res.keyword_scope:
             status += " · keyword: " + "; ".join(res.keyword_scope)
+        if self.has_class("-compact") and not self.query_one("#hit-detail").display:
+            status += " · d: breakdown"
         self.query_one("#search-status", Static).update(status)
-        self.query_one("#elsewhere", Static).update(self._elsewhere_text(res))
+        elsewhere = self._elsewhere_text(res)
+        self.query_one("#elsewhere", Static).update(elsewhere)
+        self.query_one("#elsewhere").display = bool(elsewhere)
         self._show_detail(table.selected_key)
         if res.hits and self.app.focused is self.query_one("#query", Input):
             table.focus()  # keys act on the hits now (p, i, a, f, o, w); / returns here
@@ -242,7 +247,19 @@ class SearchPane(HitEdits):
         self.query_one("#mode-badge", Static).update(badge(state))
 
     # -- why not? ---------------------------------------------------------------------------------------
+    # -- the layout: a short terminal keeps the results, the detail panel on `d` ----------------------
+    COMPACT_BELOW = 32  # rows of the pane: fewer, and the breakdown and why-not bar fold away
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < self.COMPACT_BELOW, "-compact")
+
+    def action_toggle_detail(self) -> None:
+        shown = self.query_one("#hit-detail").display
+        self.set_class(shown, "-detail-off")
+        self.set_class(not shown, "-detail-on")
+
     def action_why_not(self) -> None:
+        self.add_class("-why")
         field = self.query_one("#whynot", Input)
         if self.selected_id() is not None and not field.value:
             field.value = str(self.selected_id())

@@ -267,3 +267,43 @@ async def test_e_edits_the_text_and_a_pending_merge_on_it_refuses(seeded):
     with pytest.raises(InvalidInput, match="stale"):
         eng.curator.approve(merge, reason="same fact")
     assert eng.curator.get(merge).proposal.status == "pending"
+
+
+async def test_80x24_keeps_ten_result_rows_and_d_toggles_the_breakdown(seeded):
+    eng, ids = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        pane = await _search(app, pilot, "*")
+        table = app.query_one("#results", DataGrid)
+        assert table.row_count >= 10
+        assert table.size.height - 1 >= 10  # the header row, then at least 10 hits on screen
+        detail = app.query_one("#hit-detail")
+        assert not detail.display and "d: breakdown" in str(app.query_one("#search-status").render())
+        await pilot.press("escape", "d")
+        await pilot.pause()
+        assert detail.display and detail.size.height > 0
+        assert f"#{pane.selected_id()}" in str(detail.border_title)
+        await pilot.press("d")
+        await pilot.pause()
+        assert not detail.display and table.size.height - 1 >= 10
+        # w brings the why-not bar back for the question, at the results' expense only then
+        assert not app.query_one("#why-bar").display
+        await pilot.press("w", "enter")
+        await settle(app, pilot)
+        assert app.query_one("#why-bar").display
+        assert f"Memory {pane.result.hits[0].id}" in str(app.query_one("#why-result").render())
+        assert app.errors == []
+
+
+async def test_200x50_shows_the_breakdown_and_d_hides_it(seeded):
+    eng, ids = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(app, pilot)
+        await _search(app, pilot, "deploy")
+        detail = app.query_one("#hit-detail")
+        assert detail.display and app.query_one("#why-bar").display
+        await pilot.press("escape", "d")
+        await pilot.pause()
+        assert not detail.display

@@ -24,7 +24,7 @@ async def test_header_tabs_and_counts(seeded):
         assert [p.id for p in tabs.query("TabPane")] == PANES
         header = str(app.query_one(StatusHeader).render())
         assert "test.db" in header and "as tester" in header
-        assert "core 1 · active 10 · archived 1" in header and "sessions 4" in header
+        assert "memories 1 core · 10 active · 1 archived" in header and "sessions 4" in header
         assert "proposals 2" in header
         assert header.startswith(" hybrid ")
         assert app.errors == []
@@ -156,7 +156,7 @@ async def test_live_refresh_keeps_selection(seeded, tmp_path):
         assert t.row_count == 5
         assert t.selected_key == chosen  # same row, though it moved down one
         header = str(app.query_one(StatusHeader).render())
-        assert "active 11" in header and "sessions 5" in header
+        assert "11 active" in header and "sessions 5" in header
         assert app.errors == []
 
 

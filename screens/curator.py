@@ -32,6 +32,7 @@ from .curator_text import (
     MARK,
     bulk_body,
     bulk_result,
+    bulk_targets,
     bulk_title,
     change_summary,
     proposal_text,
@@ -77,6 +78,7 @@ class CuratorPane(Pane):
         self.report_text: str | None = None
         self.shown: list[Proposal] = []  # the rows the current filter shows, in order
         self.marked: list[int] = []  # proposal ids marked with space
+        self.agents: list[str] = []  # the agent select's options
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="curator-bar"):
@@ -84,6 +86,7 @@ class CuratorPane(Pane):
                 [(s, s) for s in PROPOSAL_STATUSES], value="pending", prompt="any state", id="c-status"
             )
             yield Select([(k, k) for k in PROPOSAL_KINDS], prompt="any kind", id="c-kind")
+            yield Select([], prompt="any agent", id="c-agent")
             yield Static(
                 "a approve · x reject · space mark · A/X: the marked (or all shown) · u undo · r run",
                 classes="hint",
@@ -129,6 +132,7 @@ class CuratorPane(Pane):
 
     def _show_queue(self, rows: list[ProposalRow]) -> None:
         t = self.table("#proposals")
+        rows = self._by_agent(rows)
         self.shown = [r.proposal for r in rows]
         here = {p.id for p in self.shown}
         self.marked = [m for m in self.marked if m in here]
@@ -139,6 +143,21 @@ class CuratorPane(Pane):
         else:
             self.detail = None
             self.query_one("#proposal-text", Static).update("No proposals match.")
+
+    def _by_agent(self, rows: list[ProposalRow]) -> list[ProposalRow]:
+        """The agent select offers the agents of the rows status and kind show; keep its choice."""
+        sel = self.query_one("#c-agent", Select)
+        agents = sorted({a for r in rows for a in r.agents if a})
+        if agents != self.agents:
+            self.agents = agents
+            keep = None if sel.is_blank() else sel.value
+            with sel.prevent(Select.Changed):
+                sel.set_options([(a, a) for a in agents])
+                if keep in agents:
+                    sel.value = keep
+        if sel.is_blank():
+            return rows
+        return [r for r in rows if sel.value in r.agents]
 
     @on(DataGrid.RowHighlighted, "#proposals")
     def _highlighted(self, event: DataGrid.RowHighlighted) -> None:
@@ -243,7 +262,7 @@ class CuratorPane(Pane):
     def _title(self) -> None:
         t = self.table("#proposals")
         t.border_title = f"proposals ({len(self.shown)})" + (
-            f" · {len(self.marked)} marked" if self.marked else ""
+            f" · {len(self.marked)} marked" * bool(self.marked)
         )
 
     def action_mark(self) -> None:
@@ -263,13 +282,11 @@ class CuratorPane(Pane):
             t.move_cursor(row=t.cursor_row + 1)
 
     def _bulk_targets(self, verb: str) -> tuple[list[Proposal], int] | None:
-        """The marked rows (or, none marked, every row shown) that are pending; None if none."""
-        rows = [p for p in self.shown if p.id in self.marked] if self.marked else list(self.shown)
-        pending = [p for p in rows if p.status == "pending"]
-        if not pending:
+        got = bulk_targets(self.shown, self.marked)
+        if not got[0]:
             self.notify(f"Nothing to {verb}: no pending proposal is marked or shown.", severity="warning")
             return None
-        return pending, len(rows) - len(pending)
+        return got
 
     def action_approve_many(self) -> None:
         """`A`: approve the marked rows (or every row the filter shows), after one confirmation."""

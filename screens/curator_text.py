@@ -153,6 +153,14 @@ def kinds_count(proposals) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def bulk_targets(shown, marked: list[int]) -> tuple[list, int]:
+    """The marked rows (or, none marked, every row shown) that are pending, and how many of
+    those rows are not pending (left alone)."""
+    rows = [p for p in shown if p.id in marked] if marked else list(shown)
+    pending = [p for p in rows if p.status == "pending"]
+    return pending, len(rows) - len(pending)
+
+
 def bulk_title(verb: str, proposals) -> str:
     """ "Approve 12 proposals: 9 merge, 3 archive"."""
     n = len(proposals)

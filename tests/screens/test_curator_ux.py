@@ -104,3 +104,35 @@ def test_rows_preview_member_text_and_agents(seeded):
     arch = rows[ids["proposals"]["archive"]]
     assert arch.text == "Old note: the VPN config lives in the wiki" and arch.agents == ["atlas"]
     assert [r.proposal.id for r in eng.curator.rows(status="pending", agent="hermes")] == []
+
+
+async def test_agent_and_kind_filters_narrow_the_bulk_approve(seeded):
+    eng, ids = seeded
+    for text in (
+        "Release notes are written in the shared notebook",
+        "Release notes are written in the shared notebook!",
+    ):
+        eng.add_memory(text, agent="hermes", dedup=False)
+    hermes = [p.id for p in eng.curator.run().proposals]
+    assert len(hermes) == 1
+    app = make_app(eng)
+    async with app.run_test(size=(160, 40)) as pilot:
+        pane, table = await _open(app, pilot)
+        assert table.row_count == 3
+        agent = app.query_one("#c-agent", Select)
+        assert pane.agents == ["atlas", "hermes"]
+        agent.value = "hermes"
+        await settle(app, pilot)
+        assert [table.get_row_at(i)[1] for i in range(table.row_count)] == hermes
+        app.query_one("#c-kind", Select).value = "merge"
+        await settle(app, pilot)
+        assert table.row_count == 1 and agent.value == "hermes"
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        assert app.screen.title_text == "Approve 1 proposal: 1 merge"
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert eng.curator.get(hermes[0]).proposal.status == "applied"
+        assert len(eng.curator.list(status="pending")) == 2  # the atlas ones untouched
+        assert app.errors == []

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Select
 
-from console.widgets.confirm import ConfirmModal, PromptModal, number_between, required
+from console.widgets.confirm import ConfirmModal, DialogError, PromptModal, number_between, required
+from console.widgets.header import StatusHeader
 from console.widgets.rowview import RowView
 from console.widgets.table import DataGrid
 
@@ -156,7 +157,7 @@ async def test_prompt_keeps_invalid_input_open_with_an_inline_error(seeded):
         await pilot.press(*"abc", "enter")
         await pilot.pause()
         assert app.screen is modal and got == []
-        err = modal.query_one("#prompt-error")
+        err = modal.query_one("#prompt-error", DialogError)
         assert "score must be a number" in err.message and err.display
         assert modal.query_one(Input).value == "abc"  # kept for a fix
         await pilot.press(*["backspace"] * 3, "7", "enter")
@@ -179,7 +180,7 @@ async def test_confirm_with_the_wrong_word_stays_open_and_says_why(seeded):
         await pilot.press(*"forgot", "enter")
         await pilot.pause()
         assert app.screen is modal and not done
-        assert "Type FORGET exactly" in modal.query_one("#confirm-error").message
+        assert "Type FORGET exactly" in modal.query_one("#confirm-error", DialogError).message
         await pilot.press(*["backspace"] * 6, *"FORGET", "enter")
         await pilot.pause()
         assert done == [True]
@@ -187,7 +188,7 @@ async def test_confirm_with_the_wrong_word_stays_open_and_says_why(seeded):
 
 async def test_the_flexible_column_takes_the_free_width(seeded):
     eng, _ = seeded
-    widths = {}
+    widths: dict[object, int] = {}
     for size in ((120, 40), (250, 50)):
         app = make_app(eng)
         async with app.run_test(size=size) as pilot:
@@ -261,7 +262,7 @@ async def test_the_header_labels_every_count(lifecycle):
     app = make_app(eng)
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(app, pilot)
-        text = app.query_one("#status").plain
+        text = app.query_one("#status", StatusHeader).plain
         assert f"rules {total - retired} active / {total}" in text
         assert "memories " in text and " core · " in text and " archived" in text
         assert "proposals " in text and " pending" in text and "forget " in text and " open" in text

@@ -24,7 +24,8 @@ from engine.lifecycle.types import RULE_STATUSES, BootContext, Rule, RuleDetail,
 
 from .base import Pane, PaneCommand
 from .lifecycle_marks import Marks
-from .rules_text import ago, info_text, retire_text, score_change_text
+from .rules_add import AddRuleModal, NewRule
+from .rules_text import info_text, retire_text, rule_rows, score_change_text
 
 COLUMNS = ("id", "score", "status", "rule", "viol", "reinforced", "pin", "agent", "domain")
 LIMIT = 500
@@ -52,6 +53,7 @@ class RulesPane(Pane):
     BINDINGS = [
         *Pane.BINDINGS,
         Binding("space", "mark", "Mark", id="rules.mark"),
+        Binding("n", "add_rule", "New rule…", id="rules.add"),
         Binding("p", "pin", "Pin/unpin", id="rules.pin"),
         Binding("r", "reinforce", "Reinforce", id="rules.reinforce"),
         Binding("x", "retire", "Retire…", id="rules.retire"),
@@ -130,28 +132,8 @@ class RulesPane(Pane):
         self._set_facets(facets)
         self.rules = {str(r.id): r for r in rules}
         self.marks.keep_only(self.rules)
-        rows = []
-        for r in rules:
-            dim = "bright_black" if r.status == "retired" else ""
-            text = r.text.replace("\n", " ")
-            rows.append(
-                (
-                    r.id,
-                    [
-                        r.id,
-                        charts.score_text(r.score),
-                        charts.status_text(r.status),
-                        Text(text[:44] + ("…" if len(text) > 44 else ""), style=dim),
-                        r.violations or "",
-                        ago(now, r.last_reinforced_at),
-                        "●" if r.pinned else "",
-                        r.agent or "(all)",
-                        r.domain or "–",
-                    ],
-                )
-            )
         table = self.table("#rules-table")
-        table.set_rows(rows)
+        table.set_rows(rule_rows(rules, now, self.marks))
         table.border_title = self.marks.title(self.TABLE_TITLE)
         shown = (
             f"{len(rules)} of {facets.total} rules" if len(rules) < facets.total else f"{len(rules)} rules"
@@ -277,6 +259,20 @@ class RulesPane(Pane):
             act(i, reason=REASON)
         self.app.call_from_thread(self.marks.clear)
         self.app.call_from_thread(self.say, f"{len(ids)} rules {DONE[change]}.")
+        self.wrote()
+
+    def action_add_rule(self) -> None:
+        f = self.filters()  # the agent and domain filters prefill the dialog
+        self.app.push_screen(AddRuleModal(f["agent"] or "", f["domain"] or ""), self._add_entered)
+
+    def _add_entered(self, new: NewRule | None) -> None:
+        if new is not None:
+            self.add_rule(new)
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="rules.edit")
+    def add_rule(self, n: NewRule) -> None:
+        r = self.engine.rules.add(n.text, score=n.score, agent=n.agent, domain=n.domain, reason=REASON)
+        self.app.call_from_thread(self.say, f"Rule #{r.id} added: score {r.score:g}, {r.status}.")
         self.wrote()
 
     def action_pin(self) -> None:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from rich.text import Text
 
 from console.widgets import charts
 from engine.clock import DAY, iso
 from engine.lifecycle.decay import band
 from engine.lifecycle.types import Rule, RuleDetail
+
+from .lifecycle_marks import Marks
+
+DIM = {"retired": "bright_black"}
 
 
 def day(t: float | None) -> str:
@@ -66,3 +73,27 @@ def score_change_text(r: Rule, s: float, why: str) -> str:
         f"{' (pinned: status does not follow the score)' if r.pinned else ''}.\n\n"
         f"“{r.text[:200]}”\n\nReason: {why}\nDecay counts from now."
     )
+
+
+def rule_rows(rules: Sequence[Rule], now: float, marks: Marks) -> list[tuple[int, list[Any]]]:
+    """The rules table's rows (the id cell carries the mark)."""
+    rows: list[tuple[int, list[Any]]] = []
+    for r in rules:
+        text = r.text.replace("\n", " ")
+        rows.append(
+            (
+                r.id,
+                [
+                    marks.cell(str(r.id), r.id),
+                    charts.score_text(r.score),
+                    charts.status_text(r.status),
+                    Text(text[:44] + ("…" if len(text) > 44 else ""), style=DIM.get(r.status, "")),
+                    r.violations or "",
+                    ago(now, r.last_reinforced_at),
+                    "●" if r.pinned else "",
+                    r.agent or "(all)",
+                    r.domain or "–",
+                ],
+            )
+        )
+    return rows

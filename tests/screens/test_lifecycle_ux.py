@@ -4,11 +4,12 @@ show."""
 
 from __future__ import annotations
 
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
-from console.widgets.confirm import ConfirmModal
+from console.widgets.confirm import ConfirmModal, DialogError
 from console.widgets.table import DataGrid
 from engine.clock import DAY
+from screens.rules_add import AddRuleModal
 
 from .helpers import make_app, settle
 
@@ -121,6 +122,9 @@ async def test_rules_marked_rows_pin_reinforce_retire_after_one_confirmation(lif
         assert "2 marked" in str(table.border_title)
         row = table.get_row_index(str(r["lock"]))
         assert table.get_row_at(row)[0].plain == f"✓ {r['lock']}"
+        app.data_changed()  # a refresh keeps the marks and shows them
+        await settle(app, pilot)
+        assert table.get_row_at(table.get_row_index(str(r["lock"])))[0].plain == f"✓ {r['lock']}"
         before = {k: eng.rules.get(r[k]).score for k in ("tests", "lock")}
         # reinforce: one confirmation with the count; cancelling writes nothing
         await pilot.press("r")
@@ -153,4 +157,55 @@ async def test_rules_marked_rows_pin_reinforce_retire_after_one_confirmation(lif
         await pilot.click("#confirm")
         await settle(app, pilot)
         assert {eng.rules.get(r[k]).status for k in ("tests", "lock")} == {"retired"}
+    assert app.errors == []
+
+
+async def test_add_rule_dialog_keeps_invalid_score_open_then_adds(lifecycle):
+    eng, _, _ = lifecycle
+    before = {r.id for r in eng.rules.list()}
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        app.query_one("#rules-table", DataGrid).focus()
+        await pilot.press("n")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, AddRuleModal)
+        assert app.focused is modal.query_one("#rule-add-text", Input)
+        modal.query_one("#rule-add-text", Input).value = "Never force-push to main"
+        modal.query_one("#rule-add-agent", Input).value = "agent-7"
+        modal.query_one("#rule-add-domain", Input).value = "git"
+        for bad, says in (("abc", "not 'abc'"), ("11", "between 0 and 10")):
+            modal.query_one("#rule-add-score", Input).value = bad
+            await pilot.pause()  # the Changed message (it clears the error) before the click
+            await pilot.click("#rule-add-ok")
+            await pilot.pause()
+            assert app.screen is modal  # still open
+            assert says in modal.query_one(DialogError).message
+            assert {r.id for r in eng.rules.list()} == before
+        # no text: stays open too
+        modal.query_one("#rule-add-score", Input).value = "7.5"
+        text = modal.query_one("#rule-add-text", Input)
+        kept, text.value = text.value, " "
+        await pilot.pause()
+        await pilot.click("#rule-add-ok")
+        await pilot.pause()
+        assert app.screen is modal and "text is required" in modal.query_one(DialogError).message
+        text.value = kept
+        text.focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, AddRuleModal)
+        (new,) = [r for r in eng.rules.list() if r.id not in before]
+        assert (new.text, new.score, new.agent, new.domain, new.status) == (
+            "Never force-push to main",
+            7.5,
+            "agent-7",
+            "git",
+            "active",
+        )
+        assert str(new.id) in app.pane("rules").rules  # type: ignore[attr-defined]
     assert app.errors == []

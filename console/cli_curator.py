@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from engine.clock import iso
+from engine.curator.risky import risk_of
 
 from .cli_common import ID, emit, fail, json_option, pass_ctx, table
 
@@ -114,6 +115,8 @@ def proposal_show(ctx, proposal_id, as_json):
         click.echo(f"proposal {p.id}: {p.kind} {p.target_kind} — {p.status}")
         if p.survivor_text:
             click.echo(f"text: {p.survivor_text}")
+        if why := risk_of(p.evidence):
+            click.echo(f"RISKY: {why}")
         for m in d.members:
             mark = "*" if m.id == d.survivor_id else " "
             click.echo(f" {mark} {m.kind} {m.id} [{m.state}, {m.strength:.2f}] {_short(m.text, 100)}")
@@ -161,13 +164,16 @@ def _report(outcomes, verb: str, as_json: bool) -> None:
                     + (f", result {o.result_id}" if o.result_id else "")
                     + ")"
                 )
+            elif o.skipped:
+                click.echo(f"proposal {o.id}: {o.error} (--include-risky approves it)")
             else:
                 click.echo(f"proposal {o.id}: refused — {o.error}")
         done = sum(1 for o in rows if o.ok)
-        click.echo(f"{done} of {len(rows)} {verb}")
+        skipped = sum(1 for o in rows if o.skipped)
+        click.echo(f"{done} of {len(rows)} {verb}" + (f"; {skipped} risky skipped" if skipped else ""))
 
     emit(outcomes, as_json, human)
-    bad = [o for o in outcomes if not o.ok]
+    bad = [o for o in outcomes if not o.ok and not o.skipped]
     if bad:
         fail(f"{len(bad)} of {len(outcomes)} proposal(s) refused: " + ", ".join(str(o.id) for o in bad), 1)
 
@@ -191,13 +197,19 @@ def bulk_options(f):
 @click.argument("proposal_ids", type=ID, nargs=-1)
 @click.option("--text", default=None, help="Edit the survivor (merge) or rule (promote) text (one id only).")
 @click.option("--reason", default="")
+@click.option(
+    "--include-risky",
+    is_flag=True,
+    help="Also approve risky merges (members differing only in numbers/dates).",
+)
 @bulk_options
 @json_option
 @pass_ctx
-def proposal_approve(ctx, proposal_ids, text, reason, kind, agent, all_, as_json):
+def proposal_approve(ctx, proposal_ids, text, reason, include_risky, kind, agent, all_, as_json):
     """Approve and apply: one id (its proposal printed), several ids, or `--kind K [--agent A] --all`
     (per-id outcomes; each applied in its own transaction, a stale one refused and reported while
-    the others still apply; exit 1 if any was refused)."""
+    the others still apply; exit 1 if any was refused). Several at once skip risky merges unless
+    --include-risky."""
     if len(proposal_ids) == 1 and not all_ and kind is None and agent is None:
         with ctx.engine(load="now" if text is not None else "lazy") as eng:
             p = eng.curator.approve(proposal_ids[0], text=text, reason=reason)
@@ -206,7 +218,9 @@ def proposal_approve(ctx, proposal_ids, text, reason, kind, agent, all_, as_json
     if text is not None:
         fail("--text edits one proposal; name exactly one id")
     with ctx.engine(load="lazy") as eng:
-        outcomes = eng.curator.approve_many(_targets(eng, proposal_ids, kind, agent, all_), reason=reason)
+        outcomes = eng.curator.approve_many(
+            _targets(eng, proposal_ids, kind, agent, all_), reason=reason, include_risky=include_risky
+        )
     _report(outcomes, "approved and applied", as_json)
 
 

@@ -192,11 +192,7 @@ class CuratorPane(Pane):
             self.notify("Select a proposal first.", severity="warning", timeout=2)
             return None
         if d.proposal.status != "pending":
-            self.notify(
-                f"Proposal #{d.proposal.id} is {d.proposal.status}; only pending ones can be "
-                f"approved or rejected.",
-                severity="warning",
-            )
+            self.notify(f"Proposal #{d.proposal.id} is {d.proposal.status}, not pending.", severity="warning")
             return None
         return d
 
@@ -260,10 +256,8 @@ class CuratorPane(Pane):
 
     # -- marking and deciding many ---------------------------------------------------------------------
     def _title(self) -> None:
-        t = self.table("#proposals")
-        t.border_title = f"proposals ({len(self.shown)})" + (
-            f" · {len(self.marked)} marked" * bool(self.marked)
-        )
+        marked = f" · {len(self.marked)} marked" if self.marked else ""
+        self.table("#proposals").border_title = f"proposals ({len(self.shown)}){marked}"
 
     def action_mark(self) -> None:
         """`space`: mark or unmark the selected row (A / X act on the marked rows)."""
@@ -281,22 +275,26 @@ class CuratorPane(Pane):
         if t.cursor_row < t.row_count - 1:
             t.move_cursor(row=t.cursor_row + 1)
 
-    def _bulk_targets(self, verb: str) -> tuple[list[Proposal], int] | None:
-        got = bulk_targets(self.shown, self.marked)
+    def _bulk_targets(self, verb: str) -> tuple[list[Proposal], int, int] | None:
+        got = bulk_targets(self.shown, self.marked, skip_risky=verb == "approve")
         if not got[0]:
-            self.notify(f"Nothing to {verb}: no pending proposal is marked or shown.", severity="warning")
+            why = "; risky merges: mark them with space" if got[2] else ""
+            self.notify(
+                f"Nothing to {verb}: no pending proposal is marked or shown{why}.", severity="warning"
+            )
             return None
         return got
 
     def action_approve_many(self) -> None:
-        """`A`: approve the marked rows (or every row the filter shows), after one confirmation."""
+        """`A`: approve the marked rows (or every row the filter shows but risky merges), after one
+        confirmation."""
         if (got := self._bulk_targets("approve")) is None:
             return
-        props, left_out = got
+        props, left_out, risky = got
         ids = [p.id for p in props]
         self.confirm(
             bulk_title("Approve", props),
-            bulk_body("Approve and apply", props, left_out, bool(self.marked)),
+            bulk_body("Approve and apply", props, left_out, bool(self.marked), risky),
             lambda: self.decide_many("approve", ids, "approved from the console (bulk)"),
             confirm_label=f"Approve {len(ids)}",
         )
@@ -305,7 +303,7 @@ class CuratorPane(Pane):
         """`X`: reject the marked rows (or every row the filter shows) with one reason."""
         if (got := self._bulk_targets("reject")) is None:
             return
-        props, _ = got
+        props = got[0]
         ids = [p.id for p in props]
         self.prompt(
             bulk_title("Reject", props) + ". Why? (the reason is recorded on each)",
@@ -316,7 +314,7 @@ class CuratorPane(Pane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
     def decide_many(self, verb: str, ids: list[int], reason: str) -> None:
         if verb == "approve":
-            outcomes = self.engine.curator.approve_many(ids, reason=reason)
+            outcomes = self.engine.curator.approve_many(ids, reason=reason, include_risky=True)
         else:
             outcomes = self.engine.curator.reject_many(ids, reason)
         self.deliver(
@@ -391,14 +389,12 @@ class CuratorPane(Pane):
     def commands(self) -> list[PaneCommand]:
         return [
             PaneCommand("Run the curator", "Scan and queue proposals", lambda: self.action_run(False)),
-            PaneCommand(
-                "Dry-run the curator",
-                "Show what it would propose; write nothing",
-                lambda: self.action_run(True),
-            ),
+            PaneCommand("Dry-run the curator", "Writes nothing", lambda: self.action_run(True)),
             PaneCommand("Approve selected proposal", "Confirmed; applies at once", self.action_approve),
             PaneCommand("Edit survivor and approve", "Merge/promote text", self.action_approve_edit),
             PaneCommand("Reject selected proposal", "With a reason", self.action_reject),
             PaneCommand("Undo selected applied proposal", "Confirmed", self.action_undo),
+            PaneCommand("Approve marked proposals", "Or all shown (risky skipped)", self.action_approve_many),
+            PaneCommand("Reject marked proposals", "Or all shown; one reason", self.action_reject_many),
             PaneCommand("View the latest run report", "Markdown", self.action_view_report),
         ]

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.text import Text
 
 from console.widgets.fmt import when
+from engine.curator.risky import risk_of
 from engine.curator.types import CuratorRun, ProposalDetail, ProposalRow
 
 MARK = "✓"  # a marked row (space)
@@ -70,6 +71,8 @@ def proposal_text(d: ProposalDetail) -> Text:
     if p.result_id:
         t.append(f" · result #{p.result_id}", style="dim")
     t.append("\n")
+    if why := risk_of(p.evidence):
+        t.append(f"\n⚠ RISKY: {why}\n", style="bold yellow")
     if p.survivor_text is not None:
         t.append("\nproposed survivor", style="bold cyan")
         if d.survivor_id:
@@ -101,7 +104,14 @@ def proposal_text(d: ProposalDetail) -> Text:
                     style="green" if v is not None and v >= 0.9 else "",
                 )
             t.append("\n")
-    hidden = ("similarities", "survivor_id", "member_state", "audit_mark")  # shown above, or internal
+    hidden = (
+        "similarities",
+        "survivor_id",
+        "member_state",
+        "audit_mark",
+        "risky",
+        "risky_reason",
+    )  # shown above, or internal
     extra = {k: v for k, v in p.evidence.items() if k not in hidden}
     if extra:
         t.append("\nevidence: ", style="bold")
@@ -117,7 +127,7 @@ def proposal_text(d: ProposalDetail) -> Text:
 def evidence_short(p) -> str:
     e = p.evidence or {}
     if "min_similarity" in e:
-        return f"cos ≥ {e['min_similarity']:.3f}"
+        return ("⚠ risky · " if risk_of(e) else "") + f"cos ≥ {e['min_similarity']:.3f}"
     if "idle_days" in e:
         return f"idle {e['idle_days']:g} d"
     return ", ".join(f"{k} {v}" for k, v in list(e.items())[:2] if not isinstance(v, (list, dict)))[:40]
@@ -153,12 +163,14 @@ def kinds_count(proposals) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def bulk_targets(shown, marked: list[int]) -> tuple[list, int]:
-    """The marked rows (or, none marked, every row shown) that are pending, and how many of
-    those rows are not pending (left alone)."""
+def bulk_targets(shown, marked: list[int], skip_risky: bool = False) -> tuple[list, int, int]:
+    """The marked rows (or, none marked, every row shown) that are pending; how many of those rows
+    are not pending (left alone); how many risky merges were left out (`skip_risky` and none
+    marked: marking a risky merge includes it)."""
     rows = [p for p in shown if p.id in marked] if marked else list(shown)
     pending = [p for p in rows if p.status == "pending"]
-    return pending, len(rows) - len(pending)
+    todo = [p for p in pending if not (skip_risky and not marked and risk_of(p.evidence))]
+    return todo, len(rows) - len(pending), len(pending) - len(todo)
 
 
 def bulk_title(verb: str, proposals) -> str:
@@ -167,7 +179,7 @@ def bulk_title(verb: str, proposals) -> str:
     return f"{verb} {n} proposal{'' if n == 1 else 's'}: {kinds_count(proposals)}"
 
 
-def bulk_body(verb: str, proposals, left_out: int, marked: bool) -> str:
+def bulk_body(verb: str, proposals, left_out: int, marked: bool, risky_skipped: int = 0) -> str:
     """What a bulk decision will change, in words (the confirmation's body)."""
     ids = ", ".join(f"#{p.id}" for p in proposals[:20]) + (" …" if len(proposals) > 20 else "")
     src = "the marked rows" if marked else "every row the current filter shows"
@@ -178,6 +190,13 @@ def bulk_body(verb: str, proposals, left_out: int, marked: bool) -> str:
         body += " Approving applies each at once (merges make one new memory, archives archive, …)."
     if left_out:
         body += f" {left_out} shown row(s) are not pending and are left alone."
+    if risky_skipped:
+        body += (
+            f" {risky_skipped} risky merge(s) (members differ only in numbers or dates) are skipped:"
+            " mark them with space to include them."
+        )
+    if n := sum(1 for p in proposals if risk_of(p.evidence)):
+        body += f" Includes {n} RISKY merge(s) you marked (members differ only in numbers or dates)."
     return body
 
 
@@ -186,6 +205,9 @@ def bulk_result(verb: str, outcomes) -> str:
     ok = [o for o in outcomes if o.ok]
     bad = [o for o in outcomes if not o.ok]
     msg = f"{verb} {len(ok)} of {len(outcomes)} proposal(s)."
+    if skipped := [o for o in bad if o.skipped]:
+        msg += f" {len(skipped)} risky skipped."
+        bad = [o for o in bad if not o.skipped]
     if bad:
         msg += " Refused: " + "; ".join(f"#{o.id} {o.error}" for o in bad[:3])
         msg += " …" if len(bad) > 3 else ""

@@ -66,11 +66,18 @@ def filter_agent(ctx: Context, proposals: list[Proposal], agent: str | None) -> 
 
 
 def decide_each(
-    ids: list[int], decide: Callable[[int], Proposal], current: Callable[[int], str | None]
+    ids: list[int],
+    decide: Callable[[int], Proposal],
+    current: Callable[[int], str | None],
+    skip: dict[int, str] | None = None,
 ) -> list[BulkOutcome]:
-    """`decide(id)` per id, each its own transaction; an engine error is that id's outcome."""
+    """`decide(id)` per id, each its own transaction; an engine error is that id's outcome. An id
+    in `skip` is left alone and reported as skipped with its reason."""
     out: list[BulkOutcome] = []
     for pid in dict.fromkeys(ids):  # once each, in the order given
+        if skip and pid in skip:
+            out.append(BulkOutcome(pid, False, current(pid), f"skipped, risky: {skip[pid]}", skipped=True))
+            continue
         try:
             p = decide(pid)
             out.append(BulkOutcome(pid, True, p.status, None, p.result_id))

@@ -20,6 +20,7 @@ from engine.curator import report as curator_report
 from engine.curator import state as curator_state
 from engine.curator.enqueue import dedup, insert_proposal
 from engine.curator.queue import ProposalQueue
+from engine.curator.risky import risk_of
 from engine.curator.scan import scan
 from engine.curator.types import (
     PROPOSAL_KINDS,
@@ -310,11 +311,22 @@ class Curator:
         return curator_bulk.filter_agent(self.ctx, rows, agent)
 
     def approve_many(
-        self, ids: builtins.list[int], reason: str = ""
+        self, ids: builtins.list[int], reason: str = "", include_risky: bool = False
     ) -> builtins.list[curator_bulk.BulkOutcome]:
         """Approve and apply each proposal in its own transaction; a stale or decided one is
-        refused and reported, the others still apply."""
-        return curator_bulk.decide_each(ids, lambda i: self.approve(i, reason=reason), self._status)
+        refused and reported, the others still apply. A risky merge (its members differ only in
+        numbers or dates) is skipped and reported unless `include_risky`."""
+        risky = {} if include_risky else self._risky(ids)
+        return curator_bulk.decide_each(
+            ids, lambda i: self.approve(i, reason=reason), self._status, skip=risky
+        )
+
+    def _risky(self, ids: builtins.list[int]) -> dict[int, str]:
+        out = {}
+        for p in self.queue.proposals([int(i) for i in ids]):
+            if p.status == "pending" and (why := risk_of(p.evidence)):
+                out[p.id] = why
+        return out
 
     def reject_many(self, ids: builtins.list[int], reason: str) -> builtins.list[curator_bulk.BulkOutcome]:
         if not isinstance(reason, str) or not reason.strip():

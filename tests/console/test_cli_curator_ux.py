@@ -89,3 +89,25 @@ def test_proposals_list_shows_text_and_agent_filter(run):
     assert "coffee machine" not in out
     code, out, _ = run("proposals", "--agent", "atlas", "--json")
     assert len(json.loads(out)) == 2
+
+
+WEEKLY = "Weekly review week {n}: walk through the open incidents, the on-call handover notes and the deploy calendar"
+
+
+def test_risky_merges_shown_and_skipped_unless_included(run):
+    for n in (40, 44, 46):
+        run("add", WEEKLY.format(n=n), "--agent", "atlas", "--no-dedup")
+    run("add", PAIRS[0][0], "--agent", "atlas", "--no-dedup")
+    run("add", PAIRS[1][0], "--agent", "atlas", "--no-dedup")
+    assert run("curate", "run", "--no-model")[0] == 0
+    props = json.loads(run("proposals", "--kind", "merge", "--json")[1])
+    risky = next(p["id"] for p in props if p["evidence"].get("risky"))
+    safe = next(p["id"] for p in props if not p["evidence"].get("risky"))
+    code, out, _ = run("proposal", "show", str(risky))
+    assert "RISKY: the texts differ only in numbers or dates (40 / 44 / 46)" in out
+    code, out, _ = run("proposal", "approve", "--kind", "merge", "--all", "--json")
+    outcomes = {o["id"]: o for o in json.loads(out)}
+    assert code == 0 and outcomes[safe]["ok"] and outcomes[risky]["skipped"]
+    assert _status(run, risky) == "pending" and _status(run, safe) == "applied"
+    code, out, _ = run("proposal", "approve", "--kind", "merge", "--all", "--include-risky")
+    assert code == 0 and "1 of 1 approved" in out and _status(run, risky) == "applied"

@@ -136,3 +136,42 @@ async def test_agent_and_kind_filters_narrow_the_bulk_approve(seeded):
         assert eng.curator.get(hermes[0]).proposal.status == "applied"
         assert len(eng.curator.list(status="pending")) == 2  # the atlas ones untouched
         assert app.errors == []
+
+
+WEEKLY = "Weekly review week {n}: walk through the open incidents, the on-call handover notes and the deploy calendar"
+
+
+async def test_risky_merge_flagged_and_left_out_of_A_unless_marked(seeded):
+    eng, ids = seeded
+    for n in (40, 44, 46):
+        eng.add_memory(WEEKLY.format(n=n), agent="atlas", dedup=False)
+    risky = next(p.id for p in eng.curator.run().proposals if p.evidence.get("risky"))
+    merge, archive = ids["proposals"]["merge"], ids["proposals"]["archive"]
+    app = make_app(eng)
+    async with app.run_test(size=(160, 40)) as pilot:
+        pane, table = await _open(app, pilot)
+        table.select_key(risky)
+        await settle(app, pilot)
+        assert "RISKY: the texts differ only in numbers or dates" in str(
+            app.query_one("#proposal-text").render()
+        )
+        cols = [c.label.plain for c in table.ordered_columns]
+        assert str(table.get_row_at(table.cursor_row)[cols.index("evidence")]).startswith("⚠ risky")
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        assert app.screen.title_text == "Approve 2 proposals: 1 archive, 1 merge"
+        assert "1 risky merge(s)" in app.screen.body and f"#{risky}" not in app.screen.body
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert eng.curator.get(risky).proposal.status == "pending"
+        assert {eng.curator.get(i).proposal.status for i in (merge, archive)} == {"applied"}
+        table.select_key(risky)
+        await settle(app, pilot)
+        await pilot.press("space", "A")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal) and "Includes 1 RISKY merge" in app.screen.body
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert eng.curator.get(risky).proposal.status == "applied"
+        assert app.errors == []

@@ -81,13 +81,22 @@ def iso_times(doc: Any) -> Any:
 def counts_text(counts: dict[str, Any], indent: str = "  ") -> str:
     """A summary of counts for people: "5 agents · 12 sessions", nested groups on their own
     line ("lifecycle: 40 rules · 3 flows"), never a Python dict."""
-    flat = [f"{v:,} {k.replace('_', ' ')}" for k, v in counts.items() if not isinstance(v, dict)]
+    flat = [_count(k, v) for k, v in counts.items() if not isinstance(v, dict)]
     lines = [indent + " · ".join(flat)] if flat else []
     for k, v in counts.items():
         if isinstance(v, dict):
-            inner = counts_text(v, "").strip()
+            inner = counts_text(v, indent + "  ").strip()
             lines.append(f"{indent}{k.replace('_', ' ')}: {inner or 'nothing'}")
     return "\n".join(lines)
+
+
+def _count(key: str, value: Any) -> str:
+    """One "12 sessions" part; a list or text value reads as "pending kinds: archive, merge"."""
+    name = key.replace("_", " ")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shown = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+        return f"{name}: {shown}"
+    return f"{value:,} {name}"
 
 
 def warn(message: str) -> None:

@@ -8,7 +8,7 @@ import click
 
 from engine.clock import iso
 
-from .cli_common import ID, UNIT, emit, fail, json_option, pass_ctx, progress_bar, table
+from .cli_common import ID, UNIT, counts_text, emit, fail, json_option, pass_ctx, progress_bar, table
 
 TIER_CHOICE = click.Choice(["core", "active", "archived", "all"])
 KIND_CHOICE = click.Choice(["episodic", "semantic", "procedural"])
@@ -330,7 +330,7 @@ def demo(ctx, force, as_json):
     emit(
         summary,
         as_json,
-        lambda s: click.echo(f"demo written to {ctx.db}: " + ", ".join(f"{v} {k}" for k, v in s.items())),
+        lambda s: click.echo(f"demo written to {ctx.db}:\n" + counts_text(s)),
     )
 
 

@@ -192,23 +192,22 @@ class FlowsPane(Pane):
         if not d.rolling:
             charts.message(plot, "effectiveness over time", "no runs yet")
         else:
-            plt = charts.reset(plot, "effectiveness after each run", "days from now")
+            plt = charts.reset(plot, "effectiveness % after each run · ▬ pass · × fail", "days from now")
             xs = [(p.at - self.now) / DAY for p in d.rolling]
             plt.plot(
                 xs,
                 [p.value * 100 for p in d.rolling],
-                color="cyan",
-                marker="braille",
-                label="effectiveness %",
+                color=charts.SERIES[0],
+                marker=charts.LINE_MARKER,
             )
             runs = sorted(d.runs, key=lambda r: r.at)
             ok = [(r.at - self.now) / DAY for r in runs if r.outcome == "pass"]
             bad = [(r.at - self.now) / DAY for r in runs if r.outcome == "fail"]
             if ok:
-                plt.scatter(ok, [100] * len(ok), color="green", marker="dot", label="pass")
+                plt.scatter(ok, [100] * len(ok), color=charts.GREEN, marker="▬")
             if bad:
-                plt.scatter(bad, [0] * len(bad), color="red", marker="x", label="fail")
-            plt.hline(thr * 100, "yellow")
+                plt.scatter(bad, [0] * len(bad), color=charts.RED, marker="×")
+            charts.threshold(plt, thr * 100, charts.YELLOW, f"flagged below {thr * 100:g}%", xs[0])
             plt.ylim(0, 100)
             plot.refresh()
         self.query_one("#flow-steps", Static).update(self._body_text(d))

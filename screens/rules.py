@@ -175,27 +175,32 @@ class RulesPane(Pane):
         plot = self.query_one("#rule-chart", PlotextPlot)
         info = self.query_one("#rule-info", Static)
         if d is None:
+            charts.box(self.query_one("#rule-detail"), "rule", [])
             charts.message(plot, "score history", "no rule selected")
             info.update("")
             return
         r, now = d.rule, d.projection.points[0].at if d.projection.points else self.now
-        self.query_one("#rule-detail").border_title = f"rule #{r.id}"
-        plt = charts.reset(plot, f"score: {HISTORY_DAYS} d of history, 30 d projected", "days from now")
+        plt = charts.reset(plot, "", "days from now")
         xs, ys = charts.step_series([((h.at - now) / DAY, h.old_score, h.new_score) for h in d.history])
         xs, ys = charts.clip_left(xs, ys, -HISTORY_DAYS)
+        series = []
         if xs:
             xs.append(0.0)
             ys.append(r.score)
-            plt.plot(xs, ys, label="history", color="cyan", marker="braille")
+            plt.plot(xs, ys, color=charts.SERIES[0], marker=charts.LINE_MARKER)
+            series.append((f"{HISTORY_DAYS} d of history", charts.SERIES[0]))
         plt.plot(
             [p.day for p in d.projection.points],
             [p.value for p in d.projection.points],
-            label="if not reinforced",
-            color="magenta",
-            marker="braille",
+            color=charts.SERIES[1],
+            marker=charts.LINE_MARKER,
         )
-        for edge, color in charts.BAND_LINES:
-            plt.hline(edge, color)
+        series.append(("30 d if not reinforced", charts.SERIES[1]))
+        right = d.projection.points[-1].day if d.projection.points else 30.0
+        for edge, color, label in charts.BAND_LINES:
+            charts.threshold(plt, edge, color, label, right * 0.4)
+        plt.xlim(min([*xs, 0.0]), right)
+        charts.box(self.query_one("#rule-detail"), f"rule #{r.id} · score", series)
         plt.ylim(0, 10.5)
         plot.refresh()
         info.update(info_text(d, now))

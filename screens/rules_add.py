@@ -42,6 +42,7 @@ class AddRuleModal(ModalScreen[NewRule | None]):
     def __init__(self, agent: str = "", domain: str = "") -> None:
         super().__init__()
         self.agent, self.domain = agent, domain
+        self._errored: tuple[str, ...] = ()  # the fields as they were when the error was shown
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -66,9 +67,13 @@ class AddRuleModal(ModalScreen[NewRule | None]):
     def _value(self, wid: str) -> str:
         return self.query_one(f"#{wid}", Input).value.strip()
 
+    def _values(self) -> tuple[str, ...]:
+        return tuple(i.value for i in self.query(Input))
+
     @on(Input.Changed)
     def _typed(self) -> None:
-        self.query_one(DialogError).show("")
+        if self._values() != self._errored:  # an edit since the error: clear it
+            self.query_one(DialogError).show("")
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#rule-add-ok")
@@ -76,6 +81,7 @@ class AddRuleModal(ModalScreen[NewRule | None]):
         text, score = self._value("rule-add-text"), self._value("rule-add-score")
         error = required("the rule's text")(text) or number_between(0, 10, "score")(score)
         if error:  # the dialog stays open, the fields kept for a fix
+            self._errored = self._values()
             self.query_one(DialogError).show(error)
             return
         self.dismiss(

@@ -1,18 +1,43 @@
 """Chart helpers over textual-plotext and rule score bands, shared by the Rules, Flows and Decay
-panes: colours by band, a step series from a history, a pass/fail strip for table cells."""
+panes: colours by band, a step series from a history, a pass/fail strip for table cells, and the
+chart box: its title names the chart and the series it shows, its subtitle is the legend (outside
+the plotted area), threshold lines carry their label, every series has its own colour (RGB, so
+no theme maps two of them to one hue)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from rich.text import Text
+from textual.widget import Widget
 from textual_plotext import PlotextPlot
 
 # The bands operators know (engine/decay.py BANDS): 9–10 critical, 7–8 and 5–6 active,
 # 3–4 dormant, 1–2 (and below) retired. Named colours read on dark and light themes.
 BAND_STYLES = ((9.0, "bold red"), (7.0, "green"), (5.0, "cyan"), (3.0, "yellow"), (0.0, "bright_black"))
 STATUS_STYLES = {"critical": "bold red", "active": "green", "dormant": "yellow", "retired": "bright_black"}
-BAND_LINES = ((9.0, "red"), (5.0, "green"), (3.0, "yellow"))  # the edges drawn on score charts
+RGB = tuple[int, int, int]
+RED: RGB = (230, 70, 70)
+GREEN: RGB = (90, 200, 90)
+YELLOW: RGB = (220, 190, 60)
+# The edges drawn on score charts, each labelled with the band it starts.
+BAND_LINES: tuple[tuple[float, RGB, str], ...] = (
+    (9.0, RED, "critical 9"),
+    (5.0, GREEN, "active 5"),
+    (3.0, YELLOW, "dormant 3"),
+)
+# Series colours, all distinct from each other and from the threshold lines above.
+SERIES: tuple[RGB, ...] = (
+    (0, 200, 230),  # cyan
+    (255, 150, 30),  # orange
+    (200, 110, 255),  # violet
+    (60, 130, 255),  # blue
+    (255, 110, 190),  # pink
+    (170, 230, 60),  # lime
+)
+LINE_MARKER = "hd"  # braille dots spill a cell or more past the right axis; half blocks stay inside
+TIERS: dict[str, RGB] = {"core": (60, 130, 255), "active": GREEN, "archived": (150, 150, 150)}
 
 
 def band_style(score: float) -> str:
@@ -85,3 +110,29 @@ def clip_left(xs: list[float], ys: list[float], x0: float) -> tuple[list[float],
     keep = [i for i, x in enumerate(xs) if x >= x0]
     held = ys[keep[0] - 1] if keep else ys[-1]
     return [x0, *(xs[i] for i in keep)], [held, *(ys[i] for i in keep)]
+
+
+def series_color(i: int) -> RGB:
+    return SERIES[i % len(SERIES)]
+
+
+def hex_color(rgb: RGB) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
+
+
+def box(plot: Widget, name: str, series: Sequence[tuple[str, RGB]]) -> None:
+    """The chart box names the chart and its series (title) and shows the legend (subtitle),
+    both outside the plotted area. Plain Text: labels are never parsed as markup."""
+    names = ", ".join(label for label, _ in series)
+    plot.border_title = Text(f"{name}: {names}" if names else name)
+    legend = Text()
+    for label, rgb in series:
+        legend.append(" ■ ", style=hex_color(rgb))
+        legend.append(label + " ")
+    plot.border_subtitle = legend if series else None
+
+
+def threshold(plt: Any, y: float, rgb: RGB, label: str, x: float) -> None:
+    """A horizontal threshold line with its label written on it at `x` (inside the axes)."""
+    plt.hline(y, rgb)
+    plt.text(label, x, y, color=rgb, alignment="left")

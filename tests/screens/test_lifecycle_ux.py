@@ -179,8 +179,8 @@ async def test_add_rule_dialog_keeps_invalid_score_open_then_adds(lifecycle):
         modal.query_one("#rule-add-domain", Input).value = "git"
         for bad, says in (("abc", "not 'abc'"), ("11", "between 0 and 10")):
             modal.query_one("#rule-add-score", Input).value = bad
-            await pilot.pause()  # the Changed message (it clears the error) before the click
-            await pilot.click("#rule-add-ok")
+            await pilot.pause()
+            await pilot.press("enter")  # enter in a field submits (layout-independent)
             await pilot.pause()
             assert app.screen is modal  # still open
             assert says in modal.query_one(DialogError).message
@@ -190,7 +190,7 @@ async def test_add_rule_dialog_keeps_invalid_score_open_then_adds(lifecycle):
         text = modal.query_one("#rule-add-text", Input)
         kept, text.value = text.value, " "
         await pilot.pause()
-        await pilot.click("#rule-add-ok")
+        await pilot.press("enter")
         await pilot.pause()
         assert app.screen is modal and "text is required" in modal.query_one(DialogError).message
         text.value = kept
@@ -208,4 +208,35 @@ async def test_add_rule_dialog_keeps_invalid_score_open_then_adds(lifecycle):
             "active",
         )
         assert str(new.id) in app.pane("rules").rules  # type: ignore[attr-defined]
+    assert app.errors == []
+
+
+async def test_charts_name_their_series_in_the_box_with_distinct_colours(lifecycle):
+    from textual_plotext import PlotextPlot
+
+    from console.widgets import charts
+
+    eng, ids, _ = lifecycle
+    m, r = ids["mem"], ids["rule"]
+    app = make_app(eng)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("6")
+        await settle(app, pilot)
+        mem = app.query_one("#chart-memories", PlotextPlot)
+        title = str(mem.border_title)
+        assert title.startswith("memory strength:")
+        assert f"m{m['hotfix']} episodic" in title and f"m{m['standup']} episodic" in title
+        assert f"m{m['hotfix']} episodic" in str(mem.border_subtitle)  # the legend, outside the plot
+        assert f"r{r['tests']}" in str(app.query_one("#chart-rules", PlotextPlot).border_title)
+        dist = app.query_one("#chart-distribution", PlotextPlot)
+        assert "core, active, archived" in str(dist.border_title)
+        assert "configured rates" in str(app.query_one("#chart-forecast", PlotextPlot).border_title)
+    # every series its own colour: the tiers (core and archived were both purple), the series
+    # palette, and neither the same as a threshold line
+    assert len(set(charts.TIERS.values())) == 3
+    assert len(set(charts.SERIES)) == len(charts.SERIES)
+    lines = {c for _, c, _ in charts.BAND_LINES}
+    assert not lines & set(charts.SERIES)
+    assert [label for _, _, label in charts.BAND_LINES] == ["critical 9", "active 5", "dormant 3"]
     assert app.errors == []

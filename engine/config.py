@@ -72,12 +72,13 @@ class SearchSettings:
     # unchanged vs no bound (69.0% vs 69.1% agreement with every-word search); 40k also cut p95
     # (228 -> 141 ms) but agreement to 57%. Never applies below this many memories. 0 = off.
     keyword_rows: int = 150_000
-    # Vector search answers from an in-memory matrix (engine/vector_matrix.py; KNN ~20x faster
-    # than vec0's scan at 100k) once an engine has run this many vector searches: the matrix then
-    # loads in a background thread on its own connection (seconds at 100k, ~1.5 KB a memory) and
-    # vec0 answers until it is ready. Long-lived engines (console, benches) get it; one-shot CLI
-    # calls never pay to load it. `eng.vectors.keep_in_memory(background=True)` starts it at
-    # once. It follows every process's writes through the vector_changes log. 0 = never.
+    # Vector search answers from an in-memory matrix (engine/retrieval/vector_matrix.py; KNN ~20x
+    # faster than the store's vector scan at 100k) once an engine has run this many vector
+    # searches: the matrix then loads in a background thread on its own connection (seconds at
+    # 100k, ~1.5 KB a memory) and the store's vector index answers until it is ready. Long-lived
+    # engines (console, benches) get it; one-shot CLI calls never pay to load it.
+    # `eng.vectors.keep_in_memory(background=True)` starts it at once. It follows every process's
+    # writes through the vector_changes log. 0 = never.
     matrix_after: int = 3
     # From this many vectors on, the matrix finds candidates by the Hamming distance of sign bits
     # (32x less memory to scan) and rescores max(bits_rescore, 10·k) of them exactly; below it,
@@ -85,7 +86,7 @@ class SearchSettings:
     bits_from: int = 50_000
     bits_rescore: int = 2000
     # An add_memories batch at least this big checks near-duplicates against the in-memory matrix
-    # in one product instead of one vec0 scan per item (75 ms each at 100k memories).
+    # in one product instead of one vector-index scan per item (75 ms each at 100k memories).
     dedup_matrix_from: int = 32
     # final = fused · (1 - w_s - w_i - w_r + w_s·strength + w_i·importance + w_r·recency)
     strength_weight: float = 0.1

@@ -162,7 +162,7 @@ class MemoriesService:
                     conn, at=now, actor=ctx.actor, action="add", target_kind="memory", target_id=mid,
                     reason=reason,
                     summary={"kind": n["kind"], "category": n["category"], "tier": n["tier"],
-                             "agent": n["agent"], "preview": audit.snippet(n["content"])},
+                             "agent": n["agent"], "preview": audit.preview(n["content"])},
                 )  # fmt: skip
                 results.append(AddResult(mid, False))
             return results
@@ -293,7 +293,7 @@ class MemoriesService:
             table.update(conn, before.id, changes, now)
             summary = {c: [getattr(before, c, None), v] for c, v in changes.items() if c != "content"}
             if "content" in changes:
-                summary["content"] = [audit.snippet(before.content), audit.snippet(changes["content"])]
+                summary["content"] = [audit.preview(before.content), audit.preview(changes["content"])]
             audit.append(
                 conn, at=now, actor=self.ctx.actor, action=action, target_kind="memory", target_id=before.id,
                 reason=reason, summary=summary,

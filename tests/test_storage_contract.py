@@ -12,7 +12,7 @@ from pathlib import Path
 
 ENGINE = Path(__file__).resolve().parents[1] / "engine"
 # A source format, not our storage: Hermes keeps its sessions in its own SQLite file.
-ALLOWED = {"engine/importers/hermes.py"}
+ALLOWED = {"engine/importers/hermes.py", "engine/importers/hermes_live.py"}
 SQLISH = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|PRAGMA|WHERE|FROM|JOIN)\b")
 SQLITE_ONLY = re.compile(
     r"\bMATCH\b|\bbm25\(|\bsnippet\(|\bvec0\b|memories_vec|\bPRAGMA\b|sqlite_master|sqlite_sequence"

@@ -22,7 +22,6 @@ import json
 import logging
 import os
 import queue
-import sqlite3
 import sys
 import threading
 from collections.abc import Callable
@@ -50,7 +49,7 @@ def agent_name(identity: str | None, home: Path) -> str:
     return home.name if home.parent.name == "profiles" else "hermes"
 
 
-def hermes_message(row: sqlite3.Row) -> dict[str, Any]:
+def hermes_message(row: dict[str, Any]) -> dict[str, Any]:
     """One state.db message as `memconsole import hermes` stores it."""
     keys = row.keys()
     meta: dict[str, Any] = {"hermes_id": row["id"]}
@@ -58,18 +57,18 @@ def hermes_message(row: sqlite3.Row) -> dict[str, Any]:
     if role not in ("user", "assistant", "system", "tool"):
         meta["hermes_role"], role = role, "system"
     for k in ("tool_call_id", "finish_reason", "reasoning"):
-        if k in keys and row[k]:
+        if k in keys and row.get(k):
             meta[k] = row[k]
-    if "tool_calls" in keys and row["tool_calls"]:
+    if "tool_calls" in keys and row.get("tool_calls"):
         with contextlib.suppress(ValueError):
             meta["tool_calls"] = json.loads(row["tool_calls"])
     content = str(row["content"] or "").replace("\x00", "")
     return dict(
         role=role,
         content=content[:100_000],
-        tool_name=row["tool_name"] or None,
-        at=float(row["timestamp"] or 0) or None,
-        token_count=row["token_count"],
+        tool_name=row.get("tool_name") or None,
+        at=float(row.get("timestamp") or 0) or None,
+        token_count=row.get("token_count"),
         metadata=meta,
     )
 
@@ -327,14 +326,6 @@ class MemconsoleProvider(MemoryProvider):
         self.last_error = f"{where}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         log.warning("memconsole provider %s", self.last_error)
 
-    def _state_db(self) -> sqlite3.Connection | None:
-        p = self.home / "state.db"
-        if not p.is_file():
-            return None
-        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
-        conn.row_factory = sqlite3.Row
-        return conn
-
     def _gone(self, sid: str) -> bool:
         """A session a forget removed here is never re-created from Hermes' copy of it (an
         import would skip it too): checked on every write, since the operator may forget it while
@@ -360,16 +351,13 @@ class MemconsoleProvider(MemoryProvider):
             self._high[sid] = max([int(i) for i in ids if isinstance(i, int)] or [0])
         except NotFound:
             started, title = None, ""
-            conn = self._state_db()
-            if conn is not None:
-                with conn:
-                    row = conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchone()
-                conn.close()
-                if row is not None:
-                    started = row["started_at"]
-                    parent = parent or (row["parent_session_id"] or "")
-                    cols = row.keys()
-                    title = row["title"] if "title" in cols and row["title"] else ""
+            from engine.importers import hermes_live
+
+            row = hermes_live.session_row(self.home, sid)
+            if row is not None:
+                started = row.get("started_at")
+                parent = parent or (row.get("parent_session_id") or "")
+                title = row.get("title") or ""
             try:
                 self.eng.sessions.add(
                     sid,
@@ -392,24 +380,16 @@ class MemconsoleProvider(MemoryProvider):
         if not sid or self._gone(sid):
             return
         self._ensure_session(sid)
-        conn = self._state_db()
-        if conn is None:
+        from engine.importers import hermes_live
+
+        rows = hermes_live.messages_after(self.home, sid, self._high.get(sid, 0))
+        if rows is None:  # no state.db in this home: the turn's texts as given
             if fallback and not any(self.eng.forget.is_forgotten("message", text=t) for t in fallback):
                 self.eng.sessions.add_messages(sid, [
                     dict(role="user", content=fallback[0], metadata={"hermes_live": True}),
                     dict(role="assistant", content=fallback[1], metadata={"hermes_live": True}),
                 ])  # fmt: skip
             return
-        try:
-            cols = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
-            where = " AND active != 0" if "active" in cols else ""
-            where += " AND coalesce(display_kind, '') != 'hidden'" if "display_kind" in cols else ""
-            rows = conn.execute(
-                f"SELECT * FROM messages WHERE session_id = ? AND id > ?{where} ORDER BY id",
-                (sid, self._high.get(sid, 0)),
-            ).fetchall()
-        finally:
-            conn.close()
         if rows:
             keep = [r for r in rows if not self.eng.forget.is_forgotten("message", text=r["content"] or "")]
             if keep:

@@ -165,7 +165,7 @@ def head(conn) -> tuple[int, str]:
     return (int(r[0]), r[1]) if r else (0, GENESIS)
 
 
-def snippet(text: str, n: int = 60) -> str:
+def preview(text: str, n: int = 60) -> str:
     """A short preview of content for an audit summary (forget scrubs these; see forget.py)."""
     t = " ".join(text.split())
     return t if len(t) <= n else t[: n - 1] + "…"

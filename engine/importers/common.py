@@ -150,7 +150,7 @@ def insert_memory(
             "category": n["category"],
             "tier": n["tier"],
             "agent": n["agent"],
-            "preview": audit.snippet(n["content"]),
+            "preview": audit.preview(n["content"]),
         },
     )
     return mid

@@ -41,7 +41,7 @@ def import_curator_runs(conn, s: ImportSummary, files: FilesData, key: str, now:
             action="curator-run",
             target_kind="hermes-curator-run",
             target_id=run.id,
-            reason=audit.snippet(str(d.get("llm_summary") or ""), 200),
+            reason=audit.preview(str(d.get("llm_summary") or ""), 200),
             summary={
                 k: d.get(k)
                 for k in ("duration_seconds", "model", "provider", "auto_transitions", "counts")

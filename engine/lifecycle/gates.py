@@ -152,7 +152,7 @@ class Gates:
                         summary={
                             "outcome": outcome,
                             "flow": flow,
-                            "content": [audit.snippet(r["content"]), audit.snippet(content)],
+                            "content": [audit.preview(r["content"]), audit.preview(content)],
                         },
                     )
                     self.memories.reinforce_in(conn, [r["id"]], now, action="reinforce", reason="gate post")

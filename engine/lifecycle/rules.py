@@ -210,7 +210,7 @@ class Rules:
                 "source": source,
                 "agent": agent,
                 "domain": domain,
-                "preview": audit.snippet(text),
+                "preview": audit.preview(text),
             },
         )
         return rid

@@ -1,6 +1,6 @@
 """Every vector of the file held in one float32 matrix, for long-lived engines (console, benches,
 big ingests): exact cosine KNN as one matrix-vector product (~9 ms at 100k here against ~75 ms for
-vec0's brute-force scan), filters as numpy masks over per-row metadata codes.
+the SQLite vector index's brute-force scan), filters as numpy masks over per-row metadata codes.
 
 It stays equal to the file through `vector_changes`, a log that triggers on `memories` append to
 whenever a vector or a filter field changes or a memory is deleted (see schema.py). `sync()` reads

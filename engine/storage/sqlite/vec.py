@@ -10,8 +10,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from engine.sql import chunked, marks
-
 
 class SqliteVectorStore:
     def put(
@@ -34,8 +32,10 @@ class SqliteVectorStore:
         )
 
     def delete(self, conn: Any, memory_ids: Sequence[int]) -> None:
-        for part in chunked(memory_ids):
-            conn.execute(f"DELETE FROM memories_vec WHERE memory_id IN ({marks(len(part))})", part)
+        # Point deletes: vec0 scans every chunk for `memory_id IN (...)` (see entries()).
+        conn.executemany(
+            "DELETE FROM memories_vec WHERE memory_id = ?", ((i,) for i in dict.fromkeys(memory_ids))
+        )
 
     def knn(
         self, conn: Any, query: bytes, k: int, where: str, params: Sequence[Any]
@@ -51,12 +51,9 @@ class SqliteVectorStore:
     def distances(self, conn: Any, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
         if not ids:
             return []
-        rows = conn.execute(
-            f"SELECT memory_id, vec_distance_cosine(embedding, ?) FROM memories_vec "
-            f"WHERE memory_id IN ({marks(len(ids))})",
-            [query, *ids],
-        ).fetchall()
-        return [(int(r[0]), float(r[1])) for r in rows]
+        sql = "SELECT memory_id, vec_distance_cosine(embedding, ?) FROM memories_vec WHERE memory_id = ?"
+        rows = (conn.execute(sql, (query, i)).fetchone() for i in dict.fromkeys(ids))
+        return [(int(r[0]), float(r[1])) for r in rows if r is not None]
 
     def count_closer(
         self, conn: Any, query: bytes, distance: float, where: str, params: Sequence[Any]
@@ -72,13 +69,17 @@ class SqliteVectorStore:
         return None if row is None else row[0]
 
     def entries(self, conn: Any, ids: Sequence[int]) -> list[Any]:
+        # One point lookup per id: vec0 answers `memory_id = ?` from its rowid map but scans every
+        # chunk for `IN (...)` (20 ids in a 100k table: 0.5 ms as points, 37 ms as one IN).
+        sql = (
+            "SELECT memory_id, embedding, tier, kind, category, agent, user FROM memories_vec"
+            " WHERE memory_id = ?"
+        )
         rows: list[Any] = []
-        for part in chunked(ids):
-            rows += conn.execute(
-                "SELECT memory_id, embedding, tier, kind, category, agent, user FROM memories_vec "
-                f"WHERE memory_id IN ({marks(len(part))})",
-                part,
-            ).fetchall()
+        for i in dict.fromkeys(ids):
+            row = conn.execute(sql, (i,)).fetchone()
+            if row is not None:
+                rows.append(row)
         return rows
 
     def scan(self, conn: Any, batch: int = 4096) -> Iterator[list[Any]]:

@@ -9,22 +9,17 @@ import getpass
 import os
 import threading
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.audit.service import AuditLog
 from engine.clock import Clock, SystemClock
 from engine.config import Settings, load_settings
 from engine.context import Context
-from engine.curator.service import Curator
 from engine.embed import Embedder, EmbedderHandle
-from engine.forget.service import Forget
-from engine.health.doctor import Health
-from engine.importers.service import Importers
-from engine.lifecycle.boot import Boot
 from engine.lifecycle.decay_pass import Decay
 from engine.lifecycle.flows import Flows
-from engine.lifecycle.gates import Gates
 from engine.lifecycle.rules import Rules
 from engine.memories import MemoriesService
 from engine.retrieval.search import Retrieval
@@ -32,6 +27,14 @@ from engine.retrieval.vectors import VectorIndex
 from engine.sessions import SessionsService
 from engine.storage import Storage, open_storage
 from engine.types import Counts, Explanation, SearchResult
+
+if TYPE_CHECKING:
+    from engine.curator.service import Curator
+    from engine.forget.service import Forget
+    from engine.health.doctor import Health
+    from engine.importers.service import Importers
+    from engine.lifecycle.boot import Boot
+    from engine.lifecycle.gates import Gates
 
 
 def default_actor() -> str:
@@ -81,20 +84,52 @@ class MemoryEngine:
         self.decay = Decay(self.ctx)
         self.rules = Rules(self.ctx, self.memories)
         self.flows = Flows(self.ctx)
-        self.boot = Boot(self.ctx, self.rules)
-        self.gates = Gates(self.ctx, self.rules, self.flows, self.boot, self.memories)
-        # -- services (curator, forget, audit, health, importers) --
-        self.importers = Importers(self.ctx, self.memories, self.sessions, self.flows)
         self.audit = AuditLog(self.ctx)  # registers the head anchor's after-commit hook
-        self.curator = Curator(self.ctx, self.memories)
-        self.forget = Forget(self.ctx)
-        self.health = Health(self.ctx, self.memories)
+        # boot, gates, curator, forget, health and importers are built on first use (below): a
+        # console's first frame or a one-verb CLI call does not pay their imports (~0.1 s).
         if auto_backfill:
             self.embedder.on_ready(self._backfill_quietly)
         if load == "background":
             self.embedder.start()
         elif load == "now":
             self.embedder.wait()
+
+    # -- services built on first use (stateless beyond the context: building twice is harmless) -----
+    @cached_property
+    def boot(self) -> Boot:
+        from engine.lifecycle.boot import Boot
+
+        return Boot(self.ctx, self.rules)
+
+    @cached_property
+    def gates(self) -> Gates:
+        from engine.lifecycle.gates import Gates
+
+        return Gates(self.ctx, self.rules, self.flows, self.boot, self.memories)
+
+    @cached_property
+    def importers(self) -> Importers:
+        from engine.importers.service import Importers
+
+        return Importers(self.ctx, self.memories, self.sessions, self.flows)
+
+    @cached_property
+    def curator(self) -> Curator:
+        from engine.curator.service import Curator
+
+        return Curator(self.ctx, self.memories)
+
+    @cached_property
+    def forget(self) -> Forget:
+        from engine.forget.service import Forget
+
+        return Forget(self.ctx)
+
+    @cached_property
+    def health(self) -> Health:
+        from engine.health.doctor import Health
+
+        return Health(self.ctx, self.memories)
 
     # -- the context, as attributes (settable: services see the change at once) --------------------
     @property

@@ -17,6 +17,7 @@ from engine.curator import state as curator_state
 from engine.errors import InvalidInput
 from engine.tables import memories as memories_table
 from engine.tables import rule_history
+from engine.tables import rules as rules_table
 from engine.tables.rule_history import RuleChange
 from engine.types import load_json
 
@@ -43,13 +44,7 @@ def _restore(conn, table: str, row: dict) -> None:
         raise InvalidInput(
             f"snapshot names unknown {table} column(s): {', '.join(sorted(set(cols) - known))[:200]}"
         )
-    if table == "memories":
-        memories_table.restore(conn, row, known)
-        return
-    conn.execute(
-        f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
-        [row[c] for c in cols] + [row["id"]],
-    )
+    (memories_table if table == "memories" else rules_table).restore(conn, row, known)
 
 
 class Applier:
@@ -212,18 +207,22 @@ class Applier:
         meta.setdefault("merged_from", [])
         meta["merged_from"] = sorted(set(meta["merged_from"]) | {r["id"] for r in rows if r["id"] != sid})
         status = surv["status"] if surv["pinned"] else band(score)
-        self.conn.execute(
-            "UPDATE rules SET text = ?, score = ?, status = ?, metadata = ?, updated_at = ? WHERE id = ?",
-            (new_text, score, status, json.dumps(meta, ensure_ascii=False), self.now, sid),
+        rules_table.update(
+            self.conn,
+            sid,
+            {
+                "text": new_text,
+                "score": score,
+                "status": status,
+                "metadata": json.dumps(meta, ensure_ascii=False),
+            },
+            self.now,
         )
         self._history(sid, surv, score, status)
         for r in rows:
             if r["id"] == sid:
                 continue
-            self.conn.execute(
-                "UPDATE rules SET status = 'retired', absorbed_into = ?, updated_at = ? WHERE id = ?",
-                (sid, self.now, r["id"]),
-            )
+            rules_table.update(self.conn, r["id"], {"status": "retired", "absorbed_into": sid}, self.now)
             self._history(r["id"], r, float(r["score"]), "retired")
         return sid
 
@@ -244,23 +243,21 @@ class Applier:
     def _promote(self, text, vector) -> int:
         r = self._live_memory(self.members[0])
         score = float(self.evidence.get("rule_score") or self.ctx.settings.curator.promote_rule_score)
-        cur = self.conn.execute(
-            "INSERT INTO rules(text, domain, agent, source, score, status, last_reinforced_at, created_at,"
-            " metadata, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id",
-            (
-                text if text is not None else (self.p["survivor_text"] or r["content"]),
-                "",
-                r["agent"],
-                r["category"] if r["category"] in ("learning", "discovery") else "manual",
-                score,
-                band(score),
-                self.now,
-                self.now,
-                json.dumps({"promoted_from": r["id"], "proposal_id": self.p["id"]}),
-                self.now,
-            ),
-        ).fetchall()
-        rid = int(cur[0][0])
+        rid = rules_table.insert(
+            self.conn,
+            {
+                "text": text if text is not None else (self.p["survivor_text"] or r["content"]),
+                "domain": "",
+                "agent": r["agent"],
+                "source": r["category"] if r["category"] in ("learning", "discovery") else "manual",
+                "score": score,
+                "status": band(score),
+                "last_reinforced_at": self.now,
+                "created_at": self.now,
+                "metadata": json.dumps({"promoted_from": r["id"], "proposal_id": self.p["id"]}),
+                "updated_at": self.now,
+            },
+        )
         self.created["rules"].append(rid)
         self._history(rid, None, score, band(score))
         return rid
@@ -272,9 +269,7 @@ class Applier:
                 f"proposal {self.p['id']} is stale: rule {r['id']} was reinforced after the "
                 "proposal was made; reject it and run the curator again"
             )
-        self.conn.execute(
-            "UPDATE rules SET status = 'retired', updated_at = ? WHERE id = ?", (self.now, r["id"])
-        )
+        rules_table.update(self.conn, r["id"], {"status": "retired"}, self.now)
         self._history(r["id"], r, float(r["score"]), "retired")
         return r["id"]
 
@@ -304,8 +299,7 @@ def undo(conn, proposal_row) -> dict:
         for row in snap["before"][table].values():
             _restore(conn, table, row)
     memories_table.delete(conn, created.get("memories", []))
-    for rid in created.get("rules", []):
-        conn.execute("DELETE FROM rules WHERE id = ?", (rid,))
+    rules_table.delete(conn, created.get("rules", []))
     return {
         "restored": sum(len(v) for v in snap["before"].values()),
         "deleted": {k: len(v) for k, v in created.items()},

@@ -15,6 +15,7 @@ from engine.lifecycle.types import (
     Rule,
 )
 from engine.tables import rule_history
+from engine.tables import rules as rules_table
 
 
 class RuleChanges:
@@ -44,10 +45,7 @@ class RuleChanges:
                 and before.status != "retired"
             ):
                 changes["status"] = band(changes["score"])
-            cols = ", ".join(f"{c} = ?" for c in changes)  # names come from this module only
-            conn.execute(
-                f"UPDATE rules SET {cols}, updated_at = ? WHERE id = ?", [*changes.values(), now, rid]
-            )
+            rules_table.update(conn, rid, changes, now)
             new_score = changes.get("score", before.score)
             new_status = changes.get("status", before.status)
             if new_score != before.score or new_status != before.status:

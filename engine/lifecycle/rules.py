@@ -34,6 +34,7 @@ from engine.lifecycle.types import (
 )
 from engine.memory_input import check_text
 from engine.tables import rule_history
+from engine.tables import rules as rules_table
 
 
 class MemoryAdder(Protocol):
@@ -167,24 +168,22 @@ class Rules:
         actor, now = self.ctx.actor, self.ctx.clock.now()
         at = float(created_at) if created_at is not None else now
         status = band(score)
-        got = conn.execute(
-            "INSERT INTO rules(text, domain, agent, source, score, status, last_reinforced_at,"
-            " created_at, pinned, metadata, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
-            (
-                text,
-                domain,
-                agent,
-                source,
-                score,
-                status,
-                at,
-                at,
-                1 if pinned else 0,
-                json.dumps(metadata or {}, ensure_ascii=False),
-                now,
-            ),
-        ).fetchall()
-        rid = int(got[0][0])
+        rid = rules_table.insert(
+            conn,
+            {
+                "text": text,
+                "domain": domain,
+                "agent": agent,
+                "source": source,
+                "score": score,
+                "status": status,
+                "last_reinforced_at": at,
+                "created_at": at,
+                "pinned": 1 if pinned else 0,
+                "metadata": json.dumps(metadata or {}, ensure_ascii=False),
+                "updated_at": now,
+            },
+        )
         rule_history.record(
             conn,
             rule_history.RuleChange(

@@ -12,6 +12,7 @@ from engine.audit import log as audit
 from engine.errors import InvalidInput, NotFound
 from engine.memory_input import check_text
 from engine.retrieval.query import clean, plan
+from engine.tables import sessions as sessions_table
 from engine.types import Message, MessageHit, Session, SessionDetail, load_json
 
 if TYPE_CHECKING:
@@ -90,14 +91,15 @@ class SessionsService:
         def write(conn: Any) -> None:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
                 raise InvalidInput(f"a session with id {sid!r} already exists")
-            conn.execute(
-                "INSERT INTO sessions(id, agent, user, source, model, title, started_at, ended_at,"
-                " parent_session_id, metadata) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    sid, agent or "", user or "", source or "", model or "", title or "",
-                    started_at if started_at is not None else now, ended_at, parent_session_id,
-                    json.dumps(metadata or {}, ensure_ascii=False),
-                ),
+            sessions_table.insert(
+                conn,
+                {
+                    "id": sid, "agent": agent or "", "user": user or "", "source": source or "",
+                    "model": model or "", "title": title or "",
+                    "started_at": started_at if started_at is not None else now, "ended_at": ended_at,
+                    "parent_session_id": parent_session_id,
+                    "metadata": json.dumps(metadata or {}, ensure_ascii=False),
+                },
             )  # fmt: skip
             audit.append(
                 conn, at=now, actor=self.ctx.actor, action="add", target_kind="session", target_id=sid,

@@ -215,6 +215,6 @@ def upsert_flow(
         replace=row is not None,
         created_at=created_at,
         reason="imported",
+        metadata=metadata,
     ).id
-    conn.execute("UPDATE flows SET metadata = ? WHERE id = ?", (meta_json, fid))
     return fid, "updated" if row is not None else "added"

@@ -229,9 +229,11 @@ class Flows:
         replace: bool = False,
         created_at: float | None = None,
         reason: str = "",
+        metadata: dict[str, Any] | None = None,
     ) -> Flow:
         """A new flow (unique name). With `replace`, an existing flow of that name is updated
-        in place and keeps its runs."""
+        in place and keeps its runs. `metadata` (an importer's provenance) is stored with sorted
+        keys, so an unchanged re-import compares equal."""
         name = check_text(name, "flow name", limit=200).strip()
         step_list = _text_list(steps, "steps")
         if not step_list:
@@ -252,6 +254,8 @@ class Flows:
             "status": status,
             "description": description,
         }
+        if metadata is not None:
+            vals["metadata"] = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
 
         def write(conn: Any) -> int:
             old = conn.execute("SELECT id FROM flows WHERE name = ?", (name,)).fetchone()

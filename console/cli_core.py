@@ -272,11 +272,22 @@ def memory_show(ctx, memory_id, as_json):
     emit(m, as_json, None)
 
 
-def _memory_op(name: str, method: str, takes_value: bool = False):
+def _memory_op(
+    name: str, method: str, takes_value: bool = False, many: str | None = None, help: str | None = None
+):
+    """`memory NAME ID`; with `many` (an engine bulk call) also `memory NAME ID ID...`: one
+    transaction, per-id outcomes, exit 1 if any id is missing."""
+
     def op(ctx, memory_id, reason, as_json, value=None):
+        ids = memory_id if many else (memory_id,)
+        if not ids:
+            fail(f"name at least one memory id: memory {name} ID... [--reason R]")
         with ctx.engine(embedder=None) as eng:
+            if many and len(ids) > 1:
+                _report_many(getattr(eng.memories, many)(list(ids), reason=reason), name, as_json)
+                return
             fn = getattr(eng.memories, method)
-            m = fn(memory_id, value, reason=reason) if takes_value else fn(memory_id, reason=reason)
+            m = fn(ids[0], value, reason=reason) if takes_value else fn(ids[0], reason=reason)
         emit(
             m,
             as_json,
@@ -290,13 +301,34 @@ def _memory_op(name: str, method: str, takes_value: bool = False):
     op = click.option("--reason", default="")(op)
     if takes_value:
         op = click.argument("value", type=UNIT)(op)
-    op = click.argument("memory_id", type=ID)(op)
-    return memory.command(name)(pass_ctx(op))
+    op = click.argument("memory_id", type=ID, nargs=-1 if many else 1, required=True)(op)
+    return memory.command(name, help=help)(pass_ctx(op))
 
 
-_memory_op("pin", "pin")
+def _report_many(outcomes, name: str, as_json: bool) -> None:
+    def human(rows):
+        for o in rows:
+            state = f"tier={o.tier}, pinned={o.pinned}"
+            click.echo(f"memory {o.id}: " + {"done": f"{name} done ({state})"}.get(o.outcome, o.note))
+        click.echo(f"{sum(o.outcome == 'done' for o in rows)} of {len(rows)} changed")
+
+    emit(outcomes, as_json, human)
+    missing = [o for o in outcomes if not o.ok]
+    if missing:
+        fail(
+            f"{len(missing)} of {len(outcomes)} id(s) not found: " + ", ".join(str(o.id) for o in missing), 1
+        )
+
+
+_memory_op(
+    "pin", "pin", many="pin_many",
+    help="Pin memories (ID... : several in one transaction, per-id outcomes): they never decay.",
+)  # fmt: skip
 _memory_op("unpin", "unpin")
-_memory_op("archive", "archive")
+_memory_op(
+    "archive", "archive", many="archive_many",
+    help="Archive memories (ID... : several in one transaction, per-id outcomes); restorable.",
+)  # fmt: skip
 _memory_op("restore", "restore")  # archived -> active; refused otherwise (exit 2)
 _memory_op("reinforce", "reinforce")
 _memory_op("importance", "set_importance", takes_value=True)

@@ -14,6 +14,8 @@ import numpy as np
 from engine.audit import log as audit
 from engine.errors import InvalidInput, NotFound
 from engine.lifecycle.decay import strength_at
+from engine.memory_bulk import MemoryOutcome
+from engine.memory_bulk import apply as apply_bulk
 from engine.memory_input import as_memory_id, check_text, normalize_item
 from engine.tables import memories as table
 from engine.tables.memories import NewMemory
@@ -329,6 +331,15 @@ class MemoriesService:
 
     def archive(self, memory_id: int, reason: str = "") -> Memory:
         return self.set_tier(memory_id, "archived", reason)
+
+    # -- marked rows at once: one transaction, one audit row per memory changed ------------------------
+    def archive_many(self, ids: Iterable[int], reason: str = "") -> builtins.list[MemoryOutcome]:
+        """Archive every id; per id: done, unchanged (already archived) or missing."""
+        return apply_bulk(self.ctx, builtins.list(ids), "archive", reason)
+
+    def pin_many(self, ids: Iterable[int], reason: str = "") -> builtins.list[MemoryOutcome]:
+        """Pin every id; per id: done, unchanged (already pinned) or missing."""
+        return apply_bulk(self.ctx, builtins.list(ids), "pin", reason)
 
     def restore(self, memory_id: int, reason: str = "") -> Memory:
         """An archived memory back to active (audited "restore"); decay restarts above the threshold.

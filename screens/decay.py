@@ -29,7 +29,7 @@ from engine.types import KINDS
 from .base import Pane, PaneCommand
 from .decay_charts import draw_distribution, draw_forecast, draw_memories, draw_rules
 from .decay_view import DecayView, forecast_rows, parse_chosen
-from .lifecycle_marks import Marks
+from .lifecycle_marks import Marks, outcomes_text
 
 STEP_DAYS = 7
 AUTO_MEMORIES, AUTO_RULES = 3, 2
@@ -259,7 +259,7 @@ class DecayPane(Pane):
         self.confirm(
             f"Pin {len(mems) + len(rules)} rows?",
             f"Pin {len(mems)} memories and {len(rules)} rules: "
-            + ", ".join([f"m{i}" for i in mems] + [f"r{i}" for i in rules][:20])
+            + ", ".join(([f"m{i}" for i in mems] + [f"r{i}" for i in rules])[:20])
             + "\nPinned memories never decay or archive; pinned rules keep their score and status.",
             lambda: self.bulk("pin", mems, rules),
             confirm_label="Pin",
@@ -268,14 +268,17 @@ class DecayPane(Pane):
     @work(thread=True, exclusive=True, exit_on_error=False, group="decay.edit")
     def bulk(self, what: str, mems: list[int], rules: list[int]) -> None:
         eng, why = self.engine, f"from the console: {what} from the decay forecast"
-        for i in mems:
-            (eng.memories.archive if what == "archive" else eng.memories.pin)(i, reason=why)
+        # The memories in one engine call (one transaction, per-id outcomes); rules one by one.
+        outcomes = (eng.memories.archive_many if what == "archive" else eng.memories.pin_many)(
+            mems, reason=why
+        )
         for i in rules:
             eng.rules.pin(i, reason=why)
         self.deliver(self.marks.clear)
         self.wrote()
         done = "archived" if what == "archive" else "pinned"
-        self.deliver(self.say, f"{len(mems)} memories{f' and {len(rules)} rules' if rules else ''} {done}.")
+        note = outcomes_text(outcomes, done) if mems else ""
+        self.deliver(self.say, note + (f" {len(rules)} rules pinned." if rules else ""))
 
     # -- run a pass now (the one write here) ------------------------------------------------------------
     def action_run_decay(self) -> None:

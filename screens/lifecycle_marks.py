@@ -4,9 +4,11 @@ shown and drops the rest. With nothing marked, an action falls back to the selec
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rich.text import Text
+
+from engine.memory_bulk import MemoryOutcome
 
 MARK = "✓"
 
@@ -47,3 +49,15 @@ class Marks:
 
     def title(self, base: str) -> str:
         return f"{base} · {len(self.keys)} marked" if self.keys else base
+
+
+def outcomes_text(outcomes: Sequence[MemoryOutcome], done: str) -> str:
+    """One line for a bulk edit's per-id outcomes: `3 memories archived · 1 already archived ·
+    not found: #99` (a stale mark is said, not silently dropped)."""
+    changed = sum(o.outcome == "done" for o in outcomes)
+    parts = [f"{changed} {'memory' if changed == 1 else 'memories'} {done}"]
+    if same := [o for o in outcomes if o.outcome == "unchanged"]:
+        parts.append(f"{len(same)} {same[0].note}")
+    if missing := [o.id for o in outcomes if o.outcome == "missing"]:
+        parts.append("not found: " + ", ".join(f"#{i}" for i in missing))
+    return " · ".join(parts) + "."

@@ -11,6 +11,7 @@ from engine.errors import InvalidInput
 from engine.types import Hit
 
 from .base import Pane
+from .lifecycle_marks import outcomes_text
 from .search_forms import MemoryForm
 
 
@@ -68,9 +69,8 @@ class HitEdits(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
     def pin_many(self, ids: list[int]) -> None:
-        for mid in ids:
-            self.engine.memories.pin(mid, reason="pinned from the console (marked)")
-        self.app.call_from_thread(self._done_marked, f"{len(ids)} memories pinned.")
+        outcomes = self.engine.memories.pin_many(ids, reason="pinned from the console (marked)")
+        self.app.call_from_thread(self._done_marked, outcomes_text(outcomes, "pinned"))
         self.wrote()
 
     def _done_marked(self, note: str) -> None:
@@ -161,9 +161,8 @@ class HitEdits(Pane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.edit")
     def archive_many(self, ids: list[int]) -> None:
-        for mid in ids:
-            self.engine.memories.archive(mid, reason="archived from the console (marked)")
-        self.app.call_from_thread(self._done_marked, f"{len(ids)} memories archived.")
+        outcomes = self.engine.memories.archive_many(ids, reason="archived from the console (marked)")
+        self.app.call_from_thread(self._done_marked, outcomes_text(outcomes, "archived"))
         self.wrote()
 
     def action_forget(self) -> None:

@@ -107,3 +107,29 @@ def test_memory_edit(run):
     assert entries[0]["action"] == "edit" and entries[0]["reason"] == "moved"
     assert run("memory", "edit", "1", "  ")[0] == 2
     assert run("memory", "edit", "99", "x")[0] == 2
+
+
+def test_memory_archive_and_pin_take_several_ids(run):
+    for w in ("one", "two", "three"):
+        run("add", f"fact {w} about the release train", "--no-dedup")
+    code, out, err = run("memory", "archive", "1", "2", "99", "--reason", "triage")
+    assert code == 1 and "1 of 3 id(s) not found: 99" in err
+    assert "memory 1: archive done" in out and "memory 99: no memory with id 99" in out
+    assert "2 of 3 changed" in out
+    code, out, _ = run("memory", "archive", "1", "3", "--json")
+    assert code == 0
+    assert [(o["id"], o["outcome"], o["ok"]) for o in json.loads(out)] == [
+        (1, "unchanged", True),
+        (3, "done", True),
+    ]
+    code, out, _ = run("memory", "pin", "2", "3", "--reason", "keep", "--json")
+    assert code == 0 and [o["pinned"] for o in json.loads(out)] == [True, True]
+    audit = json.loads(run("audit", "--action", "archive", "--json")[1])
+    audit = audit["entries"] if isinstance(audit, dict) else audit
+    assert sorted(int(e["target_id"]) for e in audit) == [1, 2, 3]  # one row per memory changed
+    # one id keeps the single-memory form (the memory itself); none is a usage error
+    assert json.loads(run("memory", "pin", "1", "--json")[1])["pinned"] is True
+    code, _, err = run("memory", "pin")
+    assert code == 2 and "Missing argument" in err
+    code, _, err = run("memory", "archive", "1", "x")
+    assert code == 2 and "Traceback" not in err

@@ -307,3 +307,31 @@ async def test_200x50_shows_the_breakdown_and_d_hides_it(seeded):
         await pilot.press("escape", "d")
         await pilot.pause()
         assert not detail.display
+
+
+async def test_marked_archive_is_one_engine_call_and_says_what_a_stale_mark_came_to(seeded, monkeypatch):
+    eng, _ = seeded
+    calls: list[list[int]] = []
+    real = eng.memories.archive_many
+    monkeypatch.setattr(
+        eng.memories, "archive_many", lambda ids, reason="": calls.append(ids) or real(ids, reason)
+    )
+    monkeypatch.setattr(eng.memories, "archive", lambda *a, **k: pytest.fail("one call per memory"))
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        pane = await _search(app, pilot, "deploy")
+        table = app.query_one("#results", DataGrid)
+        table.focus()
+        first, second = pane.result.hits[0].id, pane.result.hits[1].id
+        await pilot.press("space", "space", "a")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        real([second], reason="archived elsewhere meanwhile")  # the mark on `second` is now stale
+        before = len(eng.audit.log(limit=10_000))
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert calls == [[first, second]]
+        assert eng.memories.get(first).tier == "archived"
+        assert len(eng.audit.log(limit=10_000)) == before + 1  # only `first` changed
+        assert any(n.message == "1 memory archived · 1 already archived." for n in app._notifications)

@@ -203,3 +203,135 @@ def test_message_search_equals_sqlite(pg_url, tmp_path):
         got.append([[h.message.id for h in e.sessions.search_messages(q, limit=10)] for q in QUERIES])
         e.close()
     assert got[0] == got[1]
+
+
+PHRASE_TEXTS = [
+    "we met at ten o'clock by the river",
+    "the clock said ten, o what a morning",
+    "o'clock o'clock: twice o'clock",
+    "send the e-mail before the e mail server restarts",
+    "an email about e-mail e-mail e-mail",
+    "version v1.2 shipped; v1 2 was skipped",
+    "rock'n'roll and rock n roll are the same",
+    "clock o clock, o-clock",
+    "nothing to see here",
+] * 3
+
+
+PHRASE_QUERIES = [
+    '"o\'clock"',
+    '"e-mail"',
+    '"v1.2"',
+    "\"rock'n'roll\"",
+    '"o\'clock" OR "river"',
+    '"e mail" OR "email"',
+]
+
+
+@pytest.fixture
+def phrase_engines(pg_url, tmp_path):
+    lite = open_engine(tmp_path / "p.db", embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
+    pg = open_engine(pg_url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
+    for e in (lite, pg):
+        e.add_memories([{"content": t} for t in PHRASE_TEXTS], dedup=False)
+    yield lite, pg
+    lite.close()
+    pg.close()
+
+
+def test_a_quoted_term_of_several_tokens_is_a_phrase_as_in_fts5(phrase_engines):
+    lite, pg = phrase_engines
+    for match in PHRASE_QUERIES:
+        with lite.store.reading() as a, pg.store.reading() as b:
+            want = lite.store.keyword.top(a, "words", match, 50)
+            got = pg.store.keyword.top(b, "words", match, 50)
+            assert want, match
+            assert got == want, match  # the same documents, the same bm25 to the bit
+            assert pg.store.keyword.doc_freq(b, match) == lite.store.keyword.doc_freq(a, match)
+            for mid in (1, 2, 3, 7, 8):
+                assert pg.store.keyword.has(b, "words", match, mid) == lite.store.keyword.has(
+                    a, "words", match, mid
+                )
+    # the engine's own query path reaches it: "o'clock" stays one quoted word, two tokens
+    assert [h.id for h in pg.search("o'clock", mode="keyword", record_access=False).hits] == [
+        h.id for h in lite.search("o'clock", mode="keyword", record_access=False).hits
+    ]
+
+
+CJK_TEXTS = [
+    "東京タワーに行った。東京タワーは高い。",
+    "東京で寿司を食べた tokyo trip",
+    "大阪城と東京タワー",
+    "我们在北京见面 Beijing meeting",
+    "北京烤鸭很好吃,北京北京",
+    "서울에서 만나요 seoul",
+    "Tokyo TOKYO tokyo: the café in 東京",
+    "aaaaa bc",
+    "ab",
+    "plain english text about tokyo towers",
+]
+
+
+CJK_QUERIES = ["東京タワー", "北京烤鸭", "北京见面 meeting", "서울에서", "東京タ tokyo", "大阪城"]
+
+
+def test_cjk_and_substring_search_rank_as_fts5_trigram(pg_url, tmp_path):
+    lite = open_engine(tmp_path / "c.db", embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
+    pg = open_engine(pg_url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
+    try:
+        for e in (lite, pg):
+            e.add_memories([{"content": t} for t in CJK_TEXTS * 2], dedup=False)
+            sid = e.sessions.add("s1", title="t")
+            e.sessions.add_messages(sid, [{"role": "user", "content": t} for t in CJK_TEXTS])
+        for q in CJK_QUERIES:
+            p = plan(q)
+            assert p.index == "trigram", q
+            with lite.store.reading() as a, pg.store.reading() as b:
+                want = lite.store.keyword.top(a, "trigram", p.match or "", 20)
+                assert want, q
+                assert pg.store.keyword.top(b, "trigram", p.match or "", 20) == want, q
+                wf = lite.store.keyword.top_where(a, "trigram", p.match or "", "m.id > ?", [3], 20)
+                assert pg.store.keyword.top_where(b, "trigram", p.match or "", "m.id > ?", [3], 20) == wf, q
+                for mid in (1, 2, 7):
+                    assert pg.store.keyword.has(b, "trigram", p.match or "", mid) == lite.store.keyword.has(
+                        a, "trigram", p.match or "", mid
+                    ), (q, mid)
+            hits = [[h.id for h in e.search(q, mode="keyword", record_access=False).hits] for e in (lite, pg)]
+            assert hits[0] == hits[1], q
+            msgs = [[h.message.id for h in e.sessions.search_messages(q, limit=10)] for e in (lite, pg)]
+            assert msgs[0] and msgs[0] == msgs[1], q
+        # explain's rank and score through the trigram index
+        q = "東京タワー"
+        xa, xb = lite.explain(q, 1, k=10, mode="keyword"), pg.explain(q, 1, k=10, mode="keyword")
+        assert (xa.bm25_rank, xa.matched_terms) == (xb.bm25_rank, xb.matched_terms)
+    finally:
+        lite.close()
+        pg.close()
+
+
+def test_corpus_figures_are_cached_on_big_sources_and_reread_when_ids_move(pg_url, monkeypatch):
+    from engine.storage.postgres import keyword_stats
+
+    pg = open_engine(pg_url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
+    try:
+        pg.add_memories([{"content": f"deploy note {i}"} for i in range(30)], dedup=False)
+        stats = pg.store.keyword.stats
+        with pg.store.reading() as c:
+            small = stats.get(c, "memories")
+            assert stats.get(c, "memories") is not small  # below EXACT_BELOW: read every time
+        monkeypatch.setattr(keyword_stats, "EXACT_BELOW", 10)
+        with pg.store.reading() as c:
+            first = stats.get(c, "memories")
+            assert stats.get(c, "memories") is first  # cached
+        pg.add_memories([{"content": "deploy again"}], dedup=False)  # 1 new id of 30: under 10%
+        with pg.store.reading() as c:
+            assert stats.get(c, "memories") is first
+        pg.add_memories([{"content": f"deploy more {i}"} for i in range(5)], dedup=False)
+        with pg.store.reading() as c:
+            again = stats.get(c, "memories")
+            assert again is not first and again.n == 36
+        monkeypatch.setattr(keyword_stats, "STATS_TTL_S", -1.0)
+        with pg.store.reading() as c:
+            assert stats.get(c, "memories") is not again  # past the time limit: re-read
+    finally:
+        pg.close()

@@ -5,79 +5,96 @@ tokens, both filled by the store from `fts_pending` before a write commits (lexe
 tokens FTS5's `porter unicode61 remove_diacritics 2` makes). The score is FTS5's bm25() to the bit:
 k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6, idf * (tf-part), summed
 in query order with FTS5's order of operations, negated (lower is better); ties go to the older
-row, as FTS5's scan order does.
-`ts_rank` is not used. Each query term is its own MATERIALIZED CTE (one index range each).
+row, as FTS5's scan order does. `ts_rank` is not used. Each query term is its own MATERIALIZED
+CTE (one index range each); N and the total length come from keyword_stats.py's cache.
 
-Match expressions arrive quoted by the engine (`"a" OR "b"`); a term that tokenizes to several
-lexemes (a phrase), any other operator, and the trigram index are not in this slice and say so.
+Match expressions arrive quoted by the engine (`"a" OR "b"`). A quoted term that tokenizes to
+several lexemes is a phrase, as in FTS5: the documents holding all its lexemes are read and
+counted for the lexemes in a row, column by column (phrases.py). The trigram index (CJK and
+substring search) is keyword_trigram.py. Any other operator says it is not supported.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from engine.storage.indexes import FtsIndex, FtsTable
-from engine.storage.postgres.connection import unsupported
+from engine.storage.postgres.keyword_phrases import phrase_hits, quoted
+from engine.storage.postgres.keyword_stats import Corpus, CorpusStats
+from engine.storage.postgres.keyword_trigram import TrigramIndex
 from engine.storage.postgres.lexemes import lexemes
 
-_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 K1, B, IDF_FLOOR = 1.2, 0.75, 1e-6
+Term = tuple[str, ...]  # one lexeme, or a phrase of several
 
 
-def parse(match: str) -> list[str]:
-    """The lexeme of each quoted term of `match` (an OR of quoted terms), in query order."""
-    rest = _QUOTED.sub(" ", match)
-    if rest.replace("OR", " ").strip():
-        raise unsupported(f"this keyword query form ({match[:60]!r}): only OR-ed quoted terms")
-    out: list[str] = []
-    for m in _QUOTED.finditer(match):
-        lx = lexemes(m.group(1).replace('""', '"'))
-        if len(lx) > 1:
-            raise unsupported(f"phrase search ({m.group(1)[:40]!r} is several tokens)")
-        if lx:
-            out.append(lx[0])
-    return out
+def parse(match: str) -> list[Term]:
+    """The lexemes of each quoted term of `match`, in query order (terms without any dropped)."""
+    return [tuple(lx) for lx in (lexemes(t) for t in quoted(match)) if lx]
 
 
-def _words(index: FtsIndex) -> None:
-    if index != "words":
-        raise unsupported("the trigram index (CJK and substring search)")
-
-
-def scored_sql(src: str, terms: Sequence[str], join: str = "", where: str = "") -> tuple[str, list[Any]]:
+def scored_sql(
+    src: str,
+    terms: Sequence[Term],
+    corpus: Corpus,
+    given: dict[int, dict[int, int]],
+    join: str = "",
+    where: str = "",
+    above: int | None = None,
+    dfs: dict[int, int] | None = None,
+) -> tuple[str, list[Any]]:
     """SQL yielding (doc_id, score) for every document matching any of `terms`, with its `?`
-    parameters; `join`/`where` restrict the documents (their `?` parameters follow)."""
-    ctes = ["stats AS MATERIALIZED (SELECT count(*)::float8 AS n, coalesce(sum(len), 0)::float8 AS total"
-            " FROM fts_docs WHERE src = ?)"]  # fmt: skip
-    params: list[Any] = [src]
+    parameters; `join`/`where` restrict the documents (their `?` parameters follow). `given`:
+    {term index: {doc: tf}} for phrases, counted by the engine. `above`: documents above that id
+    only, read as such from the index, with `dfs` the whole index's frequencies (IDF stays FTS5's)."""
+    ctes: list[str] = []
+    params: list[Any] = []
+    win = "" if above is None else " AND doc_id > ?"
     for i, t in enumerate(terms):
-        ctes.append(f"t{i} AS MATERIALIZED (SELECT doc_id, tf FROM fts_terms WHERE src = ? AND term = ?)")
-        params += [src, t]
+        if i in given:
+            ids = [d for d in given[i] if above is None or d > above]
+            ctes.append(
+                f"t{i} AS MATERIALIZED (SELECT * FROM unnest(CAST(? AS bigint[]), CAST(? AS integer[]))"
+                " AS u(doc_id, tf))"
+            )
+            params += [ids, [given[i][d] for d in ids]]
+        else:
+            ctes.append(
+                f"t{i} AS MATERIALIZED (SELECT doc_id, tf FROM fts_terms WHERE src = ? AND term = ?{win})"
+            )
+            params += [src, t[0], *([] if above is None else [above])]
     hits = " UNION ALL ".join(f"SELECT {i} AS q, doc_id, tf FROM t{i}" for i in range(len(terms)))
     idf = " UNION ALL ".join(
-        f"SELECT {i} AS q, (SELECT count(*) FROM t{i})::float8 AS df" for i in range(len(terms))
+        f"SELECT {i} AS q, ?::float8 AS df"
+        if dfs is not None
+        else f"SELECT {i} AS q, (SELECT count(*) FROM t{i})::float8 AS df"
+        for i in range(len(terms))
     )
     ctes.append(f"hits AS ({hits})")
     ctes.append(
         "idf AS (SELECT q, CASE WHEN v <= 0 THEN 1e-6::float8 ELSE v END AS v FROM (SELECT q,"
-        " ln((st.n - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS v FROM (" + idf + ") d, stats st) x)"
+        " ln((?::float8 - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS v FROM (" + idf + ") d) x)"
     )
+    params.append(float(corpus.n))  # N's `?` comes before the frequencies' in the text
+    if dfs is not None:
+        params += [float(dfs[i]) for i in range(len(terms))]
     sql = (
         "WITH " + ", ".join(ctes) + " SELECT h.doc_id, -1.0::float8 * sum("
         "i.v * ((h.tf::float8 * (1.2::float8 + 1.0::float8)) / (h.tf::float8 + 1.2::float8 *"
-        " (1::float8 - 0.75::float8 + 0.75::float8 * fd.len::float8 / (st.total / st.n))))"
+        " (1::float8 - 0.75::float8 + 0.75::float8 * fd.len::float8 / ?::float8)))"
         " ORDER BY h.q) AS score"
         " FROM hits h JOIN idf i ON i.q = h.q JOIN fts_docs fd ON fd.src = ? AND fd.doc_id = h.doc_id"
-        f" CROSS JOIN stats st {join} {('WHERE ' + where) if where else ''} GROUP BY h.doc_id"
+        f" {join} {('WHERE ' + where) if where else ''} GROUP BY h.doc_id"
     )
-    return sql, [*params, src]
+    return sql, [*params, corpus.avgdl, src]
 
 
 class PgKeywordIndex:
     def __init__(self, sync: Any) -> None:
         self._sync = sync  # tokenizes the open write's pending rows before any keyword read
+        self.stats = CorpusStats()
+        self.trigram = TrigramIndex(self.stats)
 
     def _scores(
         self,
@@ -89,35 +106,71 @@ class PgKeywordIndex:
         where: str = "",
         params: Sequence[Any] = (),
         limit: int | None = None,
+        above: int | None = None,
     ) -> list[tuple[int, float]]:
-        self._sync(conn)
-        terms = parse(match)
-        if not terms:
+        sql, p = self._scored(conn, src, match, join=join, where=where, above=above)
+        if not sql:
             return []
-        sql, p = scored_sql(src, terms, join, where)
         sql = f"SELECT doc_id, score FROM ({sql}) r ORDER BY score, doc_id"
         if limit is not None:
             sql += " LIMIT ?"
         rows = conn.execute(sql, [*p, *params, *([int(limit)] if limit is not None else [])]).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    # -- memories --------------------------------------------------------------------------------
-    def doc_freq(self, conn: Any, match: str) -> int:
+    def _scored(
+        self, conn: Any, src: str, match: str, *, join: str = "", where: str = "", above: int | None = None
+    ) -> tuple[str, list[Any]]:
+        """The scoring SQL for `match` over `src` ('' when nothing can match) and its parameters
+        (the `join`/`where` parameters follow them)."""
         self._sync(conn)
         terms = parse(match)
         if not terms:
-            return 0
-        row = conn.execute(
-            "SELECT count(DISTINCT doc_id) FROM fts_terms WHERE src = 'memories' AND term = ANY(?)", [terms]
-        ).fetchone()
-        return int(row[0])
+            return "", []
+        corpus = self.stats.get(conn, src)
+        given = {i: phrase_hits(conn, src, t) for i, t in enumerate(terms) if len(t) > 1}
+        dfs = None
+        if above is not None:  # the window reads fewer postings; IDF still counts the whole index
+            dfs = {
+                i: len(given[i])
+                if i in given
+                else self.stats.df(corpus, t[0], lambda t=t: self._df(conn, src, t[0]))
+                for i, t in enumerate(terms)
+            }
+        return scored_sql(src, terms, corpus, given, join, where, above, dfs)
+
+    @staticmethod
+    def _df(conn: Any, src: str, lexeme: str) -> int:
+        return int(
+            conn.execute(
+                "SELECT count(*) FROM fts_terms WHERE src = ? AND term = ?", [src, lexeme]
+            ).fetchone()[0]
+        )
+
+    def _docs_matching(self, conn: Any, src: str, match: str, doc_id: int | None = None) -> set[int]:
+        self._sync(conn)
+        out: set[int] = set()
+        for t in parse(match):
+            if len(t) > 1:
+                out |= set(phrase_hits(conn, src, t, doc_id))
+                continue
+            sql = "SELECT doc_id FROM fts_terms WHERE src = ? AND term = ?"
+            rows = conn.execute(
+                sql + ("" if doc_id is None else " AND doc_id = ?"),
+                [src, t[0], *([] if doc_id is None else [doc_id])],
+            ).fetchall()
+            out |= {int(r[0]) for r in rows}
+        return out
+
+    # -- memories --------------------------------------------------------------------------------
+    def doc_freq(self, conn: Any, match: str) -> int:
+        return len(self._docs_matching(conn, "memories", match))
 
     def top(
         self, conn: Any, index: FtsIndex, match: str, limit: int, above: int | None = None
     ) -> list[tuple[int, float]]:
-        _words(index)
-        where, params = ("", []) if above is None else ("h.doc_id > ?", [above])
-        return self._scores(conn, "memories", match, where=where, params=params, limit=limit)
+        if index == "trigram":
+            return self.trigram.top(conn, "memories", match, limit=limit, above=above)
+        return self._scores(conn, "memories", match, limit=limit, above=above)
 
     def top_where(
         self,
@@ -129,11 +182,19 @@ class PgKeywordIndex:
         limit: int,
         above: int | None = None,
     ) -> list[tuple[int, float]]:
-        _words(index)
-        w = f"({where})" + ("" if above is None else " AND h.doc_id > ?")
-        p = [*params, *([] if above is None else [above])]
+        if index == "trigram":
+            return self.trigram.top(
+                conn, "memories", match, where=where, params=params, limit=limit, above=above
+            )
         return self._scores(
-            conn, "memories", match, join="JOIN memories m ON m.id = h.doc_id", where=w, params=p, limit=limit
+            conn,
+            "memories",
+            match,
+            join="JOIN memories m ON m.id = h.doc_id",
+            where=f"({where})",
+            params=params,
+            limit=limit,
+            above=above,
         )
 
     def passing(self, conn: Any, ids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
@@ -147,36 +208,33 @@ class PgKeywordIndex:
     def rank_of(
         self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], memory_id: int
     ) -> tuple[int | None, int]:
-        _words(index)
-        scored = self._scores(
-            conn,
-            "memories",
-            match,
-            join="JOIN memories m ON m.id = h.doc_id",
-            where=f"({where})",
-            params=params,
-        )
+        if index == "trigram":
+            scored = self.trigram.top(conn, "memories", match, where=where, params=params)
+        else:
+            scored = self._scores(
+                conn,
+                "memories",
+                match,
+                join="JOIN memories m ON m.id = h.doc_id",
+                where=f"({where})",
+                params=params,
+            )
         mine = next((s for i, s in scored if i == memory_id), None)
         if mine is None:
             return None, len(scored)
         return sum(1 for _, s in scored if s < mine) + 1, len(scored)
 
     def score_of(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> float | None:
-        _words(index)
-        got = self._scores(conn, "memories", match, where="h.doc_id = ?", params=[memory_id])
+        if index == "trigram":
+            got = self.trigram.top(conn, "memories", match, where="m.id = ?", params=[memory_id])
+        else:
+            got = self._scores(conn, "memories", match, where="h.doc_id = ?", params=[memory_id])
         return got[0][1] if got else None
 
     def has(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> bool:
-        _words(index)
-        self._sync(conn)
-        terms = parse(match)
-        if not terms:
-            return False
-        row = conn.execute(
-            "SELECT 1 FROM fts_terms WHERE src = 'memories' AND term = ANY(?) AND doc_id = ? LIMIT 1",
-            [terms, memory_id],
-        ).fetchone()
-        return row is not None
+        if index == "trigram":
+            return self.trigram.has(conn, "memories", match, memory_id)
+        return bool(self._docs_matching(conn, "memories", match, memory_id))
 
     def contains(self, conn: Any, memory_id: int, text: str) -> bool:
         row = conn.execute(
@@ -188,17 +246,27 @@ class PgKeywordIndex:
     def messages(
         self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[Any]:
-        _words(index)
-        self._sync(conn)
-        terms = parse(match)
-        if not terms:
-            return []
-        sql, p = scored_sql(
+        if index == "trigram":
+            scored = self.trigram.top(
+                conn, "messages", match, where="TRUE" + where, params=params, limit=limit
+            )
+            if not scored:
+                return []
+            sql = (
+                "SELECT m.*, s.title AS session_title FROM unnest(CAST(? AS bigint[]), CAST(? AS float8[]))"
+                " AS r(doc_id, score) JOIN messages m ON m.id = r.doc_id"
+                " JOIN sessions s ON s.id = m.session_id ORDER BY r.score, m.id"
+            )
+            return list(conn.execute(sql, [[i for i, _ in scored], [s for _, s in scored]]).fetchall())
+        sql, p = self._scored(
+            conn,
             "messages",
-            terms,
-            "JOIN messages m ON m.id = h.doc_id JOIN sessions s ON s.id = m.session_id",
-            "TRUE" + where,
+            match,
+            join="JOIN messages m ON m.id = h.doc_id JOIN sessions s ON s.id = m.session_id",
+            where="TRUE" + where,
         )
+        if not sql:
+            return []
         return list(
             conn.execute(
                 f"SELECT m.*, s.title AS session_title FROM ({sql}) r JOIN messages m ON m.id = r.doc_id"

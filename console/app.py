@@ -94,7 +94,7 @@ class MemConsole(App):
         *,
         db_path: str | None = None,
         actor: str | None = None,
-        poll_interval: float | None = 1.0,
+        poll_interval: float | None = 0.5,  # a memory read on PostgreSQL (LISTEN), one PRAGMA on SQLite
         start_embedder: bool = True,
         db_label: str | None = None,
     ) -> None:

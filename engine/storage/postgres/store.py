@@ -37,6 +37,7 @@ from engine.storage.postgres import schema
 from engine.storage.postgres.connection import PgConnection
 from engine.storage.postgres.keyword import PgKeywordIndex
 from engine.storage.postgres.lexemes import counted
+from engine.storage.postgres.listen import ChangeListener
 from engine.storage.postgres.parts import NotYet, PgDecayAccess
 from engine.storage.postgres.rows import row_factory
 from engine.storage.postgres.vector import PgCuratorReads, PgVectorStore
@@ -101,6 +102,7 @@ class PgStore:
         self.health = NotYet("doctor's checks")
         self.dump = NotYet("export / import of the whole database")
         self.curator = PgCuratorReads()
+        self.listener = ChangeListener(url, CHANNEL, self._read_counter)  # started by data_version()
 
     # -- opening ------------------------------------------------------------------------------------
     @staticmethod
@@ -306,6 +308,8 @@ class PgStore:
                         n = raw.execute("UPDATE mc_changes SET n = n + 1 WHERE id = 1 RETURNING n").fetchone()
                         raw.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(n[0] if n else 0)])
                     raw.execute("COMMIT")
+                    if wrote and wrote[0] and n:  # this process's own commit: known without waiting
+                        self.listener.saw(int(n[0]))
                 except _RETRY as exc:
                     raw.rollback()
                     last = exc
@@ -370,6 +374,10 @@ class PgStore:
 
     # -- the change counter ---------------------------------------------------------------------------
     def data_version(self) -> int:
+        """The change counter, kept in memory by LISTEN/NOTIFY (listen.py); read when not listening."""
+        return self.listener.current()
+
+    def _read_counter(self) -> int:
         try:
             with self.pool.connection() as raw:
                 row = raw.execute("SELECT n FROM mc_changes WHERE id = 1").fetchone()
@@ -378,5 +386,6 @@ class PgStore:
         return int(row[0]) if row else 0
 
     def close(self) -> None:
+        self.listener.close()
         with suppress(Exception):
             self.pool.close()

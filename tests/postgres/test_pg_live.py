@@ -1,0 +1,119 @@
+"""Live views on PostgreSQL: the change counter comes from LISTEN/NOTIFY (a memory read while
+listening), another process's commit is seen within a second, a lost connection falls back to
+reading the counter and the listener comes back, and an open console refreshes on its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import psycopg
+
+from engine import FixedClock, HashEmbedder, open_engine
+
+T0 = "2026-01-01T00:00:00Z"
+WRITER = """
+import sys
+from engine import FixedClock, HashEmbedder, open_engine
+e = open_engine(sys.argv[1], embedder=HashEmbedder(), clock=FixedClock("2026-01-01T00:00:00Z"), load="now")
+e.add_memory(sys.argv[2], dedup=False)
+e.close()
+"""
+
+
+def _open(url: str):
+    return open_engine(url, embedder=HashEmbedder(), clock=FixedClock(T0), actor="tester", load="now")
+
+
+def _write_elsewhere(url: str, text: str) -> float:
+    """Another process adds a memory; returns the time.monotonic() when it had committed."""
+    subprocess.run([sys.executable, "-c", WRITER, url, text], check=True, timeout=60)
+    return time.monotonic()
+
+
+def _until(cond, timeout: float) -> float | None:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if cond():
+            return time.monotonic()
+        time.sleep(0.005)
+    return None
+
+
+def test_another_process_commit_reaches_data_version_within_a_second_without_queries(pg_url):
+    e = _open(pg_url)
+    try:
+        before = e.data_version()
+        assert e.store.listener.connected.wait(5)
+        # While listening, data_version is a memory read: no pool connection is taken.
+        taken = e.store.pool.get_stats().get("requests_num", 0)
+        for _ in range(50):
+            assert e.data_version() == before
+        assert e.store.pool.get_stats().get("requests_num", 0) == taken
+        done = _write_elsewhere(pg_url, "written by another process")
+        seen = _until(lambda: e.data_version() > before, 1.0)
+        assert seen is not None, "the other process's commit was not seen within 1 s"
+        print(f"seen {1000 * max(seen - done, 0):.1f} ms after the writer exited")
+        own = e.data_version()
+        e.add_memory("this process's own write", dedup=False)
+        assert e.data_version() > own  # its own commit: at once, no waiting for the notification
+    finally:
+        e.close()
+
+
+def test_a_lost_listener_connection_falls_back_to_reading_and_reconnects(pg_url):
+    e = _open(pg_url)
+    try:
+        e.data_version()
+        listener = e.store.listener
+        assert listener.connected.wait(5)
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [listener.backend_pid])
+            assert _until(lambda: not listener.connected.is_set(), 5) is not None
+            # A commit while the listener is down: its notification is lost, the read finds it.
+            admin.execute("UPDATE mc_changes SET n = n + 1 WHERE id = 1")
+            want = admin.execute("SELECT n FROM mc_changes WHERE id = 1").fetchone()[0]
+        got = _until(lambda: e.data_version() >= want, 5)
+        assert got is not None
+        assert listener.connected.wait(10), "the listener did not reconnect"
+        assert listener.reconnects >= 1
+        before = e.data_version()
+        _write_elsewhere(pg_url, "after the reconnect")
+        assert _until(lambda: e.data_version() > before, 1.0) is not None
+    finally:
+        e.close()
+
+
+async def test_an_open_console_refreshes_within_a_second_of_another_process_commit(pg_url):
+    from console.app import MemConsole
+    from console.widgets.header import StatusHeader
+
+    e = _open(pg_url)
+    e.add_memory("the first memory", dedup=False)
+    app = MemConsole(e, start_embedder=False, db_label="pg")
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            header = app.query_one(StatusHeader)
+
+            async def total() -> int:
+                await pilot.pause(0.01)
+                counts = header.counts
+                return -1 if counts is None else sum(counts.memories_by_tier.values())
+
+            deadline = time.monotonic() + 10
+            while await total() != 1 and time.monotonic() < deadline:
+                pass
+            assert await total() == 1
+            while app._data_version is None and time.monotonic() < deadline:  # the poll's baseline
+                await pilot.pause(0.05)
+            done = _write_elsewhere(pg_url, "a memory from another machine")
+            while await total() != 2 and time.monotonic() - done < 3:
+                pass
+            waited = time.monotonic() - done
+            assert await total() == 2
+            print(f"console refreshed {1000 * waited:.0f} ms after the other process's commit")
+            assert waited < 1.0
+        assert app.errors == []
+    finally:
+        e.close()

@@ -85,7 +85,7 @@ class DecayPane(Pane):
             with Horizontal(classes="decay-row"):
                 yield PlotextPlot(id="chart-distribution", classes="panel")
                 yield PlotextPlot(id="chart-forecast", classes="panel")
-        yield DataGrid(id="decay-forecast")
+        yield DataGrid(id="decay-forecast", flex_column="what")
 
     def on_mount(self) -> None:
         ds = self.engine.settings.decay

@@ -65,7 +65,7 @@ def forecast_rows(v: DecayView) -> list:
                     f"{(m.crosses_at - v.now) / DAY:.1f} d"
                     if m.crosses_at > v.now
                     else Text("overdue", style="yellow"),
-                    Text(m.preview[:60], style="dim"),
+                    Text(m.preview, style="dim", no_wrap=True, overflow="ellipsis"),
                 ],
             )
         )

@@ -74,7 +74,7 @@ class FlowsPane(Pane):
             yield Select(SHOW, prompt="all flows", id="ff-show")
         yield Static("loading flows…", id="flows-status", classes="hint")
         with Horizontal(id="flows-main"):
-            yield DataGrid(id="flows-table")
+            yield DataGrid(id="flows-table", flex_column="flow")
             with Vertical(id="flow-detail", classes="panel"):
                 yield Static("", id="flow-head")
                 yield Sparkline([], id="flow-spark")

@@ -8,6 +8,7 @@ from typing import Any
 from rich.text import Text
 
 from console.widgets import charts
+from console.widgets.fmt import CELL_MAX, one_line
 from engine.clock import DAY, iso
 from engine.lifecycle.decay import band
 from engine.lifecycle.types import Rule, RuleDetail
@@ -87,7 +88,12 @@ def rule_rows(rules: Sequence[Rule], now: float, marks: Marks) -> list[tuple[int
                     marks.cell(str(r.id), r.id),
                     charts.score_text(r.score),
                     charts.status_text(r.status),
-                    Text(text[:44] + ("…" if len(text) > 44 else ""), style=DIM.get(r.status, "")),
+                    Text(
+                        one_line(text, CELL_MAX),
+                        style=DIM.get(r.status, ""),
+                        no_wrap=True,
+                        overflow="ellipsis",
+                    ),
                     r.violations or "",
                     ago(now, r.last_reinforced_at),
                     "●" if r.pinned else "",

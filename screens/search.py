@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import Input, Select
 
 from console.widgets.bars import breakdown_text
+from console.widgets.fmt import CELL_MAX, one_line
 from console.widgets.header import badge
 from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.widgets.table import DataGrid
@@ -90,7 +91,7 @@ class SearchPane(HitEdits):
             yield Input(placeholder="agent", id="f-agent")
             yield Input(placeholder="user", id="f-user")
         yield Static("Type a query and press enter.", id="search-status", classes="hint")
-        yield DataGrid(id="results")
+        yield DataGrid(id="results", flex_column="content")
         with Horizontal(id="hit-detail", classes="panel"):
             yield Static("", id="breakdown")
             with VerticalScroll(id="hit-text-scroll"):
@@ -157,9 +158,12 @@ class SearchPane(HitEdits):
         rows = []
         for i, h in enumerate(res.hits, 1):
             b = h.breakdown
-            content = h.content.replace("\n", " ")
-            cut = content[:48] + ("…" if len(content) > 48 else "")
-            cell: str | Text = Text.assemble(("weak · ", "italic"), cut, style="dim") if h.weak else cut
+            cut = one_line(h.content, CELL_MAX)  # the flexible column cuts it to the free width
+            cell: str | Text = cut
+            if h.weak:
+                cell = Text.assemble(
+                    ("weak · ", "italic"), cut, style="dim", no_wrap=True, overflow="ellipsis"
+                )
             rows.append(
                 (
                     h.id,

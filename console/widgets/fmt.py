@@ -10,6 +10,9 @@ def when(t: float | None) -> str:
     return "–" if t is None else datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
+CELL_MAX = 2000  # a flexible column's cell holds the whole line; the table cuts it to the width
+
+
 def one_line(text: str, n: int) -> str:
     """`text` on one line (runs of whitespace become one space), cut to `n` characters with …."""
     s = " ".join(str(text).split())

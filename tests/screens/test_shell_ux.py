@@ -298,3 +298,31 @@ async def test_audit_filter_bare_words_prefixes_and_unknown_keys(seeded):
     assert [e.action for e in eng.audit.log(text="canary rollout")] == ["pin"]
     assert {e.action for e in eng.audit.log(action="arch*")} == {"archive"}
     assert eng.audit.log(text="100%_") == []
+
+
+async def test_search_rules_and_flows_tables_give_their_text_column_the_free_width(lifecycle):
+    eng, _, _ = lifecycle
+    app = make_app(eng)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2", "slash", *"deploy", "enter", "escape")
+        await settle(app, pilot)
+        for key, table_id, label, least in (
+            (None, "#results", "content", 60),
+            ("3", "#rules-table", "rule", 60),
+            ("4", "#flows-table", "flow", 30),  # the flow's detail sits beside its table
+        ):
+            if key:
+                await pilot.press(key)
+                await settle(app, pilot)
+            grid = app.query_one(table_id, DataGrid)
+            assert grid.row_count > 0, table_id
+            col = next(c for c in grid.columns.values() if c.label.plain == label)
+            used = sum(c.get_render_width(grid) for c in grid.columns.values())
+            assert used == grid.scrollable_content_region.width, table_id  # nothing left over
+            assert col.width > least, (table_id, col.width)
+        # the search cell holds the whole text (no cut at 48 characters); the column cuts it
+        pane = app.pane("search")
+        longest = max(pane.result.hits, key=lambda h: len(h.content))
+        cells = [row(app.query_one("#results", DataGrid), i)[2] for i in range(len(pane.result.hits))]
+        assert any(c.endswith(" ".join(longest.content.split())) for c in cells)  # "weak · " may lead

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -24,6 +25,55 @@ def state_dir() -> Path:
     if env:
         return Path(env)
     return Path(user_config_dir("memconsole", appauthor=False))
+
+
+_SERVER = re.compile(r"(?:^|/)(postgres(?:ql)?):/+(.*)$", re.IGNORECASE)
+
+
+def server_url(db: str | os.PathLike) -> str | None:
+    """The PostgreSQL URL `db` names, also when a caller made a path of it (`Path(url)` keeps one
+    slash after the scheme, `.absolute()` puts the working folder in front); None for a file."""
+    m = _SERVER.search(os.fspath(db))
+    return None if m is None else f"{m.group(1).lower()}://{m.group(2)}"
+
+
+def is_server(db: str | os.PathLike) -> bool:
+    return server_url(db) is not None
+
+
+def server_folder_name(url: str | os.PathLike) -> str:
+    """A folder name for a server's database: host, port and database in safe characters (never
+    the user's password), plus a short hash of user, host (or socket folder), port and database,
+    so two servers whose names sanitize alike never share reports or sealed cases."""
+    import hashlib
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    parts = urlsplit(server_url(url) or os.fspath(url))
+    query = parse_qs(parts.query)
+    host = parts.hostname or "".join(query.get("host", [])) or "local"
+    try:
+        port = parts.port or int("".join(query.get("port", [])) or 5432)
+    except ValueError:
+        port = 5432
+    user = unquote(parts.username or "".join(query.get("user", [])) or "")
+    db = unquote(parts.path.lstrip("/") or "".join(query.get("dbname", [])) or user or "postgres")
+    ident = f"{user}@{host}:{port}/{db}"
+    digest = hashlib.sha256(ident.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    place = "local" if host.startswith("/") else host
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in f"{place}-{port}-{db}")
+    return f"{safe.strip('._-')[:80] or 'server'}-{digest}"
+
+
+def home_of(db: str | os.PathLike) -> Path:
+    """The folder where the engine keeps a database's own files (curator reports, sealed forget
+    cases): beside a SQLite file; for a server, `servers/<host-port-db-hash>/` under the state dir
+    (created 0700, checked), since a URL has no folder of its own on this machine."""
+    if not is_server(db):
+        return Path(db).resolve().parent
+    root = state_dir()
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    servers = private_dir(root / "servers")
+    return private_dir(servers / server_folder_name(db))
 
 
 def config_file() -> Path:

@@ -12,14 +12,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from engine.clock import iso
-from engine.paths import check_entry, open_dir, read_at, write_at
+from engine.paths import check_entry, home_of, open_dir, read_at, write_at
 from engine.types import to_json
 
 PREVIEW = 160
 
 
 def curator_root(db_path: Path) -> Path:
-    return Path(db_path).resolve().parent / "curator"
+    """Beside a SQLite file; under the state dir for a server (engine/paths.py home_of)."""
+    return home_of(db_path) / "curator"
 
 
 def report_dir_for(db_path: Path, started_at: float) -> Path:

@@ -4,6 +4,7 @@ scrub quotes, redact the audit rows that quote the text, record the case as exec
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,11 @@ def delete_case(
     now: float,
     actor: str,
     db_path: Path,
+    compressed: Callable[[Any, dict], int] | None = None,
 ) -> None:
     """The deletion itself, inside the forget's transaction: seal the texts, leave tombstones,
-    delete, scrub quotes, redact the audit, record the case as executed."""
+    delete, scrub quotes, redact the audit, record the case as executed. `compressed(conn, ids)`:
+    on a server, how many selected records hold a value stored compressed (engine/forget/levels.py)."""
     sel = (resolve(conn, req.scope_kind, req.scope_value) if req.status == "open"
            else Selection.from_ids(req.selected))  # fmt: skip
     sel = sel.narrowed(memory_ids, message_ids)
@@ -45,7 +48,8 @@ def delete_case(
     strict = [req.scope_value] if req.scope_kind == "query" else []
     # Sealed before the deletion commits: a process killed after the commit leaves a case
     # that any other process can finish (engine/forget/seal.py).
-    seal(db_path, token, texts + full.extra_texts(conn), strict)
+    seal(db_path, token, texts + full.extra_texts(conn), strict, main=len(texts))
+    packed = compressed(conn, full.as_ids()) if compressed else 0
     stones = full.stones(conn)
     for kind, tid, ident, text in stones:
         tombstones.record(conn, request_id=req.id, kind=kind, target_id=str(tid), ident=ident,
@@ -53,6 +57,8 @@ def delete_case(
     counts = full.delete(conn, texts + strict)
     counts["scrubbed"] = scrub(conn, texts + strict)
     counts["audit_redacted"] = redact_audit(conn, texts + strict)
+    if packed:
+        counts["compressed"] = packed
     value = query_digest(req.scope_value) if req.scope_kind == "query" else req.scope_value
     reason = redact(req.reason, char_windows(texts + strict))
     digest = keyed_hash("forget-case", "\n".join(sorted(str(st[1:]) for st in stones)))

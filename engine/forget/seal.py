@@ -28,7 +28,7 @@ import numpy as np
 
 from engine.errors import EngineError
 from engine.keys import derived_key
-from engine.paths import open_dir, read_at, write_at
+from engine.paths import home_of, open_dir, read_at, write_at
 
 MAGIC = b"MCSEAL1\n"
 NONCE = 16
@@ -41,7 +41,7 @@ def new_token() -> str:
 
 
 def _folder(db_path: Path) -> Path:
-    return Path(db_path).resolve().parent / FOLDER
+    return home_of(db_path) / FOLDER
 
 
 def _name(token: str) -> str:
@@ -59,8 +59,12 @@ def _tag(nonce: bytes, ct: bytes) -> bytes:
     return hmac.new(derived_key("forget-seal-mac"), nonce + ct, hashlib.sha256).digest()
 
 
-def seal(db_path: Path, token: str, texts: list[str], strict: list[str]) -> None:
-    plain = json.dumps({"texts": texts, "strict": strict}).encode("ascii")  # ensure_ascii: any str
+def seal(db_path: Path, token: str, texts: list[str], strict: list[str], main: int | None = None) -> None:
+    """`main`: how many of `texts` (first) are the records' own texts; the rest are strings of
+    their metadata (a shared prompt may stay live elsewhere, so only the main ones are looked for
+    whole in live rows)."""
+    doc = {"texts": texts, "strict": strict, "main": len(texts) if main is None else int(main)}
+    plain = json.dumps(doc).encode("ascii")  # ensure_ascii: any str
     nonce = secrets.token_bytes(NONCE)
     ct = _xor(plain, nonce)
     folder = _folder(db_path)
@@ -74,6 +78,17 @@ def seal(db_path: Path, token: str, texts: list[str], strict: list[str]) -> None
 def unseal(db_path: Path, token: str | None) -> tuple[list[str], list[str]] | None:
     """(texts, strict) of a case, or None when there is no sealed copy (verified, or sealed by
     another installation's key)."""
+    doc = _open(db_path, token)
+    return None if doc is None else (list(doc["texts"]), list(doc["strict"]))
+
+
+def main_count(db_path: Path, token: str | None) -> int:
+    """How many of the sealed texts are the records' own (the rest: their metadata's strings)."""
+    doc = _open(db_path, token)
+    return 0 if doc is None else int(doc.get("main", len(doc["texts"])))
+
+
+def _open(db_path: Path, token: str | None) -> dict | None:
     if not token:
         return None
     folder = _folder(db_path)
@@ -99,8 +114,7 @@ def unseal(db_path: Path, token: str | None) -> tuple[list[str], list[str]] | No
             f"{folder / _name(token)}: the sealed forget case does not open with this "
             f"installation's key (sealed elsewhere, or damaged)"
         )
-    doc = json.loads(_xor(ct, nonce))
-    return list(doc["texts"]), list(doc["strict"])
+    return dict(json.loads(_xor(ct, nonce)))
 
 
 def discard(db_path: Path, token: str | None) -> None:

@@ -31,8 +31,9 @@ from engine.curator.report import report_files
 from engine.errors import InvalidInput, NotFound
 from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
 from engine.forget.delete import delete_case
+from engine.forget.levels import file_levels, server_levels, summary
 from engine.forget.scan import scan_files
-from engine.forget.seal import discard, new_token, unseal
+from engine.forget.seal import discard, main_count, new_token, unseal
 from engine.forget.select import close_over, resolve
 from engine.forget.tombstones import is_forgotten
 from engine.forget.types import (
@@ -48,6 +49,8 @@ from engine.forget.verify import (
     redact_reports,
     targets,
 )
+from engine.paths import home_of
+from engine.storage.reach import ServerEraser
 
 if TYPE_CHECKING:
     from engine.context import Context
@@ -170,9 +173,11 @@ class Forget:
             self.store.write(lambda c: c.execute("UPDATE forget_requests SET selected = ? WHERE id = ?",
                                                  (selected, req.id)))  # fmt: skip
 
+        packed = eraser.compressed if isinstance(eraser, ServerEraser) else None
+
         def write(conn: Any) -> None:
             with eraser.tolerant(conn):
-                delete_case(conn, req, token, memory_ids, message_ids, now, actor, self.path)
+                delete_case(conn, req, token, memory_ids, message_ids, now, actor, self.path, packed)
                 eraser.purge_indexes(conn)
                 _test_pause("before-commit")
 
@@ -242,40 +247,57 @@ class Forget:
         token = req.selected.get("seal")
         held = unseal(self.path, token)
         texts, strict = held if held else (None, [])
-        truncated = eraser.truncate_log(CHECKPOINT_TRIES, CHECKPOINT_PAUSE)
-        with self.store.reading() as conn, eraser.tolerant(conn):
-            tg = targets(lambda: eraser.live_texts(conn, MIN_WHOLE), texts or [], strict)
         reports = report_files(self.path)
-        paths = eraser.files() + reports
-        found = (scan_files(paths, tg.wins, tg.short, tg.terms) if (tg.wins or tg.short or tg.terms)
-                 else {str(p): 0 for p in paths})  # fmt: skip
-        files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
-        residue = sum(files.values())
-        ver = Verification(req.id, residue, files, len(texts or []) + len(strict),
-                           len(tg.wins) + len(tg.short) + len(tg.terms), tg.skipped, truncated)  # fmt: skip
+        if isinstance(eraser, ServerEraser):
+            levels, files, searched, truncated = server_levels(
+                eraser, self.store.reading, texts or [], main_count(self.path, token), strict, reports,
+                int(req.counts.get("compressed", 0)), CHECKPOINT_TRIES, CHECKPOINT_PAUSE)  # fmt: skip
+            residue = sum(lv.residue for lv in levels if lv.checked)
+            skipped = 0
+        else:
+            truncated = eraser.truncate_log(CHECKPOINT_TRIES, CHECKPOINT_PAUSE)
+            with self.store.reading() as conn, eraser.tolerant(conn):
+                tg = targets(lambda: eraser.live_texts(conn, MIN_WHOLE), texts or [], strict)
+            paths = eraser.files() + reports
+            found = (scan_files(paths, tg.wins, tg.short, tg.terms) if (tg.wins or tg.short or tg.terms)
+                     else {str(p): 0 for p in paths})  # fmt: skip
+            files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
+            residue = sum(files.values())
+            searched, skipped = len(tg.wins) + len(tg.short) + len(tg.terms), tg.skipped
+            levels = file_levels(residue, files)
+        ver = Verification(req.id, residue, files, len(texts or []) + len(strict), searched, skipped,
+                           truncated, levels)  # fmt: skip
         if texts is None:
             return ver  # nothing to compare with: report, but do not overwrite the stored proof
         now = self.ctx.clock.now()
         actor = self.ctx.actor
 
+        # On a server the case records what "verified" covers, level by level (a file database's
+        # one level is its files, all of them scanned: its records stay as they were).
+        lines = summary(levels) if isinstance(eraser, ServerEraser) else {}
+        counts = {**req.counts, "levels": lines} if lines else req.counts
+
         def write(conn: Any) -> None:
             status = "verified" if residue == 0 and truncated else "executed"
-            conn.execute("UPDATE forget_requests SET residue = ?, status = ?, verified_at = ? WHERE id = ?",
-                         (residue, status, now if status == "verified" else None, req.id))  # fmt: skip
+            conn.execute("UPDATE forget_requests SET residue = ?, status = ?, verified_at = ?, counts = ?"
+                         " WHERE id = ?", (residue, status, now if status == "verified" else None,
+                                           json.dumps(counts), req.id))  # fmt: skip
             audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
                          target_id=req.id, summary={"residue": residue, "files": files,
                                                     "substrings": ver.checked_substrings,
-                                                    "wal_truncated": truncated})  # fmt: skip
+                                                    "wal_truncated": truncated,
+                                                    **({"levels": lines} if lines else {})})  # fmt: skip
 
         self.store.write(write)
         if residue == 0 and truncated:
             discard(self.path, token)  # proven gone: the sealed copy goes too
-        eraser.truncate_log(1, CHECKPOINT_PAUSE)
+        if not isinstance(eraser, ServerEraser):  # the verify's own write grew the WAL again
+            eraser.truncate_log(1, CHECKPOINT_PAUSE)
         return ver
 
 
 def _shown(db_path: Path, f: Path) -> str:
-    home = db_path.resolve().parent
+    home = home_of(db_path)
     return f.name if f.parent == home else str(f.relative_to(home))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 ForgetScope = Literal["memory", "session", "agent", "user", "query"]
@@ -45,6 +45,18 @@ class ForgetPreview:
 
 
 @dataclass
+class Level:
+    """One level of a verification: what was checked, where, and what it found. A level that was
+    not checked says why, and is never counted as clean."""
+
+    name: str  # logical | host files | engine files | out of reach (a file database: files)
+    checked: bool
+    residue: int  # occurrences found (0 when not checked: see `checked`)
+    found: dict = field(default_factory=dict)  # where -> occurrences (only where found, or files)
+    note: str = ""  # how it was checked, or why not
+
+
+@dataclass
 class Verification:
     request_id: int
     residue: int  # must be 0
@@ -52,7 +64,8 @@ class Verification:
     checked_texts: int
     checked_substrings: int  # distinctive substrings searched for
     skipped_common: int  # substrings skipped because live content still holds them
-    wal_truncated: bool
+    wal_truncated: bool  # SQLite: WAL checkpointed and truncated; a server: its tables rewritten
+    levels: list[Level] = field(default_factory=list)
 
 
 @dataclass

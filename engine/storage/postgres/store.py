@@ -35,6 +35,8 @@ from engine.storage.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.postgres import schema
 from engine.storage.postgres.connection import PgConnection
+from engine.storage.postgres.dump import PgDump
+from engine.storage.postgres.eraser import PgEraser
 from engine.storage.postgres.keyword import PgKeywordIndex
 from engine.storage.postgres.lexemes import counted
 from engine.storage.postgres.listen import ChangeListener
@@ -98,9 +100,9 @@ class PgStore:
         self.vector_store = PgVectorStore(self.reading)
         self.decay_access = PgDecayAccess()
         self.feed = VectorChangeLog()
-        self.eraser = NotYet("forget's erasure and verification")
+        self.eraser = PgEraser(self)
         self.health = NotYet("doctor's checks")
-        self.dump = NotYet("export / import of the whole database")
+        self.dump = PgDump()
         self.curator = PgCuratorReads()
         self.listener = ChangeListener(url, CHANNEL, self._read_counter)  # started by data_version()
 

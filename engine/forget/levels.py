@@ -1,0 +1,120 @@
+"""Verification in levels, for a database on a server (engine/storage/reach.py, ServerEraser).
+
+A server's files are the server's: what a forget can prove depends on where it runs.
+- *logical* (always): no live row of memconsole's tables (nor the planner's sampled statistics)
+  holds a forgotten text whole, read through SQL, so compressed or TOASTed values are seen as text.
+  A record outside the case that says the same thing word for word counts: the operator decides.
+- *engine files* (always): the curator reports this installation keeps for the server.
+- *host files* (only on the database's host, its data directory proven to be this server's): after
+  the tables are rewritten without their dead rows and a checkpoint, the relation files and every
+  WAL segment are scanned for the bytes, the same scan as a SQLite file's. A WAL segment still
+  holding the text is residue (the server recycles segments, it does not wipe them); values that
+  were stored compressed cannot be seen by a byte scan and count as unproven residue of the WAL.
+- *out of reach* (never checked): replicas, WAL archives, slots' retained WAL, backups — named.
+
+The case is `verified` only when every level that was checked found nothing; the levels, recorded
+in the case and its audit row, say what that covers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.forget.scan import scan_files
+from engine.forget.types import Level
+from engine.forget.verify import MIN_WHOLE, targets
+from engine.storage.reach import ServerEraser
+
+
+def server_levels(
+    eraser: ServerEraser,
+    reading: Callable[[], Any],
+    texts: list[str],
+    main: int,
+    strict: list[str],
+    reports: list[Path],
+    compressed: int,
+    tries: int,
+    pause: float,
+) -> tuple[list[Level], dict[str, int], int, bool]:
+    """(levels, files scanned -> hits, substrings searched for, tables rewritten)."""
+    settled = eraser.settle(tries, pause)
+    wholes = [t for t in texts[:main] + strict if len(t.strip()) >= MIN_WHOLE]
+    with reading() as conn:
+        hits = eraser.logical_hits(conn, wholes)
+        tg = targets(lambda: eraser.live_texts(conn, MIN_WHOLE), texts, strict)
+    levels = [
+        Level("logical", True, sum(hits.values()), hits,
+              f"{len(wholes)} texts looked for whole in every text column of memconsole's tables and "
+              "their statistics, read through SQL (TOASTed and compressed values as text)"),
+    ]  # fmt: skip
+    reach = eraser.reach()
+    groups = eraser.host_files() if reach.on_host and settled.checkpointed else {}
+    scan = [p for g in groups.values() for p in g] + reports
+    searched = len(tg.wins) + len(tg.short) + len(tg.terms)
+    found = scan_files(scan, tg.wins, tg.short, tg.terms) if searched else {str(p): 0 for p in scan}
+    rep = {p.name if p.parent.name == "curator" else str(p): found.get(str(p), 0) for p in reports}
+    levels.append(Level("engine files", True, sum(rep.values()), {k: v for k, v in rep.items() if v},
+                        f"{len(reports)} curator report files of this installation scanned"))  # fmt: skip
+    files: dict[str, int] = {f"report {k}": v for k, v in rep.items()}
+    if groups:
+        per = {g: sum(found.get(str(p), 0) for p in ps) for g, ps in groups.items()}
+        where = {
+            _rel(reach.data_dir, p): found[str(p)] for ps in groups.values() for p in ps if found.get(str(p))
+        }
+        counted = f"{len(groups.get('data files', []))} relation files and {len(groups.get('WAL', []))}"
+        note = f"{reach.why}; {counted} WAL segments scanned after VACUUM FULL and CHECKPOINT"
+        if per.get("WAL"):
+            note += "; WAL segments still hold the text until the server recycles and overwrites them"
+        residue = sum(per.values())
+        if compressed:
+            where["WAL: values stored compressed, unseen by a byte scan"] = compressed
+            note += f"; {compressed} forgotten values were stored compressed: the WAL is not provable"
+            residue += compressed
+        for c in reach.caveats:
+            note += f"; {c}"
+        if not settled.statistics:
+            note += "; the statistics catalog was not rewritten"
+        levels.append(Level("host files", True, residue, where, note))
+        files.update({f"{g} ({len(groups[g])})": n for g, n in per.items()})
+    else:
+        why = reach.why if not reach.on_host else "no CHECKPOINT: " + "; ".join(settled.notes)
+        levels.append(Level("host files", False, 0, {}, f"not checked: {why}"))
+    levels.append(Level("out of reach", False, 0, {}, "not checked: " + "; ".join(reach.out_of_reach)))
+    if settled.notes:
+        levels[0].note += "; " + "; ".join(settled.notes)
+    return levels, files, searched, settled.rewritten
+
+
+def file_levels(residue: int, files: dict[str, int]) -> list[Level]:
+    """A database file on this machine (SQLite): its bytes are all there is, all scanned."""
+    return [
+        Level("files", True, residue, {k: v for k, v in files.items() if v},
+              "the database's files and the curator reports, byte for byte"),
+        Level("out of reach", False, 0, {}, "not checked: copies and backups of the database file"),
+    ]  # fmt: skip
+
+
+def summary(levels: list[Level]) -> dict[str, str]:
+    """One line per level, for the case's counts and its audit row (no text, no file names)."""
+    out = {}
+    for lv in levels:
+        if not lv.checked:
+            out[lv.name] = lv.note
+        else:
+            out[lv.name] = (
+                "clean"
+                if lv.residue == 0
+                else f"residue {lv.residue}"
+                + (" (" + ", ".join(f"{k} {v}" for k, v in lv.found.items()) + ")" if lv.found else "")
+            )
+    return out  # fmt: skip
+
+
+def _rel(home: Path | None, p: Path) -> str:
+    try:
+        return str(p.relative_to(home)) if home else str(p)
+    except ValueError:
+        return str(p)

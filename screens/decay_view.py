@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from rich.text import Text
 
 from console.widgets import charts
+from console.widgets.fmt import CELL_MAX, one_line
 from engine.clock import DAY, iso
 from engine.lifecycle.types import DecayCurve, Forecast, ForecastTimeline, StrengthDistribution
 
@@ -84,8 +85,10 @@ def forecast_rows(v: DecayView) -> list:
                     "",
                     "",
                     Text(
-                        f"{r.status_now} → {r.status_then} · {r.text[:44]}",
+                        f"{r.status_now} → {r.status_then} · {one_line(r.text, CELL_MAX)}",
                         style=charts.STATUS_STYLES.get(r.status_then, ""),
+                        no_wrap=True,
+                        overflow="ellipsis",
                     ),
                 ],
             )

@@ -167,3 +167,32 @@ async def test_panes_3_4_6_on_an_empty_database(tmp_path):
         assert app.errors == []
     finally:
         eng.close()
+
+
+async def test_a_short_terminal_draws_one_chart_at_a_time_and_keeps_the_crossings(lifecycle):
+    eng, _, _ = lifecycle
+    charts = ["#chart-memories", "#chart-rules", "#chart-distribution", "#chart-forecast"]
+    app = make_app(eng)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane, table = await _open(app, pilot)
+        shown = lambda: [c for c in charts if app.query_one(c).display and app.query_one(c).parent.display]  # noqa: E731
+        assert pane.has_class("-compact") and shown() == ["#chart-memories"]
+        assert app.query_one("#chart-memories").outer_size.height >= 8  # not squeezed to a line or two
+        assert table.size.height >= 7 and table.row_count == 5  # every crossing on screen
+        assert "t: next chart (1/4)" in str(app.query_one("#decay-chart-key", Static).render())
+        table.focus()
+        for want in charts[1:] + charts[:1]:  # t cycles through the four and back
+            await pilot.press("t")
+            await pilot.pause()
+            assert shown() == [want]
+        assert app.query_one("#hl-procedural").region.right <= 80  # the half-lives wrap, not cut
+    app = make_app(eng)
+    async with app.run_test(size=(200, 50)) as pilot:
+        pane, table = await _open(app, pilot)
+        assert not pane.has_class("-compact")
+        assert all(app.query_one(c).display and app.query_one(c).size.height >= 12 for c in charts)
+        assert not app.query_one("#decay-chart-key").display
+        table.focus()
+        await pilot.press("t")
+        await pilot.pause()
+        assert any("All four charts are shown" in n.message for n in app._notifications)

@@ -28,6 +28,7 @@ VERB_MODULES = [
     "console.cli_core",
     "console.cli_import",
     "console.cli_agents",
+    "console.cli_migrate",
 ]
 
 

@@ -36,7 +36,7 @@ def _verified(o: dict) -> None:
         )
         return
     _human(o)
-    if not o["wal_truncated"]:
+    if not o["wal_truncated"] and not o.get("levels"):
         click.echo("  the WAL could not be truncated (another process holds a read open); run --verify later")
 
 
@@ -46,6 +46,9 @@ def _human(o: dict) -> None:
         + ("" if o["residue"] is None else f"; residue {o['residue']} (must be 0)")
     )
     click.echo("  " + _counts(o["counts"]))
+    # On a server, what the verification covered, level by level (engine/forget/levels.py).
+    for name, line in (o["counts"].get("levels") or {}).items():
+        click.echo(f"  {name}: {line}")
     for it in o.get("items", []):
         click.echo(f"  {it['kind']} {it['id']} ({it['why']}): {it['preview'][:90]}")
 
@@ -159,6 +162,7 @@ def forget_request(ctx, request_id, execute, verify, memory_ids, as_json):
                 "checked_texts": ver.checked_texts,
                 "files": ver.files,
                 "wal_truncated": ver.wal_truncated,
+                "levels": ver.levels,
             }
             emit(doc, as_json, _verified)
             return

@@ -55,8 +55,9 @@ TYPE_OF = {
 _BLOB = "$b64"
 # Engine bookkeeping: a live value that differs is kept, not a conflict.
 _KEEP_LIVE = ("meta",)
-# Meta rows that name the file itself, never exported nor restored.
-IDENTITY_META = ("app", "generation", "database_id")
+# Meta rows that name the file itself, never exported nor restored (pg_schema: the hash of a
+# PostgreSQL database's own schema statements).
+IDENTITY_META = ("app", "generation", "database_id", "pg_schema")
 # Derived logs (like the FTS and vec0 tables): rebuilt by the engine, never exported.
 DERIVED = {"vector_changes"}
 

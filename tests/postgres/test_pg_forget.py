@@ -156,3 +156,20 @@ def test_server_folder_names_hide_passwords_and_unsafe_characters():
     assert server_folder_name("postgresql://x@/db?host=/tmp/one") != server_folder_name(
         "postgresql://x@/db?host=/tmp/two"
     )
+
+
+async def test_the_forget_pane_shows_each_level_of_a_server_case(pg_eng):
+    """Pane 7 on a PostgreSQL database: the selected case lists what each level found."""
+    from tests.screens.helpers import make_app, settle
+
+    gone = pg_eng.add_memory(_secret("pane"))
+    res = pg_eng.forget.run("memory", [gone], "user asked")
+    app = make_app(pg_eng)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("7")
+        await settle(app, pilot)
+        status = str(app.query_one("#forget-status").render())
+        assert f"case #{res.request_id}" in status
+        assert "logical: clean" in status and "out of reach: not checked: replicas" in status
+        assert "host files: residue" in status and "levels" not in status

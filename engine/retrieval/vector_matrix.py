@@ -6,7 +6,12 @@ It stays equal to the file through `vector_changes`, a log that triggers on `mem
 whenever a vector or a filter field changes or a memory is deleted (see schema.py). `sync()` reads
 the log past the last sequence number it applied (one indexed lookup when nothing changed), so
 writes from this process and from any other process are picked up before each search. If the log
-was pruned past that point, it reloads everything.
+was pruned past that point, or more changed than a reload costs, it reloads everything.
+
+A load reads every vector the store's fast way when it has one (`CuratorReads.all_vectors`: on
+SQLite vec0's chunk tables in one sequential scan) and the filter fields in one query, then builds
+the codes and sign bits with numpy: no Python work per row beyond the id map. The vector store's
+row-by-row scan stays as the always-right fallback.
 """
 
 from __future__ import annotations
@@ -20,17 +25,24 @@ from engine.retrieval.filters import Filters
 from engine.sql import chunked
 
 if TYPE_CHECKING:
+    from engine.storage.curator import CuratorReads
     from engine.storage.indexes import VectorStore
     from engine.storage.port import ChangeFeed
 
 FIELDS = ("tier", "kind", "category", "agent", "user")
+RELOAD_FROM = 20_000  # changed ids past this (and past a quarter of the rows): reload, not apply
+PACK_BLOCK = 65_536  # rows per sign-bit packing step (bounds the temporary boolean array)
+SEP = "\x1f"  # joins a row's filter fields in one string while loading (ASCII unit separator)
 
 
 class VectorMatrix:
-    def __init__(self, vectors: VectorStore, feed: ChangeFeed, dim: int = 384) -> None:
+    def __init__(
+        self, vectors: VectorStore, feed: ChangeFeed, dim: int = 384, bulk: CuratorReads | None = None
+    ) -> None:
         self.dim = dim
         self.vectors = vectors  # where the embeddings are read from (the store's vector store)
         self.feed = feed  # the log of what changed, followed by sync()
+        self.bulk = bulk  # every vector at once, the fast way (None: the vector store's scan)
         self.lock = threading.RLock()
         self._reset()
 
@@ -60,6 +72,9 @@ class VectorMatrix:
                 self._load_all(conn)
                 return True
             ids = self.feed.changed(conn, self.seq, top)
+            if len(ids) > max(RELOAD_FROM, self.n // 4):  # e.g. after an archive burst
+                self._load_all(conn)
+                return True
             self._apply(conn, ids)
             self.seq = int(top)
             self._masks = {}
@@ -70,6 +85,11 @@ class VectorMatrix:
     def _load_all(self, conn: Any) -> None:
         self._reset()
         top = self.feed.newest(conn)
+        got = self.bulk.all_vectors(conn) if self.bulk is not None else None
+        if got is not None and got[1].shape[1:] == (self.dim,) and self._load_bulk(conn, *got):
+            self.seq = int(top)
+            return
+        self._reset()
         # vec0's own metadata columns read ~10x slower than the same fields from `memories`;
         # vectors are copied in chunks straight into the matrix (no second copy of every blob)
         meta = {
@@ -97,6 +117,47 @@ class VectorMatrix:
                 self.row[int(r[0])] = j + i
             self.n = j + n
         self.seq = int(top)
+
+    def _load_bulk(self, conn: Any, ids: np.ndarray, mat: np.ndarray) -> bool:
+        """Adopt `mat` (row i is the vector of ids[i]) as the matrix, keeping the rows whose memory
+        is marked embedded. The five filter fields come joined in one string per row (a few
+        hundred distinct ones), so the per-row Python work is one lookup, not five; sign bits
+        are packed in blocks. False: a field holds the separator (the caller scans instead)."""
+        joined = " || ? || ".join(FIELDS)  # the separator bound, never spliced in
+        meta = conn.execute(
+            f"SELECT id, {joined} FROM memories WHERE embedded = 1 ORDER BY id", [SEP] * (len(FIELDS) - 1)
+        ).fetchall()
+        if not meta:
+            return True
+        mids = np.fromiter((r[0] for r in meta), dtype=np.int64, count=len(meta))
+        combos = [r[1] for r in meta]
+        distinct = {c: i for i, c in enumerate(dict.fromkeys(combos))}
+        parts = [c.split(SEP) for c in distinct]
+        if any(len(p) != len(FIELDS) for p in parts):
+            return False
+        combo = np.fromiter(map(distinct.__getitem__, combos), dtype=np.int32, count=len(combos))
+        pos = np.minimum(np.searchsorted(mids, ids), len(mids) - 1)
+        ok = mids[pos] == ids
+        if not ok.all():  # a vector without its memory marked embedded: not searchable
+            ids, mat, pos = ids[ok], mat[ok], pos[ok]
+        n = len(ids)
+        self.mat = (
+            mat
+            if mat.flags.c_contiguous and mat.dtype == np.float32
+            else np.ascontiguousarray(mat, np.float32)
+        )
+        self.ids = np.ascontiguousarray(ids, dtype=np.int64)
+        self.alive = np.ones(n, dtype=bool)
+        row_combo = combo[pos]
+        for k, f in enumerate(FIELDS):
+            of_combo = np.array([self._code(f, p[k]) for p in parts], dtype=np.int32)
+            self.codes[f] = of_combo[row_combo]
+        self.bits = np.empty((self.dim // 64, n), dtype=np.uint64)
+        for j in range(0, n, PACK_BLOCK):
+            self.bits[:, j : j + PACK_BLOCK] = _pack(self.mat[j : j + PACK_BLOCK])
+        self.row = dict(zip(self.ids.tolist(), range(n), strict=True))
+        self.n = n
+        return True
 
     def _apply(self, conn: Any, ids: list[int]) -> None:
         found: set[int] = set()

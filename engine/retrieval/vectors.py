@@ -62,7 +62,7 @@ class VectorIndex:
         try:
             if not self.store.path.exists():  # closed and removed meanwhile: nothing to load
                 return
-            m = VectorMatrix(self.backend, self.store.feed)
+            m = VectorMatrix(self.backend, self.store.feed, bulk=self.store.curator)
             with self.backend.reader(self.store.path) as conn:
                 m.sync(conn)
             self._sync(m)  # whatever was written while it loaded

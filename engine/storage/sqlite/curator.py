@@ -16,20 +16,23 @@ class SqliteCuratorReads:
         chunk); it is checked against the table itself, and any surprise returns None so the
         caller takes the slow, always-correct path."""
         try:  # two plain scans: SQLite's join of these two tables costs seconds more
-            chunks = conn.execute(
-                "SELECT chunk_id, size, validity, rowids FROM memories_vec_chunks ORDER BY chunk_id"
-            ).fetchall()
-            blobs = dict(conn.execute("SELECT rowid, vectors FROM memories_vec_vector_chunks00").fetchall())
+            chunks = {
+                int(r[0]): r[1:]
+                for r in conn.execute("SELECT chunk_id, size, validity, rowids FROM memories_vec_chunks")
+            }
+            # streamed, one chunk's blob at a time (all of them at once doubled the peak memory)
+            blobs = conn.execute("SELECT rowid, vectors FROM memories_vec_vector_chunks00")
         except Exception:
             return None
-        total = sum(int(c[1]) for c in chunks)
+        total = sum(int(c[0]) for c in chunks.values())
         mat = np.empty((total, dim), dtype=np.float32)  # filled once, in place
         all_ids = np.empty(total, dtype=np.int64)
-        n = 0
-        for chunk_id, size, validity, rowids in chunks:
-            vectors = blobs.get(chunk_id)
-            if vectors is None:
+        n = seen = 0
+        for chunk_id, vectors in blobs:
+            if int(chunk_id) not in chunks:
                 return None
+            size, validity, rowids = chunks[int(chunk_id)]
+            seen += 1
             size = int(size)
             rid = np.frombuffer(rowids, dtype=np.int64)
             vec = np.frombuffer(vectors, dtype=np.float32)
@@ -45,7 +48,7 @@ class SqliteCuratorReads:
                 mat[n : n + k] = vec[: size * dim].reshape(size, dim)[keep]
                 all_ids[n : n + k] = rid[keep]
             n += k
-        if n == 0:
+        if n == 0 or seen != len(chunks):
             return None
         all_ids, mat = all_ids[:n], mat[:n]
         expected = conn.execute("SELECT count(*) FROM memories WHERE embedded = 1").fetchone()[0]

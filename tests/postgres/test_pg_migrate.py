@@ -98,3 +98,15 @@ def test_hostile_places_get_one_clear_line(demo_db, pg_url, tmp_path, source, ta
     fill = {"{pg}": pg_url, "{demo}": str(demo_db), "{tmp}": str(tmp_path)}
     with pytest.raises(InvalidInput, match=why):
         migrate(fill.get(source, source), fill.get(target, target))
+
+
+def test_an_export_from_before_a_forget_brings_nothing_back_on_a_server(pg_url, tmp_path):
+    with _open(pg_url) as eng:
+        keep = eng.add_memory("Deploys go through the staging cluster first")
+        gone = eng.add_memory("The vault code is 7781-zephyr-quartz", agent="ops")
+        eng.importers.export_jsonl(tmp_path / "before.jsonl")
+        eng.forget.run("memory", [gone], "user asked")
+        res = eng.importers.jsonl(tmp_path / "before.jsonl")
+        assert "memory" not in res.added and res.skipped
+        assert [m.id for m in eng.memories.list()] == [keep]
+        assert eng.search("vault zephyr", mode="keyword").hits == []

@@ -156,13 +156,40 @@ def _index_top(eng, query: str) -> list[tuple[int, float]]:
         return eng.store.keyword.top(conn, "words", p.match or "", 10)
 
 
+# Where Snowball's porter and Unicode's current tables differ from FTS5's (Porter's C version,
+# Unicode 6.1): undoubling in step 1b, "bli" -> "ble", emoji newer than 6.1, and friends.
+TRICKY = [
+    "trekked trekking revved revving bucked skiing hummed fizzed rolled missed",
+    "incredibly possibly terribly humbly nobly sensibly feasibility",
+    "🧘\u200d♀️ yoga 😀 smile 🦄 ♀ ☕ ✅ café naïve Åland ﬁ ligature",
+    "biology analogies geologist chronological",
+    "ᦰᦱ New Tai Lue ᳲ vedic",
+]
+
+
+def test_fts5_separators_are_probed_from_sqlite_itself():
+    import sqlean as sqlite3
+
+    from engine.storage.postgres.keyword_separators import is_separator
+
+    c = sqlite3.connect(":memory:")
+    c.execute(
+        "CREATE VIRTUAL TABLE f USING fts5(x, tokenize='porter unicode61 remove_diacritics 2', detail=none)"
+    )
+    cps = [cp for cp in range(0x80, 0x30000) if not 0xD800 <= cp <= 0xDFFF]
+    c.executemany("INSERT INTO f(rowid, x) VALUES (?, ?)", ((cp, "q" + chr(cp) + "q") for cp in cps))
+    separators = {r[0] for r in c.execute("SELECT rowid FROM f WHERE f MATCH 'q'")}
+    assert separators, "the probe found no separators"
+    assert [cp for cp in cps if is_separator(cp) != (cp in separators)] == []
+
+
 def test_the_tokenizer_matches_fts5_on_the_corpus(tmp_path):
     import sqlean as sqlite3
 
     c = sqlite3.connect(":memory:")
     c.execute("CREATE VIRTUAL TABLE f USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')")
     c.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance')")
-    texts = _corpus() + QUERIES
+    texts = _corpus() + QUERIES + TRICKY
     for i, t in enumerate(texts):
         c.execute("INSERT INTO f(rowid, x) VALUES (?, ?)", (i, t))
     got: dict[int, list[str]] = {}

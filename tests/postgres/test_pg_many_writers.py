@@ -105,10 +105,12 @@ def check_database(url: str, acks: list[Acks]) -> dict[str, int]:
         eng.close()
 
 
-def run_writers(url: str, tmp: Path, writers: int, n: int, kill: int = 0, kill_after: int = 10) -> list[Acks]:
-    """`writers` processes adding `n` memories each; the first `kill` of them SIGKILLed once they
-    acknowledged `kill_after` (and restarted never). Returns every writer's acknowledgements."""
-    procs = [spawn(url, w, n, tmp / f"w{w}.txt") for w in range(writers)]
+def run_writers(
+    url: str, tmp: Path, writers: int, n: int, kill: int = 0, kill_after: int = 10, wid0: int = 0
+) -> list[Acks]:
+    """`writers` processes (ids from `wid0`) adding `n` memories each; the first `kill` of them
+    SIGKILLed once they acknowledged `kill_after` (never restarted). Returns every writer's acks."""
+    procs = [spawn(url, wid0 + w, n, tmp / f"w{w}.txt") for w in range(writers)]
     for w in range(kill):
         wait_for_acks(tmp / f"w{w}.txt", kill_after)
         procs[w].send_signal(signal.SIGKILL)

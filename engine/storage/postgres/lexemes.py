@@ -1,10 +1,13 @@
 """The engine's own tokenizer for the keyword index: the lexemes FTS5's
 `porter unicode61 remove_diacritics 2` produces, so BM25 on PostgreSQL ranks as SQLite does.
 
-unicode61: a token is a maximal run of letters (L*), numbers (N*) and private-use characters (Co);
-everything else separates. Tokens are case-folded and stripped of diacritics. porter: FTS5 passes
+unicode61: a token is a maximal run of characters that are not separators (FTS5's own table from
+Unicode 6.1: keyword_separators.py; roughly letters, numbers, private use, and anything newer than
+6.1 such as later emoji). Tokens are case-folded and stripped of diacritics. porter: FTS5 passes
 tokens shorter than 3 or longer than 64 bytes through unchanged and stems the rest with Martin
-Porter's original algorithm (snowballstemmer's "porter" is that algorithm).
+Porter's algorithm as his C version has it; snowballstemmer's "porter" differs in three places,
+bridged below: step 2's "logi" -> "log" and "bli" -> "ble", and step 1b undoubling every double
+consonant but l, s, z (Snowball's list stops at bb dd ff gg mm nn pp rr tt: "trekked" -> "trek").
 """
 
 from __future__ import annotations
@@ -15,13 +18,17 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from engine.storage.postgres.keyword_separators import is_separator
+
 _STEMMER = snowballstemmer.stemmer("porter")
 PORTER_MIN, PORTER_MAX = 3, 64  # bytes, as FTS5's porter tokenizer counts them
 
 
 def _token_char(ch: str) -> bool:
-    cat = unicodedata.category(ch)
-    return cat[0] in "LN" or cat == "Co"
+    cp = ord(ch)
+    if cp < 0x80:
+        return ch.isascii() and ch.isalnum()
+    return not is_separator(cp)
 
 
 @lru_cache(maxsize=65536)
@@ -35,11 +42,33 @@ def stem(token: str) -> str:
     size = len(token.encode("utf-8"))
     if size < PORTER_MIN or size > PORTER_MAX:
         return token
-    out = str(_STEMMER.stemWord(token))
-    # Porter's own C version (which FTS5 follows) has step 2's "logi" -> "log"; Snowball's does not.
+    undoubled = _undouble(token)
+    out = str(_STEMMER.stemWord(undoubled if undoubled is not None else token))
+    # Porter's own C version (which FTS5 follows) has step 2's "logi" -> "log" and "bli" -> "ble"
+    # (then steps 3-5 go on: Snowball's run on the "ble" word does them); Snowball's has neither.
     if out.endswith("logi") and len(out) > 4 and _measure(out[:-4]) > 0:
         out = out[:-1]
+    elif out.endswith("bli") and _measure(out[:-3]) > 0:
+        out = str(_STEMMER.stemWord(out[:-1] + "e"))
     return out
+
+
+def _undouble(token: str) -> str | None:
+    """Step 1b as Porter's C version does it where Snowball does not: "-ed"/"-ing" off a stem with a
+    vowel that ends in a double consonant Snowball leaves doubled (kk, cc, vv, ...) -> the stem
+    with one of them, which Snowball then takes through steps 1c-5 unchanged by 1a-1b."""
+    for suffix in ("ing", "ed"):
+        if token.endswith(suffix) and not token.endswith("eed"):
+            stem = token[: -len(suffix)]
+            if (
+                len(stem) >= 2
+                and stem[-1] == stem[-2]
+                and stem[-1] not in "aeiouylszbdfgmnprt"
+                and stem[-1].isascii()
+                and any(c in "aeiouy" for c in stem[:-2])
+            ):
+                return stem[:-1]
+    return None
 
 
 def _measure(stem: str) -> int:
@@ -58,7 +87,7 @@ def tokens(text: str) -> list[str]:
     out: list[str] = []
     start = -1
     for i, ch in enumerate(text):
-        if _token_char(ch) or (start >= 0 and unicodedata.category(ch) == "Mn"):
+        if _token_char(ch):
             if start < 0:
                 start = i
         elif start >= 0:

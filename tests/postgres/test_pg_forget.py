@@ -95,6 +95,37 @@ def test_forget_off_the_host_claims_only_the_logical_level(pg_eng, monkeypatch):
     assert case.counts["levels"]["logical"] == "clean"
 
 
+def test_an_agent_role_that_cannot_see_the_files_gets_the_logical_level_only(pg_url):
+    """A real "not on host" case: a login role that is neither superuser nor owner. The server
+    hides its data directory from it and VACUUM skips tables it may not maintain (with a mere
+    warning, caught by the unchanged file node): host files are not checked, and the case is not
+    called verified while dead row versions may remain in the files."""
+    _open(pg_url).close()  # the schema, made by its owner
+    role = f"mc_agent_{os.getpid()}"
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute(f"CREATE ROLE {role} LOGIN")
+        # what an agent writes with, without MAINTAIN (which GRANT ALL includes since PostgreSQL 17)
+        c.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}")
+        c.execute(f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    try:
+        eng = _open(pg_url.replace("postgres:@", f"{role}:@"))
+        try:
+            gone = eng.add_memory(_secret("agent"))
+            res = eng.forget.run("memory", [gone], "user asked")
+        finally:
+            eng.close()
+        lv = _levels(res.verification)
+        assert lv["logical"].checked and lv["logical"].residue == 0
+        assert not lv["host files"].checked and "does not show this role" in lv["host files"].note
+        assert 'VACUUM FULL "memories" was skipped' in lv["logical"].note
+        assert "CHECKPOINT: permission denied" in lv["logical"].note and not res.verification.wal_truncated
+        assert res.status == "executed"
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            c.execute(f"DROP OWNED BY {role}")
+            c.execute(f"DROP ROLE {role}")
+
+
 def test_logical_level_finds_a_copy_a_live_row_still_holds(pg_eng, pg_url, monkeypatch):
     """A copy written behind the engine's back after the deletion (into a live row's text, long
     enough to be stored compressed) is found by the logical level, read through SQL, and keeps the

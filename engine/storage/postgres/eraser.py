@@ -68,36 +68,49 @@ class PgEraser:
     # -- levels ------------------------------------------------------------------------------------
     def settle(self, tries: int, pause: float) -> Settled:
         """VACUUM (FULL, ANALYZE) each of memconsole's tables, VACUUM FULL pg_statistic, CHECKPOINT
-        (outside any transaction). Each step is tried `tries` times (a table's exclusive lock
-        waits for its readers); what was refused is said in `notes`."""
-        import time
-
+        (outside any transaction). A rewrite is proven by the relation's new file node: VACUUM
+        skips a table this role may not maintain with a mere warning. A table locked by others
+        is tried `tries` times; what did not happen is said in `notes`."""
         notes: list[str] = []
         with self._store.pool.connection() as raw:
             raw.execute(f"SET lock_timeout = {int(LOCK_TIMEOUT_MS)}")
             tables = [r[0] for r in raw.execute(
                 "SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace"
                 " AND c.relkind = 'r' ORDER BY c.relname").fetchall()]  # fmt: skip
-            done = {"rewritten": True, "statistics": True, "checkpointed": True}
-            steps = [(f'VACUUM (FULL, ANALYZE) "{t}"', "rewritten") for t in tables]
-            steps += [("VACUUM FULL pg_statistic", "statistics"), ("CHECKPOINT", "checkpointed")]
-            for sql, flag in steps:
-                for i in range(max(1, tries)):
-                    try:
-                        raw.execute(sql)
-                        break
-                    except psycopg.errors.LockNotAvailable:
-                        if i + 1 == max(1, tries):
-                            done[flag] = False
-                            notes.append(f"{sql}: other sessions held the table through {tries} tries")
-                        else:
-                            time.sleep(pause)
-                    except psycopg.Error as exc:
-                        done[flag] = False
-                        notes.append(f"{sql}: {str(exc).strip().splitlines()[0]}")
-                        break
+            rewritten = all(
+                [self._rewrite(raw, f'"{t}"', "(FULL, ANALYZE)", tries, pause, notes) for t in tables]
+            )
+            statistics = self._rewrite(raw, "pg_statistic", "FULL", tries, pause, notes)
+            checkpointed = True
+            try:
+                raw.execute("CHECKPOINT")
+            except psycopg.Error as exc:
+                checkpointed = False
+                notes.append(f"CHECKPOINT: {str(exc).strip().splitlines()[0]}")
             raw.execute("RESET lock_timeout")
-        return Settled(done["rewritten"], done["statistics"], done["checkpointed"], notes)
+        return Settled(rewritten, statistics, checkpointed, notes)
+
+    @staticmethod
+    def _rewrite(raw: Any, rel: str, how: str, tries: int, pause: float, notes: list[str]) -> bool:
+        import time
+
+        before = _one(raw, f"SELECT pg_relation_filenode('{rel}'::regclass)")
+        for i in range(max(1, tries)):
+            try:
+                raw.execute(f"VACUUM {how} {rel}")
+                break
+            except psycopg.errors.LockNotAvailable:
+                if i + 1 == max(1, tries):
+                    notes.append(f"VACUUM FULL {rel}: other sessions held it through {tries} tries")
+                    return False
+                time.sleep(pause)
+            except psycopg.Error as exc:
+                notes.append(f"VACUUM FULL {rel}: {str(exc).strip().splitlines()[0]}")
+                return False
+        if before is not None and _one(raw, f"SELECT pg_relation_filenode('{rel}'::regclass)") == before:
+            notes.append(f"VACUUM FULL {rel} was skipped (this role may not maintain it)")
+            return False
+        return True
 
     def reach(self) -> Reach:
         """Can this process read the server's files? And what lies beyond any check from here."""

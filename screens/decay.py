@@ -95,7 +95,7 @@ class DecayPane(Pane):
 
     # -- the layout: a short terminal shows one chart at a time (t cycles), the crossings keep rows --
     COMPACT_BELOW = 30  # rows of the pane (80×24 gives ~19): fewer, and one chart is drawn
-    NARROW_BELOW = 112  # columns: fewer, and the half-lives take a second line
+    NARROW_BELOW = 125  # columns: fewer, and the half-lives take a second line
     CHARTS = ("chart-memories", "chart-rules", "chart-distribution", "chart-forecast")
 
     def on_resize(self) -> None:

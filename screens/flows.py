@@ -74,7 +74,7 @@ class FlowsPane(Pane):
             yield Select(SHOW, prompt="all flows", id="ff-show")
         yield Static("loading flows…", id="flows-status", classes="hint")
         with Horizontal(id="flows-main"):
-            yield DataGrid(id="flows-table", flex_column="flow")
+            yield DataGrid(id="flows-table", flex_column="flow", flex_min=22)
             with Vertical(id="flow-detail", classes="panel"):
                 yield Static("", id="flow-head")
                 yield Sparkline([], id="flow-spark")
@@ -127,7 +127,9 @@ class FlowsPane(Pane):
         for f in flows:
             s = f.stats
             style = "bold red" if s.flagged else ("bright_black" if f.status == "disabled" else "")
-            name = Text(("⚑ " if s.flagged else "  ") + f.name, style=style)
+            name = Text(
+                ("⚑ " if s.flagged else "  ") + f.name, style=style, no_wrap=True, overflow="ellipsis"
+            )
             rows.append(
                 (
                     f.id,

@@ -79,7 +79,7 @@ class RulesPane(Pane):
             yield Select([], prompt="any agent", id="rf-agent")
         yield Static("loading rules…", id="rules-status", classes="hint")
         with Horizontal(id="rules-main"):
-            yield DataGrid(id="rules-table", flex_column="rule")
+            yield DataGrid(id="rules-table", flex_column="rule", flex_min=24)
             with Vertical(id="rule-side"):
                 with Vertical(id="rule-detail", classes="panel"):
                     yield PlotextPlot(id="rule-chart")

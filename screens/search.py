@@ -91,7 +91,7 @@ class SearchPane(HitEdits):
             yield Input(placeholder="agent", id="f-agent")
             yield Input(placeholder="user", id="f-user")
         yield Static("Type a query and press enter.", id="search-status", classes="hint")
-        yield DataGrid(id="results", flex_column="content")
+        yield DataGrid(id="results", flex_column="content", flex_min=28)
         with Horizontal(id="hit-detail", classes="panel"):
             yield Static("", id="breakdown")
             with VerticalScroll(id="hit-text-scroll"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -102,7 +102,7 @@ class SessionsPane(Pane):
                     yield Input(placeholder="id", id="memory-jump", type="integer")
 
     def on_mount(self) -> None:
-        self.table("#session-list").add_columns("started", "agent", "user", "source", "title", "msgs")
+        self.table("#session-list").add_columns("started", "title", "agent", "user", "source", "msgs")
         self.table("#message-hits").add_columns("session", "role", "at", "snippet")
         self.table("#transcript").add_columns("at", "role", "tool", "message", "id")
         self.table("#derived").add_columns("memory", "tier", "category", "content")
@@ -139,10 +139,10 @@ class SessionsPane(Pane):
                 s.id,
                 [
                     when(s.started_at),
+                    one_line(s.title or s.id, CELL_MAX),  # second: on screen even at 80 columns
                     s.agent or "–",
                     s.user or "–",
                     s.source or "–",
-                    one_line(s.title or s.id, CELL_MAX),
                     s.message_count,
                 ],
             )
@@ -313,9 +313,11 @@ class SessionsPane(Pane):
 
     # -- actions -----------------------------------------------------------------------------------------
     def action_focus_message_search(self) -> None:
+        self.add_class("-msgs")  # a short terminal shows the message search only when asked for
         self.query_one("#message-search", Input).focus()
 
     def action_memories(self) -> None:
+        self.add_class("-derived")
         self.table("#derived").focus()
 
     def action_memory_source(self) -> None:
@@ -323,7 +325,20 @@ class SessionsPane(Pane):
         if self.app.focused is t and t.selected_key:
             self.memory_source(t.selected_key)
         else:
+            self.add_class("-derived")
             self.query_one("#memory-jump", Input).focus()
+
+    # -- the layout: a short terminal keeps the session list and the transcript -------------------------
+    COMPACT_BELOW = 30  # rows of the pane (80×24 gives ~19): fewer, and the extras fold away
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < self.COMPACT_BELOW, "-compact")
+
+    @on(events.DescendantFocus, "#filter, #session-list, #transcript")
+    def _back_to_the_sessions(self) -> None:
+        # Focus back on the list or transcript (escape, a click): the message search and the derived
+        # memories `s` / `m` / `M` unfolded fold away again in a short terminal.
+        self.remove_class("-msgs", "-derived")
 
     def action_parent(self) -> None:
         if self.detail and self.detail.parent:

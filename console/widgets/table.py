@@ -53,13 +53,19 @@ class DataGrid(DataTable):
     ]
 
     def __init__(
-        self, *args: Any, flex_column: str | None = None, enter_selects: bool = False, **kwargs: Any
+        self,
+        *args: Any,
+        flex_column: str | None = None,
+        flex_min: int = FLEX_MIN,
+        enter_selects: bool = False,
+        **kwargs: Any,
     ) -> None:
         kwargs.setdefault("cursor_type", "row")
         kwargs.setdefault("zebra_stripes", True)
         super().__init__(*args, **kwargs)
         self.last_copied: str | None = None
         self.flex_column = flex_column
+        self.flex_min = flex_min  # a name column (flows) keeps more of itself when space is short
         self.enter_selects = enter_selects
         self.cursor_to_top = False  # a new filter: the next set_rows starts at the first row
 
@@ -113,7 +119,7 @@ class DataGrid(DataTable):
         others = sum(c.get_render_width(self) for c in self.columns.values() if c is not col)
         if self.show_row_labels and self._labelled_row_exists:
             others += self._label_column.get_render_width(self)
-        w = max(FLEX_MIN, width - others - pad)
+        w = max(self.flex_min, width - others - pad)
         if not col.auto_width and col.width == w:
             return False
         col.auto_width, col.width = False, w

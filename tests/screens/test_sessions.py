@@ -32,7 +32,7 @@ async def test_list_filter_transcript_and_lineage(seeded):
         assert sessions.row_count == 2
         await pilot.press(*" part two")
         await settle(app, pilot)
-        assert [row(sessions, i)[4] for i in range(sessions.row_count)] == ["CI migration, part two"]
+        assert [row(sessions, i)[1] for i in range(sessions.row_count)] == ["CI migration, part two"]
         await pilot.press("ctrl+a", "ctrl+k", *"source:web since:2025-12-30")
         await settle(app, pilot)
         assert sessions.row_count == 1 and sessions.selected_key == "s-trip"
@@ -115,3 +115,38 @@ async def test_memory_id_jumps_to_source_message(seeded):
         await settle(app, pilot)
         assert pane.detail.session.id == "s-deploy-2"
         assert app.errors == []
+
+
+async def test_a_short_terminal_keeps_the_list_and_transcript_and_unfolds_the_rest_on_request(seeded):
+    eng, ids = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        pane = app.pane("sessions")
+        pane.show_session("s-deploy", ids["deploy_msgs"][3])
+        await settle(app, pilot)
+        shown = lambda sel: app.query_one(sel).display  # noqa: E731
+        assert pane.has_class("-compact")
+        assert not shown("#message-hits") and not shown("#derived") and not shown("#jump-bar")
+        transcript = app.query_one("#transcript", DataGrid)
+        assert transcript.size.height >= 5 and transcript.row_count == 4
+        title = app.query_one("#session-list", DataGrid).columns
+        assert [c.label.plain for c in title.values()][1] == "title"  # on screen at 80 columns
+        await pilot.press("s")  # the message search unfolds, focused
+        await settle(app, pilot)
+        assert shown("#message-hits") and app.focused is app.query_one("#message-search")
+        await pilot.press("escape")  # back on the list: it folds again
+        await settle(app, pilot)
+        assert not shown("#message-hits")
+        await pilot.press("m")
+        await settle(app, pilot)
+        derived = app.query_one("#derived", DataGrid)
+        assert shown("#derived") and app.focused is derived and derived.row_count == 2
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert not shown("#derived")
+    app = make_app(eng)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(app, pilot)
+        assert not app.pane("sessions").has_class("-compact")
+        assert app.query_one("#message-hits").display and app.query_one("#derived").display

@@ -204,3 +204,25 @@ async def test_the_forget_pane_shows_each_level_of_a_server_case(pg_eng):
         assert f"case #{res.request_id}" in status
         assert "logical: clean" in status and "out of reach: not checked: replicas" in status
         assert "host files: residue" in status and "levels" not in status
+
+
+@pytest.mark.parametrize("scope", ["session", "agent", "user", "query"])
+def test_every_scope_cascades_on_a_server(pg_eng, monkeypatch, scope):
+    """The same cascade as on SQLite: the session's messages and derived memories, the agent's or
+    user's everything, a query's matches; tombstones keep a re-import out; logical level clean."""
+    monkeypatch.setattr(PgEraser, "_data_directory", staticmethod(lambda raw: "/nonexistent/pgdata"))
+    secret = _secret(scope)
+    pg_eng.sessions.add("s-1", agent="ops", user="dana", title="vault talk")
+    pg_eng.sessions.add_messages("s-1", [{"role": "user", "content": secret}])
+    derived = pg_eng.add_memory(secret + " (noted)", agent="ops", user="dana", session_id="s-1")
+    other = pg_eng.add_memory("Unrelated: lunch is at noon", agent="web", user="lee")
+    value = {"session": "s-1", "agent": "ops", "user": "dana", "query": secret.split()[-1]}[scope]
+    res = pg_eng.forget.run(scope, value, "user asked")
+    assert res.status == "verified" and res.residue == 0, res.verification.levels
+    assert pg_eng.search(secret.split()[-1], mode="keyword").hits == []
+    assert [m.id for m in pg_eng.memories.list()] == [other] and derived not in [
+        m.id for m in pg_eng.memories.list()
+    ]
+    assert pg_eng.store.read_one("SELECT count(*) FROM messages")[0] == 0
+    assert pg_eng.forget.is_forgotten("memory", text=secret + " (noted)")
+    assert pg_eng.audit.verify().ok

@@ -88,6 +88,11 @@ class SearchSettings:
     # An add_memories batch at least this big checks near-duplicates against the in-memory matrix
     # in one product instead of one vector-index scan per item (75 ms each at 100k memories).
     dedup_matrix_from: int = 32
+    # PostgreSQL: below this many vectors KNN scans exactly; from it on it walks the HNSW index
+    # (iterative scan, so filters still get k rows) with ef_search = max(pg_ef_search, k).
+    # recall@10 of HNSW vs exact at 100k: BENCHMARKS.md (bench/pg_vectors.py).
+    pg_exact_below: int = 10_000
+    pg_ef_search: int = 100
     # final = fused · (1 - w_s - w_i - w_r + w_s·strength + w_i·importance + w_r·recency)
     strength_weight: float = 0.1
     importance_weight: float = 0.1
@@ -201,6 +206,8 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "search.bits_from": ("int", 0, _BIG),
     "search.bits_rescore": ("int", 1, _BIG),
     "search.dedup_matrix_from": ("int", 1, _BIG),
+    "search.pg_exact_below": ("int", 0, _BIG),
+    "search.pg_ef_search": ("int", 1, 1000),
     "search.strength_weight": ("float", *_UNIT),
     "search.importance_weight": ("float", *_UNIT),
     "search.recency_weight": ("float", *_UNIT),

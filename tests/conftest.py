@@ -1,5 +1,12 @@
 """Shared fixtures: real SQLite files with sqlite-vec; a fast deterministic embedder for unit
-tests and ONE real MiniLM model per test session where meaning matters."""
+tests and ONE real MiniLM model per test session where meaning matters.
+
+Both backends: a test module marked `pytestmark = pytest.mark.backends` runs each of its tests that
+uses `eng`, `real_eng` or `db_path` twice, on a SQLite file and on a fresh PostgreSQL database
+(tests/pg_server.py: one server per session); there `db_path` is the database's URL. A test that only
+means something on SQLite says why with `@pytest.mark.sqlite_only("reason")`; one whose PostgreSQL
+part is not built yet with `@pytest.mark.pg_xfail("reason")` (strict: it fails loudly once it passes).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,7 @@ if "MEMCONSOLE_STATE" not in os.environ:
     os.environ["MEMCONSOLE_STATE"] = tempfile.mkdtemp(prefix="memconsole-state-")
 
 from engine import FixedClock, HashEmbedder, open_engine  # noqa: E402
+from tests.pg_server import pg_db, pg_server, pg_url  # noqa: E402, F401 - fixtures for every test dir
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -26,6 +34,34 @@ TIMING_SENSITIVE = (
     "tests/engine/test_concurrency",
     "tests/engine/test_crash",
 )
+
+
+def pytest_configure(config):
+    for line in (
+        "backends: run the module's engine tests on SQLite and on PostgreSQL",
+        "sqlite_only(reason): this test means something on SQLite only (not run on PostgreSQL)",
+        "pg_xfail(reason): expected to fail on PostgreSQL until the part named is built (strict)",
+    ):
+        config.addinivalue_line("markers", line)
+
+
+BACKEND_FIXTURES = ("eng", "real_eng", "db_path")
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.get_closest_marker("backends") is None:
+        return
+    if (
+        not any(f in metafunc.fixturenames for f in BACKEND_FIXTURES)
+        or "backend" not in metafunc.fixturenames
+    ):
+        return
+    params: list = ["sqlite"]
+    if metafunc.definition.get_closest_marker("sqlite_only") is None:
+        xfail = metafunc.definition.get_closest_marker("pg_xfail")
+        marks = () if xfail is None else (pytest.mark.xfail(strict=True, reason=str(xfail.args[0])),)
+        params.append(pytest.param("postgres", marks=marks))
+    metafunc.parametrize("backend", params, indirect=True)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -49,7 +85,16 @@ def clock():
 
 
 @pytest.fixture
-def db_path(tmp_path):
+def backend(request):
+    """ "sqlite" unless the module runs on both backends (see the top of this file)."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture
+def db_path(tmp_path, backend, request):
+    """A SQLite file's path; on PostgreSQL, a fresh database's URL."""
+    if backend == "postgres":
+        return request.getfixturevalue("pg_db")
     return tmp_path / "memory.db"
 
 

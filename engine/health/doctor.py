@@ -116,9 +116,9 @@ def _case_heads(c: Any) -> list[DoctorCheck]:
     return [DoctorCheck("forget-heads", False, problem, 1) for problem in found]
 
 
-def _integrity(problems: list[str]) -> DoctorCheck:
+def _integrity(problems: list[str], name: str = "sqlite-integrity") -> DoctorCheck:
     sound = not problems
-    return DoctorCheck("sqlite-integrity", sound, "ok" if sound else "; ".join(problems[:5]), len(problems))
+    return DoctorCheck(name, sound, "ok" if sound else "; ".join(problems[:5]), len(problems))
 
 
 def doctor_file(path: str | os.PathLike) -> DoctorReport:
@@ -183,8 +183,15 @@ class Health:
         indexes = h.keyword_indexes()
         try:
             with self.ctx.store.reading() as c:
-                checks.append(_integrity(h.integrity(c)))
-                sound = checks[-1].ok
+                # A server's checks (PostgreSQL) are one finding per problem, under the store's name.
+                name = getattr(h, "integrity_name", "sqlite-integrity")
+                found = h.integrity(c)
+                checks.extend(
+                    [_integrity([p], name) for p in found]
+                    if name != "sqlite-integrity" and found
+                    else [_integrity(found, name)]
+                )
+                sound = not found
                 for t in dict.fromkeys(
                     ("memories", "messages", "sessions", "rules", "audit", *(table for _, table in indexes))
                 ):

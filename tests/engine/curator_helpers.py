@@ -5,25 +5,21 @@ from __future__ import annotations
 from engine.clock import DAY
 
 TABLES = ("memories", "rules", "rule_history", "sessions", "messages")
-FTS = ("memories_fts", "memories_tri", "rules_fts", "messages_fts", "messages_tri")
 
 
 def dump(eng) -> dict:
-    """Every record table, every vector with its metadata, and proof each FTS index equals its table."""
-
-    def check(conn):
-        for f in FTS:
-            conn.execute(f"INSERT INTO {f}({f}, rank) VALUES ('integrity-check', 1)")
-
-    eng.store.write(check)
+    """Every record table, every vector with its metadata, and proof each keyword index equals its
+    table (through the storage port, so it holds on either backend)."""
+    health = eng.store.health
+    for index, _ in health.keyword_indexes():
+        ok, detail = health.index_integrity(index)
+        assert ok, f"{index}: {detail}"
     c = eng.store.conn
     out = {t: [tuple(r) for r in c.execute(f"SELECT * FROM {t} ORDER BY id")] for t in TABLES}
-    out["vec"] = [
-        tuple(r)
-        for r in c.execute(
-            "SELECT memory_id, embedding, tier, kind, category, agent, user FROM memories_vec ORDER BY memory_id"
-        )
-    ]
+    vs = eng.store.vector_store
+    with eng.store.reading() as conn:
+        ids = sorted(int(r[0]) for batch in vs.scan(conn) for r in batch)
+        out["vec"] = [tuple(r) for r in vs.entries(conn, ids)]
     return out
 
 
@@ -35,9 +31,9 @@ def add_rule(eng, text, *, score=5.0, status="active", agent="", last=None, pinn
         return int(
             conn.execute(
                 "INSERT INTO rules(text, agent, score, status, last_reinforced_at, created_at, pinned, updated_at)"
-                " VALUES (?,?,?,?,?,?,?,?)",
+                " VALUES (?,?,?,?,?,?,?,?) RETURNING id",
                 (text, agent, score, status, last, last, pinned, now),
-            ).lastrowid
+            ).fetchone()[0]
         )
 
     return eng.store.write(w)

@@ -7,6 +7,8 @@ import pytest
 from engine import FixedClock, HashEmbedder, InvalidInput, open_engine
 from engine.audit import log as audit
 
+pytestmark = pytest.mark.backends
+
 
 def test_filters_by_target_actor_action_and_since(db_path):
     clock = FixedClock("2026-01-01T00:00:00Z")

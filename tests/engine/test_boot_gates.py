@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine.lifecycle.boot import neutralize
+
+pytestmark = pytest.mark.backends
 
 CLOSE = "</memory-context>"
 

@@ -13,6 +13,8 @@ from engine import HashEmbedder, InvalidInput, open_engine
 from engine.config import CuratorSettings, Settings
 from tests.engine.curator_helpers import OTHER, TWIN_A, TWIN_B, add_rule, age, dump
 
+pytestmark = pytest.mark.backends
+
 
 @pytest.fixture
 def twins(eng):
@@ -109,6 +111,9 @@ def test_other_agents_are_never_merged(eng):
     assert [p for p in eng.curator.run().proposals if p.kind == "merge"] == []
 
 
+@pytest.mark.sqlite_only(
+    "reads the curator reports beside the SQLite file; a server's reports live under the state dir"
+)
 def test_dry_run_writes_nothing(eng, twins, db_path):
     run = eng.curator.run(dry_run=True)
     assert run.id is None and len(run.proposals) == 1
@@ -116,6 +121,9 @@ def test_dry_run_writes_nothing(eng, twins, db_path):
     assert not (db_path.parent / "curator").exists()
 
 
+@pytest.mark.sqlite_only(
+    "reads the curator reports beside the SQLite file; a server's reports live under the state dir"
+)
 def test_reports_are_private_and_complete(eng, twins, db_path):
     run = eng.curator.run()
     folder = db_path.parent / "curator" / "20260101-000000"
@@ -261,6 +269,7 @@ def test_real_model_clusters_paraphrases_not_neighbours(real_eng):
     assert [p.members for p in merges] == [[a, b]]
 
 
+@pytest.mark.pg_xfail("forget on PostgreSQL (14B): the demo's case ends 'executed', not 'verified'")
 def test_curator_demo_has_every_state(eng):
     from engine.demo.curator import write_curator_demo
 

@@ -3,7 +3,11 @@ shown as such, and left alone by a bulk approval unless it includes them."""
 
 from __future__ import annotations
 
+import pytest
+
 from engine.curator.risky import numeric_risk
+
+pytestmark = pytest.mark.backends
 
 WEEKLY = "Weekly review week {n}: walk through the open incidents, the on-call handover notes and the deploy calendar"
 DEPLOY = "The payments service deploy is scheduled on {d} after the database migration and the smoke tests"

@@ -11,6 +11,8 @@ from engine import InvalidInput, NotFound
 from engine.clock import DAY
 from engine.lifecycle.decay import band, crossing_time, rule_cycles, strength_at
 
+pytestmark = pytest.mark.backends
+
 
 def _snapshot(eng):
     c = eng.store.conn

@@ -8,6 +8,8 @@ import pytest
 from console.cli import main
 from engine import HashEmbedder, open_engine
 
+pytestmark = pytest.mark.backends
+
 
 def _check(report, name):
     return next(c for c in report.checks if c.name == name)
@@ -28,6 +30,9 @@ def filled(eng):
     return eng, ids
 
 
+@pytest.mark.sqlite_only(
+    "tampers with SQLite's FTS5 / vec0 / sqlite_sequence internals; PostgreSQL's own in tests/postgres/test_pg_doctor.py"
+)
 def test_healthy_database_passes_every_check(filled):
     eng, ids = filled
     r = eng.health.doctor()
@@ -37,6 +42,9 @@ def test_healthy_database_passes_every_check(filled):
     assert _check(r, "audit-chain").ok
 
 
+@pytest.mark.sqlite_only(
+    "tampers with SQLite's FTS5 / vec0 / sqlite_sequence internals; PostgreSQL's own in tests/postgres/test_pg_doctor.py"
+)
 def test_fts_entry_lost_is_found_and_rebuilt(filled):
     eng, ids = filled
     c = eng.store.conn
@@ -55,6 +63,9 @@ def test_fts_entry_lost_is_found_and_rebuilt(filled):
     assert [h.id for h in eng.search("pears", mode="keyword").hits] == [ids[1]]
 
 
+@pytest.mark.sqlite_only(
+    "tampers with SQLite's FTS5 / vec0 / sqlite_sequence internals; PostgreSQL's own in tests/postgres/test_pg_doctor.py"
+)
 def test_missing_and_orphan_vectors_are_found_and_repaired(filled):
     eng, ids = filled
     c = eng.store.conn
@@ -74,6 +85,9 @@ def test_missing_and_orphan_vectors_are_found_and_repaired(filled):
     assert eng.vectors.vector_of(ids[0]) is not None and eng.vectors.vector_of(9999) is None
 
 
+@pytest.mark.sqlite_only(
+    "tampers with SQLite's FTS5 / vec0 / sqlite_sequence internals; PostgreSQL's own in tests/postgres/test_pg_doctor.py"
+)
 def test_stale_vector_metadata_is_resynced(filled):
     eng, ids = filled
     c = eng.store.conn
@@ -98,6 +112,9 @@ def test_memories_without_a_model_are_listed_pending_not_failing(db_path, clock)
         assert r.ok and r.pending_vectors == [] and "embedded 1 memories" in r.repaired
 
 
+@pytest.mark.sqlite_only(
+    "tampers with SQLite's FTS5 / vec0 / sqlite_sequence internals; PostgreSQL's own in tests/postgres/test_pg_doctor.py"
+)
 def test_orphans_are_reported(filled):
     eng, ids = filled
     c = eng.store.conn
@@ -180,6 +197,9 @@ def test_cli_doctor_exit_code_and_json(filled, capsys):
     assert "FAIL  audit-chain" in out and "problem(s) found" in out
 
 
+@pytest.mark.sqlite_only(
+    "tampers with SQLite's FTS5 / vec0 / sqlite_sequence internals; PostgreSQL's own in tests/postgres/test_pg_doctor.py"
+)
 def test_forget_leaves_a_healthy_file(filled):
     """Forget removes rows, FTS entries and vectors and re-chains the audit it redacts: the
     doctor must see a consistent file afterwards, not a tamper."""
@@ -190,6 +210,9 @@ def test_forget_leaves_a_healthy_file(filled):
     assert r.counts["memories"] == r.counts["memories_fts"] == r.counts["memories_vec"] == 4
 
 
+@pytest.mark.sqlite_only(
+    "tampers with SQLite's FTS5 / vec0 / sqlite_sequence internals; PostgreSQL's own in tests/postgres/test_pg_doctor.py"
+)
 def test_cli_doctor_repair(filled, capsys, monkeypatch):
     import json
 
@@ -208,6 +231,9 @@ def test_cli_doctor_repair(filled, capsys, monkeypatch):
     assert "embedded 1 memories" in doc["repaired"]
 
 
+@pytest.mark.sqlite_only(
+    "tampers with SQLite's FTS5 / vec0 / sqlite_sequence internals; PostgreSQL's own in tests/postgres/test_pg_doctor.py"
+)
 def test_a_refused_audit_anchor_move_is_a_finding(eng):
     """An after-commit hook that failed (here the audit anchor refusing to move back over a cut
     log) is one finding: the write committed, what should follow it did not."""

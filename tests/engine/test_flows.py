@@ -8,6 +8,8 @@ from engine import InvalidInput, NotFound
 from engine.clock import DAY
 from engine.lifecycle.flows import flow_stats
 
+pytestmark = pytest.mark.backends
+
 
 def _flow(eng, name="deploy-release", **kw):
     return eng.flows.add(

@@ -11,6 +11,8 @@ from engine import ImportFailed
 from engine.importers.hermes_files import read_files
 from tests.engine.hermes_fixture import HermesHome, file_digests
 
+pytestmark = pytest.mark.backends
+
 T = 1_767_000_000.0  # 2025-12-29: before the engine's fixed clock
 
 

@@ -8,6 +8,8 @@ import pytest
 from engine import ImportFailed, InvalidInput
 from engine.importers.markdown import split_entries, steps_from_body
 
+pytestmark = pytest.mark.backends
+
 
 def test_split_on_section_sign_keeps_blank_lines_inside_an_entry():
     text = "First fact.\n\nStill the first.\n§\nSecond fact.\n§\n\n§\nThird."

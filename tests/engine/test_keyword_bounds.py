@@ -10,6 +10,8 @@ import pytest
 
 from engine.retrieval.filters import Filters
 
+pytestmark = pytest.mark.backends
+
 
 def bounded(eng, rows=30, candidates=10, share=0.0):
     s = eng.settings.search

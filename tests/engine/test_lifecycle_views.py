@@ -9,6 +9,8 @@ import pytest
 from engine import InvalidInput
 from engine.clock import DAY
 
+pytestmark = pytest.mark.backends
+
 
 def _aged(eng, clock):
     """Memories of each kind at different ages, plus a pinned and a core one that never cross."""

@@ -4,6 +4,8 @@ import pytest
 
 from engine import HashEmbedder, InvalidInput, NotFound, open_engine
 
+pytestmark = pytest.mark.backends
+
 
 def test_add_stores_every_field_and_audits(eng):
     mid = eng.add_memory(

@@ -7,6 +7,8 @@ import pytest
 from engine import InvalidInput, NotFound
 from engine.clock import DAY
 
+pytestmark = pytest.mark.backends
+
 
 def _audit_actions(eng, rule_id):
     return [

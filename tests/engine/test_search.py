@@ -4,6 +4,8 @@ import pytest
 
 from engine import InvalidInput, open_engine
 
+pytestmark = pytest.mark.backends
+
 HOSTILE = [
     '"unbalanced',
     "AND",

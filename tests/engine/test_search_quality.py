@@ -10,6 +10,8 @@ from engine import HashEmbedder, open_engine
 from engine.retrieval.filters import Filters
 from engine.retrieval.vector_matrix import VectorMatrix
 
+pytestmark = pytest.mark.backends
+
 FILLER = [
     "The deploy pipeline runs integration tests before every release",
     "Staging database backups are kept for fourteen days",

@@ -16,6 +16,8 @@ import sqlean
 
 from engine import EngineError, HashEmbedder, open_engine
 
+pytestmark = pytest.mark.backends
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -4,6 +4,8 @@ import pytest
 
 from engine import InvalidInput, NotFound
 
+pytestmark = pytest.mark.backends
+
 
 @pytest.fixture
 def convo(eng):

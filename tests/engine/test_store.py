@@ -10,6 +10,8 @@ from engine import StoreBusy, open_engine
 from engine.storage.sqlite import store as store_mod
 from engine.storage.sqlite.store import Store
 
+pytestmark = pytest.mark.backends
+
 
 def test_connection_pragmas_and_private_file(tmp_path):
     p = tmp_path / "sub" / "m.db"

@@ -20,6 +20,8 @@ from engine.audit.anchor import anchors_dir, database_id, read_anchor
 from engine.audit.hashing import GENESIS, row_hash
 from engine.storage.sqlite.store import connect
 
+pytestmark = pytest.mark.backends
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -74,6 +76,9 @@ def test_deleting_the_last_rows_is_reported_as_truncation(eng):
     assert "the audit log was truncated after row 4 (anchored at row 6" in chk.message
 
 
+@pytest.mark.sqlite_only(
+    "rewrites SQLite's own rows (sqlite_sequence, INSERT OR REPLACE, a second sqlite3 connection on the file)"
+)
 def test_truncate_then_refill_keeps_the_anchor_as_evidence(eng):
     _add(eng, 6)
     conn = eng.store.conn
@@ -194,6 +199,9 @@ def _legacy_db(path, rows: int, *, break_at: int | None = None) -> None:
     conn.close()
 
 
+@pytest.mark.sqlite_only(
+    "rewrites SQLite's own rows (sqlite_sequence, INSERT OR REPLACE, a second sqlite3 connection on the file)"
+)
 def test_a_legacy_plain_chain_upgrades_to_keyed_and_verifies(db_path):
     _legacy_db(db_path, 5)
     eng = open_engine(db_path, embedder=HashEmbedder())
@@ -210,6 +218,9 @@ def test_a_legacy_plain_chain_upgrades_to_keyed_and_verifies(db_path):
         eng.close()
 
 
+@pytest.mark.sqlite_only(
+    "rewrites SQLite's own rows (sqlite_sequence, INSERT OR REPLACE, a second sqlite3 connection on the file)"
+)
 def test_a_broken_legacy_chain_is_kept_as_found_not_laundered(db_path):
     _legacy_db(db_path, 5, break_at=3)
     eng = open_engine(db_path, embedder=HashEmbedder())
@@ -239,6 +250,9 @@ def test_cli_verify_reports_truncation_with_exit_1(db_path, capsys, monkeypatch)
     assert doc["ok"] is False and doc["truncated_after"] == 2
 
 
+@pytest.mark.sqlite_only(
+    "rewrites SQLite's own rows (sqlite_sequence, INSERT OR REPLACE, a second sqlite3 connection on the file)"
+)
 @pytest.mark.parametrize("bad", ["../../escape", "x" * 200])
 def test_a_hostile_database_id_never_names_a_path(eng, bad):
     eng.store.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('database_id', ?)", (bad,))
@@ -247,6 +261,9 @@ def test_a_hostile_database_id_never_names_a_path(eng, bad):
     assert dbid.startswith("id-") and "/" not in dbid
 
 
+@pytest.mark.sqlite_only(
+    "rewrites SQLite's own rows (sqlite_sequence, INSERT OR REPLACE, a second sqlite3 connection on the file)"
+)
 def test_a_changed_database_id_is_named_when_its_anchor_goes_missing(eng):
     _add(eng, 3)
     eng.store.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('database_id', 'forged0id')")

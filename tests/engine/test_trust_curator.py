@@ -11,6 +11,8 @@ import pytest
 from engine import InvalidInput
 from tests.engine.curator_helpers import OTHER, TWIN_A, TWIN_B, add_rule, age
 
+pytestmark = pytest.mark.backends
+
 
 def _raw(eng, sql, params=()):
     eng.store.write(lambda c: c.execute(sql, params))
@@ -168,6 +170,9 @@ def _plant_malformed(eng, clock):
     return good_a, good_b
 
 
+@pytest.mark.sqlite_only(
+    "plants values only SQLite's dynamic typing stores (9e999, text in number columns); PostgreSQL's typed columns refuse them"
+)
 def test_malformed_rows_never_make_the_curator_or_the_queue_fail(eng, clock):
     good_a, good_b = _plant_malformed(eng, clock)
     dry = eng.curator.run(dry_run=True)
@@ -197,6 +202,9 @@ def test_malformed_proposal_row_is_handled(eng, clock, merge):
     eng.curator.run()
 
 
+@pytest.mark.sqlite_only(
+    "plants values only SQLite's dynamic typing stores (9e999, text in number columns); PostgreSQL's typed columns refuse them"
+)
 def test_cli_curate_run_and_proposal_verbs_survive_malformed_rows(eng, clock, tmp_path, capsys, monkeypatch):
     from console.cli import main
 

@@ -49,7 +49,8 @@ class PgConnection:
                 return _Empty()  # a server database has no file: the audit anchor goes by its id
             raise unsupported(f"SQLite's {' '.join(sql.split())[:60]!r}")
         text, named = translate(sql)
-        args: Any = dict(params) if named else list(params or ())
+        # A services' dict may carry keys a statement does not use (or none at all).
+        args: Any = dict(params) if named else ([] if isinstance(params, dict) else list(params or ()))
         try:
             return self.raw.execute(text, args)
         except (UnicodeEncodeError, OverflowError) as exc:
@@ -74,3 +75,50 @@ class PgConnection:
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+
+class _Fetched:
+    """A statement's result already read, so its pool connection could go back."""
+
+    def __init__(self, rows: list[Any], rowcount: int, description: Any) -> None:
+        self._rows, self.rowcount, self.description = rows, rowcount, description
+
+    def fetchone(self) -> Any:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+class DirectConnection:
+    """`store.conn` as on SQLite: one statement at a time in autocommit, outside the engine's writes
+    (no writers' lock, no change counter); inside this thread's write it is that write's connection.
+    What tools and tests use to look at or tamper with rows directly."""
+
+    def __init__(self, pool: Any, current: Any) -> None:
+        self._pool, self._current = pool, current
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        conn = self._current()
+        if conn is not None:
+            return conn.execute(sql, params)
+        with self._pool.connection() as raw:
+            cur = PgConnection(raw).execute(sql, params)
+            rows = cur.fetchall() if cur.description is not None else []
+            return _Fetched(rows, cur.rowcount, cur.description)
+
+    def executemany(self, sql: str, params: Any) -> Any:
+        conn = self._current()
+        if conn is not None:
+            return conn.executemany(sql, params)
+        with self._pool.connection() as raw:
+            cur = PgConnection(raw).executemany(sql, params)
+            return _Fetched([], cur.rowcount, None)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._current() is not None

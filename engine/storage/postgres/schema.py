@@ -9,11 +9,23 @@ restore may still insert its own). The column `user` is quoted (a reserved word 
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from engine.storage.sqlite.schema import EMBED_DIM, GENERATION, NAMED, TABLES, Table
 
-__all__ = ["EMBED_DIM", "GENERATION", "KEYWORD_SOURCES", "OURS", "create_statements", "pg_table"]
+__all__ = [
+    "EMBED_DIM",
+    "EXTRA_INDEX_NAMES",
+    "EXTRA_TABLE_NAMES",
+    "GENERATION",
+    "KEYWORD_SOURCES",
+    "OURS",
+    "TRIGGER_NAMES",
+    "create_statements",
+    "pg_table",
+    "schema_hash",
+]
 
 OURS = "memconsole"
 # What each keyword source indexes (table, its text columns), in FTS5's column order.
@@ -90,6 +102,16 @@ for _f, _pg in (("max", "greatest"), ("min", "least")):
             f" RETURNS double precision LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN"
             f" {' OR '.join(a + ' IS NULL' for a in _args)} THEN NULL ELSE {_pg}({', '.join(_args)}) END $$",
         )
+
+# sum(a <= b): SQLite's comparisons are integers; PostgreSQL's are booleans, which sum() refuses.
+# The same meaning: NULLs skipped, NULL when every input is NULL.
+FUNCTIONS += (
+    "CREATE OR REPLACE FUNCTION mc_sum_bool(acc bigint, v boolean) RETURNS bigint LANGUAGE sql IMMUTABLE"
+    " AS $$"
+    " SELECT CASE WHEN v IS NULL THEN acc ELSE coalesce(acc, 0) + v::int END $$",
+    "DO $$ BEGIN CREATE AGGREGATE sum(boolean) (SFUNC = mc_sum_bool, STYPE = bigint);"
+    " EXCEPTION WHEN duplicate_function THEN NULL; END $$",
+)
 
 # json_type(json, path) with SQLite's names for the types.
 FUNCTIONS += (
@@ -171,6 +193,23 @@ def _indexes() -> list[str]:
     ]
 
 
+_EXTRA_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS fts_terms_doc ON fts_terms(src, doc_id)",
+    # Cosine HNSW for KNN past the exact-scan threshold (vector.py); pgvector's defaults
+    # (m 16, ef_construction 64) reach recall@10 >= 0.98 at 100k (bench/pg_vectors.py).
+    "CREATE INDEX IF NOT EXISTS memory_vectors_hnsw ON memory_vectors"
+    " USING hnsw (embedding vector_cosine_ops)",
+)
+EXTRA_TABLE_NAMES = ("fts_terms", "fts_docs", "fts_pending", "memory_vectors", "mc_changes")
+EXTRA_INDEX_NAMES = ("fts_terms_doc", "memory_vectors_hnsw")
+TRIGGER_NAMES = (
+    *(f"{src}_fts_{op}" for src in KEYWORD_SOURCES for op in ("aiu", "ad")),
+    "memory_vectors_meta",
+    "memories_vlog_au",
+    "memories_vlog_ad",
+)
+
+
 def create_statements() -> list[str]:
     """Everything, idempotent, parents first."""
     return (
@@ -178,6 +217,11 @@ def create_statements() -> list[str]:
         + list(_EXTRA_TABLES)
         + list(FUNCTIONS)
         + _indexes()
-        + ["CREATE INDEX IF NOT EXISTS fts_terms_doc ON fts_terms(src, doc_id)"]
+        + list(_EXTRA_INDEXES)
         + _triggers()
     )
+
+
+def schema_hash() -> str:
+    """What reconcile records: a database holding another hash needs reconciling."""
+    return hashlib.sha256("\n".join(create_statements()).encode()).hexdigest()[:16]

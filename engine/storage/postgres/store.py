@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import random
 import threading
 import time
@@ -30,17 +29,19 @@ from pgvector.psycopg import register_vector
 from psycopg import sql as pgsql
 from psycopg_pool import ConnectionPool
 
+from engine.config import load_settings
 from engine.errors import EngineError, StoreBusy
 from engine.storage.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.postgres import schema
-from engine.storage.postgres.connection import PgConnection
+from engine.storage.postgres.connection import DirectConnection, PgConnection
 from engine.storage.postgres.dump import PgDump
 from engine.storage.postgres.eraser import PgEraser
+from engine.storage.postgres.health import PgHealth
 from engine.storage.postgres.keyword import PgKeywordIndex
 from engine.storage.postgres.lexemes import counted
 from engine.storage.postgres.listen import ChangeListener
-from engine.storage.postgres.parts import NotYet, PgDecayAccess
+from engine.storage.postgres.parts import PgDecayAccess
 from engine.storage.postgres.rows import row_factory
 from engine.storage.postgres.vector import PgCuratorReads, PgVectorStore
 
@@ -59,6 +60,13 @@ _RETRY = (
 )
 
 
+ITERATIVE_SCAN = (0, 8)  # the pgvector version with hnsw.iterative_scan
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
+
+
 def shown(url: str) -> str:
     """The URL without its password, for messages."""
     head, sep, tail = url.partition("@")
@@ -69,7 +77,7 @@ def shown(url: str) -> str:
 
 
 def _schema_hash() -> str:
-    return hashlib.sha256("\n".join(schema.create_statements()).encode()).hexdigest()[:16]
+    return schema.schema_hash()
 
 
 class PgStore:
@@ -79,6 +87,7 @@ class PgStore:
         self.url = url
         self.path = Path(shown(url))  # no file: nothing exists there (the vector matrix stays off)
         self.readonly = readonly
+        self._iterative = False  # pgvector >= 0.8 (set by _check_server)
         self.after_commit: list[Callable[[Any], None]] = []
         self.hook_errors: list[str] = []
         self._local = threading.local()
@@ -97,20 +106,27 @@ class PgStore:
             raise EngineError(f"{shown(url)}: cannot open a connection pool ({exc})") from None
         # -- the parts of the port --
         self.keyword = PgKeywordIndex(self._sync_if_writing)
-        self.vector_store = PgVectorStore(self.reading)
+        search = load_settings().search
+        self.vector_store = PgVectorStore(
+            self.reading,
+            exact_below=search.pg_exact_below,
+            ef_search=search.pg_ef_search,
+            hnsw=self._iterative,
+        )
         self.decay_access = PgDecayAccess()
         self.feed = VectorChangeLog()
         self.eraser = PgEraser(self)
-        self.health = NotYet("doctor's checks")
+        self.health = PgHealth(self)
         self.dump = PgDump()
         self.curator = PgCuratorReads()
         self.listener = ChangeListener(url, CHANNEL, self._read_counter)  # started by data_version()
 
     # -- opening ------------------------------------------------------------------------------------
-    @staticmethod
-    def _configure(conn: psycopg.Connection) -> None:
+    def _configure(self, conn: psycopg.Connection) -> None:
         register_vector(conn)
         conn.row_factory = row_factory
+        if self._iterative:  # filtered HNSW scans go on until k rows pass (pgvector >= 0.8)
+            conn.execute("SET hnsw.iterative_scan = relaxed_order")
 
     def _check_server(self) -> None:
         """Refuse, before writing anything: no pgvector, a database that is not ours, a newer one."""
@@ -127,11 +143,26 @@ class PgStore:
                 )
             self._identity(conn)
             if not self.readonly:
-                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                self._install_vector(conn)
+            row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            self._iterative = row is not None and _version(row[0]) >= ITERATIVE_SCAN
         except psycopg.Error as exc:
             raise EngineError(f"{shown(self.url)}: {str(exc).strip()}") from None
         finally:
             conn.close()
+
+    def _install_vector(self, conn: Any) -> None:
+        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+            return
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.errors.InsufficientPrivilege:
+            who = conn.execute("SELECT current_user, current_database()").fetchone()
+            raise EngineError(
+                f"{shown(self.url)}: pgvector is on the server but not installed in database {who[1]}, and"
+                f" role {who[0]} may not install it: ask an administrator to run CREATE EXTENSION vector"
+                " there"
+            ) from None
 
     def _identity(self, conn: Any) -> int:
         """The database's generation (0: empty); refuses a foreign or newer database."""
@@ -224,6 +255,11 @@ class PgStore:
         return have
 
     # -- reads ----------------------------------------------------------------------------------------
+    @property
+    def conn(self) -> DirectConnection:
+        """Statements outside the engine's writes, as the SQLite store's `conn` (tools, tests)."""
+        return DirectConnection(self.pool, self._current)
+
     def _current(self) -> PgConnection | None:
         return getattr(self._local, "conn", None)
 

@@ -1,9 +1,15 @@
 """pgvector behind the vector store (engine/storage/indexes.py): `memory_vectors`, one vector(384)
-per memory with the filter fields beside it, filtered inside the query. This slice scans exactly
-(`ORDER BY embedding <=> q`); an HNSW index with iterative scan is the next step."""
+per memory with the filter fields beside it, filtered inside the query.
+
+KNN scans exactly below `search.pg_exact_below` vectors (the table's size as the planner last
+counted it) and past it walks the cosine HNSW index with `hnsw.iterative_scan = relaxed_order`
+(pgvector >= 0.8): a filter that rejects most neighbours makes the scan continue instead of
+returning fewer than k rows; the k found are re-sorted exactly. `hnsw.ef_search` is
+max(`search.pg_ef_search`, k). Explain's ranks (`count_closer`) stay exact."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -21,9 +27,32 @@ def _blob(value: Any) -> bytes:
     return np.asarray(value.to_numpy() if isinstance(value, Vector) else value, dtype=np.float32).tobytes()
 
 
+SIZE_TTL_S = 10.0  # how long the table's size estimate is trusted
+
+
 class PgVectorStore:
-    def __init__(self, reader: Any) -> None:
+    def __init__(
+        self, reader: Any, *, exact_below: int = 10_000, ef_search: int = 100, hnsw: bool = True
+    ) -> None:
         self._reader = reader  # the store's snapshot reader
+        self.exact_below = exact_below
+        self.ef_search = ef_search
+        self.hnsw = hnsw  # False: pgvector < 0.8 (no iterative scan): always exact
+        self._size: tuple[float, int] = (0.0, 0)
+        self.last_path = ""  # "exact" or "hnsw": what the last knn did (tests, benches)
+
+    def _estimated(self, conn: Any) -> int:
+        at, n = self._size
+        if time.monotonic() - at > SIZE_TTL_S:
+            row = conn.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = 'memory_vectors'::regclass"
+            ).fetchone()
+            n = max(0, int(row[0])) if row else 0  # -1: never counted (new, small)
+            self._size = (time.monotonic(), n)
+        return n
+
+    def use_hnsw(self, conn: Any) -> bool:
+        return self.hnsw and self._estimated(conn) >= self.exact_below
 
     def put(
         self,
@@ -51,12 +80,25 @@ class PgVectorStore:
     def knn(
         self, conn: Any, query: bytes, k: int, where: str, params: Sequence[Any]
     ) -> list[tuple[int, float]]:
-        rows = conn.execute(
-            "SELECT memory_id, embedding <=> ? AS d FROM memory_vectors WHERE "
-            + where
-            + " ORDER BY d, memory_id LIMIT ?",
-            [_vec(query), *params, int(k)],
-        ).fetchall()
+        q = _vec(query)
+        if self.use_hnsw(conn):
+            self.last_path = "hnsw"
+            conn.execute(f"SET hnsw.ef_search = {max(int(self.ef_search), min(int(k), 1000))}")
+            rows = conn.execute(
+                "WITH c AS MATERIALIZED (SELECT memory_id, embedding <=> ? AS d FROM memory_vectors WHERE "
+                + where
+                + " ORDER BY embedding <=> ? LIMIT ?) SELECT memory_id, d FROM c ORDER BY d, memory_id",
+                [q, *params, q, int(k)],
+            ).fetchall()
+        else:
+            self.last_path = "exact"
+            # `+ 0` keeps the planner off the HNSW index: below the threshold a scan is exact.
+            rows = conn.execute(
+                "SELECT memory_id, (embedding <=> ?) + 0 AS d FROM memory_vectors WHERE "
+                + where
+                + " ORDER BY d, memory_id LIMIT ?",
+                [q, *params, int(k)],
+            ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def distances(self, conn: Any, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
@@ -91,7 +133,9 @@ class PgVectorStore:
             " WHERE memory_id = ANY(?)",
             [list(ids)],
         ).fetchall()
-        return [(r[0], _blob(r[1]), *r[2:]) for r in rows]
+        # In the order of `ids`, as the SQLite store answers (heap order moves with updates).
+        at = {int(r[0]): r for r in rows}
+        return [(r[0], _blob(r[1]), *r[2:]) for i in dict.fromkeys(int(x) for x in ids) if (r := at.get(i))]
 
     def scan(self, conn: Any, batch: int = 4096) -> Iterator[list[Any]]:
         rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()

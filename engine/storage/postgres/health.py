@@ -1,0 +1,295 @@
+"""PostgreSQL side of `doctor`: the server checks (pgvector present and its version, the schema
+generation, the tables, indexes and triggers the engine expects, this role's privileges, the change
+counter), each keyword index (fts_terms / fts_docs) against its table and against the lexemes the
+engine makes now, memory_vectors against memories and their repair, and the reads behind the
+malformed-row checks. Every problem is one line."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import psycopg
+
+from engine.storage.health import IndexCoverage, Offenders, VectorGaps
+from engine.storage.postgres import schema
+from engine.storage.postgres.lexemes import counted
+from engine.storage.sqlite.schema import NAMED, TABLES, Table
+
+if TYPE_CHECKING:
+    from engine.storage.postgres.store import PgStore
+
+VECTOR_MIN = (0, 8)  # HNSW iterative scan (filtered KNN that still returns k rows)
+VEC_META = ("tier", "kind", "category", "agent", '"user"')
+_DIFFERS = " OR ".join(f"v.{c} IS DISTINCT FROM m.{c}" for c in VEC_META)
+# index name doctor shows -> keyword source (fts_terms.src) and its table
+INDEXES = {f"{src}_words": src for src in schema.KEYWORD_SOURCES}
+PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
+
+
+def _offenders(conn: Any, sql: str, sample: int, params: Any = ()) -> Offenders:
+    rows = conn.execute(sql, params).fetchall()
+    return Offenders(len(rows), [r[0] for r in rows[:sample]])
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
+
+
+def expected_tables() -> list[str]:
+    return [t.name for t in TABLES] + list(schema.EXTRA_TABLE_NAMES)
+
+
+def expected_indexes() -> list[str]:
+    return [n.name for n in NAMED if n.kind == "index"] + list(schema.EXTRA_INDEX_NAMES)
+
+
+def server_problems(conn: Any) -> list[str]:
+    """What is missing or wrong on the server for this engine, one line each (empty: all there)."""
+    out: list[str] = []
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    if row is None:
+        out.append(
+            "pgvector: the 'vector' extension is not installed in this database (CREATE EXTENSION vector)"
+        )
+    elif _version(row[0]) < VECTOR_MIN:
+        out.append(
+            f"pgvector {row[0]}: filtered HNSW search needs >= {'.'.join(map(str, VECTOR_MIN))}"
+            " (iterative scan); vector search scans exactly"
+        )
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    gen = int(meta.get("generation") or 0)
+    if gen != schema.GENERATION:
+        out.append(
+            f"schema generation {gen}, this memconsole writes {schema.GENERATION}: open it read-write once"
+        )
+    elif meta.get("pg_schema") != schema.schema_hash():
+        out.append("the schema differs from this memconsole's (functions, triggers): open it read-write once")
+    have_tables = {
+        r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    }
+    missing = [t for t in expected_tables() if t not in have_tables]
+    if missing:
+        out.append(f"missing tables: {', '.join(missing)}")
+    have_idx = {
+        r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
+    }
+    missing = [i for i in expected_indexes() if i not in have_idx]
+    if missing:
+        out.append(f"missing indexes: {', '.join(missing)}")
+    have_trg = {r[0] for r in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+    missing = [t for t in schema.TRIGGER_NAMES if t not in have_trg]
+    if missing:
+        out.append(f"missing triggers (keyword index / vector upkeep): {', '.join(missing)}")
+    for priv in PRIVILEGES:
+        lacking = [
+            t
+            for t in expected_tables()
+            if t in have_tables
+            and not conn.execute("SELECT has_table_privilege(?, ?)", (t, priv)).fetchone()[0]
+        ]
+        if lacking:
+            out.append(f"this role ({_role(conn)}) cannot {priv} on: {', '.join(lacking)}")
+    if not conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0]:
+        out.append(
+            f"this role ({_role(conn)}) cannot CREATE in schema {_schema(conn)}: a newer memconsole could not"
+            " add its tables"
+        )
+    if "mc_changes" in have_tables:
+        n = conn.execute("SELECT count(*) FROM mc_changes WHERE id = 1").fetchone()[0]
+        if n != 1:
+            out.append("the change counter (mc_changes) has no row: live views cannot see changes")
+    return out
+
+
+def _role(conn: Any) -> str:
+    return str(conn.execute("SELECT current_user").fetchone()[0])
+
+
+def _schema(conn: Any) -> str:
+    return str(conn.execute("SELECT current_schema()").fetchone()[0])
+
+
+class PgHealth:
+    errors: tuple[type[BaseException], ...] = (psycopg.errors.DataCorrupted, psycopg.errors.IndexCorrupted)
+    dimensions = schema.EMBED_DIM
+    integrity_name = "server"  # doctor's name for integrity()'s findings, one per problem
+
+    def __init__(self, store: PgStore) -> None:
+        self._store = store
+
+    def integrity(self, conn: Any) -> list[str]:
+        return server_problems(conn)
+
+    def keyword_indexes(self) -> list[tuple[str, str]]:
+        return [(name, schema.KEYWORD_SOURCES[src][0]) for name, src in INDEXES.items()]
+
+    def coverage(self, conn: Any, index: str, table: str, sample: int) -> IndexCoverage:
+        src = INDEXES[index]
+        n_idx = conn.execute("SELECT count(*) FROM fts_docs WHERE src = ?", (src,)).fetchone()[0]
+        missing = _offenders(
+            conn,
+            f"SELECT id FROM {table} t WHERE NOT EXISTS"
+            " (SELECT 1 FROM fts_docs d WHERE d.src = ? AND d.doc_id = t.id) ORDER BY id",
+            sample,
+            (src,),
+        )
+        extra = _offenders(
+            conn,
+            f"SELECT doc_id FROM fts_docs d WHERE d.src = ? AND NOT EXISTS (SELECT 1 FROM {table} t"
+            " WHERE t.id = d.doc_id) ORDER BY doc_id",
+            sample,
+            (src,),
+        )
+        return IndexCoverage(int(n_idx), missing, extra)
+
+    def index_integrity(self, index: str) -> tuple[bool, str]:
+        """Every indexed document's terms and length equal what the engine's tokenizer makes of its
+        row now (a read: one snapshot, no lock)."""
+        src = INDEXES[index]
+        table, cols = schema.KEYWORD_SOURCES[src]
+        with self._store.reading() as conn:
+            stored: dict[int, dict[str, int]] = defaultdict(dict)
+            for doc, term, tf in conn.execute("SELECT doc_id, term, tf FROM fts_terms WHERE src = ?", (src,)):
+                stored[int(doc)][term] = int(tf)
+            lengths = {
+                int(r[0]): int(r[1])
+                for r in conn.execute("SELECT doc_id, len FROM fts_docs WHERE src = ?", (src,))
+            }
+            names = ", ".join(f'"{c}"' for c in cols)
+            wrong: list[int] = []
+            for r in conn.execute(f"SELECT id, {names} FROM {table} ORDER BY id"):
+                tf, length = counted(" ".join(str(v) for v in tuple(r)[1:] if v is not None))
+                doc = int(r[0])
+                if doc in lengths and (lengths[doc] != length or stored.get(doc, {}) != dict(tf)):
+                    wrong.append(doc)
+        if wrong:
+            return False, f"{len(wrong)} indexed rows differ from their text (ids {wrong[:5]})"
+        return True, "ok"
+
+    def vector_gaps(self, conn: Any, sample: int) -> VectorGaps:
+        stored = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+        missing = _offenders(
+            conn,
+            "SELECT id FROM memories m WHERE embedded = 1 AND NOT EXISTS"
+            " (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id) ORDER BY id",
+            sample,
+        )
+        orphans = _offenders(
+            conn,
+            "SELECT memory_id FROM memory_vectors v WHERE NOT EXISTS"
+            " (SELECT 1 FROM memories m WHERE m.id = v.memory_id) ORDER BY memory_id",
+            sample,
+        )
+        stale = _offenders(
+            conn,
+            "SELECT m.id FROM memories m JOIN memory_vectors v ON v.memory_id = m.id"
+            f" WHERE m.embedded = 1 AND ({_DIFFERS}) ORDER BY m.id",
+            sample,
+        )
+        return VectorGaps(int(stored), missing, orphans, stale)
+
+    def repair(self, conn: Any) -> list[str]:
+        acts = []
+        lost = [p for p in server_problems(conn) if p.startswith("missing ")]
+        if lost:  # every statement is idempotent: only what is missing is made
+            for stmt in schema.create_statements():
+                conn.raw.execute(stmt)  # DDL as written (no parameter translation)
+            acts.append("re-created " + "; ".join(p.removeprefix("missing ") for p in lost))
+        # Every row goes back to the tokenizer before this write commits; index rows of deleted
+        # rows go.
+        for src, (table, _) in schema.KEYWORD_SOURCES.items():
+            conn.execute("DELETE FROM fts_terms WHERE src = ?", (src,))
+            conn.execute("DELETE FROM fts_docs WHERE src = ?", (src,))
+            conn.execute(f"INSERT INTO fts_pending(src, doc_id) SELECT ?, id FROM {table}", (src,))
+        acts.append("rebuilt full-text indexes")
+        n = conn.execute(
+            "DELETE FROM memory_vectors v"
+            " WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = v.memory_id)"
+        ).rowcount
+        if n:
+            acts.append(f"removed {n} orphan vectors")
+        n = conn.execute(
+            "UPDATE memories m SET embedded = 0 WHERE embedded = 1"
+            " AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)"
+        ).rowcount
+        if n:
+            acts.append(f"{n} memories without a vector marked pending")
+        n = conn.execute(
+            "UPDATE memory_vectors v SET tier = m.tier, kind = m.kind, category = m.category,"
+            " agent = coalesce(m.agent, ''), \"user\" = coalesce(m.\"user\", '') FROM memories m"
+            f" WHERE v.memory_id = m.id AND m.embedded = 1 AND ({_DIFFERS})"
+        ).rowcount
+        if n:
+            acts.append(f"resynced filter fields of {n} vectors")
+        return acts
+
+    # -- the reads behind the malformed-row checks ------------------------------------------------
+    def number_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
+        """Columns are typed here (bigint, double precision): only a double can be NaN or infinite."""
+        out = []
+        for t in TABLES:
+            cols = [n for n, d in t.columns if n != "id" and d.split()[0] == "REAL"]
+            if not cols:
+                continue
+            bad = " OR ".join(
+                f"{n} IN ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)" for n in cols
+            )
+            for row in conn.execute(
+                f"SELECT {_key(t)}, {', '.join(cols)} FROM {t.name} WHERE {bad} LIMIT {int(sample)}"
+            ):
+                for n, v in zip(cols, tuple(row)[1:], strict=True):
+                    out.append((t.name, row[0], n, v, _reference(n)))
+        return out
+
+    def json_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, str]]:
+        out = []
+        for t in TABLES:
+            cols = _json_columns(t)
+            if not cols:
+                continue
+            conds = [
+                f"({n} IS NOT NULL AND CASE WHEN json_valid({n})"
+                f" THEN json_type({n}) != '{kind}' ELSE true END)"
+                for n, kind in cols.items()
+            ]
+            names = list(cols)
+            sql = f"SELECT {_key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)}"
+            for row in conn.execute(f"{sql} LIMIT {int(sample)}"):
+                for n, v in zip(names, tuple(row)[1:], strict=True):
+                    out.append((t.name, row[0], n, v, cols[n]))
+        return out
+
+    def vector_batches(self, conn: Any) -> Iterator[list[tuple[Any, bytes | None]]]:
+        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        for i in range(0, len(rows), 4096):
+            yield [(r[0], _blob(r[1])) for r in rows[i : i + 4096]]
+
+    def vectors_one_by_one(self, conn: Any) -> Iterator[tuple[Any, bytes | None, str | None]]:
+        for batch in self.vector_batches(conn):
+            for mid, blob in batch:
+                yield mid, blob, None
+
+
+def _blob(value: Any) -> bytes | None:
+    if value is None:
+        return None
+    return np.asarray(value.to_numpy(), dtype=np.float32).tobytes()
+
+
+def _reference(name: str) -> bool:
+    return name.endswith("_id") or name in ("absorbed_into", "watermark")
+
+
+def _json_columns(t: Table) -> dict[str, str]:
+    out = {n: "object" for n, d in t.columns if "DEFAULT '{}'" in d}
+    out.update({n: "array" for n, d in t.columns if "DEFAULT '[]'" in d})
+    if t.name == "proposals":
+        out["snapshot"] = "object"
+    return out
+
+
+def _key(t: Table) -> str:
+    return "id" if t.columns and t.columns[0][0] == "id" else t.columns[0][0]

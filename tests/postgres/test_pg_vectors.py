@@ -1,0 +1,104 @@
+"""pgvector on a real server: exact below the threshold, the HNSW index with iterative scan past it
+(a narrow filter still gets k rows), and the in-memory matrix following another engine's writes
+through the change feed (`vector_changes`, filled by triggers under the writers' lock)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import FixedClock, HashEmbedder, open_engine
+from engine.retrieval.filters import Filters
+from engine.retrieval.vector_matrix import VectorMatrix
+
+T0 = "2026-01-01T00:00:00Z"
+
+
+def _open(url):
+    return open_engine(url, embedder=HashEmbedder(), clock=FixedClock(T0), actor="vec", load="now")
+
+
+def _unit(seed: int) -> bytes:
+    v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+    return (v / np.linalg.norm(v)).tobytes()
+
+
+def _fill(e, n=200, rare=3):
+    texts = [f"note {i} about topic {i % 17} and thing {i % 5}" for i in range(n)]
+    agents = ["rare" if i % (n // rare) == 0 else "common" for i in range(n)]
+    return [e.add_memory(t, agent=a, dedup=False) for t, a in zip(texts, agents, strict=True)]
+
+
+def test_knn_is_exact_below_the_threshold_and_hnsw_past_it(pg_db):
+    e = _open(pg_db)
+    try:
+        _fill(e)
+        vs = e.store.vector_store
+        q = _unit(1)
+        with e.store.reading() as c:
+            vs.exact_below = 10**9
+            exact = vs.knn(c, q, 10, "tier IN (?, ?)", ["active", "core"])
+            assert vs.last_path == "exact"
+            plan = " ".join(
+                r[0]
+                for r in c.execute(
+                    "EXPLAIN SELECT memory_id, (embedding <=> ?) + 0 AS d FROM memory_vectors"
+                    " ORDER BY d, memory_id LIMIT 10",
+                    [np.frombuffer(q, dtype=np.float32)],
+                ).fetchall()
+            )
+            assert "memory_vectors_hnsw" not in plan
+            vs.exact_below, vs._size = 0, (0.0, 0)
+            c.execute("SET LOCAL enable_seqscan = off")  # 200 rows: make the planner take the index
+            approx = vs.knn(c, q, 10, "tier IN (?, ?)", ["active", "core"])
+            assert vs.last_path == "hnsw"
+        assert [i for i, _ in approx] == [i for i, _ in exact]  # 200 vectors: the graph finds all
+        assert np.allclose([d for _, d in approx], [d for _, d in exact], atol=1e-6)
+    finally:
+        e.close()
+
+
+def test_a_narrow_filter_still_gets_k_rows_from_hnsw(pg_db):
+    """ef_search 4 and a filter 4 rows of 200 pass: without iterative scan the index would hand
+    back 4 neighbours and the filter would keep almost none."""
+    e = _open(pg_db)
+    try:
+        ids = _fill(e)
+        vs = e.store.vector_store
+        vs.exact_below, vs.ef_search, vs._size = 0, 1, (0.0, 0)
+        with e.store.reading() as c:
+            c.execute("SET LOCAL enable_seqscan = off")
+            got = vs.knn(c, _unit(2), 4, "tier IN (?, ?) AND agent = ?", ["active", "core", "rare"])
+            assert vs.last_path == "hnsw"
+            c.execute("SET LOCAL hnsw.iterative_scan = off")
+            without = vs.knn(c, _unit(2), 4, "tier IN (?, ?) AND agent = ?", ["active", "core", "rare"])
+        rare = {ids[i] for i in range(200) if i % (200 // 3) == 0}
+        assert len(rare) == 4 and {i for i, _ in got} == rare
+        assert len(without) < 4  # what iterative scan is for
+    finally:
+        e.close()
+
+
+def test_the_matrix_follows_another_engines_writes_through_the_feed(pg_db):
+    console, agent = _open(pg_db), _open(pg_db)
+    try:
+        first = _fill(agent, n=40, rare=2)
+        store = console.store
+        m = VectorMatrix(store.vector_store, store.feed, bulk=store.curator)
+        with store.reading() as c:
+            m.sync(c)
+        assert sorted(m.ids[: m.n].tolist()) == sorted(first)
+        later = [agent.add_memory(f"fresh note {i} from another machine", dedup=False) for i in range(5)]
+        agent.memories.archive(first[0], reason="old")
+        with store.reading() as c:
+            assert m.sync(c)  # something changed
+            q = np.frombuffer(_unit(3), dtype=np.float32)
+            f = Filters()
+            exact = store.vector_store.knn(c, _unit(3), 10, "tier IN (?, ?)", list(f.tiers))
+        alive = set(m.ids[: m.n][m.alive[: m.n]].tolist())
+        assert set(later) <= alive and first[0] in alive
+        assert [i for i, _ in m.knn(q, 10, f)] == [i for i, _ in exact]
+        assert first[0] not in [i for i, _ in m.knn(q, 50, f)]  # archived: outside the default tiers
+        assert first[0] in [i for i, _ in m.knn(q, 50, Filters(tiers=("archived",)))]
+    finally:
+        console.close()
+        agent.close()

@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.errors import InvalidInput
+from engine.errors import ImportFailed, InvalidInput
 from engine.paths import server_url
 
 
@@ -110,9 +110,12 @@ def migrate(source: str, target: str, *, force: bool = False, actor: str | None 
                 "database (--force adds to it)"
             )
         folder = Path(tempfile.mkdtemp(prefix="memconsole-migrate-"))  # 0700
+        file = folder / "migrate.jsonl"
         try:
-            exported = a.importers.export_jsonl(folder / "migrate.jsonl")
-            restored = b.importers.jsonl(folder / "migrate.jsonl")
+            exported = a.importers.export_jsonl(file)
+            restored = b.importers.jsonl(file)
+        except ImportFailed as exc:  # name the source, not a temporary file that is gone
+            raise ImportFailed(str(exc).replace(f"{file}:", f"{out.source}'s export, record ")) from None
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     out.records, out.vectors = exported.records, exported.vectors

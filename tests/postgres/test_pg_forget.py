@@ -226,3 +226,21 @@ def test_every_scope_cascades_on_a_server(pg_eng, monkeypatch, scope):
     assert pg_eng.store.read_one("SELECT count(*) FROM messages")[0] == 0
     assert pg_eng.forget.is_forgotten("memory", text=secret + " (noted)")
     assert pg_eng.audit.verify().ok
+
+
+def test_curator_reports_of_a_server_live_under_the_state_dir_and_a_forget_redacts_them(
+    pg_eng, pg_url, monkeypatch
+):
+    monkeypatch.setattr(PgEraser, "_data_directory", staticmethod(lambda raw: "/nonexistent/pgdata"))
+    secret = _secret("report")
+    ids = [pg_eng.add_memory(f"{secret} copy {i}", agent="ops") for i in range(3)]
+    run = pg_eng.curator.run()
+    folder = state_dir() / "servers" / server_folder_name(pg_url) / "curator"
+    reports = [p for p in folder.rglob("*") if p.is_file()]
+    assert run.report_dir and Path(run.report_dir).parent == folder and reports
+    assert any(secret.encode() in p.read_bytes() for p in reports)  # the report quotes the memories
+    res = pg_eng.forget.run("memory", ids, "user asked")
+    lv = _levels(res.verification)
+    assert lv["engine files"].checked and lv["engine files"].residue == 0
+    assert res.counts.get("reports_redacted", 0) >= 1
+    assert not any(secret.encode() in p.read_bytes() for p in reports)

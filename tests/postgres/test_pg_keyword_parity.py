@@ -414,3 +414,19 @@ def test_locomo_slice_keyword_top10_and_hybrid_recall_match_sqlite(pg_url, tmp_p
     print(f"keyword top 10 identical {same:.1%}; hybrid R@10 {r10_lite:.3f} vs {r10_pg:.3f}")
     assert same >= 0.99
     assert abs(r10_lite - r10_pg) <= 0.01
+
+
+def test_a_window_reads_newer_ids_only_with_the_whole_index_idf(engines):
+    """The keyword bounds' window (`above`): only ids above it, scored with the whole index's
+    document frequencies, as FTS5's `rowid > ?` does — cached frequencies included."""
+    lite, pg = engines
+    for q in QUERIES[:8]:
+        match = plan(q).match or ""
+        for above in (50, 150):
+            with lite.store.reading() as a, pg.store.reading() as b:
+                want = lite.store.keyword.top(a, "words", match, 10, above)
+                assert want and all(i > above for i, _ in want), q
+                assert pg.store.keyword.top(b, "words", match, 10, above) == want, (q, above)
+                assert pg.store.keyword.top_where(b, "words", match, "m.tier = ?", ["active"], 10, above) == (
+                    lite.store.keyword.top_where(a, "words", match, "m.tier = ?", ["active"], 10, above)
+                ), (q, above)

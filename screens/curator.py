@@ -96,7 +96,7 @@ class CuratorPane(Pane):
             yield Static("", id="curator-progress-label")
             yield ProgressBar(total=None, show_eta=False, id="curator-progress")
         with Horizontal(id="curator-main"):
-            yield DataGrid(id="proposals", flex_column="text")
+            yield DataGrid(id="proposals", flex_column="text", flex_min=20)
             with VerticalScroll(id="proposal-detail", classes="panel"):
                 yield Static("Select a proposal.", id="proposal-text")
         with VerticalScroll(id="curator-run", classes="panel"):
@@ -105,7 +105,7 @@ class CuratorPane(Pane):
     def on_mount(self) -> None:
         t = self.table("#proposals")
         t.add_column(MARK, key="mark")
-        t.add_columns("id", "kind", "state", "agent", "text", "members", "evidence", "created")
+        t.add_columns("id", "kind", "text", "state", "agent", "members", "evidence", "created")
         t.border_title = "proposals"
         self.query_one("#proposal-detail").border_title = "proposal"
         self.query_one("#curator-run").border_title = "latest run"
@@ -173,6 +173,12 @@ class CuratorPane(Pane):
         self.detail = d
         self.query_one("#proposal-text", Static).update(proposal_text(d))
         self.query_one("#proposal-detail").border_title = f"proposal #{d.proposal.id}"
+
+    # -- the layout: a short terminal keeps the queue's rows (the latest run shrinks) ---------------------
+    COMPACT_BELOW = 30  # rows of the pane (80×24 gives ~19)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < self.COMPACT_BELOW, "-compact")
 
     # -- latest run ---------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.run_info")

@@ -229,15 +229,16 @@ def undo_body(p) -> str:
 
 
 def row_cells(r: ProposalRow, marked: bool) -> list:
-    """One row of the queue: mark, id, kind, state, agents, the text it is about, members, evidence."""
+    """One row of the queue: mark, id, kind, the text it is about (fourth: on screen at 80 columns),
+    state, agents, members, evidence."""
     p = r.proposal
     return [
         MARK if marked else "",
         p.id,
         f"{p.kind} {p.target_kind}",
+        " ".join(r.text.split()),  # the whole text, one line: the column cuts it to the width
         p.status,
         ", ".join(r.agents),
-        " ".join(r.text.split()),  # the whole text, one line: the column cuts it to the width
         ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
         evidence_short(p),
         when(p.created_at)[:10],

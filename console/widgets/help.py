@@ -19,7 +19,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 90; height: 90%; border: thick $accent; background: $surface; padding: 0 1;
+        width: 90; max-width: 100%; height: 90%; border: thick $accent; background: $surface; padding: 0 1;
     }
     """
 
@@ -45,7 +45,7 @@ class HelpScreen(ModalScreen[None]):
                     padding=(0, 1),
                     title_style="bold",
                 )
-                t.add_column("key", style="bold cyan", width=22)
+                t.add_column("key", style="bold cyan", width=12)  # 80 columns keep the binding ids
                 t.add_column("what")
                 t.add_column("id (remap in config.toml [keymap])", style="dim")
                 for b in bindings:

@@ -175,3 +175,20 @@ async def test_risky_merge_flagged_and_left_out_of_A_unless_marked(seeded):
         await settle(app, pilot)
         assert eng.curator.get(risky).proposal.status == "applied"
         assert app.errors == []
+
+
+async def test_a_short_terminal_keeps_the_queue_rows_and_its_text_on_screen(seeded):
+    eng, ids = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("5")
+        await settle(app, pilot)
+        pane, table = app.pane("curator"), app.query_one("#proposals", DataGrid)
+        assert pane.has_class("-compact")
+        assert app.query_one("#curator-run").outer_size.height == 4  # was 8 of the 19 rows
+        labels = [c.label.plain for c in table.columns.values()]
+        assert labels[:4] == ["✓", "id", "kind", "text"]  # the text starts inside 80 columns
+        text_x = sum(c.get_render_width(table) for c in list(table.columns.values())[:3])
+        assert text_x < table.size.width - 10
+        assert table.size.height >= 7 and table.row_count == 2

@@ -53,8 +53,16 @@ class SearchSettings:
     keyword_share: float = 0.6  # BM25 is the stronger retriever on conversational recall
     # Hybrid only: the memories written just before and after a candidate in the same session get
     # this share of its fused score (answers sit next to the turn that shares the question's
-    # words). +0.03 R@10 on LoCoMo, same on the held-out half; 0 turns it off.
-    session_context: float = 0.15
+    # words). Chosen by leave-one-conversation-out on LoCoMo (bench/locomo_loo.py): 0.3-0.4 is
+    # flat (dev R@10 0.806-0.812), 0.15 was a peak of one split; 0 turns it off.
+    session_context: float = 0.35
+    # Hybrid only: a question naming exactly one speaker of its candidates (metadata.speaker)
+    # multiplies that speaker's memories' fused scores by 1 + speaker_boost; one naming a month
+    # and/or year, memories dated then (metadata.date, else when written) by 1 + date_boost.
+    # Together +0.04 LoCoMo R@10 on dev and +0.02 on held-out conversations, R@1 +0.04 on both
+    # (BENCHMARKS.md). date_boost 1-3 is flat; 1 is the gentlest point of it.
+    speaker_boost: float = 0.25
+    date_boost: float = 1.0
     rrf_k: float = 60.0  # fusion = "rrf" only
     keyword_weight: float = 1.0  # fusion = "rrf" only
     vector_weight: float = 1.0  # fusion = "rrf" only
@@ -196,6 +204,8 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "search.candidates": ("int", 1, 100_000),
     "search.keyword_share": ("float", *_UNIT),
     "search.session_context": ("float", *_UNIT),
+    "search.speaker_boost": ("float", 0, 100),
+    "search.date_boost": ("float", 0, 100),
     "search.rrf_k": ("pos", 0, 1e6),
     "search.keyword_weight": ("float", 0, 1e6),
     "search.vector_weight": ("float", 0, 1e6),

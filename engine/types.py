@@ -91,6 +91,9 @@ class Breakdown:
     # Hybrid only: share of the fused scores of the memories written just before and after this
     # one in the same session (SearchSettings.session_context); final weights rrf + context.
     context: float = 0.0
+    # Hybrid only: factor on rrf for the speaker / month / year the question names
+    # (SearchSettings.speaker_boost, date_boost); final weights rrf x boost + context.
+    boost: float = 1.0
 
 
 @dataclass

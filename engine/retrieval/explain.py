@@ -92,6 +92,19 @@ class Explainer:
                 f" Its session neighbours add {hit.breakdown.context:.4f} to its fused score"
                 f" (session context)."
             )
+        if hit is not None and hit.breakdown.boost != 1.0:
+            named = fctx.named
+            what = [f"said by {named.speaker}"] if named.speaker else []
+            if named.month or named.year:
+                what.append(
+                    "dated in the "
+                    + ("month and year" if named.month and named.year else "month" if named.month else "year")
+                    + " the query names"
+                )
+            summary += (
+                f" Its fused score is multiplied by {hit.breakdown.boost:.2f} because the query names"
+                f" whom or when: it is {' and '.join(what) or 'named'}."
+            )
         return Explanation(
             query=q, memory_id=mem.id, found=True, in_top_k=hit is not None, k=k, mode=result.mode,
             excluded_by=excluded, bm25_rank=bm25_rank, bm25_matches=matches, vector_rank=vrank,
@@ -196,7 +209,8 @@ class Explainer:
             near = self.retrieval.session_context(fctx.fused, filters, only={mem.id}).get(mem.id, 0.0)
         if kw is None and vec is None and not near:
             return None
-        fused = (fusion.one(fctx, s, kw, vec) if kw or vec else 0.0) + near
+        boost = self.retrieval.boost_of(mem.id, fctx) if result.mode == "hybrid" else 1.0
+        fused = (fusion.one(fctx, s, kw, vec) * boost if kw or vec else 0.0) + near
         now = self.ctx.clock.now()
         r = self.ctx.store.read_one("SELECT * FROM memories WHERE id = ?", (mem.id,))
         rec = fusion.recency(now, max(mem.created_at or 0, mem.last_accessed_at or 0), s)

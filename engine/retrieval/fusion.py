@@ -16,12 +16,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from engine.config import SearchSettings
+from engine.retrieval.query import named_one, named_time
 from engine.types import Breakdown
 
 
 @dataclass(frozen=True)
+class Named:
+    """Whom and when a query names: one of its candidates' speakers, a month and/or a year."""
+
+    speaker: str | None = None
+    month: int | None = None
+    year: int | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.speaker or self.month or self.year)
+
+
+@dataclass
 class FusionContext:
     """What a fused score was computed against (so `explain` can score any memory the same way)."""
 
@@ -30,6 +44,7 @@ class FusionContext:
     sim_top: float | None  # best cosine among the vector candidates
     sim_low: float | None  # last (lowest) cosine among the vector candidates
     fused: dict = field(default_factory=dict, compare=False)  # every candidate's fused score
+    named: Named = field(default_factory=Named, compare=False)  # whom / when the query names
 
 
 def context(
@@ -72,6 +87,47 @@ def fuse(
     return {m: one(ctx, s, keyword.get(m), vector.get(m)) for m in ids}, ctx
 
 
+def when(metadata: dict, created_at: float | None) -> tuple[int | None, int | None]:
+    """(month, year) a memory is dated: its metadata's `date` if that names one (a conversation
+    turn's session date), else when it was written."""
+    d = metadata.get("date") if isinstance(metadata, dict) else None
+    if isinstance(d, str):
+        m, y = named_time(d)
+        if m or y:
+            return m, y
+    if created_at:
+        t = datetime.fromtimestamp(float(created_at), UTC)
+        return t.month, t.year
+    return None, None
+
+
+def speaker_of(metadata: dict) -> str | None:
+    sp = metadata.get("speaker") if isinstance(metadata, dict) else None
+    return sp if isinstance(sp, str) and sp.strip() else None
+
+
+def named(query: str, speakers: set[str]) -> Named:
+    """Whom (one of `speakers`, the candidates' metadata.speaker) and when the query names."""
+    month, year = named_time(query)
+    return Named(named_one(query, speakers), month, year)
+
+
+def boost(n: Named, speaker: str | None, dated: tuple[int | None, int | None], s: SearchSettings) -> float:
+    """Factor on a memory's fused score: x(1 + speaker_boost) when said by the one speaker the
+    question names, x(1 + date_boost) when dated in the month / year it names. Questions about a
+    person or a time mostly want that person's words, from then."""
+    f = 1.0
+    if n.speaker and speaker is not None and speaker.lower() == n.speaker.lower():
+        f *= 1.0 + s.speaker_boost
+    if (
+        (n.month or n.year)
+        and (n.month is None or dated[0] == n.month)
+        and (n.year is None or dated[1] == n.year)
+    ):
+        f *= 1.0 + s.date_boost
+    return f
+
+
 def rrf(keyword: dict[int, int], vector: dict[int, int], s: SearchSettings) -> dict[int, float]:
     """Weighted Reciprocal Rank Fusion from {memory_id: rank (1-based)} of each retriever."""
     out: dict[int, float] = {}
@@ -108,9 +164,12 @@ def weight_numbers(b: Breakdown, s: SearchSettings) -> str:
     base = 1.0 - s.strength_weight - s.importance_weight - s.recency_weight
     factor = base + s.strength_weight * b.strength + s.importance_weight * b.importance
     factor += s.recency_weight * b.recency
-    fused = f"({b.rrf:.4f} + context {b.context:.4f})" if b.context else f"{b.rrf:.4f}"
+    parts = [f"{b.rrf:.4f} × boost {b.boost:.2f}" if b.boost != 1.0 else f"{b.rrf:.4f}"]
+    if b.context:
+        parts.append(f"context {b.context:.4f}")
+    fused = f"({' + '.join(parts)})" if len(parts) > 1 else parts[0]
     return (
         f"{fused} × ({base:.2f} + {s.strength_weight:.2f}×{b.strength:.3f} + "
         f"{s.importance_weight:.2f}×{b.importance:.2f} + {s.recency_weight:.2f}×{b.recency:.3f})"
-        f" = {b.rrf + b.context:.4f} × {factor:.4f} = {b.final:.4f}"
+        f" = {b.rrf * b.boost + b.context:.4f} × {factor:.4f} = {b.final:.4f}"
     )

@@ -104,3 +104,28 @@ def plan(text: str) -> FtsPlan:
 
 def _like_escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# -- what a question names: a time, a person (hybrid search's boosts, engine/retrieval/fusion.py) --
+MONTHS = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+_MONTH = re.compile(r"\b(" + "|".join(m for m in MONTHS if m != "may") + r")\b", re.IGNORECASE)
+# "may" is mostly the verb: only "in May", "May 3", "3 May", "May, 2023" name the month.
+_MAY = re.compile(r"\b(?:in|of|early|late|mid|since|until|during)\s+May\b|\bMay\b\s*,?\s*\d|\d\s+May\b")
+
+
+def named_time(text: str) -> tuple[int | None, int | None]:
+    """(month 1-12, year) that text names, either None: "in June", "October 13, 2023", "2022"."""
+    year = _YEAR.search(text)
+    m = _MONTH.search(text)
+    month = MONTHS.index(m.group(1).lower()) + 1 if m else (5 if _MAY.search(text) else None)
+    return month, int(year.group(1)) if year else None
+
+
+def named_one(text: str, names: set[str]) -> str | None:
+    """The one name of `names` that text mentions as a whole word (None: none, or several)."""
+    found = [n for n in names if n and re.search(rf"\b{re.escape(n)}\b", text, re.IGNORECASE)]
+    return found[0] if len(found) == 1 else None

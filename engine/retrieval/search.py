@@ -135,7 +135,7 @@ class Retrieval:
             message = "nothing to search for: the query is empty"
         elif p.index == "none" and ran == "keyword":
             message = "nothing to search for: the query has no words"
-        hits, fctx = self.fuse(kw, vec, k, filters, session_context=ran == "hybrid")
+        hits, fctx = self.fuse(kw, vec, k, filters, hybrid=ran == "hybrid", query=q)
         if message is None and vec and (not hits or all(h.weak for h in hits)):
             weak = f"no keyword match and a cosine below {settings.weak_below:g} (search.weak_below)"
             message = (
@@ -169,16 +169,20 @@ class Retrieval:
         vec: dict[int, tuple[int, float]],
         k: int,
         filters: Filters | None = None,
-        session_context: bool = False,
+        hybrid: bool = False,
+        query: str = "",
     ) -> tuple[list[Hit], fusion.FusionContext]:
-        """The top k of both rankings, fused (engine/fusion.py) and weighted by state."""
+        """The top k of both rankings, fused (engine/fusion.py) and weighted by state. Hybrid adds
+        the boosts for whom and when the query names, and session context."""
         s = self.ctx.settings.search
         store = self.ctx.store
-        fused, fctx = fusion.fuse(kw, vec, s)
-        if not fused:
+        raw, fctx = fusion.fuse(kw, vec, s)
+        if not raw:
             return [], fctx
+        boost = self.named_boosts(query, raw, fctx) if hybrid and query else {}
+        fused = {m: v * boost.get(m, 1.0) for m, v in raw.items()}
         near = {}
-        if session_context and s.session_context > 0 and filters is not None:
+        if hybrid and s.session_context > 0 and filters is not None:
             near = self.session_context(fused, filters)
         fctx.fused.update(fused)
         total = {m: fused.get(m, 0.0) + near.get(m, 0.0) for m in {*fused, *near}}
@@ -234,12 +238,13 @@ class Retrieval:
                 bm25_score=round(kw[mid][1], 6) if mid in kw else None,
                 vector_rank=vec[mid][0] if mid in vec else None,
                 vector_similarity=round(vec[mid][1], 6) if mid in vec else None,
-                rrf=round(fused.get(mid, 0.0), 6),
+                rrf=round(raw.get(mid, 0.0), 6),
                 strength=round(strength, 4),
                 importance=round(importance, 4),
                 recency=round(rec, 4),
                 final=round(final, 6),
                 context=round(near.get(mid, 0.0), 6),
+                boost=round(boost.get(mid, 1.0), 6),
             )
             scored.append(
                 Hit(
@@ -258,6 +263,41 @@ class Retrieval:
             )
         scored.sort(key=lambda h: (-h.score, h.id))
         return scored[:k], fctx
+
+    def named_boosts(
+        self, query: str, fused: dict[int, float], fctx: fusion.FusionContext
+    ) -> dict[int, float]:
+        """{memory_id: factor != 1} for the candidates said by the speaker the query names or dated
+        in the month / year it names (fusion.boost); records what was named in fctx."""
+        s = self.ctx.settings.search
+        if not (s.speaker_boost or s.date_boost) or not fused:
+            return {}
+        meta = {}
+        for part in chunked(list(fused), 400):
+            for r in self.ctx.store.read(
+                f"SELECT id, metadata, created_at FROM memories WHERE id IN ({marks(len(part))})", tuple(part)
+            ):
+                md = load_json(r["metadata"])
+                meta[int(r["id"])] = (fusion.speaker_of(md), fusion.when(md, r["created_at"]))
+        speakers = {sp for sp, _ in meta.values() if sp}
+        n = fusion.named(query, speakers)
+        fctx.named = n
+        if not n:
+            return {}
+        out = {m: fusion.boost(n, sp, dated, s) for m, (sp, dated) in meta.items()}
+        return {m: f for m, f in out.items() if f != 1.0}
+
+    def boost_of(self, memory_id: int, fctx: fusion.FusionContext) -> float:
+        """fusion.boost for one memory against what a search's query named (explain's path)."""
+        if not fctx.named:
+            return 1.0
+        r = self.ctx.store.read_one("SELECT metadata, created_at FROM memories WHERE id = ?", (memory_id,))
+        if r is None:
+            return 1.0
+        md = load_json(r["metadata"])
+        return fusion.boost(
+            fctx.named, fusion.speaker_of(md), fusion.when(md, r["created_at"]), self.ctx.settings.search
+        )
 
     def session_context(
         self, fused: dict[int, float], filters: Filters, only: Collection[int] | None = None

@@ -117,14 +117,18 @@ class PgDump:
         return self._sequences[table]
 
     def restore_vector(self, conn: Any, memory: Any, embedding: bytes, *, log: bool) -> None:
-        conn.raw.execute(
+        """One statement (one round trip per restored memory): the vector and, with `log`, its
+        entry in the change log in-memory vector matrices of other processes follow."""
+        insert = (
             'INSERT INTO memory_vectors(memory_id, embedding, tier, kind, category, agent, "user")'
-            " VALUES (%s,%s,%s,%s,%s,%s,%s)",
-            (memory["id"], Vector(np.frombuffer(embedding, dtype=np.float32)), memory["tier"], memory["kind"],
-             memory["category"], memory["agent"] or "", memory["user"] or ""),
-        )  # fmt: skip
-        if log:  # in-memory vector matrices in other processes follow this log
-            conn.raw.execute("INSERT INTO vector_changes(memory_id) VALUES (%s)", [memory["id"]])
+            " VALUES (%s,%s,%s,%s,%s,%s,%s)"
+        )
+        args = [memory["id"], Vector(np.frombuffer(embedding, dtype=np.float32)), memory["tier"],
+                memory["kind"], memory["category"], memory["agent"] or "", memory["user"] or ""]  # fmt: skip
+        if log:
+            insert = f"WITH v AS ({insert}) INSERT INTO vector_changes(memory_id) VALUES (%s)"
+            args.append(memory["id"])
+        conn.raw.execute(insert, args)
 
     def defer_foreign_keys(self, conn: Any) -> None:
         """Nothing to defer (see the module docstring): a missing parent is refused per row."""

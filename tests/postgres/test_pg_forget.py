@@ -244,3 +244,10 @@ def test_curator_reports_of_a_server_live_under_the_state_dir_and_a_forget_redac
     assert lv["engine files"].checked and lv["engine files"].residue == 0
     assert res.counts.get("reports_redacted", 0) >= 1
     assert not any(secret.encode() in p.read_bytes() for p in reports)
+
+
+def test_compressed_metadata_of_a_forgotten_record_also_leaves_the_wal_unproven(pg_eng):
+    gone = pg_eng.add_memory(_secret("meta"), metadata={"transcript": "tool output line " * 300})
+    res = pg_eng.forget.run("memory", [gone], "user asked")
+    assert pg_eng.forget.get(res.request_id).counts.get("compressed") == 1
+    assert "not provable" in _levels(res.verification)["host files"].note

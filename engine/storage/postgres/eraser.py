@@ -38,8 +38,15 @@ TEXT_TYPES = ("text", "character varying", "character", "json", "jsonb")
 _WAL = re.compile(r"^[0-9A-F]{24}$")
 LOCK_TIMEOUT_MS = 2000  # one try's wait for a table's exclusive lock (VACUUM FULL needs it)
 
-# The selected records' content columns whose stored form may be compressed (see the docstring).
-_CONTENT = (("memories", "content"), ("messages", "content"), ("rules", "text"), ("sessions", "title"))
+# The selected records' columns a forget reads its texts from (content and metadata strings),
+# whose stored form may be compressed (see the docstring).
+_CONTENT = (
+    ("memories", ("content", "metadata")),
+    ("messages", ("content", "metadata")),
+    ("rules", ("text", "metadata")),
+    ("sessions", ("title", "metadata")),
+    ("flows", ("name", "description", "triggers", "steps", "metadata")),
+)
 
 
 class PgEraser:
@@ -182,15 +189,14 @@ class PgEraser:
         return hits
 
     def compressed(self, conn: Any, selected: dict[str, list[int]]) -> int:
-        """How many of the records about to be deleted hold a content value stored compressed."""
+        """How many of the records about to be deleted hold a text value stored compressed."""
         n = 0
-        for table, col in _CONTENT:
+        for table, cols in _CONTENT:
             ids = list(selected.get(table, []))  # sessions are known by text ids
             if ids:
+                packed = " OR ".join(f'pg_column_compression("{c}") IS NOT NULL' for c in cols)
                 row = conn.raw.execute(
-                    f'SELECT count(*) FROM "{table}" WHERE id = ANY(%s)'
-                    f' AND pg_column_compression("{col}") IS NOT NULL',
-                    [ids],
+                    f'SELECT count(*) FROM "{table}" WHERE id = ANY(%s) AND ({packed})', [ids]
                 ).fetchone()
                 n += int(row[0]) if row else 0
         return n

@@ -63,7 +63,8 @@ class SqliteDecayAccess:
         if not rows:
             return
         self.vectors.set_filters(conn, [r for r in rows if r[6]])
-        ids = sorted(int(r[0]) for r in rows)
+        ids = [r[0] for r in rows]  # integers already (RETURNING id)
+        ids.sort()
         conn.execute(
             "INSERT INTO vector_changes(memory_id) SELECT value FROM json_each(?)", (json.dumps(ids),)
         )

@@ -57,7 +57,7 @@ class SqliteVectorStore:
         (a long value, a surprise) goes through vec0 row by row."""
         if not rows:
             return 0
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
         order = np.argsort(ids, kind="stable")
         ids_sorted = ids[order]
         located = self._locate(conn, ids_sorted, order)  # [(chunk_id, offsets, row indexes)]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from engine.config import SearchSettings
-from engine.retrieval.query import named_one, named_time
+from engine.retrieval.query import named_time
 from engine.types import Breakdown
 
 
@@ -104,12 +104,6 @@ def when(metadata: dict, created_at: float | None) -> tuple[int | None, int | No
 def speaker_of(metadata: dict) -> str | None:
     sp = metadata.get("speaker") if isinstance(metadata, dict) else None
     return sp if isinstance(sp, str) and sp.strip() else None
-
-
-def named(query: str, speakers: set[str]) -> Named:
-    """Whom (one of `speakers`, the candidates' metadata.speaker) and when the query names."""
-    month, year = named_time(query)
-    return Named(named_one(query, speakers), month, year)
 
 
 def boost(n: Named, speaker: str | None, dated: tuple[int | None, int | None], s: SearchSettings) -> float:

@@ -14,7 +14,7 @@ from engine.retrieval import fusion
 from engine.retrieval.explain import Explainer
 from engine.retrieval.filters import Filters
 from engine.retrieval.keyword import KeywordRetriever
-from engine.retrieval.query import FtsPlan, clean, plan
+from engine.retrieval.query import FtsPlan, clean, content_terms, named_one, named_time, plan
 from engine.sql import chunked, marks
 from engine.types import SEARCH_MODES, Breakdown, Explanation, Hit, SearchResult, load_json
 
@@ -272,15 +272,22 @@ class Retrieval:
         s = self.ctx.settings.search
         if not (s.speaker_boost or s.date_boost) or not fused:
             return {}
-        meta = {}
+        month, year = named_time(query) if s.date_boost else (None, None)
+        timed = bool(month or year)
+        # A speaker the query names is one of its words: metadata sharing none is not parsed.
+        words = [w for w in content_terms(query) if len(w) > 1] if s.speaker_boost else []
+        meta: dict[int, tuple[str | None, tuple[int | None, int | None]]] = {}
         for part in chunked(list(fused), 400):
             for r in self.ctx.store.read(
                 f"SELECT id, metadata, created_at FROM memories WHERE id IN ({marks(len(part))})", tuple(part)
             ):
-                md = load_json(r["metadata"])
-                meta[int(r["id"])] = (fusion.speaker_of(md), fusion.when(md, r["created_at"]))
+                text = r["metadata"] or ""
+                low = text.lower()
+                md = load_json(text) if timed or any(w in low for w in words) else {}
+                dated = fusion.when(md, r["created_at"]) if timed else (None, None)
+                meta[int(r["id"])] = (fusion.speaker_of(md) if words else None, dated)
         speakers = {sp for sp, _ in meta.values() if sp}
-        n = fusion.named(query, speakers)
+        n = fusion.Named(named_one(query, speakers), month, year)
         fctx.named = n
         if not n:
             return {}

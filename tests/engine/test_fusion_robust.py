@@ -9,10 +9,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engine import HashEmbedder, open_engine
 from engine.config import SearchSettings
 from engine.retrieval import fusion
 from engine.retrieval.query import named_one, named_time
+
+pytestmark = pytest.mark.backends  # fusion is the engine's, whichever store answers
 
 
 def _with(eng, **change):
@@ -20,9 +21,8 @@ def _with(eng, **change):
 
 
 @pytest.fixture
-def chat(tmp_path, clock):
+def chat(eng):
     """Two speakers' turns; the words of a question about one of them fit the other's turn better."""
-    eng = open_engine(tmp_path / "chat.db", embedder=HashEmbedder(), clock=clock, actor="tester")
     turns = [
         ("Caroline", "8 May, 2023", "the pottery class was great, I made a bowl at pottery class"),
         ("Melanie", "3 July, 2023", "I made a mug at my pottery class"),
@@ -37,8 +37,7 @@ def chat(tmp_path, clock):
         dedup=False,
     )
     eng.add_memories([{"content": f"filler note {i} about the weather"} for i in range(20)], dedup=False)
-    yield eng, ids
-    eng.close()
+    return eng, ids
 
 
 def test_named_speaker_lifts_their_turn(chat):
@@ -92,25 +91,21 @@ def test_explain_names_the_boost_and_scores_like_search(chat):
     assert y.final == pytest.approx(last.score, abs=1e-5)
 
 
-def test_memory_without_a_date_is_dated_when_written(tmp_path, clock):
+def test_memory_without_a_date_is_dated_when_written(eng, clock):
     """No metadata date: the month it was written is its date. Two notes alike, written 40 days
     apart; naming the first one's month puts it first."""
-    eng = open_engine(tmp_path / "d.db", embedder=HashEmbedder(), clock=clock)
-    try:
-        first = eng.add_memory("budget review notes from the meeting", dedup=False)
-        clock.advance(40 * 86400)
-        later = eng.add_memory("budget review notes: the budget review went well", dedup=False)
-        eng.add_memories([{"content": f"filler note {i} about the weather"} for i in range(20)], dedup=False)
-        t = datetime.fromtimestamp(eng.memories.get(first).created_at, UTC)
-        q = f"budget review notes from {t:%B %Y}"
-        _with(eng, date_boost=0.0)
-        assert eng.search(q, k=2, mode="hybrid", record_access=False).hits[0].id == later
-        _with(eng, date_boost=SearchSettings().date_boost)
-        hits = eng.search(q, k=2, mode="hybrid", record_access=False).hits
-        assert hits[0].id == first and hits[0].breakdown.boost > 1.0
-        assert hits[1].breakdown.boost == 1.0
-    finally:
-        eng.close()
+    first = eng.add_memory("budget review notes from the meeting", dedup=False)
+    clock.advance(40 * 86400)
+    later = eng.add_memory("budget review notes: the budget review went well", dedup=False)
+    eng.add_memories([{"content": f"filler note {i} about the weather"} for i in range(20)], dedup=False)
+    t = datetime.fromtimestamp(eng.memories.get(first).created_at, UTC)
+    q = f"budget review notes from {t:%B %Y}"
+    _with(eng, date_boost=0.0)
+    assert eng.search(q, k=2, mode="hybrid", record_access=False).hits[0].id == later
+    _with(eng, date_boost=SearchSettings().date_boost)
+    hits = eng.search(q, k=2, mode="hybrid", record_access=False).hits
+    assert hits[0].id == first and hits[0].breakdown.boost > 1.0
+    assert hits[1].breakdown.boost == 1.0
 
 
 def test_what_a_question_names():

@@ -37,6 +37,12 @@ class PgServer:
 
         self.server = server
         self.admin = psycopg.connect(server.get_uri("postgres"), autocommit=True)
+        # A throwaway server: no fsync (each commit and CREATE/DROP DATABASE's checkpoint would
+        # wait on the shared disk). The engine's semantics do not change; only a crash of the
+        # server itself could lose acknowledged writes, and no test crashes the server.
+        for setting in ("fsync = off", "synchronous_commit = off", "full_page_writes = off"):
+            self.admin.execute(f"ALTER SYSTEM SET {setting}")
+        self.admin.execute("SELECT pg_reload_conf()")
         self._template_ready = False
         self._names: dict[str, str] = {}  # url -> database name
         self._shared: str | None = None
@@ -108,6 +114,11 @@ class PgServer:
         except psycopg.errors.LockNotAvailable:
             self.drop(self._shared)
             self._shared = self.fresh()
+        # The server's own folder under the state dir (curator reports, sealed forget cases) goes
+        # too, as a fresh tmp_path does for a SQLite file.
+        from engine.paths import server_folder_name, state_dir
+
+        shutil.rmtree(state_dir() / "servers" / server_folder_name(self._shared), ignore_errors=True)
         return self._shared
 
     def drop(self, url: str) -> None:

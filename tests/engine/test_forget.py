@@ -11,6 +11,8 @@ from engine import InvalidInput, NotFound
 from engine.storage.sqlite.store import connect
 from tests.engine.curator_helpers import OTHER, add_rule
 
+pytestmark = pytest.mark.backends
+
 CANARY = "Canary-Zebra-7f3a9c-Quokka"
 SECRET = f"The locker combination {CANARY} opens the east door"
 TWIN = f"The locker combination {CANARY} opens the east door!"
@@ -38,6 +40,7 @@ def residue(db_path: Path, text: str) -> list[str]:
     return bad
 
 
+@pytest.mark.sqlite_only("scans or opens the SQLite file and its WAL")
 def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
     sid = eng.sessions.add(agent="atlas", title="locker chat")
     msg = eng.sessions.add_message(sid, "user", f"please remember {CANARY} for me")
@@ -86,6 +89,9 @@ def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
     assert eng.audit.verify().ok  # redaction re-chained the trail
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_forgetting_a_source_forgets_the_merge_and_revives_the_other_source(eng):
     a = eng.add_memory(SECRET, dedup=False)
     b = eng.add_memory(TWIN, dedup=False)
@@ -103,6 +109,9 @@ def test_forgetting_a_source_forgets_the_merge_and_revives_the_other_source(eng)
     assert eng.curator.list() == []  # its snapshot held the text
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_forgetting_a_merged_memory_by_id_takes_its_sources(eng):
     a = eng.add_memory(SECRET, dedup=False)
     b = eng.add_memory(TWIN, dedup=False)
@@ -113,6 +122,9 @@ def test_forgetting_a_merged_memory_by_id_takes_its_sources(eng):
     assert {a, b}
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_session_scope_takes_messages_and_derived_memories(eng, db_path):
     sid = eng.sessions.add(agent="atlas", title="private")
     eng.sessions.add_messages(
@@ -133,6 +145,9 @@ def test_session_scope_takes_messages_and_derived_memories(eng, db_path):
     assert len(eng.sessions.get(other).messages) == 1
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_agent_scope_takes_everything_of_theirs_only(eng):
     eng.add_memory(SECRET, agent="scout", dedup=False)
     add_rule(eng, f"Never reveal {CANARY}", agent="scout")
@@ -145,6 +160,9 @@ def test_agent_scope_takes_everything_of_theirs_only(eng):
     assert [m.id for m in eng.memories.list()] == [kept]
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_promoted_rule_is_forgotten_with_its_memory(eng):
     m = eng.add_memory(SECRET, category="learning", dedup=False)
     for _ in range(3):
@@ -172,6 +190,7 @@ def test_query_execute_on_a_chosen_subset(eng):
         eng.forget.execute(eng.forget.run("query", "wifi", "x", preview=True).request.id, memory_ids=[999])
 
 
+@pytest.mark.sqlite_only("scans or opens the SQLite file and its WAL")
 def test_verification_catches_residue_in_reports_and_an_untruncated_wal(eng, db_path):
     eng.add_memory(SECRET, dedup=False)
     eng.add_memory(TWIN, dedup=False)
@@ -195,6 +214,9 @@ def test_verification_catches_residue_in_reports_and_an_untruncated_wal(eng, db_
     assert eng.forget.get(req.id).status == "verified"
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_requests_are_tracked_cases(eng, clock):
     eng.add_memory(SECRET, dedup=False)
     with pytest.raises(InvalidInput):
@@ -213,6 +235,9 @@ def test_requests_are_tracked_cases(eng, clock):
     assert eng.forget.list()[0].status == "verified"
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_user_scope(eng):
     eng.add_memory(SECRET, user="kim", dedup=False)
     s = eng.sessions.add(user="kim", title="kim's chat")
@@ -225,6 +250,9 @@ def test_user_scope(eng):
         eng.forget.run("user", "nobody", "x")
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_common_words_of_the_schema_are_not_residue(eng):
     m = eng.add_memory("Checking content created session memories metadata", dedup=False)
     res = eng.forget.run("memory", [m], "words that also name columns")
@@ -232,6 +260,9 @@ def test_common_words_of_the_schema_are_not_residue(eng):
     assert res.verification.skipped_common > 0
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_report_boilerplate_is_not_residue(eng):
     eng.add_memory(TWIN_A_NOTE, dedup=False)
     eng.add_memory(TWIN_A_NOTE + "!", dedup=False)
@@ -256,6 +287,7 @@ def test_redaction_leaves_no_stray_word_beside_an_earlier_marker():
     assert redact("nothing to do here", sec) == "nothing to do here"
 
 
+@pytest.mark.sqlite_only("scans or opens the SQLite file and its WAL")
 def test_a_brief_reader_is_waited_for(eng, db_path):
     import threading
 

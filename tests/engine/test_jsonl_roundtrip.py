@@ -10,6 +10,8 @@ import pytest
 
 from engine import FixedClock, HashEmbedder, ImportFailed, open_engine
 
+pytestmark = pytest.mark.backends
+
 T0 = "2026-01-01T00:00:00Z"
 
 

@@ -22,6 +22,8 @@ from engine.forget import tombstones
 from engine.storage.sqlite.store import connect
 from tests.engine.curator_helpers import add_rule
 
+pytestmark = pytest.mark.backends
+
 ROOT = Path(__file__).resolve().parents[2]
 CANARY = "Canary-Zebra-7f3a9c-Quokka"
 SECRET = f"The locker combination {CANARY} opens the east door"
@@ -76,6 +78,9 @@ def file_bytes(db: Path) -> bytes:
 
 
 # -- 1. the console's forget keeps its locks ------------------------------------------------------------
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_console_forget_then_another_writer_then_console_keeps_every_write(eng, db_path):
     """The verifier used to read memory.db/-wal/-shm with open()/close() inside the process that
     holds the connection: that drops the process's POSIX locks, the next process deletes the WAL
@@ -115,6 +120,9 @@ def test_console_forget_then_another_writer_then_console_keeps_every_write(eng, 
 
 
 # -- 2. forget reaches every place text lives ----------------------------------------------------------
+@pytest.mark.sqlite_only(
+    "the SQLite file's bytes and the report folders beside it (a server's live under the state dir)"
+)
 def test_forget_by_query_reaches_every_place_text_lives(eng, db_path):
     q = "Zq7Kanary"
     c = {
@@ -196,6 +204,9 @@ def test_forget_by_query_reaches_every_place_text_lives(eng, db_path):
 
 
 # -- 3. tombstones: keyed hashes, never the text ---------------------------------------------------------
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_tombstones_hold_keyed_hashes_of_identity_and_content_only(eng, db_path):
     sid = eng.sessions.add("hermes-sess-42", agent="scout", title="private chat")
     eng.sessions.add_message(sid, "user", f"my code is {CANARY}")
@@ -230,6 +241,9 @@ def test_tombstones_hold_keyed_hashes_of_identity_and_content_only(eng, db_path)
 
 
 # -- 4. interrupted cases resume from another process ---------------------------------------------------
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 @pytest.mark.parametrize("stage", ["before-commit", "after-commit"])
 def test_a_forget_killed_mid_execute_is_finished_by_another_process(tmp_path, db_path, stage):
     e = open_engine(db_path, embedder=HashEmbedder())
@@ -265,6 +279,9 @@ def test_a_forget_killed_mid_execute_is_finished_by_another_process(tmp_path, db
     assert CANARY.encode() not in file_bytes(db_path)
 
 
+@pytest.mark.pg_xfail(
+    "forget on PostgreSQL (14B): the host-files level finds the text in WAL segments, so the case stays 'executed'"
+)
 def test_a_case_left_executed_by_a_long_reader_is_verified_later_from_a_fresh_process(eng, db_path):
     eng.add_memory(SECRET, dedup=False)
     reader = subprocess.Popen(
@@ -323,6 +340,9 @@ def _seed_curator(eng):
     eng.add_memory(TWIN, dedup=False)
 
 
+@pytest.mark.sqlite_only(
+    "the SQLite file's bytes and the report folders beside it (a server's live under the state dir)"
+)
 def test_a_symlinked_curator_folder_is_refused_by_the_curator_and_forget(eng, db_path, tmp_path):
     outside = tmp_path.parent / (tmp_path.name + "-outside")
     outside.mkdir()
@@ -361,6 +381,9 @@ def test_a_linked_report_file_is_refused_and_its_target_untouched(eng, db_path, 
     assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 2
 
 
+@pytest.mark.sqlite_only(
+    "the SQLite file's bytes and the report folders beside it (a server's live under the state dir)"
+)
 def test_report_folders_are_created_private_and_checked(eng, db_path):
     root = db_path.parent / "curator"
     root.mkdir(mode=0o755)
@@ -373,6 +396,7 @@ def test_report_folders_are_created_private_and_checked(eng, db_path):
 
 
 # -- 6. malformed rows never stop a forget --------------------------------------------------------------
+@pytest.mark.sqlite_only("plants a blob in a text column (SQLite's dynamic typing); PostgreSQL refuses it")
 def test_malformed_rows_never_make_forget_fail(eng, db_path):
     m = eng.add_memory(SECRET, agent="scout", dedup=False)
     sid = eng.sessions.add(agent="scout", title=f"about {CANARY}")
@@ -447,6 +471,9 @@ def test_a_cut_audit_tail_shows_from_the_forget_cases(eng):
     assert len(problems) == 1 and f"forget case {res.request_id}" in problems[0] and "gone" in problems[0]
 
 
+@pytest.mark.sqlite_only(
+    "the SQLite file's bytes and the report folders beside it (a server's live under the state dir)"
+)
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the folder to another user")
 def test_a_curator_folder_owned_by_another_user_is_refused(eng, db_path):
     root = db_path.parent / "curator"
@@ -472,6 +499,9 @@ def test_a_database_reached_through_a_symlink_is_still_verified(tmp_path):
         e.close()
 
 
+@pytest.mark.sqlite_only(
+    "the SQLite file's bytes and the report folders beside it (a server's live under the state dir)"
+)
 def test_a_symlinked_seal_folder_is_refused_and_nothing_is_forgotten(eng, db_path, tmp_path):
     outside = tmp_path.parent / (tmp_path.name + "-seal-outside")
     outside.mkdir()

@@ -20,6 +20,8 @@ from console.cli import main
 from engine import HashEmbedder, ImportFailed, open_engine
 from tests.engine.hermes_fixture import HermesHome
 
+pytestmark = pytest.mark.backends
+
 T = 1767000000.0
 HEADER = '{"type":"header","format":"memconsole-jsonl","version":1}\n'
 
@@ -368,6 +370,7 @@ def test_an_oversized_skill_or_usage_file_is_skipped_with_a_warning(eng, tmp_pat
 
 
 # -- the database's own files: never opened by an import, never replaced by an export -----------
+@pytest.mark.sqlite_only("about the SQLite file and its -wal/-shm")
 def test_imports_never_open_the_databases_own_files(eng):
     """Closing any descriptor of a file drops every POSIX lock this process holds on it, SQLite's
     included: no importer opens the database, its -wal or its -shm, by any name (stat first)."""
@@ -410,6 +413,7 @@ def test_imports_never_open_the_databases_own_files(eng):
     assert eng.search("held while", mode="keyword").hits
 
 
+@pytest.mark.sqlite_only("about the SQLite file and its -wal/-shm")
 def test_export_force_never_replaces_the_database_or_its_wal_shm(eng, tmp_path, capsys, monkeypatch):
     from pathlib import Path
 

@@ -332,21 +332,26 @@ class PgStore:
             with self._plain_errors(), self.pool.connection() as raw:
                 conn = PgConnection(raw)
                 try:
-                    raw.execute("BEGIN")
-                    raw.execute(f"SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)}")
-                    raw.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
+                    # One round trip (no parameters: the simple protocol takes several statements).
+                    raw.execute(
+                        f"BEGIN; SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)};"
+                        f" SELECT pg_advisory_xact_lock({int(LOCK_KEY)})"
+                    )
                     self._local.conn, self._local.writing = conn, True
                     result = fn(conn)
                     self._sync(conn)
                     if not commit:
                         raw.execute("ROLLBACK")
                         return result
-                    wrote = raw.execute("SELECT pg_current_xact_id_if_assigned() IS NOT NULL").fetchone()
-                    if wrote and wrote[0]:
-                        n = raw.execute("UPDATE mc_changes SET n = n + 1 WHERE id = 1 RETURNING n").fetchone()
-                        raw.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(n[0] if n else 0)])
+                    # A transaction that wrote (has an xid: the WHERE runs before this UPDATE
+                    # assigns one) bumps the change counter and notifies, in one statement.
+                    n = raw.execute(
+                        "UPDATE mc_changes SET n = n + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned()"
+                        " IS NOT NULL RETURNING n, pg_notify(%s, n::text)",
+                        [CHANNEL],
+                    ).fetchone()
                     raw.execute("COMMIT")
-                    if wrote and wrote[0] and n:  # this process's own commit: known without waiting
+                    if n:  # this process's own commit: known without waiting
                         self.listener.saw(int(n[0]))
                 except _RETRY as exc:
                     raw.rollback()

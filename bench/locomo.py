@@ -43,6 +43,13 @@ def turn_content(turn: dict, style: str) -> str:
     return text
 
 
+def heldout(path: str, dev: list[dict]) -> list[dict]:
+    """Conversations never tuned on: the file's, less any that are dev conversations (so LoCoMo's
+    whole locomo10.json can be passed as it is: its first five are the dev split)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return [c for c in data if c not in dev]
+
+
 def turns(conv: dict):
     c = conv["conversation"]
     n = 1
@@ -163,8 +170,8 @@ def main() -> None:
     ap.add_argument(
         "--heldout",
         default="",
-        help="LoCoMo conversations never tuned on (json, e.g. conversations 5-9 of locomo10.json; "
-        "read from outside the project), scored with the same settings and with the ones before",
+        help="LoCoMo conversations never tuned on (json read from outside the project, e.g. LoCoMo's "
+        "locomo10.json: dev conversations in it are skipped), scored with these settings and the ones before",
     )
     args = ap.parse_args()
 
@@ -226,7 +233,7 @@ def main() -> None:
             print(abl[-1], flush=True)
         held = ""
         if args.heldout:
-            hdata = json.loads(Path(args.heldout).read_text(encoding="utf-8"))
+            hdata = heldout(args.heldout, data)
             before = Settings(search=replace(search, session_context=0.15, **NO_BOOSTS))
             hrows, brows = [], []
             for i, conv in enumerate(hdata):

@@ -7,15 +7,16 @@ For each of the five dev conversations in turn, settings are chosen on the other
 it; the mean and the worst of those five fold scores say how well tuning generalises. Settings are
 chosen by the mean R@10 over each grid point and its one-step neighbours (a flat region, not a
 peak), and the neighbourhood of the chosen point is printed. `--heldout FILE` also scores LoCoMo
-conversations never tuned on (e.g. conversations 5-9 of locomo10.json; never copied into the
-project).
+conversations never tuned on (e.g. LoCoMo's locomo10.json, whose conversations 5-9 are not in the
+dev split; read from outside the project, never copied into it).
 
-    python bench/locomo_loo.py [--heldout /path/locomo_heldout.json]
+    python bench/locomo_loo.py [--heldout /path/to/locomo10.json] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 from common import CachedEmbedder, locomo_path, machine, out_dir, write_section
-from locomo import turn_content, turns
+from locomo import heldout, turn_content, turns
 
 from engine import FixedClock, open_engine
 from engine.config import SearchSettings
@@ -37,7 +38,8 @@ KS = (1, 5, 10, 20)
 def dump(data: list[dict], tag: str, style: str = "speaker") -> list[dict]:
     """Per conversation: its turns (id order, session, speaker) and per question the keyword and
     vector candidates [(id, score)] as the engine returns them. Cached in bench/out/locomo/."""
-    path = out_dir("locomo") / f"loo_{tag}_{style}.json"
+    digest = hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
+    path = out_dir("locomo") / f"loo_{tag}_{style}_{digest}.json"  # the data's own: a new file re-dumps
     if path.exists():
         return json.loads(path.read_text())
     emb = CachedEmbedder(out_dir("locomo") / "embeddings.npz")
@@ -371,7 +373,11 @@ def fmt(a) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--heldout", default="", help="LoCoMo conversations never tuned on (json)")
+    ap.add_argument(
+        "--heldout",
+        default="",
+        help="LoCoMo conversations never tuned on (json, e.g. LoCoMo's locomo10.json: dev ones are skipped)",
+    )
     ap.add_argument("--quick", action="store_true", help="ideas at the defaults only, no LOO grid")
     ap.add_argument("--write", action="store_true", help="write the tables to BENCHMARKS.md")
     args = ap.parse_args()
@@ -380,7 +386,7 @@ def main() -> None:
     prepare(dev, dev_data)
     held: list[dict] = []
     if args.heldout:
-        held_data = json.loads(Path(args.heldout).read_text(encoding="utf-8"))
+        held_data = heldout(args.heldout, dev_data)
         held = dump(held_data, "heldout")
         prepare(held, held_data)
     out: list[str] = []

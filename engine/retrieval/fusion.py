@@ -15,6 +15,7 @@ weighted RRF (Σ w_r / (rrf_k + rank_r)) available. bench/locomo.py judges chang
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -87,11 +88,17 @@ def fuse(
     return {m: one(ctx, s, keyword.get(m), vector.get(m)) for m in ids}, ctx
 
 
+_ISO_DATE = re.compile(r"((?:19|20)\d\d)-(0[1-9]|1[0-2])\b")
+
+
 def when(metadata: dict, created_at: float | None) -> tuple[int | None, int | None]:
     """(month, year) a memory is dated: its metadata's `date` if that names one (a conversation
     turn's session date), else when it was written."""
     d = metadata.get("date") if isinstance(metadata, dict) else None
     if isinstance(d, str):
+        iso = _ISO_DATE.match(d.strip())
+        if iso:
+            return int(iso.group(2)), int(iso.group(1))
         m, y = named_time(d)
         if m or y:
             return m, y

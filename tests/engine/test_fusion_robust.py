@@ -117,3 +117,7 @@ def test_what_a_question_names():
     assert named_one("What did Melanie paint?", {"Melanie", "Caroline"}) == "Melanie"
     assert named_one("Did Melanie and Caroline meet?", {"Melanie", "Caroline"}) is None  # both: no boost
     assert named_one("What did Mel paint?", {"Melanie"}) is None  # whole words only
+    # a memory's date: its metadata's (prose or ISO), else when it was written
+    assert fusion.when({"date": "1:56 pm on 8 May, 2023"}, None) == (5, 2023)
+    assert fusion.when({"date": "2024-03-09T10:00:00Z"}, None) == (3, 2024)
+    assert fusion.when({"date": "sometime"}, 1_700_000_000) == (11, 2023)

@@ -44,8 +44,9 @@ def sqlite_db(n: int) -> Path:
     return path
 
 
-def seed_pg(url: str, n: int, step: int = 20_000) -> float:
-    """The rows build_direct writes, COPYed into PostgreSQL; returns the seconds it took."""
+def seed_pg(url: str, n: int, step: int = 50_000) -> float:
+    """The rows build_direct writes, COPYed into PostgreSQL; returns the seconds it took. `step`
+    must be build_direct's: the synthetic corpus is generated chunk by chunk from the chunk's start."""
     import psycopg
     from pgvector.psycopg import register_vector
 
@@ -57,6 +58,13 @@ def seed_pg(url: str, n: int, step: int = 20_000) -> float:
     with psycopg.connect(url) as pg:
         register_vector(pg)
         pg.execute("SET session_replication_role = replica")  # row triggers off for the bulk load
+        # Secondary indexes (the HNSW one above all) are built once after the load, not row by row.
+        indexes = pg.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename IN"
+            " ('memories', 'memory_vectors', 'fts_terms', 'fts_docs') AND indexname NOT LIKE '%%pkey'"
+        ).fetchall()
+        for name, _ in indexes:
+            pg.execute(f'DROP INDEX "{name}"')
         for start in range(0, n, step):
             m = min(step, n - start)
             items, vecs = corpus.items(start, m), corpus.vectors(start, m)
@@ -101,6 +109,9 @@ def seed_pg(url: str, n: int, step: int = 20_000) -> float:
             pg.commit()
             print(f"  pg rows {start + m:,}/{n:,} ({time.perf_counter() - t0:.0f} s)", flush=True)
         pg.execute("SET session_replication_role = origin")
+        pg.execute("SET maintenance_work_mem = '256MB'")
+        for _, definition in indexes:
+            pg.execute(definition)
         pg.execute("SELECT setval(pg_get_serial_sequence('memories', 'id'), (SELECT max(id) FROM memories))")
         pg.commit()
     with psycopg.connect(url, autocommit=True) as pg:

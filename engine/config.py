@@ -144,6 +144,13 @@ class LifecycleSettings:
 
 
 @dataclass(frozen=True)
+class ForgetSettings:
+    # On a PostgreSQL server, scan the data directory and the WAL when this host can read them.
+    # false: that level says "not checked" (by this setting); the tables are still rewritten.
+    host_files: bool = True
+
+
+@dataclass(frozen=True)
 class Settings:
     decay: DecaySettings = field(default_factory=DecaySettings)
     search: SearchSettings = field(default_factory=SearchSettings)
@@ -153,6 +160,7 @@ class Settings:
     # The console's key remaps: binding id -> keys, e.g. {"app.quit" = "ctrl+q", "search.pin" = "P"}
     # (every binding's id is listed by `?` in the console). A dict of strings: no UI import here.
     keymap: dict = field(default_factory=dict)
+    forget: ForgetSettings = field(default_factory=ForgetSettings)
 
 
 def _apply(obj, data: dict, where: str = ""):
@@ -275,6 +283,8 @@ def validate(s: Settings) -> Settings:
         raise ConfigError(
             f"search.weak_floor_cut must be true or false (got {_got(s.search.weak_floor_cut)})"
         )
+    if not isinstance(s.forget.host_files, bool):
+        raise ConfigError(f"forget.host_files must be true or false (got {_got(s.forget.host_files)})")
     for kind, days in s.decay.half_life_days.items():
         if kind not in KINDS:
             raise ConfigError(f"decay.half_life_days.{kind}: unknown kind (known: {', '.join(KINDS)})")

@@ -38,8 +38,10 @@ def server_levels(
     compressed: int,
     tries: int,
     pause: float,
+    host: bool = True,
 ) -> tuple[list[Level], dict[str, int], int, bool]:
-    """(levels, files scanned -> hits, substrings searched for, tables rewritten)."""
+    """(levels, files scanned -> hits, substrings searched for, tables rewritten). `host`: the
+    forget.host_files setting (false: the host level is not checked, and says so)."""
     settled = eraser.settle(tries, pause)
     wholes = [t for t in texts[:main] + strict if len(t.strip()) >= MIN_WHOLE]
     with reading() as conn:
@@ -51,7 +53,7 @@ def server_levels(
               "their statistics, read through SQL (TOASTed and compressed values as text)"),
     ]  # fmt: skip
     reach = eraser.reach()
-    groups = eraser.host_files() if reach.on_host and settled.checkpointed else {}
+    groups = eraser.host_files() if host and reach.on_host and settled.checkpointed else {}
     scan = [p for g in groups.values() for p in g] + reports
     searched = len(tg.wins) + len(tg.short) + len(tg.terms)
     found = scan_files(scan, tg.wins, tg.short, tg.terms) if searched else {str(p): 0 for p in scan}
@@ -80,7 +82,11 @@ def server_levels(
         levels.append(Level("host files", True, residue, where, note))
         files.update({f"{g} ({len(groups[g])})": n for g, n in per.items()})
     else:
-        why = reach.why if not reach.on_host else "no CHECKPOINT: " + "; ".join(settled.notes)
+        why = (
+            "turned off (forget.host_files = false)" if not host
+            else reach.why if not reach.on_host
+            else "no CHECKPOINT: " + "; ".join(settled.notes)
+        )  # fmt: skip
         levels.append(Level("host files", False, 0, {}, f"not checked: {why}"))
     levels.append(Level("out of reach", False, 0, {}, "not checked: " + "; ".join(reach.out_of_reach)))
     if settled.notes:

@@ -251,7 +251,8 @@ class Forget:
         if isinstance(eraser, ServerEraser):
             levels, files, searched, truncated = server_levels(
                 eraser, self.store.reading, texts or [], main_count(self.path, token), strict, reports,
-                int(req.counts.get("compressed", 0)), CHECKPOINT_TRIES, CHECKPOINT_PAUSE)  # fmt: skip
+                int(req.counts.get("compressed", 0)), CHECKPOINT_TRIES, CHECKPOINT_PAUSE,
+                host=self.ctx.settings.forget.host_files)  # fmt: skip
             residue = sum(lv.residue for lv in levels if lv.checked)
             skipped = 0
         else:

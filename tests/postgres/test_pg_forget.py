@@ -253,3 +253,25 @@ def test_compressed_metadata_of_a_forgotten_record_also_leaves_the_wal_unproven(
     res = pg_eng.forget.run("memory", [gone], "user asked")
     assert pg_eng.forget.get(res.request_id).counts.get("compressed") == 1
     assert "not provable" in _levels(res.verification)["host files"].note
+
+
+def test_host_files_can_be_turned_off_and_the_level_says_so(pg_url, tmp_path):
+    from engine.config import ForgetSettings, Settings, load_settings
+    from engine.errors import InvalidInput
+
+    eng = open_engine(pg_url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now",
+                      settings=Settings(forget=ForgetSettings(host_files=False)))  # fmt: skip
+    try:
+        gone = eng.add_memory(_secret("off"))
+        res = eng.forget.run("memory", [gone], "user asked")
+    finally:
+        eng.close()
+    host = _levels(res.verification)["host files"]
+    assert not host.checked and "turned off (forget.host_files = false)" in host.note
+    assert res.status == "verified" and res.verification.wal_truncated  # the tables were rewritten
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[forget]\nhost_files = false\n")
+    assert load_settings(cfg).forget.host_files is False
+    cfg.write_text('[forget]\nhost_files = "no"\n')
+    with pytest.raises(InvalidInput, match="forget.host_files must be true or false"):
+        load_settings(cfg)

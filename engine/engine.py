@@ -25,7 +25,7 @@ from engine.memories import MemoriesService
 from engine.retrieval.search import Retrieval
 from engine.retrieval.vectors import VectorIndex
 from engine.sessions import SessionsService
-from engine.storage import Storage, open_storage
+from engine.storage import Storage, open_storage, postgres_url
 from engine.types import Counts, Explanation, SearchResult
 
 if TYPE_CHECKING:
@@ -59,12 +59,13 @@ class MemoryEngine:
         auto_backfill: bool = True,
     ) -> None:
         text = os.fspath(path)
-        # A server URL goes through as given; a file path is made absolute (reports and scans
-        # resolve beside it).
-        is_url = "://" in text
-        db = None if is_url else Path(text).expanduser().absolute()
+        # A server URL goes through as given (also one a caller made a Path of, which keeps one
+        # slash after the scheme): its path is the store's, never a file here that a report, a
+        # seal or a reopen would create. A file path is made absolute (reports resolve beside it).
+        url = postgres_url(text)
+        db = Path(text).expanduser().absolute() if url is None else None
         settings = settings or load_settings()
-        store = open_storage(text if db is None else db)
+        store = open_storage(url) if url is not None else open_storage(Path(text).expanduser().absolute())
         self.reconciled = store.reconcile()
         self.ctx = Context(
             store=store,

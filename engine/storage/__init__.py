@@ -14,14 +14,14 @@ from engine.storage.sqlite import schema  # the declarative schema: tables, colu
 from engine.storage.sqlite.store import Error as DatabaseError  # the driver's error base class
 from engine.storage.sqlite.store import Store
 
-__all__ = ["DatabaseDamaged", "DatabaseError", "Reconciled", "Storage", "open_storage", "schema"]
+__all__ = ["DatabaseDamaged", "DatabaseError", "Reconciled", "Storage", "open_storage", "postgres_url", "schema"]
 
 
 def open_storage(path_or_url: str | os.PathLike, *, readonly: bool = False) -> Storage:
     """The database at `path_or_url`: a SQLite file path (created 0600 if missing), or a
     `postgresql://` URL. The schema is not touched here: the caller reconciles."""
     text = os.fspath(path_or_url)
-    url = _postgres_url(text)
+    url = postgres_url(text)
     if url is not None:
         try:
             from engine.storage.postgres.store import PgStore
@@ -34,7 +34,7 @@ def open_storage(path_or_url: str | os.PathLike, *, readonly: bool = False) -> S
 _MANGLED = re.compile(r"(?:^|/)(postgres(?:ql)?):/(?!/)(.*)$")
 
 
-def _postgres_url(text: str) -> str | None:
+def postgres_url(text: str) -> str | None:
     """The `postgresql://` URL in `text`, also when a caller made a path of it (`Path(url)`
     keeps one slash after the scheme, and `.absolute()` puts the working folder in front)."""
     if text.startswith(("postgresql://", "postgres://")):

@@ -41,7 +41,7 @@ def pg_server(keep: Path | None = None):
     admin = psycopg.connect(server.get_uri("postgres"), autocommit=True)
     made = iter(range(1, 10**6))
 
-    def fresh(prefix: str = "bench", reuse: bool = False) -> str:
+    def fresh(prefix: str = "bench", reuse: bool = False, template: str | None = None) -> str:
         name = prefix if reuse else f"{prefix}_{next(made)}"
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if reuse and exists:
@@ -49,7 +49,7 @@ def pg_server(keep: Path | None = None):
         else:
             if exists:
                 admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
-            admin.execute(f"CREATE DATABASE {name}")
+            admin.execute(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else ""))
             fresh.made = True  # type: ignore[attr-defined]
         return str(server.get_uri(name))
 

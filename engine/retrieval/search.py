@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from engine.sessions import SessionsService
 
 MAX_K = 1000
+# The columns state weighting reads for each candidate that can still reach the top k.
+WEIGHT_COLUMNS = (
+    "id, kind, tier, pinned, anchor_strength, last_reinforced_at, importance, created_at, last_accessed_at"
+)
 
 
 class Retrieval:
@@ -179,7 +183,8 @@ class Retrieval:
         raw, fctx = fusion.fuse(kw, vec, s)
         if not raw:
             return [], fctx
-        boost = self.named_boosts(query, raw, fctx) if hybrid and query else {}
+        read: dict[int, Any] = {}  # weighting rows named_boosts already read
+        boost = self.named_boosts(query, raw, fctx, read) if hybrid and query else {}
         fused = {m: v * boost.get(m, 1.0) for m, v in raw.items()}
         near = {}
         if hybrid and s.session_context > 0 and filters is not None:
@@ -198,14 +203,16 @@ class Retrieval:
             bar = total[ids[k - 1]] * floor
             ids = [m for m in ids if total[m] >= bar]
         # Score on the few columns weighting needs; read whole rows only for the k returned.
-        rows = {
-            int(r["id"]): r
-            for r in store.read(
-                "SELECT id, kind, tier, pinned, anchor_strength, last_reinforced_at, importance,"
-                f" created_at, last_accessed_at FROM memories WHERE id IN ({marks(len(ids))})",
-                tuple(ids),
+        rows = {m: read[m] for m in ids if m in read}
+        missing = [m for m in ids if m not in read]
+        if missing:
+            rows.update(
+                (int(r["id"]), r)
+                for r in store.read(
+                    f"SELECT {WEIGHT_COLUMNS} FROM memories WHERE id IN ({marks(len(missing))})",
+                    tuple(missing),
+                )
             )
-        }
         now = self.ctx.clock.now()
         strength_of = self.memories.current_strength
         finals = []
@@ -265,10 +272,11 @@ class Retrieval:
         return scored[:k], fctx
 
     def named_boosts(
-        self, query: str, fused: dict[int, float], fctx: fusion.FusionContext
+        self, query: str, fused: dict[int, float], fctx: fusion.FusionContext, read: dict[int, Any]
     ) -> dict[int, float]:
         """{memory_id: factor != 1} for the candidates said by the speaker the query names or dated
-        in the month / year it names (fusion.boost); records what was named in fctx."""
+        in the month / year it names (fusion.boost); records what was named in fctx. The rows it
+        reads carry the weighting columns too, kept in `read` so fuse() need not read them again."""
         s = self.ctx.settings.search
         if not (s.speaker_boost or s.date_boost) or not fused:
             return {}
@@ -279,8 +287,10 @@ class Retrieval:
         meta: dict[int, tuple[str | None, tuple[int | None, int | None]]] = {}
         for part in chunked(list(fused), 400):
             for r in self.ctx.store.read(
-                f"SELECT id, metadata, created_at FROM memories WHERE id IN ({marks(len(part))})", tuple(part)
+                f"SELECT {WEIGHT_COLUMNS}, metadata FROM memories WHERE id IN ({marks(len(part))})",
+                tuple(part),
             ):
+                read[int(r["id"])] = r
                 text = r["metadata"] or ""
                 low = text.lower()
                 md = load_json(text) if timed or any(w in low for w in words) else {}

@@ -57,6 +57,25 @@ def test_knn_is_exact_below_the_threshold_and_hnsw_past_it(pg_db):
         e.close()
 
 
+def test_a_filter_that_keeps_fewer_rows_than_the_threshold_is_scanned_exactly(pg_db):
+    e = _open(pg_db)
+    try:
+        _fill(e)  # 200 vectors, 4 of agent "rare"
+        e.store.conn.execute("ANALYZE memory_vectors")
+        vs = e.store.vector_store
+        vs.exact_below, vs._size = 50, (0.0, 0)
+        with e.store.reading() as c:
+            vs.knn(c, _unit(4), 10, "tier IN (?, ?)", ["active", "core"])
+            assert vs.last_path == "hnsw"  # 200 rows pass: past the threshold
+            got = vs.knn(c, _unit(4), 10, "tier IN (?, ?) AND agent = ?", ["active", "core", "rare"])
+            assert vs.last_path == "exact" and len(got) == 4  # ~4 estimated: scanned
+            vs.exact_below, vs._size = 10**6, (0.0, 0)
+            vs.knn(c, _unit(4), 10, "tier IN (?, ?)", ["active", "core"])
+            assert vs.last_path == "exact"  # the table itself is below the threshold
+    finally:
+        e.close()
+
+
 def test_a_narrow_filter_still_gets_k_rows_from_hnsw(pg_db):
     """ef_search 4 and a filter 4 rows of 200 pass: without iterative scan the index would hand
     back 4 neighbours and the filter would keep almost none."""

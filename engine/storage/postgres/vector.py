@@ -2,13 +2,16 @@
 per memory with the filter fields beside it, filtered inside the query.
 
 KNN scans exactly below `search.pg_exact_below` vectors (the table's size as the planner last
-counted it) and past it walks the cosine HNSW index with `hnsw.iterative_scan = relaxed_order`
-(pgvector >= 0.8): a filter that rejects most neighbours makes the scan continue instead of
-returning fewer than k rows; the first ef rows that pass are re-sorted exactly and the best k
-kept (ef = `hnsw.ef_search` = max(`search.pg_ef_search`, k)). Explain's ranks (`count_closer`) stay exact."""
+counted it), or when the filter keeps fewer rows than that (the planner's estimate: a selective
+filter is cheaper scanned than walked). Otherwise it walks the cosine HNSW index with
+`hnsw.iterative_scan = relaxed_order` (pgvector >= 0.8): a filter that rejects most neighbours
+makes the scan continue instead of returning fewer than k rows; the first ef rows that pass are
+re-sorted exactly and the best k kept (ef = `hnsw.ef_search` = max(`search.pg_ef_search`, k)).
+Explain's ranks (`count_closer`) stay exact."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -51,8 +54,18 @@ class PgVectorStore:
             self._size = (time.monotonic(), n)
         return n
 
-    def use_hnsw(self, conn: Any) -> bool:
-        return self.hnsw and self._estimated(conn) >= self.exact_below
+    def use_hnsw(self, conn: Any, where: str = "TRUE", params: Sequence[Any] = ()) -> bool:
+        """Past the threshold, and only when the filter keeps at least as many rows as the
+        threshold (the planner's estimate): a selective filter is cheaper scanned exactly than
+        walked through the graph (1% of 100k: 196 ms exact, 546 ms HNSW; bench/pg_vectors.py)."""
+        if not self.hnsw or self._estimated(conn) < self.exact_below:
+            return False
+        if where.strip().upper() == "TRUE":
+            return True
+        plan = conn.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_vectors WHERE {where}", params)
+        doc = plan.fetchone()[0]
+        rows = (doc if isinstance(doc, list) else json.loads(doc))[0]["Plan"]["Plan Rows"]
+        return float(rows) >= self.exact_below
 
     def put(
         self,
@@ -81,7 +94,7 @@ class PgVectorStore:
         self, conn: Any, query: bytes, k: int, where: str, params: Sequence[Any]
     ) -> list[tuple[int, float]]:
         q = _vec(query)
-        if self.use_hnsw(conn):
+        if self.use_hnsw(conn, where, params):
             self.last_path = "hnsw"
             ef = max(int(self.ef_search), min(int(k), 1000))
             conn.execute(f"SET hnsw.ef_search = {ef}")

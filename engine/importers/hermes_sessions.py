@@ -132,8 +132,8 @@ def _imported_ids(conn, session_id: str, cache: dict[str, set]) -> set:
     """Hermes message ids this session already holds (a copy of the home, or another path to
     it, has its own watermark: without this its messages would come in twice)."""
     if session_id not in cache:
-        cache[session_id] = {
-            r[0]
+        cache[session_id] = {  # as text: json_extract is typed on SQLite, text on PostgreSQL
+            str(r[0])
             for r in conn.execute(
                 "SELECT json_extract(metadata, '$.hermes_id') FROM messages WHERE session_id = ?",
                 (session_id,),
@@ -162,7 +162,7 @@ def import_messages(
         if m.session_id in blocked:
             s.skip("message of a session held by another agent or forgotten")
             continue
-        if m.id in _imported_ids(conn, m.session_id, held):
+        if str(m.id) in _imported_ids(conn, m.session_id, held):
             s.skip("message already imported")
             continue
         # In a session this database already holds, a message missing here with a forgotten

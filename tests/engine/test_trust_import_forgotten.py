@@ -75,9 +75,6 @@ def test_reimporting_the_same_hermes_home_brings_nothing_back(eng, forgotten_hom
     assert any("forgotten" in r for r in s.skipped), s.skipped
 
 
-@pytest.mark.pg_xfail(
-    "on PostgreSQL a copied Hermes home brings one forgotten message back (import tombstones; 14B)"
-)
 def test_a_copy_of_the_home_elsewhere_brings_nothing_back_nor_duplicates(eng, forgotten_home, tmp_path):
     home, _ = forgotten_home
     copy = tmp_path / "elsewhere" / "hermes-copy"

@@ -139,6 +139,9 @@ class MemConsole(App):
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
+        # The baseline comes before the panes' first reads: a commit landing between them and the
+        # first poll moves the version past it and is shown (a baseline taken at that poll hid it).
+        self._data_version = self.engine.data_version()
         self.ensure_pane(self.query_one("#tabs", TabbedContent).active)
         self.data_changed()
         if self.start_embedder_on_mount:

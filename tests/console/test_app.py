@@ -160,6 +160,23 @@ async def test_live_refresh_keeps_selection(seeded, tmp_path):
         assert app.errors == []
 
 
+async def test_a_commit_before_the_first_poll_is_shown(seeded):
+    """The version baseline is taken before the panes' first reads: a commit from another process
+    landing between the first frame and the first poll is shown by that poll (a baseline taken at
+    the poll itself would include it and never refresh)."""
+    eng, _ = seeded
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        other = open_engine(eng.path, embedder=None, actor="agent-x")
+        other.add_memory("Written before the console's first poll", agent="atlas")
+        other.close()
+        app.poll_db()  # the first poll
+        await settle(app, pilot)
+        assert "11 active" in str(app.query_one(StatusHeader).render())
+        assert app.errors == []
+
+
 async def test_failures_are_notices_not_tracebacks(seeded, monkeypatch):
     eng, _ = seeded
     app = make_app(eng)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.paths import is_server
 from engine.retrieval.filters import Filters
 from engine.retrieval.vector_matrix import VectorMatrix, ordered
 from engine.tables import memories as table
@@ -60,7 +61,8 @@ class VectorIndex:
 
     def _load(self) -> None:
         try:
-            if not self.store.path.exists():  # closed and removed meanwhile: nothing to load
+            # A file closed and removed meanwhile: nothing to load (a server has no file here).
+            if not is_server(self.store.path) and not self.store.path.exists():
                 return
             m = VectorMatrix(self.backend, self.store.feed, bulk=self.store.curator)
             with self.backend.reader(self.store.path) as conn:

@@ -118,7 +118,6 @@ def test_no_bulk_read_falls_back_to_the_scan(eng):
     assert {i: f for i, (_, _, f) in _content(m).items()} == _table(eng)
 
 
-@pytest.mark.sqlite_only("on PostgreSQL the engine keeps no matrix yet (PgStore.path is no file)")
 def test_the_engine_loads_through_the_bulk_read(db_path, clock, monkeypatch):
     calls = []
     e = open_engine(db_path, embedder=HashEmbedder(), clock=clock, actor="t")

@@ -25,7 +25,7 @@ def _unit(seed: int) -> bytes:
 def _fill(e, n=200, rare=3):
     texts = [f"note {i} about topic {i % 17} and thing {i % 5}" for i in range(n)]
     agents = ["rare" if i % (n // rare) == 0 else "common" for i in range(n)]
-    return [e.add_memory(t, agent=a, dedup=False) for t, a in zip(texts, agents, strict=True)]
+    return [e.add_memory(t, agent=a, category=a, dedup=False) for t, a in zip(texts, agents, strict=True)]
 
 
 def test_knn_is_exact_below_the_threshold_and_hnsw_past_it(pg_db):
@@ -78,7 +78,8 @@ def test_a_filter_that_keeps_fewer_rows_than_the_threshold_is_scanned_exactly(pg
 
 def test_a_narrow_filter_still_gets_k_rows_from_hnsw(pg_db):
     """ef_search 4 and a filter 4 rows of 200 pass: without iterative scan the index would hand
-    back 4 neighbours and the filter would keep almost none."""
+    back 4 neighbours and the filter would keep almost none. (A category filter: no btree index on
+    it, so the plan stays on HNSW.)"""
     e = _open(pg_db)
     try:
         ids = _fill(e)
@@ -86,10 +87,10 @@ def test_a_narrow_filter_still_gets_k_rows_from_hnsw(pg_db):
         vs.exact_below, vs.ef_search, vs._size = 0, 1, (0.0, 0)
         with e.store.reading() as c:
             c.execute("SET LOCAL enable_seqscan = off")
-            got = vs.knn(c, _unit(2), 4, "tier IN (?, ?) AND agent = ?", ["active", "core", "rare"])
+            got = vs.knn(c, _unit(2), 4, "tier IN (?, ?) AND category = ?", ["active", "core", "rare"])
             assert vs.last_path == "hnsw"
             c.execute("SET LOCAL hnsw.iterative_scan = off")
-            without = vs.knn(c, _unit(2), 4, "tier IN (?, ?) AND agent = ?", ["active", "core", "rare"])
+            without = vs.knn(c, _unit(2), 4, "tier IN (?, ?) AND category = ?", ["active", "core", "rare"])
         rare = {ids[i] for i in range(200) if i % (200 // 3) == 0}
         assert len(rare) == 4 and {i for i, _ in got} == rare
         assert len(without) < 4  # what iterative scan is for

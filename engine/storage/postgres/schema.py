@@ -199,9 +199,11 @@ _EXTRA_INDEXES = (
     # (m 16, ef_construction 64) reach recall@10 >= 0.98 at 100k (bench/pg_vectors.py).
     "CREATE INDEX IF NOT EXISTS memory_vectors_hnsw ON memory_vectors"
     " USING hnsw (embedding vector_cosine_ops)",
+    # An agent filter is the selective one: its exact scan reads that agent's rows only.
+    "CREATE INDEX IF NOT EXISTS memory_vectors_agent ON memory_vectors(agent)",
 )
 EXTRA_TABLE_NAMES = ("fts_terms", "fts_docs", "fts_pending", "memory_vectors", "mc_changes")
-EXTRA_INDEX_NAMES = ("fts_terms_doc", "memory_vectors_hnsw")
+EXTRA_INDEX_NAMES = ("fts_terms_doc", "memory_vectors_hnsw", "memory_vectors_agent")
 TRIGGER_NAMES = (
     *(f"{src}_fts_{op}" for src in KEYWORD_SOURCES for op in ("aiu", "ad")),
     "memory_vectors_meta",

@@ -14,7 +14,15 @@ from engine.storage.sqlite import schema  # the declarative schema: tables, colu
 from engine.storage.sqlite.store import Error as DatabaseError  # the driver's error base class
 from engine.storage.sqlite.store import Store
 
-__all__ = ["DatabaseDamaged", "DatabaseError", "Reconciled", "Storage", "open_storage", "postgres_url", "schema"]
+__all__ = [
+    "DatabaseDamaged",
+    "DatabaseError",
+    "Reconciled",
+    "Storage",
+    "open_storage",
+    "postgres_url",
+    "schema",
+]
 
 
 def open_storage(path_or_url: str | os.PathLike, *, readonly: bool = False) -> Storage:

@@ -45,8 +45,19 @@ class StatusHeader(Static):
         self.embedder_state = state
         self._draw()
 
+    def on_resize(self) -> None:
+        self._draw()
+
     def _draw(self) -> None:
-        # Badge and counts first: a long database path is what gets cut on a narrow terminal.
+        # Badge and counts first: a long database path is what gets cut on a narrow terminal, and
+        # when even the counts would not fit (80 columns) they take their short labels.
+        # Short labels only on a narrow terminal (under 100 columns, e.g. 80×24), where the long
+        # ones would cut the counts themselves; wider, the long labels stay and the path gives way.
+        room = self.size.width - 2  # the padding
+        compact = 0 < room < 98 and self.counts is not None and self._line(False, path=False).cell_len > room
+        self.update(self._line(compact))
+
+    def _line(self, compact: bool, path: bool = True) -> Text:
         t = Text()
         t.append_text(badge(self.embedder_state))
         t.append(" ")
@@ -54,15 +65,18 @@ class StatusHeader(Static):
         if c is None:
             t.append("counting…", style="dim")
         else:
-            for i, (label, value) in enumerate(counts_line(c, self.rules_by_status)):
+            pairs = counts_short(c, self.rules_by_status) if compact else counts_line(c, self.rules_by_status)
+            for i, (label, value) in enumerate(pairs):
                 if i:
                     t.append(" │ ", style="dim")
                 t.append(f"{label} ", style="dim")
                 t.append(value)
+        if not path:
+            return t
         t.append(" │ ", style="dim")
         t.append(visible(_home(self.db_path), one_line=True), style="bold")
         t.append(f" · as {visible(self.actor, one_line=True)}", style="dim")  # --actor is typed text
-        self.update(t)
+        return t
 
     @property
     def plain(self) -> str:
@@ -89,6 +103,26 @@ def counts_line(c, rules_by_status: dict[str, int] | None) -> list[tuple[str, st
         ("rules", rules),
         ("proposals", f"{c.pending_proposals:,} pending"),
         ("forget", f"{c.open_forget_requests:,} open"),
+    ]
+
+
+def counts_short(c, rules_by_status: dict[str, int] | None) -> list[tuple[str, str]]:
+    """The same counts with short labels, for a narrow terminal: "rules" "12/80" (active/all)."""
+    tiers = c.memories_by_tier
+    if rules_by_status:
+        total = sum(rules_by_status.values())
+        rules = f"{total - rules_by_status.get('retired', 0):,}/{total:,}"
+    else:
+        rules = f"{c.rules:,}"
+    return [
+        (
+            "mem",
+            f"{tiers.get('core', 0):,} core·{tiers.get('active', 0):,} act·{tiers.get('archived', 0):,} arch",
+        ),
+        ("sess", f"{c.sessions:,}"),
+        ("rules", rules),
+        ("prop", f"{c.pending_proposals:,}"),
+        ("forget", f"{c.open_forget_requests:,}"),
     ]
 
 

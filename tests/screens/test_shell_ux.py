@@ -269,6 +269,22 @@ async def test_the_header_labels_every_count(lifecycle):
         assert "test.db · as tester" in text
 
 
+async def test_at_80_columns_the_header_keeps_every_count_with_short_labels(lifecycle):
+    eng, _, _ = lifecycle
+    by_status = eng.rules.counts()
+    total, retired = sum(by_status.values()), by_status.get("retired", 0)
+    app = make_app(eng)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        header = app.query_one("#status", StatusHeader)
+        shown = header.plain[: header.size.width - 2]  # what fits on the line
+        assert f"rules {total - retired}/{total}" in shown
+        assert "mem " in shown and " arch" in shown and "prop " in shown and "forget " in shown
+        await pilot.resize_terminal(200, 40)
+        await settle(app, pilot)
+        assert f"rules {total - retired} active / {total}" in header.plain  # room again: full labels
+
+
 async def test_audit_filter_bare_words_prefixes_and_unknown_keys(seeded):
     eng, ids = seeded
     mid = ids["mem"]["fridays"]

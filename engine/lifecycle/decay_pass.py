@@ -10,8 +10,8 @@ change: strength itself is computed on read (engine/decay.py), never rewritten r
 Everything is a closed form of the stored anchors, so a second pass at the same clock finds
 nothing to do and writes nothing. Which index carries the pass is the storage's business
 (`store.decay_access`, engine/storage/lifecycle.py), and so is a burst — many memories crossing at
-once after an import of old data or a pause: SQLite then does its per-row trigger work (vec0's
-filter fields, the vector change log) in bulk inside the same transaction.
+once after an import of old data or a pause: SQLite then does its per-row trigger work (the vector
+index's filter fields, the vector change log) in bulk inside the same transaction.
 """
 
 from __future__ import annotations

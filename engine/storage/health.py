@@ -7,7 +7,7 @@ engine/health/doctor.py; the verdicts on values stay in engine/health/rows.py.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -88,3 +88,35 @@ def file_integrity(path: str | os.PathLike) -> tuple[str | None, list[str]]:
     from engine.storage.sqlite.health import file_integrity as sqlite_file_integrity
 
     return sqlite_file_integrity(path)
+
+
+def json_columns(columns: Sequence[tuple[str, str]], table: str) -> dict[str, str]:
+    """A table's JSON columns and the JSON type each must hold, read from its declared defaults."""
+    out = {n: "object" for n, d in columns if "DEFAULT '{}'" in d}
+    out.update({n: "array" for n, d in columns if "DEFAULT '[]'" in d})
+    if table == "proposals":
+        out["snapshot"] = "object"
+    return out
+
+
+def json_suspects(
+    conn: Any, tables: Iterable[Any], key: Callable[[Any], str], sample: int, true: str
+) -> list[tuple[str, Any, str, Any, str]]:
+    """(table, key, column, value, expected type) of JSON columns holding something else: through
+    same-named json_valid/json_type on both backends; `true` is the backend's literal for a row
+    whose text is not JSON at all (`1` on SQLite, `true` on PostgreSQL)."""
+    out = []
+    for t in tables:
+        cols = json_columns(t.columns, t.name)
+        if not cols:
+            continue
+        conds = [
+            f"({n} IS NOT NULL AND CASE WHEN json_valid({n}) THEN json_type({n}) != '{kind}' ELSE {true} END)"
+            for n, kind in cols.items()
+        ]
+        names = list(cols)
+        sql = f"SELECT {key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)}"
+        for row in conn.execute(f"{sql} LIMIT {int(sample)}"):
+            for n, v in zip(names, tuple(row)[1:], strict=True):
+                out.append((t.name, row[0], n, v, cols[n]))
+    return out

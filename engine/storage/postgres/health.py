@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import psycopg
 
-from engine.storage.health import IndexCoverage, Offenders, VectorGaps
+from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_suspects
 from engine.storage.postgres import schema
 from engine.storage.postgres.lexemes import counted
 from engine.storage.sqlite.schema import NAMED, TABLES, Table
@@ -245,22 +245,7 @@ class PgHealth:
         return out
 
     def json_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, str]]:
-        out = []
-        for t in TABLES:
-            cols = _json_columns(t)
-            if not cols:
-                continue
-            conds = [
-                f"({n} IS NOT NULL AND CASE WHEN json_valid({n})"
-                f" THEN json_type({n}) != '{kind}' ELSE true END)"
-                for n, kind in cols.items()
-            ]
-            names = list(cols)
-            sql = f"SELECT {_key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)}"
-            for row in conn.execute(f"{sql} LIMIT {int(sample)}"):
-                for n, v in zip(names, tuple(row)[1:], strict=True):
-                    out.append((t.name, row[0], n, v, cols[n]))
-        return out
+        return json_suspects(conn, TABLES, _key, sample, true="true")
 
     def vector_batches(self, conn: Any) -> Iterator[list[tuple[Any, bytes | None]]]:
         rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
@@ -281,14 +266,6 @@ def _blob(value: Any) -> bytes | None:
 
 def _reference(name: str) -> bool:
     return name.endswith("_id") or name in ("absorbed_into", "watermark")
-
-
-def _json_columns(t: Table) -> dict[str, str]:
-    out = {n: "object" for n, d in t.columns if "DEFAULT '{}'" in d}
-    out.update({n: "array" for n, d in t.columns if "DEFAULT '[]'" in d})
-    if t.name == "proposals":
-        out["snapshot"] = "object"
-    return out
 
 
 def _key(t: Table) -> str:

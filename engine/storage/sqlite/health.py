@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import sqlean as sqlite3
 
 from engine.errors import DatabaseDamaged, EngineError
-from engine.storage.health import IndexCoverage, Offenders, VectorGaps
+from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_suspects
 from engine.storage.sqlite import schema
 from engine.storage.sqlite.identity import uri
 
@@ -164,21 +164,7 @@ class SqliteHealth:
         return out
 
     def json_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, str]]:
-        out = []
-        for t in schema.TABLES:
-            cols = _json_columns(t)
-            if not cols:
-                continue
-            conds = [
-                f"({n} IS NOT NULL AND CASE WHEN json_valid({n}) THEN json_type({n}) != '{kind}' ELSE 1 END)"
-                for n, kind in cols.items()
-            ]
-            names = list(cols)
-            sql = f"SELECT {_key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)}"
-            for row in conn.execute(f"{sql} LIMIT {int(sample)}"):
-                for n, v in zip(names, tuple(row)[1:], strict=True):
-                    out.append((t.name, row[0], n, v, cols[n]))
-        return out
+        return json_suspects(conn, schema.TABLES, _key, sample, true="1")
 
     def vector_batches(self, conn: Any) -> Iterator[list[tuple[Any, bytes | None]]]:
         cur = conn.execute("SELECT memory_id, embedding FROM memories_vec")
@@ -202,14 +188,6 @@ def _reference(name: str) -> bool:
     """An id pointing elsewhere is never computed with: only an infinite value there is flagged
     (a stray text in one is the orphan checks' business, not arithmetic's)."""
     return name.endswith("_id") or name in ("absorbed_into", "watermark")
-
-
-def _json_columns(t: schema.Table) -> dict[str, str]:
-    out = {n: "object" for n, d in t.columns if "DEFAULT '{}'" in d}
-    out.update({n: "array" for n, d in t.columns if "DEFAULT '[]'" in d})
-    if t.name == "proposals":
-        out["snapshot"] = "object"
-    return out
 
 
 def _key(t: schema.Table) -> str:

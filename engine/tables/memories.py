@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from engine.sql import chunked, marks
+from engine.tables import columns
+from engine.tables.columns import checked
 
 Tier = Literal["core", "active", "archived"]
 Kind = Literal["episodic", "semantic", "procedural"]
@@ -73,13 +75,8 @@ def insert(
 
 def update(conn: Any, memory_id: int, changes: Mapping[str, Any], now: float) -> None:
     """Set `changes` (columns of UPDATABLE) and updated_at."""
-    bad = set(changes) - UPDATABLE
-    if bad:
-        raise ValueError(f"not an updatable memory column: {', '.join(sorted(bad))}")
-    cols = ", ".join(f"{c} = ?" for c in changes)
-    conn.execute(
-        f"UPDATE memories SET {cols}, updated_at = ? WHERE id = ?", [*changes.values(), now, memory_id]
-    )
+    checked(changes, UPDATABLE, "an updatable memory column")
+    columns.update(conn, "memories", memory_id, {**changes, "updated_at": now}, [*changes, "updated_at"], "")
 
 
 def reinforce(conn: Any, memory_id: int, strength: float, now: float, *, count_access: bool) -> None:
@@ -112,28 +109,13 @@ INSERTABLE = UPDATABLE | {"access_count", "created_at", "updated_at"}
 
 def insert_row(conn: Any, values: Mapping[str, Any]) -> int:
     """A memory built column by column (columns of INSERTABLE). Returns its id."""
-    bad = set(values) - INSERTABLE
-    if bad:
-        raise ValueError(f"not an insertable memory column: {', '.join(sorted(bad))}")
-    cols = list(values)
-    got = conn.execute(
-        f"INSERT INTO memories({', '.join(cols)}) VALUES ({marks(len(cols))}) RETURNING id",
-        [values[c] for c in cols],
-    ).fetchall()
-    return int(got[0][0])
+    return int(columns.insert(conn, "memories", values, INSERTABLE, "an insertable memory column"))
 
 
-def restore(conn: Any, row: Mapping[str, Any], columns: Iterable[str]) -> None:
+def restore(conn: Any, row: Mapping[str, Any], real: Iterable[str]) -> None:
     """Write a row back exactly as recorded, every column including updated_at (a curator undo).
-    `columns`: the table's real columns; a recorded name outside them is refused."""
-    cols = [c for c in row if c != "id"]
-    bad = set(cols) - set(columns)
-    if bad:
-        raise ValueError(f"not a memory column: {', '.join(sorted(bad))[:200]}")
-    conn.execute(
-        f"UPDATE memories SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
-        [row[c] for c in cols] + [row["id"]],
-    )
+    `real`: the table's real columns; a recorded name outside them is refused."""
+    columns.restore(conn, "memories", row, real, "a memory column")
 
 
 def unlink(conn: Any, column: Literal["message_id", "session_id"], targets: Sequence[Any]) -> None:

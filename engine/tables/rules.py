@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from engine.sql import marks
+from engine.tables import columns
+from engine.tables.columns import checked
 
 # What a rule change (operator, decay, curator) may set; `updated_at` is always set with it.
 UPDATABLE = frozenset(
@@ -27,24 +28,13 @@ def row(conn: Any, rule_id: int) -> Any:
 
 def insert(conn: Any, values: Mapping[str, Any]) -> int:
     """A new rule built column by column (columns of INSERTABLE). Returns its id."""
-    bad = set(values) - INSERTABLE
-    if bad:
-        raise ValueError(f"not an insertable rule column: {', '.join(sorted(bad))}")
-    cols = list(values)
-    got = conn.execute(
-        f"INSERT INTO rules({', '.join(cols)}) VALUES ({marks(len(cols))}) RETURNING id",
-        [values[c] for c in cols],
-    ).fetchall()
-    return int(got[0][0])
+    return int(columns.insert(conn, "rules", values, INSERTABLE, "an insertable rule column"))
 
 
 def update(conn: Any, rule_id: int, changes: Mapping[str, Any], now: float) -> None:
     """Set `changes` (columns of UPDATABLE) and updated_at."""
-    bad = set(changes) - UPDATABLE
-    if bad:
-        raise ValueError(f"not an updatable rule column: {', '.join(sorted(bad))}")
-    cols = ", ".join(f"{c} = ?" for c in changes)
-    conn.execute(f"UPDATE rules SET {cols}, updated_at = ? WHERE id = ?", [*changes.values(), now, rule_id])
+    checked(changes, UPDATABLE, "an updatable rule column")
+    columns.update(conn, "rules", rule_id, {**changes, "updated_at": now}, [*changes, "updated_at"], "")
 
 
 def decay_many(conn: Any, rows: Iterable[tuple[float, str, float, int]], now: float) -> None:
@@ -55,17 +45,10 @@ def decay_many(conn: Any, rows: Iterable[tuple[float, str, float, int]], now: fl
     )
 
 
-def restore(conn: Any, row: Mapping[str, Any], columns: Iterable[str]) -> None:
+def restore(conn: Any, row: Mapping[str, Any], real: Iterable[str]) -> None:
     """Write a row back exactly as recorded, every column including updated_at (a curator undo).
-    `columns`: the table's real columns; a recorded name outside them is refused."""
-    cols = [c for c in row if c != "id"]
-    bad = set(cols) - set(columns)
-    if bad:
-        raise ValueError(f"not a rule column: {', '.join(sorted(bad))[:200]}")
-    conn.execute(
-        f"UPDATE rules SET {', '.join(f'{c} = ?' for c in cols)} WHERE id = ?",
-        [row[c] for c in cols] + [row["id"]],
-    )
+    `real`: the table's real columns; a recorded name outside them is refused."""
+    columns.restore(conn, "rules", row, real, "a rule column")
 
 
 def delete(conn: Any, rule_ids: Sequence[int]) -> None:

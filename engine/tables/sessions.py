@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.sql import marks
+from engine.tables import columns
+from engine.tables.columns import checked
 
 INSERTABLE = frozenset(
     {
@@ -21,10 +23,7 @@ UPDATABLE = frozenset({"title", "ended_at", "metadata", "parent_session_id"})
 
 def insert(conn: Any, values: Mapping[str, Any]) -> None:
     """A new session row (columns of INSERTABLE; its id is the caller's)."""
-    bad = set(values) - INSERTABLE
-    if bad:
-        raise ValueError(f"not an insertable session column: {', '.join(sorted(bad))}")
-    cols = list(values)
+    cols = checked(values, INSERTABLE, "an insertable session column")
     conn.execute(
         f"INSERT INTO sessions({', '.join(cols)}) VALUES ({marks(len(cols))})", [values[c] for c in cols]
     )
@@ -32,8 +31,4 @@ def insert(conn: Any, values: Mapping[str, Any]) -> None:
 
 def update(conn: Any, session_id: str, changes: Mapping[str, Any]) -> None:
     """Set `changes` (columns of UPDATABLE)."""
-    bad = set(changes) - UPDATABLE
-    if bad:
-        raise ValueError(f"not an updatable session column: {', '.join(sorted(bad))}")
-    cols = ", ".join(f"{c} = ?" for c in changes)
-    conn.execute(f"UPDATE sessions SET {cols} WHERE id = ?", [*changes.values(), session_id])
+    columns.update(conn, "sessions", session_id, changes, UPDATABLE, "an updatable session column")

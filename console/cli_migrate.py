@@ -22,7 +22,7 @@ def register(cli: click.Group) -> None:
 @pass_ctx
 def migrate(ctx, source, target, force, as_json):
     """Copy every record (ids, vectors, audit chain, tombstones) from one database to another."""
-    from engine.migrate import migrate as run
+    from engine.importers.migrate import migrate as run
 
     res = run(source, target, force=force, actor=ctx.actor)
 

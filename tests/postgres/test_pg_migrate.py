@@ -11,7 +11,7 @@ import pytest
 from engine import FixedClock, HashEmbedder, open_engine
 from engine.demo.build import write_demo
 from engine.errors import ImportFailed, InvalidInput
-from engine.migrate import migrate
+from engine.importers.migrate import migrate
 
 T0 = "2026-01-01T00:00:00Z"
 

@@ -44,6 +44,7 @@ from engine.lifecycle.types import (
 )
 from engine.storage.lifecycle import DecayAccess
 from engine.tables import rule_history
+from engine.tables import rules as rules_table
 
 AUDIT_ID_CAP = 1000  # ids listed in the pass's audit row; counts are always exact
 LAST_PASS_KEY = "decay.last_pass_at"
@@ -220,9 +221,8 @@ class Decay:
         # day at most: rules are counted in thousands, not millions).
         now = rp["now"]
         rows = sorted(rows, key=lambda r: r["id"])
-        conn.executemany(
-            "UPDATE rules SET score = ?, status = ?, last_decayed_at = ?, updated_at = ? WHERE id = ?",
-            [(r["new_score"], r["new_status"], r["decayed_to"], now, r["id"]) for r in rows],
+        rules_table.decay_many(
+            conn, [(r["new_score"], r["new_status"], r["decayed_to"], r["id"]) for r in rows], now
         )
         rule_history.record_many(
             conn,

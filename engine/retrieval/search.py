@@ -1,6 +1,7 @@
-"""Hybrid search: BM25 over FTS5 and exact cosine KNN (vec0, or the in-memory matrix of a
-long-lived engine) with the same filters inside each, fused score-aware (engine/fusion.py), then
-weighted by strength, importance and recency. Every hit carries its whole score breakdown."""
+"""Hybrid search: BM25 over the store's keyword index and exact cosine KNN (the store's vector
+index, or the in-memory matrix of a long-lived engine) with the same filters inside each, fused
+score-aware (engine/fusion.py), then weighted by strength, importance and recency. Every hit
+carries its whole score breakdown."""
 
 from __future__ import annotations
 

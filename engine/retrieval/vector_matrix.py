@@ -9,7 +9,7 @@ writes from this process and from any other process are picked up before each se
 was pruned past that point, or more changed than a reload costs, it reloads everything.
 
 A load reads every vector the store's fast way when it has one (`CuratorReads.all_vectors`: on
-SQLite vec0's chunk tables in one sequential scan) and the filter fields in one query, then builds
+SQLite the vector index's chunk tables in one sequential scan) and the filter fields in one query, then builds
 the codes and sign bits with numpy: no Python work per row beyond the id map. The vector store's
 row-by-row scan stays as the always-right fallback.
 """
@@ -90,7 +90,7 @@ class VectorMatrix:
             self.seq = int(top)
             return
         self._reset()
-        # vec0's own metadata columns read ~10x slower than the same fields from `memories`;
+        # the vector index's metadata columns read ~10x slower than the same fields from `memories`;
         # vectors are copied in chunks straight into the matrix (no second copy of every blob)
         meta = {
             int(r[0]): r[1:]
@@ -360,8 +360,8 @@ class VectorMatrix:
 
 
 def ordered(pairs: list[tuple[int, float]]) -> list[tuple[int, float]]:
-    """Best first; ties (to 6 decimals, below which numpy and vec0 sum differently) by id, so the
-    matrix and vec0 list the same memories in the same order."""
+    """Best first; ties (to 6 decimals, below which numpy and the store's vector index sum
+    differently) by id, so the matrix and the store list the same memories in the same order."""
     return sorted(pairs, key=lambda p: (-round(p[1], 6), p[0]))
 
 

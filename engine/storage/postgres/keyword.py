@@ -179,7 +179,7 @@ class PgKeywordIndex:
         match: str,
         where: str,
         params: Sequence[Any],
-        limit: int,
+        limit: int | None,
         above: int | None = None,
     ) -> list[tuple[int, float]]:
         if index == "trigram":
@@ -208,17 +208,7 @@ class PgKeywordIndex:
     def rank_of(
         self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], memory_id: int
     ) -> tuple[int | None, int]:
-        if index == "trigram":
-            scored = self.trigram.top(conn, "memories", match, where=where, params=params)
-        else:
-            scored = self._scores(
-                conn,
-                "memories",
-                match,
-                join="JOIN memories m ON m.id = h.doc_id",
-                where=f"({where})",
-                params=params,
-            )
+        scored = self.top_where(conn, index, match, where, params, limit=None)  # every match
         mine = next((s for i, s in scored if i == memory_id), None)
         if mine is None:
             return None, len(scored)

@@ -65,7 +65,7 @@ class MemoryEngine:
         url = postgres_url(text)
         db = Path(text).expanduser().absolute() if url is None else None
         settings = settings or load_settings()
-        store = open_storage(url) if url is not None else open_storage(Path(text).expanduser().absolute())
+        store = open_storage(db or url or text)  # exactly one of db and url is set
         self.reconciled = store.reconcile()
         self.ctx = Context(
             store=store,

@@ -88,6 +88,11 @@ class SearchSettings:
     # `eng.vectors.keep_in_memory(background=True)` starts it at once. It follows every process's
     # writes through the vector_changes log. 0 = never.
     matrix_after: int = 3
+    # Likewise for the words: after this many keyword searches a long-lived engine loads every
+    # memory's postings (engine/retrieval/keyword_matrix.py: ~0.5 s and ~30 MB at 100k) and ranks
+    # every query word over every match exactly, in milliseconds, without the cost bounds below
+    # (common_term_share, keyword_rows), which then shape one-shot engines' queries only. 0 = never.
+    keyword_matrix_after: int = 3
     # From this many vectors on, the matrix finds candidates by the Hamming distance of sign bits
     # (32x less memory to scan) and rescores max(bits_rescore, 10·k) of them exactly; below it,
     # or when a filter leaves fewer rows, it is exact. recall@10 vs exact: BENCHMARKS.md.
@@ -224,6 +229,7 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "search.common_terms_from": ("int", 0, _BIG),
     "search.keyword_rows": ("int", 0, _BIG),
     "search.matrix_after": ("int", 0, _BIG),
+    "search.keyword_matrix_after": ("int", 0, _BIG),
     "search.bits_from": ("int", 0, _BIG),
     "search.bits_rescore": ("int", 1, _BIG),
     "search.dedup_matrix_from": ("int", 1, _BIG),

@@ -19,12 +19,15 @@ third of them costs ~0.3–0.6 s. What keeps it in hand (bench/keyword_bounds.py
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import EngineError
+from engine.paths import is_server
 from engine.retrieval.filters import Filters
+from engine.retrieval.keyword_matrix import KeywordMatrix, lexemes_of
 from engine.retrieval.query import FtsPlan, plan, quote
 
 if TYPE_CHECKING:
@@ -60,6 +63,10 @@ class KeywordRetriever:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.stats: TermStats | None = None
+        self.matrix: KeywordMatrix | None = None  # a long-lived engine's postings in memory
+        self.searches = 0
+        self._loading = False
+        self._load_lock = threading.Lock()
 
     @property
     def index(self) -> KeywordIndex:
@@ -71,8 +78,8 @@ class KeywordRetriever:
         counts are cached per engine (see term_stats)."""
         p = plan(text)
         s = self.ctx.settings.search
-        if p.index != "words":
-            return p
+        if p.index != "words" or (self.matrix is not None and lexemes_of(p.terms) is not None):
+            return p  # the matrix ranks every word over every match: nothing to bound
         stats = self.term_stats()
         if stats.n < min(s.common_terms_from, s.keyword_rows or stats.n + 1):
             return p
@@ -121,6 +128,54 @@ class KeywordRetriever:
                 + ", ".join(t for t, _ in p.windowed)
             )
         return out
+
+    # -- the in-memory postings (engine/retrieval/keyword_matrix.py) ----------------------------------
+    def keep_in_memory(self, background: bool = False) -> None:
+        """Load every memory's postings and rank from them from now on. The load reads through its
+        own connection; until it is done the store's index answers."""
+        with self._load_lock:
+            if self.matrix is not None or self._loading:
+                return
+            self._loading = True
+        if background:
+            threading.Thread(target=self._load, name="keyword-matrix-load", daemon=True).start()
+        else:
+            self._load()
+
+    def _load(self) -> None:
+        store = self.ctx.store
+        try:
+            if not is_server(store.path) and not store.path.exists():
+                return  # closed and removed meanwhile
+            m = KeywordMatrix(self.index, store.feed)
+            with store.vector_store.reader(store.path) as conn:
+                m.load(conn)
+            self.matrix = m
+        except Exception:
+            pass  # the store's index keeps answering; the next trigger tries again
+        finally:
+            self._loading = False
+
+    def note_search(self, after: int) -> None:
+        """Count a keyword search; the `after`-th starts the load in the background (0: never)."""
+        self.searches += 1
+        if self.matrix is None and after and self.searches >= after:
+            self.keep_in_memory(background=True)
+
+    def _matrix_top(self, p: FtsPlan, filters: Filters, n: int) -> dict[int, float] | None:
+        """The plan's top n from the matrix, caught up with the database first; None when there is
+        no matrix, the plan was bounded, a word is a phrase, or this process is mid-write (that
+        write may roll back: the store's index answers, as for vectors)."""
+        m, store = self.matrix, self.ctx.store
+        if m is None or p.index != "words" or p.dropped or p.recent_from is not None or store.in_write:
+            return None
+        lx = lexemes_of(p.terms)
+        if lx is None:
+            return None
+        where, params = filters.sql("m.")
+        with store.reading() as conn:
+            m.sync(conn)
+            return m.top(lx, n, lambda ids: self.index.passing(conn, ids, where, params))
 
     def term_stats(self) -> TermStats:
         """Memory count, tier counts and id range (the range read fresh, so windows follow new
@@ -180,6 +235,10 @@ class KeywordRetriever:
                     (*p.like, *params, n),
                 )
                 return {int(r[0]): (i + 1, 0.0) for i, r in enumerate(rows)}
+            got = self._matrix_top(p, filters, n)
+            if got is not None:
+                ranked = sorted(got.items(), key=lambda kv: (-kv[1], -kv[0]))[:n]
+                return {mid: (i + 1, sc) for i, (mid, sc) in enumerate(ranked)}
             with self.ctx.store.reading() as conn:
                 if p.recent_from is None:
                     scores = self._bm25_top(conn, fts_index(p), p.match or "", filters, n)

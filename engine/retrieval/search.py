@@ -131,6 +131,8 @@ class Retrieval:
         # The bounded plan reads document frequencies: only when the keyword side runs.
         p = self.keyword.plan(q) if ran != "vector" else plan(q)
         kw = self.keyword.ranks(p, filters, n) if ran != "vector" else {}
+        if ran != "vector":
+            self.keyword.note_search(settings.keyword_matrix_after)
         vec: dict[int, tuple[int, float]] = {}
         if ran in ("hybrid", "vector") and q.strip():
             qvec = self.embed_query(q)

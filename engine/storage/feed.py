@@ -1,5 +1,6 @@
-"""The change feed the in-memory vector matrix follows: `vector_changes`, a log that triggers on
-`memories` append to whenever a vector or a filter field changes or a memory is deleted.
+"""The change feed the in-memory matrices follow: `vector_changes`, a log that triggers on
+`memories` append to whenever a vector, a filter field or the text changes, or a memory is written
+or deleted (`text_changed` marks the entries the keyword matrix needs).
 
 The log is a table on every backend (triggers on SQLite, the same on PostgreSQL, where a
 `bigserial` is ordered under the write lock), so reading it is portable SQL and one class serves
@@ -28,12 +29,14 @@ class VectorChangeLog:
         """The newest sequence number (0: the log is empty)."""
         return int(conn.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0])
 
-    def changed(self, conn: Any, after: int, upto: int | None = None) -> list[int]:
-        """The memory ids logged after sequence `after` (up to `upto`, inclusive, if given)."""
-        if upto is None:
-            rows = conn.execute("SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ?", (after,))
-        else:
-            rows = conn.execute(
-                "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ? AND seq <= ?", (after, upto)
-            )
-        return [int(r[0]) for r in rows]
+    def changed(self, conn: Any, after: int, upto: int | None = None, text: bool = False) -> list[int]:
+        """The memory ids logged after sequence `after` (up to `upto`, inclusive, if given);
+        `text`: only those whose words changed (written, edited or deleted)."""
+        sql = "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > ?"
+        params: list[Any] = [after]
+        if upto is not None:
+            sql += " AND seq <= ?"
+            params.append(upto)
+        if text:
+            sql += " AND text_changed = 1"
+        return [int(r[0]) for r in conn.execute(sql, params)]

@@ -11,11 +11,41 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+import numpy as np
+
 FtsIndex = Literal["words", "trigram"]  # porter-stemmed words, or trigrams (CJK)
 FtsTable = Literal["rules", "flows"]  # the lifecycle's word indexes
+
+
+@dataclass(frozen=True)
+class Postings:
+    """The whole words index of memories at once, for the in-memory keyword matrix: lexeme i occurs
+    in memories docs[starts[i]:starts[i + 1]] (ascending ids), tfs[j] times in docs[j]."""
+
+    lexemes: list[str]
+    starts: np.ndarray  # int64, len(lexemes) + 1
+    docs: np.ndarray  # int64
+    tfs: np.ndarray  # int32
+
+
+def run_lengths(lexemes: list[str], counts: np.ndarray, occurrences: np.ndarray) -> Postings:
+    """Postings from one document id per occurrence, grouped by lexeme (`counts[i]` occurrences
+    of lexeme i, ascending within each): equal neighbours fold into (doc, tf)."""
+    ends = np.cumsum(counts)
+    term = np.repeat(np.arange(len(counts)), counts)
+    if (occurrences[1:] < occurrences[:-1])[term[1:] == term[:-1]].any():  # not in doc order
+        occurrences = occurrences[np.lexsort((occurrences, term))]
+    new = np.ones(len(occurrences), dtype=bool)
+    new[1:] = occurrences[1:] != occurrences[:-1]
+    new[ends[:-1]] = True  # a lexeme's first occurrence starts a run even if the doc repeats
+    at = np.flatnonzero(new)
+    tfs = np.diff(np.append(at, len(occurrences))).astype(np.int32)
+    starts = np.searchsorted(at, np.concatenate([[0], ends]))
+    return Postings(lexemes, starts.astype(np.int64), occurrences[at].astype(np.int64), tfs)
 
 
 class KeywordIndex(Protocol):
@@ -47,6 +77,11 @@ class KeywordIndex(Protocol):
 
     def passing(self, conn: Any, ids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
         """The ids among `ids` whose memory passes `where` (`m.` columns), driven from the list."""
+        ...
+
+    def postings(self, conn: Any) -> Postings:
+        """Every lexeme of the words index with the memories holding it (the keyword matrix's
+        load): read in bulk, a few seconds at 1M memories."""
         ...
 
     def rank_of(

@@ -2,7 +2,7 @@
 `porter unicode61 remove_diacritics 2` produces, so BM25 on PostgreSQL ranks as SQLite does.
 
 unicode61: a token is a maximal run of characters that are not separators (FTS5's own table from
-Unicode 6.1: keyword_separators.py; roughly letters, numbers, private use, and anything newer than
+Unicode 6.1: lexeme_separators.py; roughly letters, numbers, private use, and anything newer than
 6.1 such as later emoji). Tokens are case-folded and stripped of diacritics. porter: FTS5 passes
 tokens shorter than 3 or longer than 64 bytes through unchanged and stems the rest with Martin
 Porter's algorithm as his C version has it; snowballstemmer's "porter" differs in three places,
@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from engine.storage.postgres.keyword_separators import SEPARATORS
+from engine.storage.lexeme_separators import SEPARATORS
 
 _STEMMER = snowballstemmer.stemmer("porter")
 PORTER_MIN, PORTER_MAX = 3, 64  # bytes, as FTS5's porter tokenizer counts them

@@ -54,8 +54,8 @@ class Reconciled:
 
 
 class ChangeFeed(Protocol):
-    """The log of memories whose vector or filter fields changed, by growing sequence number:
-    what the in-memory vector matrix reads to stay equal to the database."""
+    """The log of memories whose vector, filter fields or words changed, by growing sequence
+    number: what the in-memory matrices read to stay equal to the database."""
 
     def head(self, conn: Any) -> tuple[int, int]:
         """(newest, oldest) sequence number in the log; (0, 0) when it is empty."""
@@ -63,8 +63,9 @@ class ChangeFeed(Protocol):
 
     def newest(self, conn: Any) -> int: ...
 
-    def changed(self, conn: Any, after: int, upto: int | None = None) -> list[int]:
-        """The memory ids logged after `after` (up to `upto`, inclusive, if given)."""
+    def changed(self, conn: Any, after: int, upto: int | None = None, text: bool = False) -> list[int]:
+        """The memory ids logged after `after` (up to `upto`, inclusive, if given); `text`: only
+        those whose words changed."""
         ...
 
 

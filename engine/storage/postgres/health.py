@@ -14,8 +14,8 @@ import numpy as np
 import psycopg
 
 from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_suspects
+from engine.storage.lexemes import counted
 from engine.storage.postgres import schema
-from engine.storage.postgres.lexemes import counted
 from engine.storage.sqlite.schema import NAMED, TABLES, Table
 
 if TYPE_CHECKING:

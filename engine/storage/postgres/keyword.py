@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.storage.indexes import FtsIndex, FtsTable
+import numpy as np
+
+from engine.storage.indexes import FtsIndex, FtsTable, Postings
+from engine.storage.lexemes import lexemes
 from engine.storage.postgres.keyword_phrases import phrase_hits, quoted
 from engine.storage.postgres.keyword_stats import Corpus, CorpusStats
 from engine.storage.postgres.keyword_trigram import TrigramIndex
-from engine.storage.postgres.lexemes import lexemes
 
 K1, B, IDF_FLOOR = 1.2, 0.75, 1e-6
 Term = tuple[str, ...]  # one lexeme, or a phrase of several
@@ -196,6 +198,21 @@ class PgKeywordIndex:
             limit=limit,
             above=above,
         )
+
+    def postings(self, conn: Any) -> Postings:
+        self._sync(conn)
+        # One row per lexeme, its documents and counts as text lists parsed in one go (psycopg
+        # would build a Python int per element from arrays).
+        rows = conn.execute(
+            "SELECT term, count(*), string_agg(doc_id::text, ',' ORDER BY doc_id),"
+            " string_agg(tf::text, ',' ORDER BY doc_id) FROM fts_terms WHERE src = 'memories' GROUP BY term"
+        ).fetchall()
+        counts = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        docs, tfs = (
+            np.fromstring(",".join(r[k] for r in rows) or "", dtype=np.int64, sep=",") for k in (2, 3)
+        )
+        starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return Postings([r[0] for r in rows], starts, docs, tfs.astype(np.int32))
 
     def passing(self, conn: Any, ids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
         if not ids:

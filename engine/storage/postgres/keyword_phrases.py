@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from engine.storage.lexemes import lexemes
 from engine.storage.postgres.connection import unsupported
-from engine.storage.postgres.lexemes import lexemes
 from engine.storage.postgres.schema import KEYWORD_SOURCES
 
 BATCH = 2000

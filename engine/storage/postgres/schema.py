@@ -182,7 +182,13 @@ def _triggers() -> list[str]:
         "memories_vlog_ad",
         "memories",
         "AFTER DELETE",
-        "INSERT INTO vector_changes(memory_id) VALUES (old.id);",
+        "INSERT INTO vector_changes(memory_id, text_changed) VALUES (old.id, 1);",
+    )
+    out += _trigger(
+        "memories_vlog_text",
+        "memories",
+        "AFTER UPDATE OF content OR INSERT",
+        "INSERT INTO vector_changes(memory_id, text_changed) VALUES (new.id, 1);",
     )
     return out
 
@@ -209,6 +215,7 @@ TRIGGER_NAMES = (
     "memory_vectors_meta",
     "memories_vlog_au",
     "memories_vlog_ad",
+    "memories_vlog_text",
 )
 
 

@@ -32,6 +32,7 @@ from psycopg_pool import ConnectionPool
 from engine.config import load_settings
 from engine.errors import EngineError, StoreBusy
 from engine.storage.feed import VectorChangeLog
+from engine.storage.lexemes import counted
 from engine.storage.port import Reconciled
 from engine.storage.postgres import schema
 from engine.storage.postgres.connection import DirectConnection, PgConnection
@@ -39,7 +40,6 @@ from engine.storage.postgres.dump import PgDump
 from engine.storage.postgres.eraser import PgEraser
 from engine.storage.postgres.health import PgHealth
 from engine.storage.postgres.keyword import PgKeywordIndex
-from engine.storage.postgres.lexemes import counted
 from engine.storage.postgres.listen import ChangeListener
 from engine.storage.postgres.parts import PgDecayAccess
 from engine.storage.postgres.rows import row_factory

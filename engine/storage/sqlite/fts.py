@@ -10,7 +10,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from engine.storage.indexes import FtsIndex, FtsTable
+import numpy as np
+
+from engine.storage.indexes import FtsIndex, FtsTable, Postings, run_lengths
 
 MEMORIES: dict[str, str] = {"words": "memories_fts", "trigram": "memories_tri"}
 MESSAGES: dict[str, str] = {"words": "messages_fts", "trigram": "messages_tri"}
@@ -67,6 +69,23 @@ class SqliteKeywordIndex:
             [json.dumps(list(ids)), *params],
         ).fetchall()
         return {int(r[0]) for r in rows}
+
+    def postings(self, conn: Any) -> Postings:
+        # FTS5's own view of its index, one row per token occurrence in (term, doc) order; a temp
+        # table of this connection (nothing written to the file). Each term's documents come as
+        # one text list, parsed in one go: ~0.5 s at 100k memories instead of 2 s row by row.
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances"
+            " USING fts5vocab(main, memories_fts, instance)"
+        )
+        rows = conn.execute(
+            "SELECT term, count(*), group_concat(doc) FROM temp.memories_fts_instances GROUP BY term"
+        ).fetchall()
+        if not rows:
+            return Postings([], np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32))
+        counts = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        occurrences = np.fromstring(",".join(r[2] for r in rows), dtype=np.int64, sep=",")
+        return run_lengths([r[0] for r in rows], counts, occurrences)
 
     def rank_of(
         self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], memory_id: int

@@ -280,13 +280,16 @@ TABLES: tuple[Table, ...] = (
             ("updated_at", "REAL NOT NULL"),
         ),
     ),
-    # A log of memories whose vector or filter fields changed (or that were deleted), so an
-    # in-memory vector matrix (engine/vector_matrix.py) in any process catches up incrementally.
+    # A log of memories whose vector, filter fields or text changed (or that were written or
+    # deleted), so the in-memory matrices (engine/retrieval/vector_matrix.py, keyword_matrix.py)
+    # in any process catch up incrementally. text_changed = 1: the words changed (the keyword
+    # matrix re-reads only those; a tier change is not its business).
     Table(
         "vector_changes",
         (
             ("seq", "INTEGER PRIMARY KEY AUTOINCREMENT"),
             ("memory_id", "INTEGER NOT NULL"),
+            ("text_changed", "INTEGER NOT NULL DEFAULT 0"),
         ),
     ),
 )
@@ -407,7 +410,19 @@ NAMED: tuple[Named, ...] = (
         "trigger",
         "memories_vlog_ad",
         "CREATE TRIGGER memories_vlog_ad AFTER DELETE ON memories "
-        "BEGIN INSERT INTO vector_changes(memory_id) VALUES (old.id); END",
+        "BEGIN INSERT INTO vector_changes(memory_id, text_changed) VALUES (old.id, 1); END",
+    ),
+    Named(
+        "trigger",
+        "memories_vlog_ai",
+        "CREATE TRIGGER memories_vlog_ai AFTER INSERT ON memories "
+        "BEGIN INSERT INTO vector_changes(memory_id, text_changed) VALUES (new.id, 1); END",
+    ),
+    Named(
+        "trigger",
+        "memories_vlog_text",
+        "CREATE TRIGGER memories_vlog_text AFTER UPDATE OF content ON memories "
+        "BEGIN INSERT INTO vector_changes(memory_id, text_changed) VALUES (new.id, 1); END",
     ),
     # Keep the last ~200k changes; a matrix further behind than that reloads in full.
     Named(

@@ -51,7 +51,7 @@ def seed_pg(url: str, n: int, step: int = 50_000) -> float:
     import psycopg
     from pgvector.psycopg import register_vector
 
-    from engine.storage.postgres.lexemes import counted
+    from engine.storage.lexemes import counted
 
     open_engine(url, embedder=None, clock=FixedClock(T0), actor="bench").close()  # the schema
     corpus = SyntheticCorpus()

@@ -92,18 +92,15 @@ def _both(eng, query: str, filters: Filters, n: int = 20):
 
 
 def _same_ranking(got: dict, want: dict, exact: bool) -> None:
-    """Equal scores rank for rank; ids equal above the last score (ties at the cut are either's
-    pick: the store's LIMIT takes any of them)."""
-    g = sorted(((-s, m) for m, (_, s) in got.items()))
-    w = sorted(((-s, m) for m, (_, s) in want.items()))
-    assert len(g) == len(w)
+    """The same memories in the same order with equal scores (ties at the cut go to the newer
+    memory on both paths)."""
+    g = sorted((r, m, s) for m, (r, s) in got.items())
+    w = sorted((r, m, s) for m, (r, s) in want.items())
+    assert [m for _, m, _ in g] == [m for _, m, _ in w]
     if exact:
-        assert [s for s, _ in g] == [s for s, _ in w]
+        assert [s for *_, s in g] == [s for *_, s in w]
     else:
-        assert [s for s, _ in g] == pytest.approx([s for s, _ in w], rel=1e-12, abs=0)
-    if w:
-        last = w[-1][0]
-        assert [m for s, m in g if s < last - 1e-9] == [m for s, m in w if s < last - 1e-9]
+        assert [s for *_, s in g] == pytest.approx([s for *_, s in w], rel=1e-12, abs=0)
 
 
 def _assert_same(eng, filters: Filters | None = None, n: int = 20, exact: bool = False) -> int:

@@ -9,7 +9,7 @@ import pytest
 
 from engine import FixedClock, HashEmbedder, open_engine
 from engine.retrieval.query import plan
-from engine.storage.postgres.lexemes import lexemes
+from engine.storage.lexemes import lexemes
 
 T0 = "2026-01-01T00:00:00Z"
 WORDS = [
@@ -170,7 +170,7 @@ TRICKY = [
 def test_fts5_separators_are_probed_from_sqlite_itself():
     import sqlean as sqlite3
 
-    from engine.storage.postgres.keyword_separators import is_separator
+    from engine.storage.lexeme_separators import is_separator
 
     c = sqlite3.connect(":memory:")
     c.execute(

@@ -72,7 +72,7 @@ def check_database(url: str, acks: list[Acks]) -> dict[str, int]:
     """Every acknowledged memory is there with its text; the keyword index (fts_docs, fts_terms)
     and the vectors agree with the rows; each acknowledged memory is found by its own token."""
     from engine import FixedClock, HashEmbedder, open_engine
-    from engine.storage.postgres.lexemes import counted
+    from engine.storage.lexemes import counted
 
     eng = open_engine(url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
     try:

@@ -4,8 +4,8 @@
 tokens, both filled by the store from `fts_pending` before a write commits (lexemes.py makes the
 tokens FTS5's `porter unicode61 remove_diacritics 2` makes). The score is FTS5's bm25() to the bit:
 k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6, idf * (tf-part), summed
-in query order with FTS5's order of operations, negated (lower is better); ties go to the older
-row, as FTS5's scan order does. `ts_rank` is not used. Each query term is its own MATERIALIZED
+in query order with FTS5's order of operations, negated (lower is better); ties go to the newer
+row, as the SQLite adapter orders them. `ts_rank` is not used. Each query term is its own MATERIALIZED
 CTE (one index range each); N and the total length come from keyword_stats.py's cache.
 
 Match expressions arrive quoted by the engine (`"a" OR "b"`). A quoted term that tokenizes to
@@ -113,7 +113,7 @@ class PgKeywordIndex:
         sql, p = self._scored(conn, src, match, join=join, where=where, above=above)
         if not sql:
             return []
-        sql = f"SELECT doc_id, score FROM ({sql}) r ORDER BY score, doc_id"
+        sql = f"SELECT doc_id, score FROM ({sql}) r ORDER BY score, doc_id DESC"  # ties: the newer
         if limit is not None:
             sql += " LIMIT ?"
         rows = conn.execute(sql, [*p, *params, *([int(limit)] if limit is not None else [])]).fetchall()

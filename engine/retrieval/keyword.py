@@ -173,9 +173,19 @@ class KeywordRetriever:
         if lx is None:
             return None
         where, params = filters.sql("m.")
+        # The vector matrix holds every embedded memory's filter fields: candidates it knows are
+        # checked against its masks, the rest (no vector yet) against the table.
+        vm = self.ctx.vectors.live_matrix() if self.ctx.vectors.matrix is not None else None
         with store.reading() as conn:
             m.sync(conn)
-            return m.top(lx, n, lambda ids: self.index.passing(conn, ids, where, params))
+
+            def passing(ids: list[int]) -> set[int]:
+                if vm is None:
+                    return self.index.passing(conn, ids, where, params)
+                ok, unknown = vm.passing(ids, filters)
+                return ok | (self.index.passing(conn, unknown, where, params) if unknown else set())
+
+            return m.top(lx, n, passing)
 
     def term_stats(self) -> TermStats:
         """Memory count, tier counts and id range (the range read fresh, so windows follow new

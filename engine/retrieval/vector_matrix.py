@@ -249,6 +249,20 @@ class VectorMatrix:
                 m &= self.codes[f][:n] == code
         return m
 
+    def passing(self, ids: list[int], filters: Filters) -> tuple[set[int], list[int]]:
+        """(those of `ids` whose row passes `filters`, those without a row here — the caller asks
+        the table): the keyword matrix's filter check without a query per candidate."""
+        with self.lock:
+            m = self.mask(filters)
+            rows = np.fromiter((self.row.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+            here = rows >= 0
+            unknown = [i for i, h in zip(ids, here.tolist(), strict=True) if not h]
+            if m is None:
+                return set(), unknown
+            ok = np.zeros(len(ids), dtype=bool)
+            ok[here] = m[rows[here]]
+            return {i for i, k in zip(ids, ok.tolist(), strict=True) if k}, unknown
+
     def knn(
         self, q: np.ndarray, k: int, filters: Filters, bits_from: int = 0, rescore: int = 2000
     ) -> list[tuple[int, float]]:

@@ -96,6 +96,10 @@ class VectorIndex:
             return None
         return m
 
+    def live_matrix(self) -> VectorMatrix | None:
+        """The matrix caught up with the database, or None (not loaded, or mid-write)."""
+        return self._live_matrix()
+
     # -- writes (inside the caller's transaction) ---------------------------------------------
     def put(self, conn: Any, memory_id: int, vec: np.ndarray, row: Any) -> None:
         """Store the memory's vector (filter fields from its `row`) and mark it embedded."""

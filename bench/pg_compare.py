@@ -123,16 +123,17 @@ def seed_pg(url: str, n: int, step: int = 50_000) -> float:
 def open_side(target: Path | str, emb, long_lived: bool = False) -> Any:
     """An engine as a one-shot CLI call or agent has it: vector search on the store's own index
     (vec0; pgvector), never the in-memory matrix a long-lived process loads after a few searches.
-    `long_lived`: as the console or the MCP server has it, the matrix loaded first where the backend
-    has one (SQLite; PostgreSQL's store keeps it off so far)."""
+    `long_lived`: as the console or the MCP server has it, both in-memory matrices (vectors and
+    keyword postings) loaded first."""
     s = Settings()
     if not long_lived:
-        s = replace(s, search=replace(s.search, matrix_after=0))
+        s = replace(s, search=replace(s.search, matrix_after=0, keyword_matrix_after=0))
     eng = open_engine(
         target, embedder=emb, clock=FixedClock(T0 + 9 * DAY), actor="bench", load="now", settings=s
     )
     if long_lived:
         eng.vectors.keep_in_memory()
+        eng.retrieval.keyword.keep_in_memory()
     return eng
 
 

@@ -177,7 +177,10 @@ class KeywordRetriever:
         # checked against its masks, the rest (no vector yet) against the table.
         vm = self.ctx.vectors.live_matrix() if self.ctx.vectors.matrix is not None else None
         with store.reading() as conn:
-            m.sync(conn)
+            if not m.sync(conn, may_reload=False):  # too far behind: reload aside, the store answers
+                self.matrix = None
+                self.keep_in_memory(background=True)
+                return None
 
             def passing(ids: list[int]) -> set[int]:
                 if vm is None:

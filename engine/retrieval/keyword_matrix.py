@@ -66,6 +66,7 @@ class KeywordMatrix:
         self.dl = np.zeros(0, dtype=np.float64)  # each slot's length in tokens
         self.alive = np.zeros(0, dtype=bool)  # False: changed or deleted since the load
         self.at: dict[str, int] = {}  # lexeme -> its postings: slots[starts[i]:starts[i + 1]]
+        self.names: list[str] = []  # lexeme of each postings list
         self.starts = np.zeros(1, dtype=np.int64)
         self.slots = np.zeros(0, dtype=np.int32)
         self.tfs = np.zeros(0, dtype=np.int32)
@@ -77,18 +78,20 @@ class KeywordMatrix:
         self._norm: tuple[tuple[int, float], np.ndarray] | None = None
 
     # -- keeping up with the database -------------------------------------------------------------
-    def sync(self, conn: Any) -> bool:
-        """Apply what changed since the last sync (True if anything did). Outside a write
+    def sync(self, conn: Any, may_reload: bool = True) -> bool:
+        """Apply what changed since the last sync. False: it is too far behind for the overlay and
+        `may_reload` is off (nothing changed; the caller reloads it elsewhere). Outside a write
         transaction only: a rolled-back write must never reach the matrix."""
         with self.lock:
             top, low = self.feed.head(conn)
             if self.seq == top:
-                return False
-            if self.seq < 0 or (low > self.seq + 1 and top > 0):
-                self.load(conn)
                 return True
-            ids = self.feed.changed(conn, self.seq, top, text=True)
-            if len(self.extra) + len(ids) > max(RELOAD_FROM, len(self.ids) // 4):
+            ids = None
+            if self.seq >= 0 and not (low > self.seq + 1 and top > 0):
+                ids = self.feed.changed(conn, self.seq, top, text=True)
+            if ids is None or len(self.extra) + len(ids) > max(RELOAD_FROM, len(self.ids) // 4):
+                if not may_reload:
+                    return False
                 self.load(conn)
                 return True
             self._apply(conn, ids)
@@ -114,6 +117,7 @@ class KeywordMatrix:
             self.tfs = tfs.astype(np.int32)
             self.starts = starts.astype(np.int64)
             self.at = {lx: i for i, lx in enumerate(p.lexemes)}
+            self.names = list(p.lexemes)
             self.dl = np.bincount(self.slots, weights=self.tfs, minlength=len(ids)).astype(np.float64)
             self.alive = np.ones(len(ids), dtype=bool)
             self.n_docs = len(ids)
@@ -123,17 +127,41 @@ class KeywordMatrix:
     def _apply(self, conn: Any, ids: list[int]) -> None:
         for mid in ids:  # out of the arrays and the overlay; back below if it still exists
             self._drop(mid)
+        found: set[int] = set()
         for part in chunked(ids):
             for mid, content in conn.execute(
                 f"SELECT id, content FROM memories WHERE id IN ({marks(len(part))})", part
             ).fetchall():
+                found.add(int(mid))
                 tf, n = counted(content or "")
                 self.extra[int(mid)] = (tf, n)
                 for lx, c in tf.items():
                     self.extra_at.setdefault(lx, {})[int(mid)] = c
                 self.n_docs += 1
                 self.total += n
+        gone = [m for m in ids if m not in found]
+        if gone:
+            self._purge(gone)
         self._norm = None
+
+    def _purge(self, gone: list[int]) -> None:
+        """Deleted memories (a forget): their counts zeroed in the arrays and a lexeme no live
+        memory holds dropped, so no trace of their words stays in this process until a reload.
+        One pass over the postings (~10 ms at 1M memories); deletes are rare."""
+        j = np.searchsorted(self.ids, gone)
+        j = j[(j < len(self.ids))]
+        j = j[np.isin(self.ids[j], gone)]
+        if not len(j):
+            return
+        at = np.flatnonzero(np.isin(self.slots, j))
+        self.tfs[at] = 0
+        terms = np.unique(np.searchsorted(self.starts, at, side="right") - 1)
+        dead = self._dead_slots()
+        for i in terms.tolist():
+            sl = self.slots[self.starts[i] : self.starts[i + 1]]
+            if _count_in(dead, sl) == len(sl):
+                self.at.pop(self.names[i], None)
+                self.names[i] = ""
 
     def _drop(self, mid: int) -> None:
         j = int(np.searchsorted(self.ids, mid))

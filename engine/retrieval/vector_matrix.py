@@ -171,6 +171,8 @@ class VectorMatrix:
             if mid not in found and mid in self.row:
                 j = self.row.pop(mid)
                 self.alive[j] = False
+                self.mat[j] = 0.0  # a deleted (forgotten) memory's vector leaves this process now,
+                self.bits[:, j] = 0  # not at the next compaction
                 self.dead += 1
 
     def _grow(self, need: int) -> None:

@@ -10,6 +10,7 @@ import threading
 import time
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from engine import HashEmbedder, open_engine
@@ -168,15 +169,46 @@ def test_it_follows_writes_edits_deletes_and_another_process(keng, db_path, cloc
     assert ids[2] not in kr.ranks(plan(keng.memories.get(ids[4]).content), Filters(), 500)
 
 
-def test_a_change_burst_reloads_and_stays_equal(keng, monkeypatch):
+def _wait_for_matrix(kr, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while (kr.matrix is None or kr._loading) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return kr.matrix
+
+
+def test_a_change_burst_reloads_aside_while_the_store_answers(keng, monkeypatch):
     _seed(keng, 120)
     kr = keng.retrieval.keyword
     kr.keep_in_memory()
+    old = kr.matrix
     monkeypatch.setattr(keyword_matrix, "RELOAD_FROM", 10)
     _seed(keng, 60, seed=3)
+    p = plan("deploy server")
+    assert kr._matrix_top(p, Filters(), 10) is None  # too far behind: the store answers meanwhile
+    m = _wait_for_matrix(kr)
+    assert m is not None and m is not old and not m.extra and m.alive.all()  # reloaded aside
     _assert_same(keng)
-    assert kr.matrix is not None and not kr.matrix.extra  # folded in by a reload
-    assert kr.matrix.alive.all()
+
+
+def test_a_forgotten_memorys_words_and_vector_leave_the_process(keng):
+    _seed(keng, 80)
+    secret = keng.add_memory("zyzzyva quokka deploy", agent="ops")
+    secret_id = secret.id if hasattr(secret, "id") else secret
+    kr = keng.retrieval.keyword
+    kr.keep_in_memory()
+    keng.vectors.keep_in_memory()
+    m, vm = kr.matrix, keng.vectors.matrix
+    assert "zyzzyva" in m.at and secret_id in vm.row
+    j = int(np.searchsorted(m.ids, secret_id))
+    row = vm.row[secret_id]
+    keng.forget.run("memory", [secret_id], "user asked")
+    assert kr.ranks(plan("zyzzyva quokka"), Filters(), 10) == {}
+    assert keng.vectors.live_matrix() is vm
+    assert "zyzzyva" not in m.at and "quokka" not in m.at and "zyzzyva" not in m.names
+    assert "deploi" in m.at  # "deploy" stemmed: other memories still hold it
+    assert not m.tfs[m.slots == j].any()
+    assert not vm.mat[row].any() and not vm.bits[:, row].any()
+    _assert_same(keng)
 
 
 def test_a_phrase_word_goes_to_the_store_and_the_bounds_return_without_a_matrix(keng):

@@ -192,6 +192,9 @@ class Health:
                     else [_integrity(found, name)]
                 )
                 sound = not found
+                # Which way the server serves what it can serve more than one way (PostgreSQL).
+                for p_name, p_ok, p_line in getattr(h, "paths", lambda _c: [])(c):
+                    checks.append(DoctorCheck(p_name, p_ok, p_line, 0 if p_ok else 1))
                 for t in dict.fromkeys(
                     ("memories", "messages", "sessions", "rules", "audit", *(table for _, table in indexes))
                 ):

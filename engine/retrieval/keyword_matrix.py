@@ -22,10 +22,12 @@ arrays do not keep: such queries stay with the store's index (`lexemes_of` says 
 
 from __future__ import annotations
 
+import ctypes
 import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -282,3 +284,11 @@ def best(ids: np.ndarray, sc: np.ndarray, take: int) -> np.ndarray:
             ties = ties[np.argpartition(-ids[ties], need - 1)[:need]]
         sel = np.concatenate([above, ties])
     return sel[np.lexsort((-ids[sel], -sc[sel]))]
+
+
+def give_back_memory() -> None:
+    """Return the heap a bulk load freed (its row batches and text lists) to the system: glibc
+    keeps it otherwise, and a long-lived process's RSS stays ~3x the arrays (100k: +93 MB -> +28
+    MB). Elsewhere than glibc, nothing to do."""
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)

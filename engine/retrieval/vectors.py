@@ -19,6 +19,7 @@ import numpy as np
 
 from engine.paths import is_server
 from engine.retrieval.filters import Filters
+from engine.retrieval.keyword_matrix import give_back_memory
 from engine.retrieval.vector_matrix import VectorMatrix, ordered
 from engine.tables import memories as table
 
@@ -69,6 +70,7 @@ class VectorIndex:
                 m.sync(conn)
             self._sync(m)  # whatever was written while it loaded
             self.matrix = m
+            give_back_memory()
         except Exception:
             pass  # the vector store keeps answering; the next trigger tries again
         finally:

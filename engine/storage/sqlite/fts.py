@@ -85,14 +85,19 @@ class SqliteKeywordIndex:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances"
             " USING fts5vocab(main, memories_fts, instance)"
         )
-        rows = conn.execute(
+        cur = conn.execute(
             "SELECT term, count(*), group_concat(doc) FROM temp.memories_fts_instances GROUP BY term"
-        ).fetchall()
-        if not rows:
+        )
+        lexemes: list[str] = []
+        counts: list[np.ndarray] = []
+        parts: list[np.ndarray] = []
+        while rows := cur.fetchmany(4096):  # a batch of text lists at a time: a small peak
+            lexemes += [r[0] for r in rows]
+            counts.append(np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows)))
+            parts.append(np.fromstring(",".join(r[2] for r in rows), dtype=np.int64, sep=","))
+        if not lexemes:
             return Postings([], np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32))
-        counts = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-        occurrences = np.fromstring(",".join(r[2] for r in rows), dtype=np.int64, sep=",")
-        return run_lengths([r[0] for r in rows], counts, occurrences)
+        return run_lengths(lexemes, np.concatenate(counts), np.concatenate(parts))
 
     def rank_of(
         self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], memory_id: int

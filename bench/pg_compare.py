@@ -25,6 +25,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 from build_direct import T0, build_direct
@@ -36,6 +37,11 @@ from engine.clock import DAY
 from engine.config import Settings
 
 FILTERS = {"no filter": {}, "agent filter": {"agent": "coder"}}
+
+
+def db_name(url: str) -> str:
+    """The database a server URL names (fresh() numbers them unless reused)."""
+    return urlsplit(url).path.lstrip("/")
 
 
 def sqlite_db(n: int) -> Path:
@@ -300,7 +306,7 @@ def main() -> None:
                 ratio = p["postgres"][0] / p["sqlite"][0]
                 verdict = "met" if ratio <= 2 else "NOT met"
                 goal = f"PostgreSQL hybrid p50 at {n:,} is {ratio:.2f}x SQLite's (goal <= 2x): {verdict}."
-                rows.append(decay_row(n, lite_path, fresh(f"decay{n}", template=f"mem{n}")))
+                rows.append(decay_row(n, lite_path, fresh(f"decay{n}", template=db_name(url))))
     rows += locomo_rows()
     load_after = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     table = ["| what | SQLite | PostgreSQL | PG / SQLite | note |", "|---|---|---|---|---|", *rows]

@@ -35,10 +35,14 @@ if sys.argv[2] == "before":  # the row-by-row load: no bulk read
     vectors.VectorMatrix = lambda v, feed, bulk=None: VectorMatrix(v, feed)
 eng = open_engine(sys.argv[1], embedder=None, actor="bench")
 opened, base = time.perf_counter() - t0, rss()
-eng.vectors.keep_in_memory()
+if sys.argv[2] == "keyword":  # the keyword matrix: every memory's postings
+    eng.retrieval.keyword.keep_in_memory()
+    n = len(eng.retrieval.keyword.matrix.ids)
+else:
+    eng.vectors.keep_in_memory()
+    n = eng.vectors.matrix.n
 ready, cpu = time.perf_counter() - t0, time.process_time() - c0
-m = eng.vectors.matrix
-print(json.dumps({"opened": opened, "ready": ready, "cpu": cpu, "n": m.n, "rss": rss() - base}))
+print(json.dumps({"opened": opened, "ready": ready, "cpu": cpu, "n": n, "rss": rss() - base}))
 eng.close()
 """
 
@@ -68,14 +72,14 @@ def main() -> None:
         path = out_dir("latency") / f"mem{n}.db"
         if not path.exists():
             raise SystemExit(f"{path} is missing: run bench/build_direct.py --n {n} first")
-        got: dict[str, list[dict]] = {"after": [], "before": []}
+        got: dict[str, list[dict]] = {"after": [], "before": [], "keyword": []}
         for i in range(args.runs):
-            for which in ("after", "before") if i % 2 == 0 else ("before", "after"):
+            for which in ("after", "before", "keyword") if i % 2 == 0 else ("keyword", "before", "after"):
                 r = probe(path, which)
                 got[which].append(r)
                 print(f"{n:,} {which}: ready {r['ready']:.2f} s (CPU {r['cpu']:.2f} s), "
                       f"+{r['rss']:.0f} MB, load {r['load']:.1f}", flush=True)  # fmt: skip
-        for which in ("before", "after"):
+        for which in ("before", "after", "keyword"):
             rs = got[which]
             rows.append(
                 f"| {n:,} | {which} | "
@@ -95,7 +99,10 @@ search through vec0 meanwhile). "before": the row-by-row load through the vector
 (vec0's virtual table, a Python step per row); "after": the store's bulk read (vec0's chunk tables
 in one sequential scan straight into the matrix), the filter fields in one query, codes and sign
 bits built with numpy (engine/retrieval/vector_matrix.py). Runs interleaved, each in its own
-process; the machine is shared, so wall times swing with the load, CPU time less.
+process; the machine is shared, so wall times swing with the load, CPU time less. "keyword": the
+keyword matrix (engine/retrieval/keyword_matrix.py: FTS5's postings read through its vocabulary
+table, one text list per word parsed by numpy); until it is ready FTS5 answers with the one-shot
+bounds.
 
 | memories | path | ready s (runs) | CPU s (runs) | open s | matrix RSS | load (1-min) per run |
 |---|---|---|---|---:|---:|---|

@@ -128,21 +128,25 @@ class Retrieval:
                     f" ({embedder.error})" if embedder.error else ""
                 )
         n = max(settings.candidates, k)
-        # The bounded plan reads document frequencies: only when the keyword side runs.
-        p = self.keyword.plan(q) if ran != "vector" else plan(q)
-        kw = self.keyword.ranks(p, filters, n) if ran != "vector" else {}
+        qvec = self.embed_query(q) if ran in ("hybrid", "vector") and q.strip() else None
+        # One read snapshot for both retrievers and the fusion's reads: every part sees the same
+        # database, and a server answers in one transaction instead of one per read.
+        with ctx.store.reading():
+            # The bounded plan reads document frequencies: only when the keyword side runs.
+            p = self.keyword.plan(q) if ran != "vector" else plan(q)
+            kw = self.keyword.ranks(p, filters, n) if ran != "vector" else {}
+            vec: dict[int, tuple[int, float]] = {}
+            if qvec is not None:
+                vec = {mid: (i + 1, sim) for i, (mid, sim) in enumerate(ctx.vectors.knn(qvec, n, filters))}
+            hits, fctx = self.fuse(kw, vec, k, filters, hybrid=ran == "hybrid", query=q)
         if ran != "vector":
             self.keyword.note_search(settings.keyword_matrix_after)
-        vec: dict[int, tuple[int, float]] = {}
-        if ran in ("hybrid", "vector") and q.strip():
-            qvec = self.embed_query(q)
+        if qvec is not None:
             ctx.vectors.note_search(settings.matrix_after)
-            vec = {mid: (i + 1, sim) for i, (mid, sim) in enumerate(ctx.vectors.knn(qvec, n, filters))}
         if not q.strip():
             message = "nothing to search for: the query is empty"
         elif p.index == "none" and ran == "keyword":
             message = "nothing to search for: the query has no words"
-        hits, fctx = self.fuse(kw, vec, k, filters, hybrid=ran == "hybrid", query=q)
         if message is None and vec and (not hits or all(h.weak for h in hits)):
             weak = f"no keyword match and a cosine below {settings.weak_below:g} (search.weak_below)"
             message = (

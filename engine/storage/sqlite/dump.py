@@ -1,16 +1,23 @@
 """The SQLite side of whole-database export and restore (engine/storage/dump.py): the catalogue
 from sqlite_master and PRAGMA table_info, insertion order by rowid, vectors in the vec0 table,
-PRAGMA defer_foreign_keys / foreign_key_check, and sqlite_sequence for ids handed out. Table and
-column names come from the schema (engine/storage/sqlite/schema.py), never from input."""
+PRAGMA defer_foreign_keys / foreign_key_check, and sqlite_sequence for ids handed out. Bulk
+restores are executemany inside the caller's one transaction (the FTS5 and vector-log triggers
+still fire per row, as for any insert). Table and column names come from the schema
+(engine/storage/sqlite/schema.py), never from input."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import sqlean as sqlite3
 
+from engine.storage.dump import VectorRow
 from engine.storage.sqlite import schema
+
+_VEC_INSERT = (
+    "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user) VALUES (?,?,?,?,?,?,?)"
+)
 
 
 class SqliteDump:
@@ -53,10 +60,25 @@ class SqliteDump:
         ).fetchall()
         return int(got[0][0])
 
+    def insert_rows(self, conn: Any, table: str, cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        conn.executemany(
+            f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", rows
+        )
+
+    def restore_vectors(self, conn: Any, vectors: Sequence[VectorRow], *, log: bool) -> None:
+        conn.executemany(_VEC_INSERT, vectors)
+        if log:  # in-memory vector matrices in other processes follow this log
+            conn.executemany("INSERT INTO vector_changes(memory_id) VALUES (?)", [(v[0],) for v in vectors])
+
+    def unindexed_vectors(self, conn: Any, count: int) -> Callable[[], None]:
+        return lambda: None  # vec0 keeps no index to rebuild
+
+    def advance_ids(self, conn: Any, table: str) -> None:
+        """Nothing to do: an AUTOINCREMENT table's sqlite_sequence follows any larger id inserted."""
+
     def restore_vector(self, conn: Any, memory: Any, embedding: bytes, *, log: bool) -> None:
         conn.execute(
-            "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
-            " VALUES (?,?,?,?,?,?,?)",
+            _VEC_INSERT,
             (memory["id"], embedding, memory["tier"], memory["kind"], memory["category"],
              memory["agent"] or "", memory["user"] or ""),
         )  # fmt: skip

@@ -82,14 +82,12 @@ class _Restore:
         declared = dict(dump.declared())
         self.vlog = dump.has_table(conn, "vector_changes")
         dump.defer_foreign_keys(conn)  # rows come parents first anyway
-        source = tables(self.sdump, self.rconn)
-        counted = (
-            self.rconn.execute("SELECT count(*) FROM memories").fetchone()[0] if "memories" in live else 0
-        )
-        rebuild = dump.unindexed_vectors(conn, int(counted))
-        for table, cols, _ in source:
+        for table, cols, _ in tables(self.sdump, self.rconn):
+            rows = int(self.rconn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            upkeep = dump.deferred_upkeep(conn, table, rows) if table in live else None
             self.table(table, cols, live.get(table), declared.get(table, {}))
-        rebuild()
+            if upkeep is not None:
+                upkeep()
         s = self.out.restored
         for table, key, parent in dump.foreign_key_violations(conn):
             raise self.fail(

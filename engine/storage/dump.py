@@ -57,10 +57,10 @@ class TableDump(Protocol):
         """Store just-restored memories' exported embeddings in bulk (as `restore_vector` each)."""
         ...
 
-    def unindexed_vectors(self, conn: Any, count: int) -> Callable[[], None]:
-        """Before `count` vectors are restored in bulk into an empty vector table: drop what is
-        faster built once afterwards than kept up row by row; returns what rebuilds it (in the
-        same transaction)."""
+    def deferred_upkeep(self, conn: Any, table: str, rows: int) -> Callable[[], None]:
+        """Before `rows` rows are restored in bulk into `table` (empty until now): stop upkeep that
+        is faster done once afterwards than row by row (an index, a keyword index's triggers);
+        returns what does it, in the same transaction, after the last row."""
         ...
 
     def advance_ids(self, conn: Any, table: str) -> None:

@@ -107,7 +107,9 @@ def test_a_few_thousand_rows_keep_every_row_both_ways(source, pg_url, tmp_path):
             }
             assert eng.search("service 17 step", k=3, mode="keyword").hits  # postings built on the way in
             ids = eng.store.read_one("SELECT max(id) FROM memories")[0]
-            assert eng.add_memory("written after the migration") == ids + 1  # sequences moved on
+            assert eng.add_memory("zebra written after the migration") == ids + 1  # sequences moved on
+            hits = eng.search("zebra", mode="keyword").hits  # the keyword index still follows writes
+            assert [h.id for h in hits] == [ids + 1]
             logged = eng.store.read_one("SELECT count(DISTINCT memory_id) FROM vector_changes")[0]
             assert logged >= there.vectors
 

@@ -145,11 +145,15 @@ class PgDump:
                 for v in vectors:
                     cp.write_row((v[0],))
 
-    def unindexed_vectors(self, conn: Any, count: int) -> Callable[[], None]:
-        """The HNSW index: inserting into it costs ~2.5 ms a vector, building it once a fraction of
-        that. Dropped and rebuilt from its own definition in the same transaction (other sessions
-        wait on the table, never see it without its index); the build gets the memory the graph
-        needs (SET LOCAL: this transaction only, never less than the server's setting)."""
+    def deferred_upkeep(self, conn: Any, table: str, rows: int) -> Callable[[], None]:
+        """For memories, the HNSW index on their vectors: inserting into it costs ~2.5 ms a vector,
+        building it once a fraction of that. Dropped and rebuilt from its own definition in the
+        same transaction (other sessions wait on the table, never see it without its index); the
+        build gets the memory the graph needs (SET LOCAL: this transaction only, never less than
+        the server's setting). The keyword index needs nothing: the store tokenizes the restored
+        rows in one batch before commit."""
+        if table != "memories" or rows < HNSW_REBUILD_FROM:
+            return lambda: None
         raw = conn.raw
         defs = [
             r[0]
@@ -158,14 +162,14 @@ class PgDump:
                 " AND tablename = 'memory_vectors' AND indexdef ILIKE '% USING hnsw %'"
             ).fetchall()
         ]
-        if not defs or count < HNSW_REBUILD_FROM:
+        if not defs:
             return lambda: None
         names = [pgsql.Identifier(d.split()[2]) for d in defs]  # CREATE INDEX <name> ON ...
         raw.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.SQL(", ").join(names)))
 
         def rebuild() -> None:
             have = raw.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem'))").fetchone()[0]
-            want = min(count * HNSW_BYTES_PER_VECTOR, HNSW_WORK_MEM_MAX)
+            want = min(rows * HNSW_BYTES_PER_VECTOR, HNSW_WORK_MEM_MAX)
             if want > int(have):
                 raw.execute(f"SET LOCAL maintenance_work_mem = '{int(want) // 1024}kB'")
             for d in defs:

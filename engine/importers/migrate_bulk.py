@@ -129,7 +129,7 @@ class _Restore:
                     self.no,
                     f"{table} has no column(s) {', '.join(unknown)} (exported by a newer memconsole?)",
                 )
-            row = {c: _plain(r[i]) for i, c in enumerate(cols)}
+            row = dict(zip(cols, r))  # (a vector, if any, is the one value past the columns)
             vec = r[n] if with_vectors else None
             try:
                 if vec is not None:
@@ -176,8 +176,11 @@ class _Restore:
             dump.insert_rows(conn, table, cols, [values for _, values in batch])
             if vectors:
                 dump.restore_vectors(conn, list(vectors.values()), log=self.vlog)
-        except dump.error:
-            conn.execute("ROLLBACK TO SAVEPOINT mc_bulk")
+        except dump.error as exc:
+            try:
+                conn.execute("ROLLBACK TO SAVEPOINT mc_bulk")
+            except dump.error:  # the connection itself failed: no row to name
+                raise self.fail(None, f"cannot restore the {rtype} records ({exc})") from None
             for no, values in batch:
                 try:
                     dump.insert_rows(conn, table, cols, [values])
@@ -187,8 +190,3 @@ class _Restore:
                     raise self.fail(no, f"cannot restore this {rtype} ({exc})") from None
         conn.execute("RELEASE SAVEPOINT mc_bulk")
         return len(batch)
-
-
-def _plain(v: Any) -> Any:
-    """A value as the JSONL round trip gives it back (a buffer as bytes: check_row refuses it)."""
-    return bytes(v) if isinstance(v, (bytearray, memoryview)) else v

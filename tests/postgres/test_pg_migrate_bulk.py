@@ -9,6 +9,7 @@ import hashlib
 import json
 import shutil
 
+import psycopg
 import pytest
 import sqlean as sqlite3
 
@@ -17,6 +18,7 @@ from engine.demo.build import write_demo
 from engine.errors import ImportFailed
 from engine.importers.jsonl_io import tables
 from engine.importers.migrate import migrate
+from tests.pg_trgm_server import pg_trgm_server  # noqa: F401 - the fixture, for one test here
 
 T0 = "2026-01-01T00:00:00Z"
 N = 2500
@@ -174,3 +176,26 @@ def test_a_dangling_reference_is_named_on_either_target(source, pg_url, tmp_path
         migrate(str(bad), str(tmp_path / "to.db"))
     with pytest.raises(ImportFailed, match=rf"record {first}: cannot restore this message \(.*foreign key"):
         migrate(str(bad), pg_url)
+
+
+def test_indexes_rebuilt_after_the_rows_are_the_schemas_and_valid(source, pg_trgm_server):  # noqa: F811
+    """Secondary indexes are dropped for the bulk rows and built once after (deferred_upkeep):
+    every one comes back with its definition, valid, the pg_trgm GIN indexes included."""
+    url = pg_trgm_server.fresh()
+
+    def indexes() -> list[tuple[str, str, bool]]:
+        with psycopg.connect(url) as c:
+            return c.execute(
+                "SELECT i.relname, pg_get_indexdef(i.oid), x.indisvalid FROM pg_index x"
+                " JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid"
+                " WHERE t.relnamespace = 'public'::regnamespace ORDER BY 1"
+            ).fetchall()
+
+    with _open(url):
+        before = indexes()
+    assert {"memories_trgm", "messages_trgm", "memory_vectors_hnsw"} <= {n for n, _, _ in before}
+    migrate(str(source), url)
+    assert indexes() == before and all(valid for _, _, valid in before)
+    assert _digest(url) == _digest(source)
+    with _open(url) as eng:
+        assert eng.search("ervice 1", mode="keyword").hits  # a substring: the trigram path

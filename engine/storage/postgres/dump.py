@@ -11,9 +11,10 @@
   dangling row is left to report at the end.
 - Bulk (a migration into an empty database): rows by COPY in text format, vectors by binary COPY
   (pgvector's binary form: no float formatting), identity sequences moved past the restored ids
-  once per table; the triggers still queue every row in fts_pending, which the store tokenizes in
-  one batch before commit (store.py `_sync`). Memories with vectors are read through a server-side
-  binary cursor (bounded memory, no text parsing of 384 floats per row).
+  once per table, secondary indexes built once after the rows (`deferred_upkeep`); the triggers
+  still queue every row in fts_pending, which the store tokenizes in one batch before commit
+  (store.py `_sync`). Memories with vectors are read through a server-side binary cursor (bounded
+  memory, no text parsing of 384 floats per row).
 Table and column names come from the schema, never from input."""
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from engine.storage.postgres import schema
 _VEC_COLS = ("memory_id", "embedding", "tier", "kind", "category", "agent", "user")
 _VEC_TYPES = ("int8", "vector", "text", "text", "text", "text", "text")
 _FETCH = 2000  # rows per round trip of the server-side cursor
-HNSW_REBUILD_FROM = 1000  # vectors restored in bulk from which the HNSW index is built once after
-HNSW_BYTES_PER_VECTOR = 4096  # an HNSW graph's size per 384-d vector, with room (m = 16)
-HNSW_WORK_MEM_MAX = 1 << 30  # the most maintenance_work_mem a restore asks for
+UPKEEP_FROM = 1000  # rows restored in bulk from which a table's indexes are built once after
+HNSW_BYTES_PER_VECTOR = 4096  # an HNSW graph's size per 384-d vector, with room (m = 16); at
+# pgvector's default 64 MB a 50k graph does not fit and builds 3x slower (bench/migrate.py)
+WORK_MEM_MAX = 1 << 30  # the most maintenance_work_mem a restore asks for
 
 
 def _ident(name: str) -> pgsql.Composable:
@@ -146,34 +148,39 @@ class PgDump:
                     cp.write_row((v[0],))
 
     def deferred_upkeep(self, conn: Any, table: str, rows: int) -> Callable[[], None]:
-        """For memories, the HNSW index on their vectors: inserting into it costs ~2.5 ms a vector,
-        building it once a fraction of that. Dropped and rebuilt from its own definition in the
-        same transaction (other sessions wait on the table, never see it without its index); the
-        build gets the memory the graph needs (SET LOCAL: this transaction only, never less than
-        the server's setting). The keyword index needs nothing: the store tokenizes the restored
-        rows in one batch before commit."""
-        if table != "memories" or rows < HNSW_REBUILD_FROM:
+        """The table's secondary indexes (for memories, those of memory_vectors too: HNSW costs
+        ~2.5 ms a vector inserted, a fraction of that built once; a pg_trgm GIN likewise): dropped
+        and rebuilt from their own definitions after the rows, in the same transaction, as
+        pg_restore does (other sessions wait on the table until commit, never see it without
+        them). Keys and unique indexes stay: they check the rows as they come. The build gets the
+        memory an HNSW graph needs (SET LOCAL: this transaction only, never below the server's
+        setting). The keyword index needs nothing here: the store tokenizes the restored rows in
+        one batch before commit."""
+        if rows < UPKEEP_FROM:
             return lambda: None
         raw = conn.raw
-        defs = [
-            r[0]
-            for r in raw.execute(
-                "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema()"
-                " AND tablename = 'memory_vectors' AND indexdef ILIKE '% USING hnsw %'"
-            ).fetchall()
-        ]
-        if not defs:
+        names = [table, "memory_vectors"] if table == "memories" else [table]
+        found = raw.execute(
+            "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
+            " JOIN pg_class t ON t.oid = x.indrelid WHERE t.relname = ANY(%s)"
+            " AND t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
+            " AND NOT x.indisunique AND NOT x.indisprimary"
+            " AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)",
+            [names],
+        ).fetchall()
+        if not found:
             return lambda: None
-        names = [pgsql.Identifier(d.split()[2]) for d in defs]  # CREATE INDEX <name> ON ...
-        raw.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.SQL(", ").join(names)))
+        raw.execute(
+            pgsql.SQL("DROP INDEX {}").format(pgsql.SQL(", ").join(pgsql.Identifier(n) for n, _ in found))
+        )
 
         def rebuild() -> None:
             have = raw.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem'))").fetchone()[0]
-            want = min(rows * HNSW_BYTES_PER_VECTOR, HNSW_WORK_MEM_MAX)
+            want = min(rows * HNSW_BYTES_PER_VECTOR, WORK_MEM_MAX)
             if want > int(have):
                 raw.execute(f"SET LOCAL maintenance_work_mem = '{int(want) // 1024}kB'")
-            for d in defs:
-                raw.execute(d)
+            for _, definition in found:
+                raw.execute(definition)
 
         return rebuild
 

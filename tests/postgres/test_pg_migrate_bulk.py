@@ -205,3 +205,19 @@ def test_indexes_rebuilt_after_the_rows_are_the_schemas_and_valid(source, pg_trg
     assert _digest(url) == _digest(source)
     with _open(url) as eng:
         assert eng.search("ervice 1", mode="keyword").hits  # a substring: the trigram path
+
+
+def test_meta_the_target_already_holds_is_kept_as_a_restore_keeps_it(tmp_path):
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    for path, value in ((src, "from the source"), (dst, "the target's own")):
+        with _open(path) as eng:
+            eng.store.write(
+                lambda c, v=value: c.execute("INSERT INTO meta(key, value) VALUES ('note', ?)", (v,))
+            )
+    with _open(src) as eng:
+        eng.add_memory("Deploys go through staging first")
+    res = migrate(str(src), str(dst))  # meta alone does not make a target hold records: in bulk
+    assert res.added["memory"] == 1
+    assert res.skipped == {"meta differs from this database's; kept this database's": 1}
+    with _open(dst) as eng:
+        assert eng.store.read_one("SELECT value FROM meta WHERE key = 'note'")[0] == "the target's own"

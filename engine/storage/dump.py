@@ -5,7 +5,8 @@ foreign keys checked at the end of the restore, and the highest id a table ever 
 The JSONL format itself is portable; only the catalogue, the row order and the vector table differ
 by backend (engine/storage/sqlite/dump.py on SQLite; information_schema and key order on
 PostgreSQL). A migration into an empty database restores in bulk (engine/importers/migrate_bulk.py):
-`insert_rows`, `restore_vectors` and `advance_ids` (executemany on SQLite, COPY on PostgreSQL)."""
+`insert_rows`, `restore_vectors` (executemany on SQLite, COPY on PostgreSQL), `deferred_upkeep`
+(indexes built once after the rows) and `advance_ids`."""
 
 from __future__ import annotations
 

@@ -78,6 +78,8 @@ class SqliteDump:
         if rows < UPKEEP_FROM:
             return lambda: None
         fts = [v for v in schema.VIRTUALS if f"content='{table}'" in v.sql and v.rebuild]
+        if not fts:
+            return lambda: None
         names = [f"{v.name}_ai" for v in fts]
         triggers = conn.execute(
             f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?"

@@ -3,8 +3,12 @@ PostgreSQL URL on either side.
 
 It is the JSONL export of the source restored into the target (engine/importers/jsonl_io.py):
 every table row for row with ids kept, vectors included, the forget tombstones with them, so the
-target exports exactly what the source did plus the restore's own audit row. The export goes
-through a private temporary file (0600 in a 0700 folder) that is removed afterwards.
+target exports exactly what the source did plus the restore's own audit row. Into an empty
+target (the usual case) the rows go straight from the source's snapshot to the target in bulk
+(engine/importers/migrate_bulk.py: the same checks, the same result, COPY / executemany instead of
+a statement per row). Into a target that holds records (`force`) or that has the source's own
+database id, the export goes through a private temporary file (0600 in a 0700 folder, removed
+afterwards) and is restored row by row, with the restore's handling of rows already there.
 
 Both sides are checked before anything is opened: a source must exist (a path is never created
 as a side effect), a target file's folder must exist, source and target must differ, and a target
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.errors import ImportFailed, InvalidInput
+from engine.importers import migrate_bulk
 from engine.paths import server_url
 
 
@@ -90,6 +95,16 @@ def _records(eng) -> int:
         )
 
 
+def _same_database(a, b) -> bool:
+    """The target is the source's copy (same database id): a re-import, which the row-by-row
+    restore handles (rows deleted since are not re-created)."""
+    from engine.importers.jsonl_guard import database_id
+
+    with a.ctx.store.reading() as ca, b.ctx.store.reading() as cb:
+        here = database_id(cb)
+        return here is not None and database_id(ca) == here
+
+
 def migrate(source: str, target: str, *, force: bool = False, actor: str | None = None) -> MigrateResult:
     """Copy every record of `source` into `target` (see the module docstring)."""
     from engine.engine import open_engine
@@ -109,8 +124,13 @@ def migrate(source: str, target: str, *, force: bool = False, actor: str | None 
                 f"the target {out.target} already holds {held} records; migrate fills an empty "
                 "database (--force adds to it)"
             )
+        if not held and not _same_database(a, b):
+            copied = migrate_bulk.copy_all(a, b, f"{out.source}'s export")
+            out.records, out.vectors = copied.records, copied.vectors
+            out.added, out.skipped = copied.restored.added, copied.restored.skipped
+            return out
         folder = Path(tempfile.mkdtemp(prefix="memconsole-migrate-"))  # 0700
-        file = folder / "migrate.jsonl"
+        file = folder / migrate_bulk.EXPORT_NAME
         try:
             exported = a.importers.export_jsonl(file)
             restored = b.importers.jsonl(file)

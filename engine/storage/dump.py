@@ -4,12 +4,18 @@ foreign keys checked at the end of the restore, and the highest id a table ever 
 
 The JSONL format itself is portable; only the catalogue, the row order and the vector table differ
 by backend (engine/storage/sqlite/dump.py on SQLite; information_schema and key order on
-PostgreSQL)."""
+PostgreSQL). A migration into an empty database restores in bulk (engine/importers/migrate_bulk.py):
+`insert_rows`, `restore_vectors` (executemany on SQLite, COPY on PostgreSQL), `deferred_upkeep`
+(indexes built once after the rows) and `advance_ids`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
+
+# A memory's vector as restore_vectors takes it: (memory id, float32 bytes, tier, kind, category,
+# agent, user), the last five the memory's filter fields ("" for a missing agent or user).
+VectorRow = tuple[int, bytes, str, str, str, str, str]
 
 
 class TableDump(Protocol):
@@ -40,6 +46,26 @@ class TableDump(Protocol):
     def insert(self, conn: Any, table: str, row: dict[str, Any]) -> int:
         """Insert a restored row as it is (its id kept); returns the key a foreign-key
         violation names it by."""
+        ...
+
+    def insert_rows(self, conn: Any, table: str, cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Insert restored rows as they are (ids kept) in bulk: `rows` hold the `cols` in order.
+        A refused row raises `error` (which one is not said: the caller retries them one by one
+        under a savepoint to name it)."""
+        ...
+
+    def restore_vectors(self, conn: Any, vectors: Sequence[VectorRow], *, log: bool) -> None:
+        """Store just-restored memories' exported embeddings in bulk (as `restore_vector` each)."""
+        ...
+
+    def deferred_upkeep(self, conn: Any, table: str, rows: int) -> Callable[[], None]:
+        """Before `rows` rows are restored in bulk into `table` (empty until now): stop upkeep that
+        is faster done once afterwards than row by row (an index, a keyword index's triggers);
+        returns what does it, in the same transaction, after the last row."""
+        ...
+
+    def advance_ids(self, conn: Any, table: str) -> None:
+        """After `insert_rows` kept ids in `table`: the next id it hands out is past all of them."""
         ...
 
     def restore_vector(self, conn: Any, memory: Any, embedding: bytes, *, log: bool) -> None:

@@ -9,11 +9,18 @@
 - Foreign keys: PostgreSQL enforces them per row (the schema's are not deferrable); exports come
   parents first, and a row whose parent is missing is refused when inserted (`error`), so no
   dangling row is left to report at the end.
+- Bulk (a migration into an empty database): rows by COPY in text format, vectors by binary COPY
+  (pgvector's binary form: no float formatting), identity sequences moved past the restored ids
+  once per table, secondary indexes built once after the rows (`deferred_upkeep`); the triggers
+  still queue every row in fts_pending, which the store tokenizes in one batch before commit
+  (store.py `_sync`). Memories with vectors are read through a server-side binary cursor (bounded
+  memory, no text parsing of 384 floats per row).
 Table and column names come from the schema, never from input."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import suppress
 from typing import Any
 
 import numpy as np
@@ -21,7 +28,16 @@ import psycopg
 from pgvector import Vector
 from psycopg import sql as pgsql
 
+from engine.storage.dump import VectorRow
 from engine.storage.postgres import schema
+
+_VEC_COLS = ("memory_id", "embedding", "tier", "kind", "category", "agent", "user")
+_VEC_TYPES = ("int8", "vector", "text", "text", "text", "text", "text")
+_FETCH = 2000  # rows per round trip of the server-side cursor
+UPKEEP_FROM = 1000  # rows restored in bulk from which a table's indexes are built once after
+HNSW_BYTES_PER_VECTOR = 4096  # an HNSW graph's size per 384-d vector, with room (m = 16); at
+# pgvector's default 64 MB a 50k graph does not fit and builds 3x slower (bench/migrate.py)
+WORK_MEM_MAX = 1 << 30  # the most maintenance_work_mem a restore asks for
 
 
 def _ident(name: str) -> pgsql.Composable:
@@ -90,7 +106,12 @@ class PgDump:
             "SELECT {}, v.embedding FROM memories m LEFT JOIN memory_vectors v ON v.memory_id = m.id"
             " ORDER BY m.id"
         ).format(_cols(cols, "m"))
-        return _with_blobs(conn.raw.execute(query), len(cols))
+        raw = conn.raw
+        if raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:  # no snapshot to hold a cursor
+            return _with_blobs(raw.cursor(binary=True).execute(query), len(cols))
+        cur = raw.cursor(name=f"mc_vectors_{id(self):x}", binary=True)
+        cur.itersize = _FETCH
+        return _with_blobs(cur.execute(query), len(cols), close=cur)
 
     def insert(self, conn: Any, table: str, row: dict[str, Any]) -> int:
         cols = list(row)
@@ -108,6 +129,72 @@ class PgDump:
         ).format(_ident(table), _cols(cols), values, pgsql.Literal(seq), pgsql.SQL(seq))
         got = conn.raw.execute(query, [row[c] for c in cols]).fetchone()
         return int(got[0])
+
+    def insert_rows(self, conn: Any, table: str, cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        query = pgsql.SQL("COPY {} ({}) FROM STDIN").format(_ident(table), _cols(cols))
+        with conn.raw.cursor().copy(query) as cp:
+            for r in rows:
+                cp.write_row(r)
+
+    def restore_vectors(self, conn: Any, vectors: Sequence[VectorRow], *, log: bool) -> None:
+        query = pgsql.SQL("COPY memory_vectors ({}) FROM STDIN (FORMAT BINARY)").format(_cols(_VEC_COLS))
+        with conn.raw.cursor().copy(query) as cp:
+            cp.set_types(list(_VEC_TYPES))
+            for v in vectors:
+                cp.write_row((v[0], Vector(np.frombuffer(v[1], dtype=np.float32)), *v[2:]))
+        if log:  # in-memory vector matrices in other processes follow this log
+            with conn.raw.cursor().copy("COPY vector_changes (memory_id) FROM STDIN") as cp:
+                for v in vectors:
+                    cp.write_row((v[0],))
+
+    def deferred_upkeep(self, conn: Any, table: str, rows: int) -> Callable[[], None]:
+        """The table's secondary indexes (for memories, those of memory_vectors too: HNSW costs
+        ~2.5 ms a vector inserted, a fraction of that built once; a pg_trgm GIN likewise): dropped
+        and rebuilt from their own definitions after the rows, in the same transaction, as
+        pg_restore does (other sessions wait on the table until commit, never see it without
+        them). Keys and unique indexes stay: they check the rows as they come. The build gets the
+        memory an HNSW graph needs (SET LOCAL: this transaction only, never below the server's
+        setting). The keyword index needs nothing here: the store tokenizes the restored rows in
+        one batch before commit."""
+        if rows < UPKEEP_FROM:
+            return lambda: None
+        raw = conn.raw
+        names = [table, "memory_vectors"] if table == "memories" else [table]
+        found = raw.execute(
+            "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
+            " JOIN pg_class t ON t.oid = x.indrelid WHERE t.relname = ANY(%s)"
+            " AND t.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
+            " AND NOT x.indisunique AND NOT x.indisprimary"
+            " AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)",
+            [names],
+        ).fetchall()
+        if not found:
+            return lambda: None
+        raw.execute(
+            pgsql.SQL("DROP INDEX {}").format(pgsql.SQL(", ").join(pgsql.Identifier(n) for n, _ in found))
+        )
+
+        def rebuild() -> None:
+            have = raw.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem'))").fetchone()[0]
+            want = min(rows * HNSW_BYTES_PER_VECTOR, WORK_MEM_MAX)
+            if want > int(have):
+                raw.execute(f"SET LOCAL maintenance_work_mem = '{int(want) // 1024}kB'")
+            for _, definition in found:
+                raw.execute(definition)
+
+        return rebuild
+
+    def advance_ids(self, conn: Any, table: str) -> None:
+        """As `insert` does row by row: the sequence moves to the largest restored id (never back)."""
+        seq = self._sequence(conn, table)
+        if seq is None:
+            return
+        conn.raw.execute(
+            pgsql.SQL(
+                "SELECT setval({}, GREATEST(x.top, s.last_value))"
+                " FROM (SELECT max(id) AS top FROM {}) x, {} s WHERE x.top IS NOT NULL"
+            ).format(pgsql.Literal(seq), _ident(table), pgsql.SQL(seq))
+        )
 
     def _sequence(self, conn: Any, table: str) -> str | None:
         """The identity sequence of `table`'s id (quoted, schema-qualified), or None."""
@@ -149,11 +236,16 @@ class PgDump:
         return high
 
 
-def _with_blobs(cur: Any, n: int) -> Iterator[list[Any]]:
+def _with_blobs(cur: Any, n: int, close: Any = None) -> Iterator[list[Any]]:
     """Rows with their embedding (pgvector's value, last) as float32 bytes."""
-    for r in cur:
-        out = [r[i] for i in range(n + 1)]
-        v = out[n]
-        if v is not None:
-            out[n] = np.asarray(v.to_numpy() if isinstance(v, Vector) else v, dtype=np.float32).tobytes()
-        yield out
+    try:
+        for r in cur:
+            out = [r[i] for i in range(n + 1)]
+            v = out[n]
+            if v is not None:
+                out[n] = np.asarray(v.to_numpy() if isinstance(v, Vector) else v, dtype=np.float32).tobytes()
+            yield out
+    finally:
+        if close is not None:
+            with suppress(psycopg.Error):  # the snapshot may have ended first
+                close.close()

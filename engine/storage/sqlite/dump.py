@@ -1,16 +1,24 @@
 """The SQLite side of whole-database export and restore (engine/storage/dump.py): the catalogue
 from sqlite_master and PRAGMA table_info, insertion order by rowid, vectors in the vec0 table,
-PRAGMA defer_foreign_keys / foreign_key_check, and sqlite_sequence for ids handed out. Table and
-column names come from the schema (engine/storage/sqlite/schema.py), never from input."""
+PRAGMA defer_foreign_keys / foreign_key_check, and sqlite_sequence for ids handed out. Bulk
+restores are executemany inside the caller's one transaction (the FTS5 and vector-log triggers
+still fire per row, as for any insert). Table and column names come from the schema
+(engine/storage/sqlite/schema.py), never from input."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import sqlean as sqlite3
 
+from engine.storage.dump import VectorRow
 from engine.storage.sqlite import schema
+
+UPKEEP_FROM = 1000  # rows restored in bulk from which a table's FTS5 indexes are rebuilt once after
+_VEC_INSERT = (
+    "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user) VALUES (?,?,?,?,?,?,?)"
+)
 
 
 class SqliteDump:
@@ -53,10 +61,50 @@ class SqliteDump:
         ).fetchall()
         return int(got[0][0])
 
+    def insert_rows(self, conn: Any, table: str, cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        conn.executemany(
+            f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", rows
+        )
+
+    def restore_vectors(self, conn: Any, vectors: Sequence[VectorRow], *, log: bool) -> None:
+        conn.executemany(_VEC_INSERT, vectors)
+        if log:  # in-memory vector matrices in other processes follow this log
+            conn.executemany("INSERT INTO vector_changes(memory_id) VALUES (?)", [(v[0],) for v in vectors])
+
+    def deferred_upkeep(self, conn: Any, table: str, rows: int) -> Callable[[], None]:
+        """The FTS5 indexes of `table`: their insert triggers dropped, then each index rebuilt from
+        the table once (FTS5's 'rebuild', what reconcile does for a new one) and the triggers put
+        back as sqlite_master had them: ~5x faster than a trigger per row into a trigram index."""
+        if rows < UPKEEP_FROM:
+            return lambda: None
+        fts = [v for v in schema.VIRTUALS if f"content='{table}'" in v.sql and v.rebuild]
+        if not fts:
+            return lambda: None
+        names = [f"{v.name}_ai" for v in fts]
+        triggers = conn.execute(
+            f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?"
+            f" AND name IN ({', '.join('?' * len(names))})",
+            [table, *names],
+        ).fetchall()
+        if len(triggers) != len(fts):  # not the schema's triggers: keep them firing
+            return lambda: None
+        for name, _ in triggers:
+            conn.execute(f"DROP TRIGGER {name}")
+
+        def rebuild() -> None:
+            for v in fts:
+                conn.execute(v.rebuild)
+            for _, sql in triggers:
+                conn.execute(sql)
+
+        return rebuild
+
+    def advance_ids(self, conn: Any, table: str) -> None:
+        """Nothing to do: an AUTOINCREMENT table's sqlite_sequence follows any larger id inserted."""
+
     def restore_vector(self, conn: Any, memory: Any, embedding: bytes, *, log: bool) -> None:
         conn.execute(
-            "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
-            " VALUES (?,?,?,?,?,?,?)",
+            _VEC_INSERT,
             (memory["id"], embedding, memory["tier"], memory["kind"], memory["category"],
              memory["agent"] or "", memory["user"] or ""),
         )  # fmt: skip

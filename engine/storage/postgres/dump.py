@@ -13,7 +13,7 @@
   (pgvector's binary form: no float formatting), identity sequences moved past the restored ids
   once per table, secondary indexes built once after the rows (`deferred_upkeep`); the triggers
   still queue every row in fts_pending, which the store tokenizes in one batch before commit
-  (store.py `_sync`). Memories with vectors are read through a server-side binary cursor (bounded
+  (keyword_upkeep.py). Memories with vectors are read through a server-side binary cursor (bounded
   memory, no text parsing of 384 floats per row).
 Table and column names come from the schema, never from input."""
 

@@ -56,7 +56,7 @@ class PgEraser:
     # -- the Eraser port ---------------------------------------------------------------------------
     def purge_indexes(self, conn: Any) -> None:
         """Nothing inside the write: the keyword index is plain tables whose rows of the deleted
-        records go with them (store._sync); their bytes go at `settle`'s VACUUM FULL."""
+        records go with them (keyword_upkeep.py, at commit); their bytes go at `settle`'s VACUUM FULL."""
 
     def truncate_log(self, tries: int, pause: float) -> bool:
         return self.settle(tries, pause).rewritten

@@ -26,13 +26,11 @@ from typing import Any, TypeVar
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg import sql as pgsql
 from psycopg_pool import ConnectionPool
 
 from engine.config import load_settings
 from engine.errors import EngineError, StoreBusy
 from engine.storage.feed import VectorChangeLog
-from engine.storage.lexemes import counted
 from engine.storage.port import Reconciled
 from engine.storage.postgres import schema, trigram_index
 from engine.storage.postgres.connection import DirectConnection, PgConnection
@@ -40,6 +38,7 @@ from engine.storage.postgres.dump import PgDump
 from engine.storage.postgres.eraser import PgEraser
 from engine.storage.postgres.health import PgHealth
 from engine.storage.postgres.keyword import PgKeywordIndex
+from engine.storage.postgres.keyword_upkeep import tokenize_pending
 from engine.storage.postgres.listen import ChangeListener
 from engine.storage.postgres.parts import PgDecayAccess
 from engine.storage.postgres.rows import row_factory
@@ -396,31 +395,8 @@ class PgStore:
             self._sync(current)
 
     def _sync(self, conn: PgConnection) -> None:
-        """Tokenize the rows this write touched into fts_terms / fts_docs (inside the write)."""
-        raw = conn.raw
-        pending: dict[str, set[int]] = defaultdict(set)
-        for src, doc_id in raw.execute("DELETE FROM fts_pending RETURNING src, doc_id").fetchall():
-            pending[src].add(int(doc_id))
-        for src, id_set in pending.items():
-            table, cols = schema.KEYWORD_SOURCES[src]
-            ids = sorted(id_set)
-            raw.execute("DELETE FROM fts_terms WHERE src = %s AND doc_id = ANY(%s)", [src, ids])
-            raw.execute("DELETE FROM fts_docs WHERE src = %s AND doc_id = ANY(%s)", [src, ids])
-            query = pgsql.SQL("SELECT id, {} FROM {} WHERE id = ANY(%s)").format(
-                pgsql.SQL(", ").join(pgsql.Identifier(c) for c in cols), pgsql.Identifier(table)
-            )
-            rows = raw.execute(query, [ids]).fetchall()
-            with raw.cursor().copy("COPY fts_terms (src, doc_id, term, tf) FROM STDIN") as terms_copy:
-                docs: list[tuple[str, int, int]] = []
-                for r in rows:
-                    text = " ".join(str(v) for v in r[1:] if v is not None)
-                    tf, length = counted(text)
-                    docs.append((src, int(r[0]), length))
-                    for term, count in tf.items():
-                        terms_copy.write_row((src, int(r[0]), term, count))
-            with raw.cursor().copy("COPY fts_docs (src, doc_id, len) FROM STDIN") as docs_copy:
-                for d in docs:
-                    docs_copy.write_row(d)
+        """Tokenize the rows this write touched into the keyword index (inside the write)."""
+        tokenize_pending(conn.raw)
 
     # -- the change counter ---------------------------------------------------------------------------
     def data_version(self) -> int:

@@ -160,7 +160,7 @@ def test_a_failed_burst_rolls_back_tiers_vec0_and_the_triggers(eng, burst_from, 
     eng.decay.run(now=t0)
     before_table, before_vec0 = _table(eng), _vec0(eng)
 
-    def broken(self, conn, rows):
+    def broken(self, conn, rows, *fields):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(SqliteVectorStore, "set_filters", broken)
@@ -205,3 +205,65 @@ def test_set_filters_writes_short_and_long_values_like_vec0(eng):
     got = eng.vectors.knn_sql(q, 100, Filters(("archived",), agent="another-long-agent-name"))
     want = {i for i, f in new.items() if f[0] == "archived" and f[3] == "another-long-agent-name"}
     assert want and {i for i, _ in got} == want
+
+
+@pytest.mark.parametrize("share", [0.25, 2.0])  # past the share: by scan; never: by the index
+def test_a_burst_by_scan_or_by_the_index_archives_the_same_rows_and_keeps_the_index(
+    eng, burst_from, monkeypatch, share
+):
+    """Past 1/BURST_SHARE of the table the archive_at index is dropped for the UPDATE and
+    rebuilt; below, the rows are updated through it. Either way the same rows leave it, the
+    index is back with the rows that stay, and vec0 and the change log follow."""
+    monkeypatch.setattr(sqlite_lifecycle, "BURST_SHARE", share)
+    dropped = []
+    real = sqlite_lifecycle.SqliteDecayAccess.archive_index_dropped
+    monkeypatch.setattr(
+        sqlite_lifecycle.SqliteDecayAccess,
+        "archive_index_dropped",
+        lambda self, conn: dropped.append(1) or real(self, conn),
+    )
+    ids = _seed(eng, 40)
+    c = eng.store.conn
+    t0 = eng.clock.now()
+    eng.decay.run(now=t0)
+    later = ids[-1]  # reinforced: it crosses long after the others, so it stays in the index
+    c.execute("UPDATE memories SET archive_at = ? WHERE id = ?", (t0 + 10**6 * DAY, later))
+    seq = int(c.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0])
+    dropped.clear()
+    res = eng.decay.run(now=t0 + 400 * DAY)
+    assert len(dropped) == (share < 1)
+    crossing = [i for n, i in enumerate(ids) if n % 10 not in (1, 2) and i != later]
+    assert sorted(res.archived_ids) == sorted(crossing)
+    indexed = c.execute("SELECT sql FROM sqlite_master WHERE name = ?", (sqlite_lifecycle.ARCHIVE_INDEX,))
+    assert "WHERE tier = 'active' AND pinned = 0" in indexed.fetchone()[0]
+    in_index = [
+        int(r[0])
+        for r in c.execute(
+            f"SELECT id FROM memories INDEXED BY {sqlite_lifecycle.ARCHIVE_INDEX}"
+            " WHERE tier = 'active' AND pinned = 0 AND archive_at > 0"
+        )
+    ]
+    assert in_index == [later]
+    assert _vec0(eng) == _table(eng)
+    logged = [int(r[0]) for r in c.execute("SELECT memory_id FROM vector_changes WHERE seq > ?", (seq,))]
+    assert logged == sorted(crossing)  # once each, in id order
+    assert eng.decay.run(now=t0 + 400 * DAY).memories_archived == 0
+
+
+def test_a_burst_changing_other_filter_fields_writes_them_all_to_vec0(eng, burst_from):
+    """The tier-only shortcut applies only when the tier literal is the one filter field set."""
+    assert sqlite_lifecycle.set_tier("tier = 'archived', strength = 0.1, updated_at = :now") == "archived"
+    assert sqlite_lifecycle.set_tier("strength = 0.1, tier = 'core'") == "core"
+    assert sqlite_lifecycle.set_tier("tier = 'archived', kind = 'semantic'") is None
+    assert sqlite_lifecycle.set_tier("tier = :tier") is None
+    assert sqlite_lifecycle.set_tier("strength = 0.1") is None
+    ids = _seed(eng, 30)
+    access, c = eng.store.decay_access, eng.store.conn
+    c.execute("BEGIN IMMEDIATE")
+    got = access.update_ids(c, "planner", "tier = 'core', agent = 'coder'", "pinned = 0", {})
+    c.execute("COMMIT")
+    assert sorted(got) == [i for n, i in enumerate(ids) if n % 10 != 1]
+    table = _table(eng)
+    assert all(table[i][0] == "core" and table[i][3] == "coder" for i in got)
+    assert _vec0(eng) == table
+    assert _triggers(eng) == set(sqlite_lifecycle.VECTOR_TRIGGERS)

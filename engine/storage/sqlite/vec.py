@@ -46,9 +46,12 @@ class SqliteVectorStore:
             "DELETE FROM memories_vec WHERE memory_id = ?", ((i,) for i in dict.fromkeys(memory_ids))
         )
 
-    def set_filters(self, conn: Any, rows: Sequence[Sequence[Any]]) -> int:
-        """Give many stored vectors new filter fields at once: rows of (memory_id, tier, kind,
-        category, agent, user, ...); ids without a vector are skipped. Returns how many it set.
+    def set_filters(
+        self, conn: Any, rows: Sequence[Sequence[Any]], fields: Sequence[str] = FILTER_FIELDS
+    ) -> int:
+        """Give many stored vectors new filter fields at once: rows of (memory_id, then a value
+        per name in `fields`: all of tier, kind, category, agent, user by default); ids without a
+        vector are skipped, fields not named are left as they are. Returns how many it set.
 
         Through vec0 each row's metadata update costs ~1 ms here (60,000 archived at once: over a
         minute). Short values are written straight into vec0's metadata chunk blobs instead, one
@@ -65,17 +68,17 @@ class SqliteVectorStore:
         slow: list[int] = []
         if located and self._layout_ok(conn, int(rows[located[0][2][0]][0]), located[0][0], located[0][1][0]):
             long_rows: set[int] = set()
-            for c in range(len(FILTER_FIELDS)):
-                long_rows |= self._write_column(conn, c, rows, located)
+            for pos, name in enumerate(fields):
+                long_rows |= self._write_column(conn, FILTER_FIELDS.index(name), pos, rows, located)
             slow = sorted(long_rows)
         else:
             slow = [int(i) for _, _, idx in located for i in idx]
+        assign = ", ".join(f"{name} = ?" for name in fields)
         for i in slow:
             r = rows[i]
             conn.execute(
-                "UPDATE memories_vec SET tier = ?, kind = ?, category = ?, agent = ?, user = ?"
-                " WHERE memory_id = ?",
-                (*(v or "" for v in r[1:6]), int(r[0])),
+                f"UPDATE memories_vec SET {assign} WHERE memory_id = ?",
+                (*(v or "" for v in r[1 : 1 + len(fields)]), int(r[0])),
             )
         return found
 
@@ -128,13 +131,17 @@ class SqliteVectorStore:
 
     @staticmethod
     def _write_column(
-        conn: Any, c: int, rows: Sequence[Sequence[Any]], located: list[tuple[int, np.ndarray, np.ndarray]]
+        conn: Any,
+        c: int,
+        pos: int,
+        rows: Sequence[Sequence[Any]],
+        located: list[tuple[int, np.ndarray, np.ndarray]],
     ) -> set[int]:
-        """Write column `c` of `rows` into vec0's chunk blobs, one write per chunk where something
-        changes; returns the indexes of rows whose value changes and is too long for the blob
-        alone (left for vec0)."""
+        """Write vec0's metadata column `c` from value `pos` of `rows` into its chunk blobs, one
+        write per chunk where something changes; returns the indexes of rows whose value changes
+        and is too long for the blob alone (left for vec0)."""
         table, text = f"memories_vec_metadatachunks{c:02d}", f"memories_vec_metadatatext{c:02d}"
-        values = [r[1 + c] or "" for r in rows]
+        values = [r[1 + pos] or "" for r in rows]
         distinct = {v: i for i, v in enumerate(dict.fromkeys(values))}  # a handful of values
         if len(distinct) == 1:
             codes = np.zeros(len(values), dtype=np.int64)

@@ -101,7 +101,9 @@ class SqliteDecayAccess:
     @staticmethod
     def log(conn: Any, ids: list[int]) -> None:
         """Every id as changed in the change log, in one INSERT (ids sorted: integers)."""
-        conn.execute("INSERT INTO vector_changes(memory_id) SELECT value FROM json_each(?)", (json.dumps(ids),))
+        conn.execute(
+            "INSERT INTO vector_changes(memory_id) SELECT value FROM json_each(?)", (json.dumps(ids),)
+        )
 
     def follow(self, conn: Any, rows: list[Any]) -> None:
         """What the vector triggers would have done for each updated row (id, tier, kind,

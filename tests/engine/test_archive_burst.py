@@ -230,8 +230,10 @@ def test_a_burst_by_scan_or_by_the_index_archives_the_same_rows_and_keeps_the_in
     c.execute("UPDATE memories SET archive_at = ? WHERE id = ?", (t0 + 10**6 * DAY, later))
     seq = int(c.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0])
     dropped.clear()
+    cache = c.execute("PRAGMA cache_size").fetchone()[0]
     res = eng.decay.run(now=t0 + 400 * DAY)
     assert len(dropped) == (share < 1)
+    assert c.execute("PRAGMA cache_size").fetchone()[0] == cache  # raised for the burst only
     crossing = [i for n, i in enumerate(ids) if n % 10 not in (1, 2) and i != later]
     assert sorted(res.archived_ids) == sorted(crossing)
     indexed = c.execute("SELECT sql FROM sqlite_master WHERE name = ?", (sqlite_lifecycle.ARCHIVE_INDEX,))

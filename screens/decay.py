@@ -28,7 +28,7 @@ from engine.types import KINDS
 
 from .base import Pane, PaneCommand
 from .decay_charts import draw_distribution, draw_forecast, draw_memories, draw_rules
-from .decay_view import DecayView, forecast_rows, parse_chosen
+from .decay_view import DecayView, decay_preview_text, decay_summary, forecast_rows, parse_chosen
 from .lifecycle_marks import Marks, outcomes_text
 
 STEP_DAYS = 7
@@ -400,30 +400,3 @@ class DecayPane(Pane):
                 "Next chart (short terminal)", "t: one chart at a time below 30 rows", self.action_next_chart
             ),
         ]
-
-
-def decay_summary(r: DecayPassResult) -> str:
-    """One line: what a pass changed (or, for a dry run, would change)."""
-    return (
-        f"{r.memories_archived} memories archived, {r.memories_scheduled} scheduled, "
-        f"{r.rules_demoted} rules demoted, {r.rules_retired} retired, {r.rules_decayed} rules lose score"
-    )
-
-
-def decay_preview_text(r: DecayPassResult) -> str:
-    """The confirmation's body: exactly what the pass at the engine clock will write."""
-    ids = ", ".join(f"m{i}" for i in r.archived_ids[:12])
-    more = "…" if r.archived_ids_truncated or len(r.archived_ids) > 12 else ""
-    rules = ", ".join(f"r{i}" for i in (r.demoted_rule_ids + r.retired_rule_ids)[:12])
-    lines = [
-        f"As of {iso(r.now)} (the real clock, not the preview):",
-        f"• {r.memories_archived} memories move to the archived tier" + (f" ({ids}{more})" if ids else ""),
-        f"• {r.rules_demoted + r.rules_retired} rules change score band "
-        f"({r.rules_demoted} demoted, {r.rules_retired} retired)" + (f": {rules}" if rules else ""),
-        f"• {r.rules_decayed} rules lose their daily score; "
-        f"{r.memories_scheduled} memories get an archive date",
-        "The pass is audited. Archived memories can be restored (memory restore ID).",
-    ]
-    if not (r.memories_archived or r.rules_decayed or r.memories_scheduled):
-        lines.insert(1, "Nothing would change.")
-    return "\n".join(lines)

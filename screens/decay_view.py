@@ -1,5 +1,5 @@
 """What one redraw of the Decay pane shows (DecayView, gathered by one worker), the chart field's
-parser, and the forecast table's rows."""
+parser, the forecast table's rows, and what a decay pass says it did or will do."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ from rich.text import Text
 from console.widgets import charts
 from console.widgets.fmt import CELL_MAX, one_line
 from engine.clock import DAY, iso
-from engine.lifecycle.types import DecayCurve, Forecast, ForecastTimeline, StrengthDistribution
+from engine.lifecycle.types import (
+    DecayCurve,
+    DecayPassResult,
+    Forecast,
+    ForecastTimeline,
+    StrengthDistribution,
+)
 
 
 @dataclass
@@ -94,3 +100,30 @@ def forecast_rows(v: DecayView) -> list:
             )
         )
     return rows
+
+
+def decay_summary(r: DecayPassResult) -> str:
+    """One line: what a pass changed (or, for a dry run, would change)."""
+    return (
+        f"{r.memories_archived} memories archived, {r.memories_scheduled} scheduled, "
+        f"{r.rules_demoted} rules demoted, {r.rules_retired} retired, {r.rules_decayed} rules lose score"
+    )
+
+
+def decay_preview_text(r: DecayPassResult) -> str:
+    """The confirmation's body: exactly what the pass at the engine clock will write."""
+    ids = ", ".join(f"m{i}" for i in r.archived_ids[:12])
+    more = "…" if r.archived_ids_truncated or len(r.archived_ids) > 12 else ""
+    rules = ", ".join(f"r{i}" for i in (r.demoted_rule_ids + r.retired_rule_ids)[:12])
+    lines = [
+        f"As of {iso(r.now)} (the real clock, not the preview):",
+        f"• {r.memories_archived} memories move to the archived tier" + (f" ({ids}{more})" if ids else ""),
+        f"• {r.rules_demoted + r.rules_retired} rules change score band "
+        f"({r.rules_demoted} demoted, {r.rules_retired} retired)" + (f": {rules}" if rules else ""),
+        f"• {r.rules_decayed} rules lose their daily score; "
+        f"{r.memories_scheduled} memories get an archive date",
+        "The pass is audited. Archived memories can be restored (memory restore ID).",
+    ]
+    if not (r.memories_archived or r.rules_decayed or r.memories_scheduled):
+        lines.insert(1, "Nothing would change.")
+    return "\n".join(lines)

@@ -135,9 +135,8 @@ def test_scores_are_the_stores_bm25_for_every_word_and_every_match(keng, db_path
         _assert_same(keng, f)
 
 
-def test_sqlite_scores_equal_fts5_to_the_bit(keng, backend):
-    if backend != "sqlite":
-        pytest.skip("FTS5 is SQLite's")
+@pytest.mark.sqlite_only("FTS5's bm25() is the reference here; PostgreSQL's equality is the test above")
+def test_sqlite_scores_equal_fts5_to_the_bit(keng):
     _seed(keng, 200)
     kr = keng.retrieval.keyword
     kr.keep_in_memory()

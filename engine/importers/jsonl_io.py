@@ -31,6 +31,7 @@ from engine.storage.dump import TableDump
 from engine.tables import memories as memories_table
 
 if TYPE_CHECKING:
+    from engine.context import Context
     from engine.importers.service import Importers
 
 FORMAT = "memconsole-jsonl"
@@ -320,15 +321,7 @@ def import_file(
             raise ImportFailed(
                 f"{where}: this {TYPE_OF.get(table, table)} refers to a missing {TYPE_OF.get(parent, parent)}"
             )
-        audit.append(
-            conn,
-            at=ctx.clock.now(),
-            actor=ctx.actor,
-            action="import",
-            target_kind="jsonl",
-            target_id=path.name,
-            summary={"added": s.added, "skipped": s.skipped},
-        )
+        audit_restore(conn, ctx, path.name, s)
         return s
 
     return ctx.store.dry_run(write) if dry_run else ctx.store.write(write)
@@ -366,3 +359,16 @@ def _restore(
     if vec is not None:
         dump.restore_vector(conn, memories_table.row(conn, row["id"]), vec, log=vlog)
     return key
+
+
+def audit_restore(conn: Any, ctx: Context, name: str, s: ImportSummary) -> None:
+    """The restore's own audit row (the same for the row-by-row restore and migrate's bulk copy)."""
+    audit.append(
+        conn,
+        at=ctx.clock.now(),
+        actor=ctx.actor,
+        action="import",
+        target_kind="jsonl",
+        target_id=name,
+        summary={"added": s.added, "skipped": s.skipped},
+    )

@@ -23,11 +23,10 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.audit import log as audit
 from engine.errors import ImportFailed, InvalidInput
 from engine.importers import validate
 from engine.importers.common import ImportSummary
-from engine.importers.jsonl_io import IDENTITY_META, TYPE_OF, tables
+from engine.importers.jsonl_io import IDENTITY_META, TYPE_OF, audit_restore, tables
 from engine.storage.dump import TableDump, VectorRow
 
 BATCH = 5000  # rows per executemany / COPY: memory stays bounded, a refusal is found quickly
@@ -94,15 +93,7 @@ class _Restore:
                 self.lines.get((table, key)),
                 f"this {TYPE_OF.get(table, table)} refers to a missing {TYPE_OF.get(parent, parent)}",
             )
-        audit.append(
-            conn,
-            at=ctx.clock.now(),
-            actor=ctx.actor,
-            action="import",
-            target_kind="jsonl",
-            target_id=EXPORT_NAME,
-            summary={"added": s.added, "skipped": s.skipped},
-        )
+        audit_restore(conn, ctx, EXPORT_NAME, s)
         return self.out
 
     def table(self, table: str, cols: list[str], live: list[str] | None, declared: dict[str, str]) -> None:

@@ -19,7 +19,6 @@ third of them costs ~0.3–0.6 s. What keeps it in hand (bench/keyword_bounds.py
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,7 @@ from engine.errors import EngineError
 from engine.paths import is_server
 from engine.retrieval.filters import Filters
 from engine.retrieval.keyword_matrix import KeywordMatrix, give_back_memory, lexemes_of
+from engine.retrieval.loading import Loader
 from engine.retrieval.query import FtsPlan, plan, quote
 
 if TYPE_CHECKING:
@@ -65,8 +65,7 @@ class KeywordRetriever:
         self.stats: TermStats | None = None
         self.matrix: KeywordMatrix | None = None  # a long-lived engine's postings in memory
         self.searches = 0
-        self._loading = False
-        self._load_lock = threading.Lock()
+        self.loader = Loader("keyword-matrix-load", self._load, lambda: self.matrix is not None)
 
     @property
     def index(self) -> KeywordIndex:
@@ -133,29 +132,17 @@ class KeywordRetriever:
     def keep_in_memory(self, background: bool = False) -> None:
         """Load every memory's postings and rank from them from now on. The load reads through its
         own connection; until it is done the store's index answers."""
-        with self._load_lock:
-            if self.matrix is not None or self._loading:
-                return
-            self._loading = True
-        if background:
-            threading.Thread(target=self._load, name="keyword-matrix-load", daemon=True).start()
-        else:
-            self._load()
+        self.loader.start(background)
 
     def _load(self) -> None:
         store = self.ctx.store
-        try:
-            if not is_server(store.path) and not store.path.exists():
-                return  # closed and removed meanwhile
-            m = KeywordMatrix(self.index, store.feed)
-            with store.vector_store.reader(store.path) as conn:
-                m.load(conn)
-            self.matrix = m
-            give_back_memory()
-        except Exception:
-            pass  # the store's index keeps answering; the next trigger tries again
-        finally:
-            self._loading = False
+        if not is_server(store.path) and not store.path.exists():
+            return  # closed and removed meanwhile
+        m = KeywordMatrix(self.index, store.feed)
+        with store.vector_store.reader(store.path) as conn:
+            m.load(conn)
+        self.matrix = m
+        give_back_memory()
 
     def note_search(self, after: int) -> None:
         """Count a keyword search; the `after`-th starts the load in the background (0: never)."""

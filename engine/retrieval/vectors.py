@@ -12,7 +12,6 @@ numpy product, kept in sync with every process's writes through the `vector_chan
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 from engine.paths import is_server
 from engine.retrieval.filters import Filters
 from engine.retrieval.keyword_matrix import give_back_memory
+from engine.retrieval.loading import Loader
 from engine.retrieval.vector_matrix import VectorMatrix, ordered
 from engine.tables import memories as table
 
@@ -38,8 +38,7 @@ class VectorIndex:
         self.matrix: VectorMatrix | None = None
         self.searches = 0
         self.bits_from, self.rescore = bits_from, rescore  # SearchSettings.bits_from / bits_rescore
-        self._loading = False
-        self._load_lock = threading.Lock()
+        self.loader = Loader("vector-matrix-load", self._load, lambda: self.matrix is not None)
 
     @property
     def backend(self) -> VectorStore:
@@ -51,30 +50,18 @@ class VectorIndex:
         """Load every vector into memory and answer searches from there from now on. The load
         reads through its own connection, so a background load (seconds at 100k) never holds
         the engine's connection; searches use the vector store until it is done."""
-        with self._load_lock:
-            if self.matrix is not None or self._loading:
-                return
-            self._loading = True
-        if background:
-            threading.Thread(target=self._load, name="vector-matrix-load", daemon=True).start()
-        else:
-            self._load()
+        self.loader.start(background)
 
     def _load(self) -> None:
-        try:
-            # A file closed and removed meanwhile: nothing to load (a server has no file here).
-            if not is_server(self.store.path) and not self.store.path.exists():
-                return
-            m = VectorMatrix(self.backend, self.store.feed, bulk=self.store.curator)
-            with self.backend.reader(self.store.path) as conn:
-                m.sync(conn)
-            self._sync(m)  # whatever was written while it loaded
-            self.matrix = m
-            give_back_memory()
-        except Exception:
-            pass  # the vector store keeps answering; the next trigger tries again
-        finally:
-            self._loading = False
+        # A file closed and removed meanwhile: nothing to load (a server has no file here).
+        if not is_server(self.store.path) and not self.store.path.exists():
+            return
+        m = VectorMatrix(self.backend, self.store.feed, bulk=self.store.curator)
+        with self.backend.reader(self.store.path) as conn:
+            m.sync(conn)
+        self._sync(m)  # whatever was written while it loaded
+        self.matrix = m
+        give_back_memory()
 
     def note_search(self, matrix_after: int) -> None:
         """Count a vector search; the `matrix_after`-th starts loading the matrix in the

@@ -170,7 +170,7 @@ def test_it_follows_writes_edits_deletes_and_another_process(keng, db_path, cloc
 
 def _wait_for_matrix(kr, timeout: float = 20.0):
     deadline = time.monotonic() + timeout
-    while (kr.matrix is None or kr._loading) and time.monotonic() < deadline:
+    while (kr.matrix is None or kr.loader.loading) and time.monotonic() < deadline:
         time.sleep(0.02)
     return kr.matrix
 

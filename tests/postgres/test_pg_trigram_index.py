@@ -17,19 +17,11 @@ from engine.retrieval.query import plan
 from engine.storage.postgres import trigram_index
 from engine.storage.postgres.keyword_trigram import candidates, fold
 from tests.pg_trgm_server import TrgmServer, pg_trgm_server  # noqa: F401 - the fixture, for these tests only
+from tests.postgres.test_pg_keyword_parity import CJK_TEXTS
 
 T0 = "2026-01-01T00:00:00Z"
 TEXTS = [
-    "東京タワーに行った。東京タワーは高い。",
-    "東京で寿司を食べた tokyo trip",
-    "大阪城と東京タワー",
-    "我们在北京见面 Beijing meeting",
-    "北京烤鸭很好吃,北京北京",
-    "서울에서 만나요 seoul",
-    "Tokyo TOKYO tokyo: the café in 東京",
-    "aaaaa bc",
-    "ab",
-    "plain english text about tokyo towers",
+    *CJK_TEXTS,  # the parity test's, plus LIKE's own characters and case folding:
     "a 100% sure a_b match, not a-b",
     "CAFÉ Crème at the Café",
 ]

@@ -1,6 +1,6 @@
-"""The keyword retriever: BM25 over FTS5, with its cost bounded on big databases.
+"""The keyword retriever: BM25 over the store's keyword index, with its cost bounded on big databases.
 
-FTS5 computes bm25() for every memory a MATCH finds (~1 µs each here), so a query's cost follows
+The index scores every memory a query's words match (~1 µs each here), so a query's cost follows
 how many memories contain its words, not how many hits it returns: at 1M memories one word in a
 third of them costs ~0.3–0.6 s. What keeps it in hand (bench/keyword_bounds.py has the figures):
 
@@ -223,7 +223,7 @@ class KeywordRetriever:
         return int(stats.top - share * (stats.top - stats.bottom + 1))
 
     def ranks(self, p: FtsPlan, filters: Filters, n: int) -> dict[int, tuple[int, float]]:
-        """{memory_id: (rank, bm25)} — FTS5's bm25() is lower-is-better; we report its negation."""
+        """{memory_id: (rank, BM25)} — the index's BM25 is lower-is-better; we report its negation."""
         if p.index == "none":
             return {}
         try:

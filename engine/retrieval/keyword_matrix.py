@@ -5,7 +5,7 @@ whose words are in half of them), which is why one-shot engines bound its cost
 (engine/retrieval/keyword.py); with the postings in memory a long-lived engine ranks every word over
 every match — the unbounded answer — in a few milliseconds.
 
-The score is FTS5's bm25() to the bit: k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5))
+The score is the embedded index's BM25 to the bit: k1 = 1.2, b = 0.75, IDF = ln((N - n + 0.5) / (n + 0.5))
 floored at 1e-6, idf * tf(k1 + 1) / (tf + k1(1 - b + b·len/avglen)) summed in query order, in
 float64 with FTS5's order of operations; N, n and the lengths are the index's own (a memory's length
 is its number of tokens, the sum of its counts). Ties go to the newer memory, as the retriever

@@ -1,13 +1,14 @@
 """The vector side of memory: storing vectors and nearest-neighbour search with filters.
 
-The store's vector store (vec0 on SQLite: engine/storage/sqlite/vec.py) holds one float32 vector
-per memory, with the filter fields beside it so a filtered KNN still returns k rows. Distances are
-cosine distances; similarity = 1 - distance.
+The store's vector store (engine/storage/indexes.py: an adapter's vector table) holds one float32
+vector per memory, with the filter fields beside it so a filtered KNN still returns k rows.
+Distances are cosine distances; similarity = 1 - distance.
 
-vec0's KNN is an exact brute-force scan (~0.7 ms per 1,000 vectors here). A long-lived engine (the
-console, a bench, a big ingest) holds the vectors in memory instead (`keep_in_memory()`, or
-automatically after `SearchSettings.matrix_after` vector searches): same exact answers from one
-numpy product, kept in sync with every process's writes through the `vector_changes` log.
+The embedded store's KNN is an exact brute-force scan (~0.7 ms per 1,000 vectors here). A
+long-lived engine (the console, a bench, a big ingest) holds the vectors in memory instead
+(`keep_in_memory()`, or automatically after `SearchSettings.matrix_after` vector searches): same
+exact answers from one numpy product, kept in sync with every process's writes through the
+`vector_changes` log.
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ class TrigramIndex:
             ).fetchall()
             keep = {int(r[0]) for r in rows}
             docs = {d: ln for d, ln in docs.items() if d in keep}
-        scored = sorted(
+        scored = list(
             (
                 bm25(
                     [h[d][0] if d in h else 0 for h in hits],
@@ -144,6 +144,7 @@ class TrigramIndex:
             )
             for d, length in docs.items()
         )
+        scored.sort(key=lambda sd: (sd[0], -sd[1]))  # ties to the newer, as the SQLite adapter
         out = [(d, s) for s, d in scored]
         return out if limit is None else out[: int(limit)]
 

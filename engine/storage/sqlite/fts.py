@@ -19,10 +19,8 @@ MESSAGES: dict[str, str] = {"words": "messages_fts", "trigram": "messages_tri"}
 LIFECYCLE: dict[str, str] = {"rules": "rules_fts", "flows": "flows_fts"}
 
 
-# Equal BM25 at the LIMIT goes to the newer memory, as the retriever and the in-memory keyword
-# matrix order ties (FTS5's own order is its scan's, oldest first); trigram ranks as PostgreSQL's.
-def _ties(index: FtsIndex) -> str:
-    return f", {MEMORIES[index]}.rowid DESC" if index == "words" else ""
+# Equal BM25 at the LIMIT goes to the newer memory, as the retriever, the in-memory keyword matrix
+# and the PostgreSQL adapter order ties (FTS5's own order is its scan's, oldest first).
 
 
 class SqliteKeywordIndex:
@@ -41,8 +39,8 @@ class SqliteKeywordIndex:
         # On the FTS rowid, so FTS5 seeks past older entries instead of scoring and dropping them.
         window, wparams = ("", []) if above is None else (f" AND {fts}.rowid > ?", [above])
         rows = conn.execute(
-            f"SELECT rowid, bm25({fts}) AS b FROM {fts} WHERE {fts} MATCH ?{window} ORDER BY b{_ties(index)}"
-            " LIMIT ?",
+            f"SELECT rowid, bm25({fts}) AS b FROM {fts} WHERE {fts} MATCH ?{window}"
+            f" ORDER BY b, {fts}.rowid DESC LIMIT ?",
             [match, *wparams, limit],
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
@@ -61,7 +59,7 @@ class SqliteKeywordIndex:
         window, wparams = ("", []) if above is None else (f" AND {fts}.rowid > ?", [above])
         rows = conn.execute(
             f"SELECT m.id, bm25({fts}) AS b FROM {fts} JOIN memories m ON m.id = {fts}.rowid "
-            f"WHERE {fts} MATCH ? AND {where}{window} ORDER BY b{_ties(index)} LIMIT ?",
+            f"WHERE {fts} MATCH ? AND {where}{window} ORDER BY b, {fts}.rowid DESC LIMIT ?",
             [match, *params, *wparams, limit],
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]

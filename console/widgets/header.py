@@ -65,7 +65,7 @@ class StatusHeader(Static):
         if c is None:
             t.append("counting…", style="dim")
         else:
-            pairs = counts_short(c, self.rules_by_status) if compact else counts_line(c, self.rules_by_status)
+            pairs = counts_line(c, self.rules_by_status, short=compact)
             for i, (label, value) in enumerate(pairs):
                 if i:
                     t.append(" │ ", style="dim")
@@ -85,44 +85,31 @@ class StatusHeader(Static):
         return getattr(rendered, "plain", str(rendered))
 
 
-def counts_line(c, rules_by_status: dict[str, int] | None) -> list[tuple[str, str]]:
-    """(label, value) pairs, each count named: "rules" "12 active / 80"."""
+def counts_line(c, rules_by_status: dict[str, int] | None, short: bool = False) -> list[tuple[str, str]]:
+    """(label, value) pairs, each count named: "rules" "12 active / 80"; `short`: the short labels
+    of a narrow terminal, "rules" "12/80" (active/all)."""
     tiers = c.memories_by_tier
+    core, active, archived = (f"{tiers.get(t, 0):,}" for t in ("core", "active", "archived"))
     if rules_by_status:
         total = sum(rules_by_status.values())
-        rules = f"{total - rules_by_status.get('retired', 0):,} active / {total:,}"
+        live = f"{total - rules_by_status.get('retired', 0):,}"
+        rules = f"{live}/{total:,}" if short else f"{live} active / {total:,}"
     else:
-        rules = f"{c.rules:,} active"
+        rules = f"{c.rules:,}" if short else f"{c.rules:,} active"
+    if short:
+        return [
+            ("mem", f"{core} core·{active} act·{archived} arch"),
+            ("sess", f"{c.sessions:,}"),
+            ("rules", rules),
+            ("prop", f"{c.pending_proposals:,}"),
+            ("forget", f"{c.open_forget_requests:,}"),
+        ]
     return [
-        (
-            "memories",
-            f"{tiers.get('core', 0):,} core · {tiers.get('active', 0):,} active · "
-            f"{tiers.get('archived', 0):,} archived",
-        ),
+        ("memories", f"{core} core · {active} active · {archived} archived"),
         ("sessions", f"{c.sessions:,}"),
         ("rules", rules),
         ("proposals", f"{c.pending_proposals:,} pending"),
         ("forget", f"{c.open_forget_requests:,} open"),
-    ]
-
-
-def counts_short(c, rules_by_status: dict[str, int] | None) -> list[tuple[str, str]]:
-    """The same counts with short labels, for a narrow terminal: "rules" "12/80" (active/all)."""
-    tiers = c.memories_by_tier
-    if rules_by_status:
-        total = sum(rules_by_status.values())
-        rules = f"{total - rules_by_status.get('retired', 0):,}/{total:,}"
-    else:
-        rules = f"{c.rules:,}"
-    return [
-        (
-            "mem",
-            f"{tiers.get('core', 0):,} core·{tiers.get('active', 0):,} act·{tiers.get('archived', 0):,} arch",
-        ),
-        ("sess", f"{c.sessions:,}"),
-        ("rules", rules),
-        ("prop", f"{c.pending_proposals:,}"),
-        ("forget", f"{c.open_forget_requests:,}"),
     ]
 
 

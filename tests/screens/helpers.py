@@ -44,3 +44,19 @@ def row(table, index: int) -> list[str]:
     return [
         getattr(c, "plain", c) if not isinstance(c, (int, float)) else str(c) for c in table.get_row_at(index)
     ]
+
+
+def press_then(*keys: str, after=None):
+    """A snapshot's `run_before`: settle, press `keys` one by one, then call `after(app)`."""
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        await settle(app, pilot)
+        for k in keys:
+            await pilot.press(k)
+            await settle(app, pilot)
+        if after is not None:
+            after(app)
+            await settle(app, pilot)
+
+    return run_before

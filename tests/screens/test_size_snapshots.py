@@ -7,25 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from .helpers import make_app, settle
+from .helpers import make_app, press_then
 from .seed import seeded_engine
 from .seed_lifecycle import seeded_lifecycle_engine
 
 SIZES = {"80x24": (80, 24), "200x50": (200, 50)}
-
-
-def _keys(*keys: str, after=None):
-    async def run_before(pilot) -> None:
-        app = pilot.app
-        await settle(app, pilot)
-        for k in keys:
-            await pilot.press(k)
-            await settle(app, pilot)
-        if after is not None:
-            after(app)
-            await settle(app, pilot)
-
-    return run_before
 
 
 def _open_deploy(ids):
@@ -38,15 +24,18 @@ def _pick_merge(ids):
 
 # pane -> (seed, the keys and actions that bring it to a state worth looking at)
 PANES = {
-    "sessions": ("seed", lambda ids: _keys(after=_open_deploy(ids))),
-    "search": ("seed", lambda ids: _keys("2", "slash", *"deploy fridays", "enter", "escape")),
-    "rules": ("lifecycle", lambda ids: _keys("3", "j", "j")),
-    "flows": ("lifecycle", lambda ids: _keys("4", "j", "j")),
-    "curator": ("seed", lambda ids: _keys("5", after=_pick_merge(ids))),
-    "decay": ("lifecycle", lambda ids: _keys("6")),
-    "forget_audit": ("seed", lambda ids: _keys("7")),
-    "help": ("seed", lambda ids: _keys("question_mark")),
-    "search_confirm_archive": ("seed", lambda ids: _keys("2", "slash", *"deploy", "enter", "escape", "a")),
+    "sessions": ("seed", lambda ids: press_then(after=_open_deploy(ids))),
+    "search": ("seed", lambda ids: press_then("2", "slash", *"deploy fridays", "enter", "escape")),
+    "rules": ("lifecycle", lambda ids: press_then("3", "j", "j")),
+    "flows": ("lifecycle", lambda ids: press_then("4", "j", "j")),
+    "curator": ("seed", lambda ids: press_then("5", after=_pick_merge(ids))),
+    "decay": ("lifecycle", lambda ids: press_then("6")),
+    "forget_audit": ("seed", lambda ids: press_then("7")),
+    "help": ("seed", lambda ids: press_then("question_mark")),
+    "search_confirm_archive": (
+        "seed",
+        lambda ids: press_then("2", "slash", *"deploy", "enter", "escape", "a"),
+    ),
 }
 
 

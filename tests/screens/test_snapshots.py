@@ -3,23 +3,9 @@ no cursor blink, no animation. Review the SVG diff before `--snapshot-update`.""
 
 from __future__ import annotations
 
-from .helpers import make_app, settle
+from .helpers import make_app, press_then, settle
 
 SIZE = (120, 40)
-
-
-def _runner(*keys: str, after=None):
-    async def run_before(pilot) -> None:
-        app = pilot.app
-        await settle(app, pilot)
-        for k in keys:
-            await pilot.press(k)
-            await settle(app, pilot)
-        if after is not None:
-            after(app)
-            await settle(app, pilot)
-
-    return run_before
 
 
 def test_sessions_pane(snap_compare, seeded):
@@ -28,7 +14,7 @@ def test_sessions_pane(snap_compare, seeded):
     def open_deploy(app):
         app.pane("sessions").show_session("s-deploy", ids["deploy_msgs"][3])
 
-    assert snap_compare(make_app(eng), terminal_size=SIZE, run_before=_runner(after=open_deploy))
+    assert snap_compare(make_app(eng), terminal_size=SIZE, run_before=press_then(after=open_deploy))
 
 
 def test_search_pane(snap_compare, seeded):
@@ -36,7 +22,7 @@ def test_search_pane(snap_compare, seeded):
     assert snap_compare(
         make_app(eng),
         terminal_size=SIZE,
-        run_before=_runner("2", "slash", *"deploy fridays", "enter", "escape"),
+        run_before=press_then("2", "slash", *"deploy fridays", "enter", "escape"),
     )
 
 
@@ -46,7 +32,7 @@ def test_curator_pane(snap_compare, seeded):
     def pick_merge(app):
         app.query_one("#proposals").select_key(ids["proposals"]["merge"])
 
-    assert snap_compare(make_app(eng), terminal_size=SIZE, run_before=_runner("5", after=pick_merge))
+    assert snap_compare(make_app(eng), terminal_size=SIZE, run_before=press_then("5", after=pick_merge))
 
 
 def test_forget_audit_pane(snap_compare, seeded):
@@ -74,4 +60,4 @@ def _two_step(first, keys):
 
 def test_help_screen(snap_compare, seeded):
     eng, _ = seeded
-    assert snap_compare(make_app(eng), terminal_size=SIZE, run_before=_runner("question_mark"))
+    assert snap_compare(make_app(eng), terminal_size=SIZE, run_before=press_then("question_mark"))

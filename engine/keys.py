@@ -4,6 +4,10 @@ chain) cannot be recomputed or dictionary-attacked by someone who holds only the
 The key lives in `<state dir>/secret.key` (32 random bytes, 0600, in a 0700 folder); the state dir
 is `$MEMCONSOLE_STATE`, else `<user config dir>/memconsole`. `$MEMCONSOLE_KEY_FILE` points several
 machines that share one PostgreSQL database at one key. Each purpose gets its own derived key.
+
+A key is created only for a new installation: where audit anchors already exist in the state dir
+(or, see engine.audit.service, the database holds a keyed chain), a missing key is refused, never
+regenerated, since a new key would turn every keyed hash into "does not verify".
 """
 
 from __future__ import annotations
@@ -47,14 +51,50 @@ def _read_key(path: Path) -> bytes:
     return data
 
 
+def missing_key_error(path: Path | None = None) -> EngineError:
+    """The one line for a key that an existing installation has lost."""
+    return EngineError(
+        f"the memconsole key {path or key_file()} is missing; restore it from your backup of "
+        f"{state_dir()} — it is never regenerated for an existing installation"
+    )
+
+
+def key_missing() -> bool:
+    path = key_file()
+    return str(path) not in _cache and not path.exists() and not path.is_symlink()
+
+
+def _installed() -> bool:
+    """Has this state dir anchored an audit chain (an anchor or a place record)? Then it is an
+    existing installation, whose key is restored from a backup, never made anew."""
+    anchors = state_dir() / "anchors"
+    try:
+        with os.scandir(anchors) as it:
+            for entry in it:
+                if entry.name.endswith(".json") or entry.name == "places":
+                    return True
+    except OSError:  # no anchors folder (or not readable: opening it later says why)
+        return False
+    return False
+
+
+def forget_cached() -> None:
+    """Drop the key this process read (tests that replace or remove the key file)."""
+    with _lock:
+        _cache.clear()
+
+
 def master_key() -> bytes:
-    """The key, created on first use (O_EXCL, so two processes racing agree on one)."""
+    """The key, created on first use by a new installation (O_EXCL, so two processes racing agree
+    on one); refused with one line when an existing installation's key is missing."""
     path = key_file()
     with _lock:
         cached = _cache.get(str(path))
         if cached is not None:
             return cached
         if not path.exists() and not path.is_symlink():
+            if _installed():
+                raise missing_key_error(path)
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             try:
                 fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)

@@ -1,37 +1,47 @@
 """The audit chain's head, anchored outside the database: `<state dir>/anchors/<database id>.json`
-holds the last audit id, its hash, its identity and the row count. Deleting the tail of the log
-(and even re-linking what is left) leaves the anchor pointing past the end, so `verify` reports the
-truncation. Written 0600, atomically (temp file + rename inside a 0700 folder opened without
-following symlinks), after each committed write, and only forward: several processes write one
-database, so the move is decided under an flock on a lock file in the anchors folder (never on a
-database file: closing a database descriptor would drop this process's SQLite locks)."""
+holds the last audit id, its hash, its identity, the row count and where keyed hashing began
+(`keyed_from`), sealed with an HMAC under the installation key. Deleting the tail of the log (and
+even re-linking what is left) leaves the anchor pointing past the end, so `verify` reports the
+truncation; re-hashing the chain without the key, or deleting the `audit_keyed_from` row, meets the
+anchored `keyed_from`.
+
+The database id is a `meta` row anyone who writes the database can change, so it never decides
+alone: a place record (`anchors/places/<keyed hash of the place>.json`) binds the place (a file's
+path, a server database's address) and instance (inode, oid) to the id anchored there; a database
+there under another id has a changed identity, reported with the old anchor, never anchored anew.
+
+Written after each committed write, only forward: several processes write one database, so the
+move is decided under an flock on a lock file in the anchors folder (never on a database file:
+closing a database descriptor would drop this process's SQLite locks)."""
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import re
-import secrets
-import stat
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from dataclasses import dataclass
 
-from engine.audit.hashing import Hasher, hasher
-from engine.errors import EngineError
-from engine.paths import state_dir
-from engine.storage.audit import database_path
+from engine.audit.anchor_files import (
+    AnchorError,
+    KeyedElsewhere,
+    anchors_dir,
+    check_seal,
+    folder,
+    place_name,
+    read_json,
+    seal,
+    write_json,
+)
+from engine.audit.hashing import KEYED, Hasher, hasher, keyed_from
+from engine.storage.audit import database_path, database_place
 
-VERSION = 1
+__all__ = ["AnchorError", "KeyedElsewhere", "anchors_dir"]
+
+VERSION = 2  # 2: sealed, with keyed_from, place and instance
 _SAFE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
 HEAD_SQL = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit ORDER BY id DESC LIMIT 1"
-
-
-class AnchorError(EngineError):
-    """The anchor folder or file cannot be used (or would have to move backwards)."""
 
 
 def database_id(conn) -> str:
@@ -50,107 +60,89 @@ def database_id(conn) -> str:
     return "path-" + hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def anchors_dir() -> Path:
-    return state_dir() / "anchors"
-
-
-def _open_dir(create: bool) -> int | None:
-    d = anchors_dir()
-    if create:
-        d.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            os.mkdir(d, 0o700)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise AnchorError(f"{d}: cannot create the audit anchor folder ({exc.strerror})") from None
-    try:
-        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except FileNotFoundError:
+def _anchor(dfd: int, name: str) -> dict | None:
+    shown = anchors_dir() / name
+    rec = read_json(dfd, name, shown)
+    if rec is None:
         return None
-    except OSError as exc:
-        raise AnchorError(f"{d}: the audit anchor folder is not a plain folder ({exc.strerror})") from None
-    st = os.fstat(fd)
-    if st.st_uid != os.getuid() or st.st_mode & 0o022:
-        os.close(fd)
-        raise AnchorError(f"{d}: the audit anchor folder is writable by others; refusing to trust it")
-    return fd
+    if not (isinstance(rec.get("last_id"), int) and isinstance(rec.get("last_hash"), str)):
+        raise AnchorError(f"{shown}: the audit anchor is unreadable (missing fields)")
+    return check_seal(rec, shown)
 
 
-@contextmanager
-def _folder(create: bool) -> Iterator[int | None]:
-    fd = _open_dir(create)
-    try:
-        yield fd
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def _read(dfd: int, name: str) -> dict | None:
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dfd)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise AnchorError(f"{anchors_dir() / name}: cannot read the audit anchor ({exc.strerror})") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise AnchorError(f"{anchors_dir() / name}: the audit anchor is not a regular file")
-        data = b""
-        while chunk := os.read(fd, 65536):
-            data += chunk
-            if len(data) > 1 << 20:
-                raise AnchorError(f"{anchors_dir() / name}: the audit anchor is too large")
-    finally:
-        os.close(fd)
-    try:
-        rec = json.loads(data)
-        if not (
-            isinstance(rec, dict)
-            and isinstance(rec.get("last_id"), int)
-            and isinstance(rec.get("last_hash"), str)
-        ):
-            raise ValueError("missing fields")
-    except ValueError as exc:
-        raise AnchorError(f"{anchors_dir() / name}: the audit anchor is unreadable ({exc})") from None
-    return rec
-
-
-def _write(dfd: int, name: str, rec: dict) -> None:
-    tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
-    try:
-        # No fsync: the database itself commits with synchronous=NORMAL, so an anchor made more
-        # durable than the rows it names would only turn a power cut into a false "truncated".
-        os.write(fd, json.dumps(rec, sort_keys=True).encode())
-    except BaseException:
-        os.close(fd)
-        os.unlink(tmp, dir_fd=dfd)
-        raise
-    os.close(fd)
-    # rename replaces a symlink planted at `name` itself; it never writes through it
-    os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+def anchor_of(dbid: str) -> dict | None:
+    """The anchor recorded for database id `dbid` (None when there is none)."""
+    with folder(create=False) as dfd:
+        return None if dfd is None else _anchor(dfd, f"{dbid}.json")
 
 
 def read_anchor(conn) -> tuple[str, dict | None]:
-    """(database id, its anchor record or None when there is none). AnchorError if unreadable."""
+    """(database id, its anchor record or None when there is none). AnchorError if unreadable,
+    KeyedElsewhere if its seal does not verify under this installation's key."""
     dbid = database_id(conn)
-    with _folder(create=False) as dfd:
-        return dbid, (None if dfd is None else _read(dfd, f"{dbid}.json"))
+    return dbid, anchor_of(dbid)
+
+
+@dataclass
+class Place:
+    place: str
+    instance: str
+    record: dict | None  # the place record: the database id anchored at this place
+
+    def changed_from(self, dbid: str) -> str | None:
+        """The id anchored at this place and instance when the database now says another one."""
+        r = self.record
+        if r and r.get("instance") == self.instance and r.get("database_id") != dbid:
+            return str(r.get("database_id"))
+        return None
+
+
+def read_place(conn) -> Place | None:
+    got = database_place(conn)
+    if got is None:
+        return None
+    name = place_name(got[0])
+    with folder(create=False, sub="places") as dfd:
+        rec = None if dfd is None else read_json(dfd, name, anchors_dir() / "places" / name)
+    return Place(*got, None if rec is None else check_seal(rec, anchors_dir() / "places" / name))
+
+
+def forget_place(conn) -> None:
+    """Drop the place record of the database `conn` is on: what making a database anew there
+    means to the installation (test harnesses that empty a server database in place)."""
+    got = database_place(conn)
+    if got is not None:
+        with folder(create=False, sub="places") as dfd:
+            if dfd is not None:
+                try:
+                    os.unlink(place_name(got[0]), dir_fd=dfd)
+                except FileNotFoundError:
+                    pass
+
+
+def anchored_here(conn) -> bool:
+    """Has this installation anchored a chain for this database (its id, or its place and
+    instance)? Then an unkeyed chain is someone's re-hash, never an older version's log."""
+    try:
+        if read_anchor(conn)[1] is not None:
+            return True
+        pl = read_place(conn)
+    except AnchorError:
+        return True
+    return pl is not None and pl.record is not None and pl.record.get("instance") == pl.instance
 
 
 def others_for_path(conn, dbid: str) -> list[dict]:
     """Anchors under another database id that name this file's path: when this database's own
     anchor is missing, one of them may be it (its id row changed) — or an older database there."""
     path, out = database_path(conn), list[dict]()
-    with _folder(create=False) as dfd:
+    with folder(create=False) as dfd:
         if dfd is None or not path:
             return out
         for name in sorted(os.listdir(dfd))[:1000]:
             if name.endswith(".json") and name != f"{dbid}.json":
                 try:
-                    rec = _read(dfd, name)
+                    rec = _anchor(dfd, name)
                 except AnchorError:
                     continue
                 if rec and rec.get("path") == path:
@@ -160,59 +152,99 @@ def others_for_path(conn, dbid: str) -> list[dict]:
 
 def follows(hs: Hasher, anchor: dict, row) -> bool:
     """Is `row` (at the anchor's id) the row the anchor recorded? Same hash, or — after a forget
-    re-linked the chain — same identity (id, time, actor, action, target)."""
+    re-linked the chain under the key — same identity (id, time, actor, action, target) and a
+    keyed hash (a row re-hashed without the key keeps its identity but is no longer keyed)."""
     return row is not None and (
-        row["hash"] == anchor["last_hash"] or hs.identity(row) == anchor.get("identity")
+        row["hash"] == anchor["last_hash"]
+        or (hs.identity(row) == anchor.get("identity") and hs.scheme(row) == KEYED)
     )
+
+
+def _check_place(conn, dbid: str) -> Place | None:
+    pl = read_place(conn)
+    old = pl.changed_from(dbid) if pl else None
+    if pl is not None and old is not None:
+        raise AnchorError(
+            f"this database's identity changed: {pl.place} was anchored as database {old} "
+            f"({anchors_dir() / (old + '.json')}) and now says {dbid}; the anchor stays"
+        )
+    return pl
+
+
+def _record_place(pl: Place | None, dbid: str) -> None:
+    if pl is None or (pl.record is not None and pl.record.get("instance") == pl.instance):
+        return
+    rec = {"version": 1, "place": pl.place, "instance": pl.instance, "database_id": dbid, "at": time.time()}
+    with folder(create=True, sub="places") as dfd:
+        if dfd is not None:
+            write_json(dfd, place_name(pl.place), seal(rec))
+
+
+def _check_old(conn, hs: Hasher, old: dict, head) -> None:
+    a_id = old["last_id"]
+    if a_id > head["id"]:
+        raise AnchorError(
+            f"the audit log ends at row {head['id']} but is anchored at row {a_id}: it was truncated; the anchor stays"
+        )
+    row = conn.execute("SELECT * FROM audit WHERE id = ?", (a_id,)).fetchone()
+    if not follows(hs, old, row):
+        raise AnchorError(
+            f"audit row {a_id} is not the row anchored there: the log was truncated or replaced; the anchor stays"
+        )
+    if old.get("version", 1) >= 2 and keyed_from(conn) != old.get("keyed_from"):
+        raise AnchorError(
+            f"the audit_keyed_from row says {keyed_from(conn)} but the chain is anchored as keyed from "
+            f"row {old.get('keyed_from')}: it was changed or deleted; the anchor stays"
+        )
 
 
 def advance(conn, dbid: str, head, hs: Hasher) -> dict:
     """Move the anchor to `head` if it extends the anchored chain; return the anchor as it stands.
-    Raises AnchorError (the anchor stays as evidence) when the log no longer reaches it."""
-    with _folder(create=True) as dfd:
+    Raises AnchorError (the anchor stays as evidence) when the log no longer reaches it, its
+    keyed-from row changed, or this place was anchored under another database id."""
+    with folder(create=True) as dfd:
         if dfd is None:  # created just now, so only a race removing it gets here
             raise AnchorError(f"{anchors_dir()}: the audit anchor folder disappeared")
         lock = os.open(f"{dbid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             name = f"{dbid}.json"
-            old = _read(dfd, name)
+            old = _anchor(dfd, name)
+            pl = _check_place(conn, dbid)
             # re-read the head under the lock: whoever holds it last has seen every commit before
             head = conn.execute(HEAD_SQL).fetchone() or head
             if old is not None:
-                a_id = old["last_id"]
-                if a_id > head["id"]:
-                    raise AnchorError(
-                        f"the audit log ends at row {head['id']} but is anchored at row "
-                        f"{a_id}: it was truncated; the anchor stays"
-                    )
-                row = conn.execute("SELECT * FROM audit WHERE id = ?", (a_id,)).fetchone()
-                if not follows(hs, old, row):
-                    raise AnchorError(
-                        f"audit row {a_id} is not the row anchored there: the log was "
-                        "truncated or replaced; the anchor stays"
-                    )
-                if a_id == head["id"] and old["last_hash"] == head["hash"]:
+                _check_old(conn, hs, old, head)
+                if old["last_id"] == head["id"] and old["last_hash"] == head["hash"] and old.get("version") == VERSION:
+                    _record_place(pl, dbid)
                     return old
                 rows = (
                     int(old.get("rows", 0))
                     + conn.execute(
-                        "SELECT count(*) FROM audit WHERE id > ? AND id <= ?", (a_id, head["id"])
+                        "SELECT count(*) FROM audit WHERE id > ? AND id <= ?", (old["last_id"], head["id"])
                     ).fetchone()[0]
                 )
+                # a version-1 anchor takes the keyed-from row as it stands now, once
+                since = old.get("keyed_from") if old.get("version", 1) >= 2 else keyed_from(conn)
             else:  # bounded by the head read: another process may be committing right now
                 rows = conn.execute("SELECT count(*) FROM audit WHERE id <= ?", (head["id"],)).fetchone()[0]
+                since = keyed_from(conn)
             rec = {
                 "version": VERSION,
                 "database_id": dbid,
                 "path": database_path(conn),
+                "place": pl.place if pl else "",
+                "instance": pl.instance if pl else "",
                 "last_id": head["id"],
                 "last_hash": head["hash"],
                 "identity": hs.identity(head),
                 "rows": rows,
+                "keyed_from": since,
                 "anchored_at": time.time(),
             }
-            _write(dfd, name, rec)
+            rec = seal(rec)
+            write_json(dfd, name, rec)
+            _record_place(pl, dbid)
             return rec
         finally:
             os.close(lock)

@@ -8,13 +8,23 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 
 from engine.keys import derived_key
 
 GENESIS = "0" * 64
 KEYED, PLAIN = "keyed", "plain"
 KEYED_FROM = "audit_keyed_from"  # meta row: the first audit id hashed under the key
+
+
+def keyed_from(conn) -> int | None:
+    """The first id the chain was keyed from (a meta row written when keying began): rows from
+    there on must be keyed even when none is (a whole chain re-hashed without the key). Data a
+    writer controls: the anchor records it too (anchor.py), and the anchor wins."""
+    try:
+        r = conn.execute("SELECT value FROM meta WHERE key = ?", (KEYED_FROM,)).fetchone()
+        return int(r[0]) if r else None
+    except (ValueError, TypeError, Exception):  # noqa: BLE001 - a damaged row: the anchor still holds
+        return None
 
 
 def payload(
@@ -117,14 +127,14 @@ class Hasher:
         )
 
 
-_hashers: dict[tuple, Hasher] = {}
+_hashers: dict[bytes, Hasher] = {}
 
 
 def hasher() -> Hasher:
-    """The Hasher for the current key location (the key itself is cached by engine.keys too):
-    resolving the key per row would cost more than the row."""
-    where = (os.environ.get("MEMCONSOLE_KEY_FILE"), os.environ.get("MEMCONSOLE_STATE"))
-    h = _hashers.get(where)
+    """The Hasher for the current key (the key itself is cached by engine.keys): resolving the key
+    per row would cost more than the row. Keyed by the key, so a replaced key is never mixed in."""
+    key = derived_key("audit")
+    h = _hashers.get(key)
     if h is None:
-        h = _hashers[where] = Hasher()
+        h = _hashers[key] = Hasher()
     return h

@@ -9,7 +9,7 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from engine.audit.anchor import AnchorError, read_anchor
+from engine.audit.anchor import anchored_here
 from engine.audit.hashing import (
     GENESIS,
     KEYED,
@@ -17,9 +17,11 @@ from engine.audit.hashing import (
     PLAIN,
     Hasher,
     hasher,
+    keyed_from,
     row_hash,  # noqa: F401 - legacy rows (tests build old chains with it)
 )
-from engine.audit.verify import ChainCheck, keyed_from, verify_chain, walk  # noqa: F401 - public names
+from engine.audit.verify import ChainCheck, verify_chain, walk  # noqa: F401 - public names
+from engine.storage.audit import position_column
 
 # Hashes this process wrote under the key: an append after one of its own skips re-checking it.
 _recent: OrderedDict[str, None] = OrderedDict()
@@ -81,14 +83,10 @@ def _keyed_prev(conn, hs: Hasher, at: float, actor: str) -> str:
 
 
 def _was_keyed(conn) -> bool:
-    """Was this chain keyed before (the meta row, or an anchor, which only keyed versions write)?
-    Then an unkeyed tail is someone's re-hash without the key, and re-keying it would launder it."""
-    if keyed_from(conn) is not None:
-        return True
-    try:
-        return read_anchor(conn)[1] is not None
-    except AnchorError:
-        return True
+    """Was this chain keyed before (the meta row, or an anchor for its id or its place, which only
+    keyed versions write)? Then an unkeyed tail is someone's re-hash without the key, and re-keying
+    it would launder it."""
+    return keyed_from(conn) is not None or anchored_here(conn)
 
 
 def _upgrade(conn, hs: Hasher, at: float, actor: str) -> tuple[int, str]:
@@ -262,15 +260,16 @@ def rewrite(conn, changes: dict[int, tuple[str, str]]) -> int:
         return 0
     hs = hasher()
     start = min(changes)
+    pos = position_column(conn)  # ids may have gaps on PostgreSQL; positions never do
     before = conn.execute(
-        "SELECT id, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1", (start,)
+        f"SELECT {pos}, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1", (start,)
     ).fetchone()
     old_prev = new_prev = before[1] if before else GENESIS
-    prev_id = before[0] if before else 0
+    prev_pos = before[0] if before else 0
     rows = conn.execute("SELECT * FROM audit WHERE id >= ? ORDER BY id", (start,)).fetchall()
     for r in rows:
         reason, summary = changes.get(r["id"], (r["reason"], r["summary"]))
-        sound = r["id"] == prev_id + 1 and r["prev_hash"] == old_prev
+        sound = r[pos] == prev_pos + 1 and r["prev_hash"] == old_prev
         scheme = hs.scheme(r) if sound else None  # each row keeps its scheme (legacy prefix)
         if scheme:
             h = hs.of(scheme, new_prev, r, reason, summary)
@@ -283,5 +282,5 @@ def rewrite(conn, changes: dict[int, tuple[str, str]]) -> int:
         else:
             h = r["hash"]
             conn.execute("UPDATE audit SET reason = ?, summary = ? WHERE id = ?", (reason, summary, r["id"]))
-        old_prev, prev_id, new_prev = r["hash"], r["id"], h
+        old_prev, prev_pos, new_prev = r["hash"], r[pos], h
     return len(rows)

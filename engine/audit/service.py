@@ -9,16 +9,22 @@ that executed forget cases recorded, so a log cut back past a case shows even wi
 from __future__ import annotations
 
 from engine.audit.anchor import anchor_hook
+from engine.audit.hashing import keyed_from
 from engine.audit.log import AuditEntry, list_entries, rekey
 from engine.audit.verify import ChainCheck, verify_chain
 from engine.clock import parse_time
 from engine.context import Context
 from engine.forget.heads import check_case_heads
+from engine.keys import key_missing, missing_key_error
 
 
 class AuditLog:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        if key_missing():  # a keyed chain here: its key is restored, never made anew
+            with ctx.store.reading() as conn:
+                if keyed_from(conn) is not None:
+                    raise missing_key_error()
         # After each committed write that moved the head, move the anchor outside the database.
         ctx.store.after_commit.append(anchor_hook())
 

@@ -1,15 +1,30 @@
-"""Verifying the audit chain: every row's keyed hash and link, the ids without gaps, and the head
-against its anchor outside the database (audit_anchor). What it proves: see README "What the audit
-chain proves"."""
+"""Verifying the audit chain: every row's keyed hash and link, the chain's positions without gaps,
+and the head against its anchor outside the database (audit_anchor), which also says where keyed
+hashing began and which database was anchored at this place. What it proves: see README "What
+memconsole promises"."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.audit.anchor import AnchorError, anchors_dir, follows, others_for_path, read_anchor
-from engine.audit.hashing import GENESIS, KEYED, KEYED_FROM, PLAIN, Hasher, hasher
+from engine.audit.anchor import (
+    AnchorError,
+    KeyedElsewhere,
+    anchor_of,
+    anchors_dir,
+    follows,
+    others_for_path,
+    read_anchor,
+    read_place,
+)
+from engine.audit.hashing import GENESIS, KEYED, PLAIN, Hasher, hasher, keyed_from
 from engine.clock import iso
 from engine.keys import key_file
+from engine.storage.audit import position_column
+
+__all__ = ["ChainCheck", "keyed_from", "verify_chain", "walk"]
+
+_META = object()  # walk(): read the keyed-from row from the database
 
 
 @dataclass
@@ -23,6 +38,7 @@ class ChainCheck:
     legacy_rows: int = 0  # unkeyed sha256 rows from an older memconsole (a prefix)
     head_id: int = 0
     # ok | behind | rewritten (forget re-linked it) | missing | unreadable | truncated | replaced
+    # | identity-changed | keyed-elsewhere
     anchor: str = "none"
     anchor_detail: str = ""
     truncated_after: int | None = None  # the log ends here but was anchored further
@@ -34,52 +50,77 @@ class ChainCheck:
 class _Walk:
     n: int = 0
     last_id: int = 0
+    last_pos: int = 0
     last_hash: str = GENESIS
     keyed: int = 0
     plain: int = 0
     links_ok: bool = True
     first_bad: int | None = None
     problems: list[str] = field(default_factory=list)
+    foreign: list[int] = field(default_factory=list)  # a run of linked rows no scheme reproduces
 
     def bad(self, rid: int, what: str, limit: int) -> None:
         self.first_bad = self.first_bad or rid
         if len(self.problems) < limit:
             self.problems.append(f"row {rid}: {what}")
 
+    def end_run(self, limit: int) -> None:
+        """A run of two or more linked rows that verify under neither scheme is one finding (keyed
+        with another key), not one "content does not match" per row."""
+        run, self.foreign = self.foreign, []
+        if len(run) == 1:
+            self.bad(run[0], "content does not match its hash", limit)
+        elif run:
+            self.first_bad = self.first_bad or run[0]
+            if len(self.problems) < limit:
+                self.problems.append(
+                    f"rows {run[0]}-{run[-1]} ({len(run)} rows): keyed elsewhere (with another "
+                    f"installation key): none verifies under {key_file()}"
+                )
 
-def keyed_from(conn) -> int | None:
-    """The first id the chain was keyed from (a meta row written when keying began): rows from
-    there on must be keyed even when none is (a whole chain re-hashed without the key)."""
-    try:
-        r = conn.execute("SELECT value FROM meta WHERE key = ?", (KEYED_FROM,)).fetchone()
-        return int(r[0]) if r else None
-    except (ValueError, TypeError, Exception):  # noqa: BLE001 - a damaged row: the anchor still holds
-        return None
 
-
-def walk(conn, hs: Hasher, limit: int = 20, *, allow_keyed: bool = True) -> _Walk:
-    """Every row in id order. Plain rows are accepted only before the first keyed one (a keyed row
-    covers its predecessor's hash, so it pins the unkeyed prefix as it was when keying began)."""
+def walk(conn, hs: Hasher, limit: int = 20, *, allow_keyed: bool = True, since=_META) -> _Walk:
+    """Every row in chain order. Plain rows are accepted only before the first keyed one (a keyed
+    row covers its predecessor's hash, so it pins the unkeyed prefix as it was when keying began)
+    and before `since`, where keying began (the anchor's record when there is one)."""
     w = _Walk()
-    since = keyed_from(conn) if allow_keyed else None
-    for r in conn.execute("SELECT * FROM audit ORDER BY id"):
+    if not allow_keyed:
+        since = None
+    elif since is _META:
+        since = keyed_from(conn)
+    pos = position_column(conn)
+    for r in conn.execute(f"SELECT * FROM audit ORDER BY {pos}"):
         w.n += 1
-        rid = r["id"]
-        if rid < w.last_id + 1:
+        rid, at = r["id"], r[pos]
+        linked = True
+        if at is None or at < w.last_pos + 1 or rid <= w.last_id:
+            w.end_run(limit)
             w.bad(rid, "an id outside the sequence (inserted)", limit)
-        elif rid > w.last_id + 1:
-            lo, hi = w.last_id + 1, rid - 1
-            gone = f"rows {lo}-{hi} are" if hi > lo else f"row {lo} is"
+            linked = False
+        elif at > w.last_pos + 1:
+            w.end_run(limit)
+            lo, hi = w.last_pos + 1, at - 1
+            gone = f"positions {lo}-{hi} are" if hi > lo else f"position {lo} is"
+            if pos == "id":
+                gone = gone.replace("positions", "rows").replace("position", "row")
             w.bad(rid, f"link does not match the row before it ({gone} missing: deleted)", limit)
+            linked = False
         elif r["prev_hash"] != w.last_hash:
+            w.end_run(limit)
             w.links_ok = False
             w.bad(rid, "link does not match the row before it", limit)
+            linked = False
         scheme = hs.scheme(r)
         if scheme == KEYED and allow_keyed:
+            w.end_run(limit)
             w.keyed += 1
         elif scheme == PLAIN and not w.keyed and (since is None or rid < since):
+            w.end_run(limit)
             w.plain += 1
+        elif scheme is None and linked:
+            w.foreign.append(rid)
         else:
+            w.end_run(limit)
             w.bad(
                 rid,
                 "content does not match its hash"
@@ -87,24 +128,65 @@ def walk(conn, hs: Hasher, limit: int = 20, *, allow_keyed: bool = True) -> _Wal
                 else "an unkeyed hash in a keyed chain (re-hashed without the key)",
                 limit,
             )
-        w.last_id, w.last_hash = rid, r["hash"]
+        w.last_id, w.last_pos, w.last_hash = rid, at if at is not None else w.last_pos, r["hash"]
+    w.end_run(limit)
     return w
 
 
-def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk) -> None:
+@dataclass
+class _View:
+    """The anchor a chain is held against, and what decided it."""
+
+    dbid: str = ""
+    rec: dict | None = None
+    file: str = ""
+    changed_from: str | None = None  # the id this place was anchored under, when it changed
+    place: str = ""
+    error: str = ""
+    elsewhere: bool = False
+
+
+def _view(conn) -> _View:
+    v = _View()
     try:
-        dbid, rec = read_anchor(conn)
+        v.dbid, v.rec = read_anchor(conn)
+        v.file = str(anchors_dir() / f"{v.dbid}.json")
+        pl = read_place(conn)
+        old = pl.changed_from(v.dbid) if pl else None
+        if pl is not None and old is not None:
+            v.changed_from, v.place = old, pl.place
+            v.file = str(anchors_dir() / f"{old}.json")
+            v.rec = anchor_of(old)  # the chain is held against the anchor made for this place
+    except KeyedElsewhere as exc:
+        v.error, v.elsewhere = str(exc), True
     except AnchorError as exc:
-        chk.anchor, chk.anchor_detail = "unreadable", f"{exc}: a truncated tail cannot be ruled out"
+        v.error = f"{exc}: a truncated tail cannot be ruled out"
+    return v
+
+
+def _since(conn, v: _View):
+    if v.rec is not None and int(v.rec.get("version") or 1) >= 2:
+        return v.rec.get("keyed_from")
+    return _META
+
+
+def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk, v: _View) -> None:
+    if v.error:
+        chk.anchor = "keyed-elsewhere" if v.elsewhere else "unreadable"
+        chk.anchor_detail = v.error
         return
+    rec = v.rec
+    if v.changed_from is not None:
+        chk.anchor = "identity-changed"
+        chk.anchor_detail = (
+            f"this database's identity changed: {v.place} was anchored as database {v.changed_from} "
+            f"({v.file}{', row ' + str(rec['last_id']) if rec else ''}) and now says {v.dbid}"
+        )
     if rec is None:
-        if w.n:
+        if w.n and v.changed_from is None:
             chk.anchor = "missing"
-            chk.anchor_detail = (
-                f"no head anchor for this database ({anchors_dir() / (dbid + '.json')}): "
-                "a truncated tail cannot be ruled out"
-            )
-            for other in others_for_path(conn, dbid)[:3]:
+            chk.anchor_detail = f"no head anchor for this database ({v.file}): a truncated tail cannot be ruled out"
+            for other in others_for_path(conn, v.dbid)[:3]:
                 chk.anchor_detail += (
                     f"; an anchor for this path exists under database id "
                     f"{other.get('database_id')} (row {other['last_id']}): another "
@@ -112,34 +194,49 @@ def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk) -> None:
                 )
         return
     a_id = rec["last_id"]
-    chk.anchor_file = str(anchors_dir() / f"{dbid}.json")
+    chk.anchor_file = v.file
     chk.anchored = [a_id, rec["last_hash"], rec.get("rows")]
     when = f"anchored at row {a_id} on {iso(float(rec.get('anchored_at') or 0))}"
+    if int(rec.get("version") or 1) >= 2 and keyed_from(conn) != rec.get("keyed_from"):
+        what = keyed_from(conn)
+        chk.problems.append(
+            f"the audit_keyed_from row {'is missing' if what is None else f'says {what}'} but the anchor "
+            f"records the chain as keyed from row {rec.get('keyed_from')}: it was changed or deleted"
+        )
     if a_id > w.last_id:
         chk.anchor, chk.truncated_after = "truncated", w.last_id
-        chk.anchor_detail = f"the audit log was truncated after row {w.last_id} ({when})"
+        chk.anchor_detail = _join(chk, f"the audit log was truncated after row {w.last_id} ({when})")
         return
     row = conn.execute("SELECT * FROM audit WHERE id = ?", (a_id,)).fetchone()
     if row is not None and row["hash"] == rec["last_hash"]:
-        chk.anchor = "ok" if a_id == w.last_id else "behind"
-        chk.anchor_detail = when + ("" if a_id == w.last_id else f"; {w.last_id - a_id} rows after it")
+        if v.changed_from is None:
+            chk.anchor = "ok" if a_id == w.last_id else "behind"
+            chk.anchor_detail = when + ("" if a_id == w.last_id else f"; {w.last_id - a_id} rows after it")
     elif follows(hs, rec, row) and not w.problems and w.keyed:
-        chk.anchor, chk.anchor_detail = "rewritten", f"{when}; re-linked since by a forget's redaction"
+        if v.changed_from is None:
+            chk.anchor, chk.anchor_detail = "rewritten", f"{when}; re-linked since by a forget's redaction"
     else:
         chk.anchor = "replaced" if row is not None else "truncated"
         chk.truncated_after = a_id - 1 if row is None else None
-        chk.anchor_detail = (
+        chk.anchor_detail = _join(
+            chk,
             f"audit row {a_id} is {'missing' if row is None else 'not the row anchored'}"
-            f" ({when}): the log was truncated or replaced"
+            f" ({when}): the log was truncated or replaced",
         )
+
+
+def _join(chk: ChainCheck, detail: str) -> str:
+    return f"{chk.anchor_detail}; {detail}" if chk.anchor == "identity-changed" and chk.anchor_detail else detail
 
 
 def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
     """Recompute every row's hash and link; compare the head with its anchor. A changed, inserted
-    or deleted row, or a truncated tail, shows as a failure. (Forget's redaction re-chains on
-    purpose, under the key, and says so in its own audit row.)"""
+    or deleted row, a truncated tail, a chain re-hashed without the key, a deleted keyed-from row
+    or a changed database identity shows as a failure. (Forget's redaction re-chains on purpose,
+    under the key, and says so in its own audit row.)"""
     hs = hasher()
-    w = walk(conn, hs, limit_problems)
+    v = _view(conn)
+    w = walk(conn, hs, limit_problems, since=_since(conn, v))
     chk = ChainCheck(
         not w.problems,
         w.n,
@@ -149,33 +246,33 @@ def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
         legacy_rows=w.plain,
         head_id=w.last_id,
     )
-    _anchor(conn, hs, chk, w)
-    if chk.anchor in ("truncated", "replaced"):
+    _anchor(conn, hs, chk, w, v)
+    if chk.anchor in ("truncated", "replaced", "identity-changed", "keyed-elsewhere"):
         chk.ok = False
+    if chk.anchored and chk.anchor in ("truncated", "replaced"):
         a_id, a_hash, a_rows = chk.anchored
         chk.problems.append(
             f"anchor: {chk.anchor_file} records row {a_id} (hash {a_hash[:16]}..., "
             f"{a_rows} rows); the log now ends at row {w.last_id} ({w.n} rows)"
         )
+    if chk.anchor in ("identity-changed", "keyed-elsewhere"):
+        chk.problems.insert(0, chk.anchor_detail)
+    chk.ok = chk.ok and not chk.problems
     kind = (
         ("keyed" if not w.plain else f"keyed; the first {w.plain} unkeyed from an older version")
         if w.keyed
         else ("unkeyed sha256 from an older version: keyed on the next write" if w.plain else "")
     )
-    if w.problems and not w.keyed and not w.plain and w.links_ok and w.n > 1:
-        chk.problems.insert(
-            0,
-            f"no row verifies under this installation's key ({key_file()}): the "
-            "chain was keyed elsewhere (a moved database or a new key file) or rewritten",
-        )
     if chk.ok:
         chk.message = f"audit chain intact ({w.n} rows{', ' + kind if kind else ''})"
         if chk.anchor_detail:
             chk.message += f"; {chk.anchor_detail}"
+    elif chk.anchor in ("identity-changed", "keyed-elsewhere"):
+        chk.message = chk.anchor_detail
     elif w.first_bad is not None:
         chk.message = f"audit chain broken at row {w.first_bad}"
         if chk.anchor in ("truncated", "replaced"):
             chk.message += f"; {chk.anchor_detail}"
     else:
-        chk.message = chk.anchor_detail
+        chk.message = chk.anchor_detail or (chk.problems[0] if chk.problems else "")
     return chk

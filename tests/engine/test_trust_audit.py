@@ -265,7 +265,12 @@ def test_a_hostile_database_id_never_names_a_path(eng, bad):
     "rewrites SQLite's own rows (sqlite_sequence, INSERT OR REPLACE, a second sqlite3 connection on the file)"
 )
 def test_a_changed_database_id_is_named_when_its_anchor_goes_missing(eng):
+    # Was: reported as a "missing" anchor with the chain still "intact" (issue 22: the id row is
+    # the writer's data); now the place record names the old anchor and the check fails.
     _add(eng, 3)
+    with eng.store.reading() as c:
+        old = database_id(c)
     eng.store.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('database_id', 'forged0id')")
     chk = eng.audit.verify()
-    assert chk.anchor == "missing" and "this one's id was changed" in chk.message, chk.message
+    assert not chk.ok and chk.anchor == "identity-changed", chk.message
+    assert f"anchored as database {old}" in chk.message and "now says forged0id" in chk.message

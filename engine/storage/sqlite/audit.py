@@ -1,9 +1,10 @@
-"""SQLite's side of the audit head anchor: the file a connection has open (`PRAGMA
-database_list`), which an anchor records beside the database id and falls back on for a file
-without an id row. PostgreSQL has no file: its anchors go by the database id alone."""
+"""SQLite's side of the audit chain: the file a connection has open (`PRAGMA database_list`), which
+an anchor records beside the database id, and its place (the absolute path) and instance (device
+and inode: a file made anew at that path is another database; a writer of its bytes keeps them)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 
@@ -13,3 +14,14 @@ def database_path(conn: Any) -> str:
         if row[1] == "main":
             return str(row[2] or "")
     return ""
+
+
+def database_place(conn: Any) -> tuple[str, str] | None:
+    path = database_path(conn)
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return os.path.abspath(path), f"{st.st_dev}:{st.st_ino}"

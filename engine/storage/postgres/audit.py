@@ -1,0 +1,20 @@
+"""PostgreSQL's side of the audit chain: a server database's place (server address, port and
+database name) and instance (the database's oid: a database dropped and created again under that
+name is another one; a writer of its rows cannot change it). The chain's position column (`seq`)
+and the trigger that assigns it inside the writing transaction are in schema.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PLACE_SQL = (
+    "SELECT coalesce(host(inet_server_addr()), 'local'), current_setting('port'), current_database(),"
+    " (SELECT oid FROM pg_database WHERE datname = current_database())::text"
+)
+
+
+def database_place(conn: Any) -> tuple[str, str] | None:
+    row = conn.execute(PLACE_SQL).fetchone()
+    if row is None:
+        return None
+    return f"postgresql://{row[0]}:{row[1]}/{row[2]}", str(row[3])

@@ -39,3 +39,15 @@ def position_column(conn: Any) -> str:
     a rolled-back insert gives its id back); `seq` on PostgreSQL, assigned inside the writing
     transaction (a sequence value is taken at insert, so a rolled-back insert leaves an id gap)."""
     return "seq" if _on_postgres(conn) else "id"
+
+
+CHAIN_LOCK = int.from_bytes(b"MCau", "big")  # the audit chain's own transaction lock on PostgreSQL
+
+
+def lock_chain(conn: Any) -> None:
+    """Hold the chain's head for the rest of the writing transaction: the next append reads the
+    head this one commits. SQLite's writer already holds the whole file (BEGIN IMMEDIATE); on
+    PostgreSQL a transaction-level advisory lock, so appends stay ordered even where writes of
+    other rows run concurrently."""
+    if _on_postgres(conn):
+        conn.execute(f"SELECT pg_advisory_xact_lock({CHAIN_LOCK})").fetchone()

@@ -68,7 +68,8 @@ class PgDump:
             "SELECT table_name, column_name FROM information_schema.columns"
             " WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position"
         ).fetchall():
-            cols.setdefault(table, []).append(col)
+            if col not in schema.PG_ONLY_COLUMNS.get(table, ()):  # derived here (the chain's position)
+                cols.setdefault(table, []).append(col)
         keys: dict[str, list[str]] = {}
         for table, col in raw.execute(
             "SELECT k.table_name, k.column_name FROM information_schema.table_constraints c"

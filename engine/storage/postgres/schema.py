@@ -21,6 +21,7 @@ __all__ = [
     "GENERATION",
     "KEYWORD_SOURCES",
     "OURS",
+    "PG_ONLY_COLUMNS",
     "TRIGGER_NAMES",
     "create_statements",
     "pg_table",
@@ -79,6 +80,26 @@ _EXTRA_TABLES = (
     "CREATE TABLE IF NOT EXISTS mc_changes (id integer PRIMARY KEY CHECK (id = 1), n bigint NOT NULL)",
     "INSERT INTO mc_changes(id, n) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
 )
+
+# The audit chain's position (audit.py, engine/audit/verify.py): `seq`, assigned inside the writing
+# transaction by a trigger (every insert path: appends, restores, bulk copies), so the id gap a
+# rolled-back insert leaves (a sequence value is taken at insert, not at commit) is no chain gap.
+# Appends hold the writers' lock (and the chain's own, engine.storage.audit.lock_chain), so
+# max + 1 is the next position; the unique index refuses two rows at one position. Older
+# databases get the column and their rows numbered in id order (the chain's order).
+AUDIT_POSITION = (
+    "ALTER TABLE audit ADD COLUMN IF NOT EXISTS seq bigint",
+    "UPDATE audit a SET seq = b.base + b.n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n,"
+    " (SELECT coalesce(max(seq), 0) FROM audit) AS base FROM audit WHERE seq IS NULL) b WHERE a.id = b.id",
+    "CREATE UNIQUE INDEX IF NOT EXISTS audit_seq ON audit(seq)",
+    "CREATE OR REPLACE FUNCTION audit_position_fn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " IF new.seq IS NULL THEN new.seq := coalesce((SELECT max(seq) FROM audit), 0) + 1; END IF;"
+    " RETURN new; END $$",
+    "DROP TRIGGER IF EXISTS audit_position ON audit",
+    "CREATE TRIGGER audit_position BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION audit_position_fn()",
+)
+# Columns PostgreSQL adds to the shared description: derived here, so never exported.
+PG_ONLY_COLUMNS = {"audit": ("seq",)}
 
 # SQLite functions the services call that PostgreSQL lacks (or has with another meaning).
 FUNCTIONS: tuple[str, ...] = (
@@ -209,13 +230,14 @@ _EXTRA_INDEXES = (
     "CREATE INDEX IF NOT EXISTS memory_vectors_agent ON memory_vectors(agent)",
 )
 EXTRA_TABLE_NAMES = ("fts_terms", "fts_docs", "fts_pending", "memory_vectors", "mc_changes")
-EXTRA_INDEX_NAMES = ("fts_terms_doc", "memory_vectors_hnsw", "memory_vectors_agent")
+EXTRA_INDEX_NAMES = ("fts_terms_doc", "memory_vectors_hnsw", "memory_vectors_agent", "audit_seq")
 TRIGGER_NAMES = (
     *(f"{src}_fts_{op}" for src in KEYWORD_SOURCES for op in ("aiu", "ad")),
     "memory_vectors_meta",
     "memories_vlog_au",
     "memories_vlog_ad",
     "memories_vlog_text",
+    "audit_position",
 )
 
 
@@ -224,6 +246,7 @@ def create_statements() -> list[str]:
     return (
         [pg_table(t) for t in TABLES]
         + list(_EXTRA_TABLES)
+        + list(AUDIT_POSITION)
         + list(FUNCTIONS)
         + _indexes()
         + list(_EXTRA_INDEXES)

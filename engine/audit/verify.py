@@ -197,36 +197,39 @@ def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk, v: _View) -> None:
     chk.anchor_file = v.file
     chk.anchored = [a_id, rec["last_hash"], rec.get("rows")]
     when = f"anchored at row {a_id} on {iso(float(rec.get('anchored_at') or 0))}"
+    state, detail = "", ""
+    if a_id > w.last_id:
+        state, chk.truncated_after = "truncated", w.last_id
+        detail = f"the audit log was truncated after row {w.last_id} ({when})"
+    else:
+        row = conn.execute("SELECT * FROM audit WHERE id = ?", (a_id,)).fetchone()
+        if row is not None and row["hash"] == rec["last_hash"]:
+            state = "ok" if a_id == w.last_id else "behind"
+            detail = when + ("" if a_id == w.last_id else f"; {w.last_id - a_id} rows after it")
+        elif follows(hs, rec, row) and not w.problems and w.keyed:
+            state, detail = "rewritten", f"{when}; re-linked since by a forget's redaction"
+        else:
+            state = "replaced" if row is not None else "truncated"
+            chk.truncated_after = a_id - 1 if row is None else None
+            detail = (
+                f"audit row {a_id} is {'missing' if row is None else 'not the row anchored'}"
+                f" ({when}): the log was truncated or replaced"
+            )
+    if state in ("truncated", "replaced"):
+        chk.problems.append(
+            f"anchor: {v.file} records row {a_id} (hash {rec['last_hash'][:16]}..., "
+            f"{rec.get('rows')} rows); the log now ends at row {w.last_id} ({w.n} rows)"
+        )
+    if v.changed_from is None:
+        chk.anchor, chk.anchor_detail = state, detail
+    elif state in ("truncated", "replaced"):  # the identity line leads; then what befell the chain
+        chk.anchor_detail += f"; {detail}"
     if int(rec.get("version") or 1) >= 2 and keyed_from(conn) != rec.get("keyed_from"):
         what = keyed_from(conn)
         chk.problems.append(
             f"the audit_keyed_from row {'is missing' if what is None else f'says {what}'} but the anchor "
             f"records the chain as keyed from row {rec.get('keyed_from')}: it was changed or deleted"
         )
-    if a_id > w.last_id:
-        chk.anchor, chk.truncated_after = "truncated", w.last_id
-        chk.anchor_detail = _join(chk, f"the audit log was truncated after row {w.last_id} ({when})")
-        return
-    row = conn.execute("SELECT * FROM audit WHERE id = ?", (a_id,)).fetchone()
-    if row is not None and row["hash"] == rec["last_hash"]:
-        if v.changed_from is None:
-            chk.anchor = "ok" if a_id == w.last_id else "behind"
-            chk.anchor_detail = when + ("" if a_id == w.last_id else f"; {w.last_id - a_id} rows after it")
-    elif follows(hs, rec, row) and not w.problems and w.keyed:
-        if v.changed_from is None:
-            chk.anchor, chk.anchor_detail = "rewritten", f"{when}; re-linked since by a forget's redaction"
-    else:
-        chk.anchor = "replaced" if row is not None else "truncated"
-        chk.truncated_after = a_id - 1 if row is None else None
-        chk.anchor_detail = _join(
-            chk,
-            f"audit row {a_id} is {'missing' if row is None else 'not the row anchored'}"
-            f" ({when}): the log was truncated or replaced",
-        )
-
-
-def _join(chk: ChainCheck, detail: str) -> str:
-    return f"{chk.anchor_detail}; {detail}" if chk.anchor == "identity-changed" and chk.anchor_detail else detail
 
 
 def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
@@ -249,12 +252,6 @@ def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
     _anchor(conn, hs, chk, w, v)
     if chk.anchor in ("truncated", "replaced", "identity-changed", "keyed-elsewhere"):
         chk.ok = False
-    if chk.anchored and chk.anchor in ("truncated", "replaced"):
-        a_id, a_hash, a_rows = chk.anchored
-        chk.problems.append(
-            f"anchor: {chk.anchor_file} records row {a_id} (hash {a_hash[:16]}..., "
-            f"{a_rows} rows); the log now ends at row {w.last_id} ({w.n} rows)"
-        )
     if chk.anchor in ("identity-changed", "keyed-elsewhere"):
         chk.problems.insert(0, chk.anchor_detail)
     chk.ok = chk.ok and not chk.problems
@@ -273,6 +270,8 @@ def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
         chk.message = f"audit chain broken at row {w.first_bad}"
         if chk.anchor in ("truncated", "replaced"):
             chk.message += f"; {chk.anchor_detail}"
+    elif chk.anchor in ("truncated", "replaced", "unreadable"):
+        chk.message = chk.anchor_detail
     else:
-        chk.message = chk.anchor_detail or (chk.problems[0] if chk.problems else "")
+        chk.message = chk.problems[0] if chk.problems else chk.anchor_detail
     return chk

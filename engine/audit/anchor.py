@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import time
+from contextlib import suppress
 from dataclasses import dataclass
 
 from engine.audit.anchor_files import (
@@ -114,10 +115,8 @@ def forget_place(conn) -> None:
     if got is not None:
         with folder(create=False, sub="places") as dfd:
             if dfd is not None:
-                try:
+                with suppress(FileNotFoundError):
                     os.unlink(place_name(got[0]), dir_fd=dfd)
-                except FileNotFoundError:
-                    pass
 
 
 def anchored_here(conn) -> bool:
@@ -184,12 +183,14 @@ def _check_old(conn, hs: Hasher, old: dict, head) -> None:
     a_id = old["last_id"]
     if a_id > head["id"]:
         raise AnchorError(
-            f"the audit log ends at row {head['id']} but is anchored at row {a_id}: it was truncated; the anchor stays"
+            f"the audit log ends at row {head['id']} but is anchored at row {a_id}: it was truncated;"
+            " the anchor stays"
         )
     row = conn.execute("SELECT * FROM audit WHERE id = ?", (a_id,)).fetchone()
     if not follows(hs, old, row):
         raise AnchorError(
-            f"audit row {a_id} is not the row anchored there: the log was truncated or replaced; the anchor stays"
+            f"audit row {a_id} is not the row anchored there: the log was truncated or replaced;"
+            " the anchor stays"
         )
     if old.get("version", 1) >= 2 and keyed_from(conn) != old.get("keyed_from"):
         raise AnchorError(
@@ -215,7 +216,11 @@ def advance(conn, dbid: str, head, hs: Hasher) -> dict:
             head = conn.execute(HEAD_SQL).fetchone() or head
             if old is not None:
                 _check_old(conn, hs, old, head)
-                if old["last_id"] == head["id"] and old["last_hash"] == head["hash"] and old.get("version") == VERSION:
+                if (
+                    old["last_id"] == head["id"]
+                    and old["last_hash"] == head["hash"]
+                    and old.get("version") == VERSION
+                ):
                     _record_place(pl, dbid)
                     return old
                 rows = (

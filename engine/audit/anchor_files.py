@@ -118,7 +118,9 @@ def write_json(dfd: int, name: str, rec: dict) -> None:
 def _mac(rec: dict) -> str:
     body = {k: v for k, v in rec.items() if k != "mac"}
     data = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hmac.new(derived_key("audit-anchor"), data.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+    return hmac.new(
+        derived_key("audit-anchor"), data.encode("utf-8", "surrogatepass"), hashlib.sha256
+    ).hexdigest()
 
 
 def seal(rec: dict) -> dict:
@@ -138,4 +140,9 @@ def check_seal(rec: dict, shown: Path) -> dict:
 def place_name(place: str) -> str:
     """The place record's file name: a keyed hash of the place, so it is found by what only this
     installation can compute, and names no path."""
-    return hmac.new(derived_key("audit-place"), place.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:32] + ".json"
+    return (
+        hmac.new(
+            derived_key("audit-place"), place.encode("utf-8", "surrogatepass"), hashlib.sha256
+        ).hexdigest()[:32]
+        + ".json"
+    )

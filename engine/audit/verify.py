@@ -185,7 +185,9 @@ def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk, v: _View) -> None:
     if rec is None:
         if w.n and v.changed_from is None:
             chk.anchor = "missing"
-            chk.anchor_detail = f"no head anchor for this database ({v.file}): a truncated tail cannot be ruled out"
+            chk.anchor_detail = (
+                f"no head anchor for this database ({v.file}): a truncated tail cannot be ruled out"
+            )
             for other in others_for_path(conn, v.dbid)[:3]:
                 chk.anchor_detail += (
                     f"; an anchor for this path exists under database id "

@@ -8,6 +8,7 @@ left by a rolled-back or killed writer is no gap in the chain."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
-from engine import EngineError, HashEmbedder, open_engine
-from engine import keys
+from engine import EngineError, HashEmbedder, keys, open_engine
 from engine.audit import log as audit
 from engine.audit.anchor import anchors_dir, database_id
 from engine.audit.hashing import GENESIS, KEYED_FROM, row_hash
@@ -36,7 +36,14 @@ def _plain_rechain(conn) -> None:
     prev = GENESIS
     for r in conn.execute("SELECT * FROM audit ORDER BY id").fetchall():
         h = row_hash(
-            prev, r["at"], r["actor"], r["action"], r["target_kind"], r["target_id"], r["reason"], r["summary"]
+            prev,
+            r["at"],
+            r["actor"],
+            r["action"],
+            r["target_kind"],
+            r["target_id"],
+            r["reason"],
+            r["summary"],
         )
         conn.execute("UPDATE audit SET prev_hash = ?, hash = ? WHERE id = ?", (prev, h, r["id"]))
         prev = h
@@ -158,13 +165,7 @@ def test_a_keyed_database_refuses_a_new_key_even_in_an_empty_state_dir(db_path, 
     _add(eng, 2)
     eng.close()
     path = _lose_key(own_state)
-    for f in (anchors_dir() / "places").iterdir():
-        f.unlink()
-    for f in anchors_dir().iterdir():
-        if f.is_file():
-            f.unlink()
-    (anchors_dir() / "places").rmdir()
-    anchors_dir().rmdir()  # the whole state dir gone: the database's keyed chain still says so
+    shutil.rmtree(anchors_dir())  # the whole state dir gone: the database's keyed chain still says so
     with pytest.raises(EngineError, match="is missing; restore it from your backup"):
         open_engine(db_path, embedder=HashEmbedder())
     assert not path.exists()
@@ -247,7 +248,10 @@ def test_agents_killed_mid_write_leave_an_intact_chain(eng, db_path, monkeypatch
         doomed.wait(timeout=60)
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(db_path), str(w), "10"], cwd=ROOT, env=env, stderr=subprocess.PIPE
+            [sys.executable, "-c", WRITER, str(db_path), str(w), "10"],
+            cwd=ROOT,
+            env=env,
+            stderr=subprocess.PIPE,
         )
         for w in range(2)
     ]

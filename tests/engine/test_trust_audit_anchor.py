@@ -197,13 +197,7 @@ def test_a_replaced_key_says_keyed_elsewhere_once(db_path, own_state):
 
 def test_an_id_gap_from_a_rolled_back_write_is_not_a_deleted_row(eng):
     _add(eng, 2)
-
-    def append_then_fail(c):
-        audit.append(c, at=eng.clock.now(), actor="agent", action="probe")
-        raise RuntimeError("the writer dies before commit")
-
-    with pytest.raises(RuntimeError):
-        eng.store.write(append_then_fail)
+    _rolled_back_append(eng)
     _add(eng, 2)
     chk = _checked(eng)
     assert chk.ok and chk.rows == 4 and chk.anchor == "ok", chk.problems
@@ -260,3 +254,39 @@ def test_agents_killed_mid_write_leave_an_intact_chain(eng, db_path, monkeypatch
     chk = _checked(eng)
     assert chk.ok and chk.rows == 21 and chk.anchor in ("ok", "behind"), chk.problems
     assert main(["--db", str(db_path), "audit", "--verify"]) == 0
+
+
+def _rolled_back_append(eng) -> None:
+    def append_then_fail(c):
+        audit.append(c, at=eng.clock.now(), actor="agent", action="probe")
+        raise RuntimeError("the writer dies before commit")
+
+    with pytest.raises(RuntimeError):
+        eng.store.write(append_then_fail)
+
+
+def test_an_older_postgres_database_gets_its_chain_positions(db_path, backend, clock):
+    if backend != "postgres":
+        pytest.skip("the chain's position column is PostgreSQL's (SQLite's ids have no gaps)")
+    eng = open_engine(db_path, embedder=HashEmbedder(), clock=clock)
+    _add(eng, 2)
+    _rolled_back_append(eng)
+    _add(eng, 2)
+    conn = eng.store.conn
+    conn.execute("DROP TRIGGER audit_position ON audit")  # as a version before issue 22 left it
+    conn.execute("ALTER TABLE audit DROP COLUMN seq")
+    conn.execute("UPDATE meta SET value = 'older' WHERE key = 'pg_schema'")
+    eng.close()
+    eng = open_engine(db_path, embedder=HashEmbedder(), clock=clock)  # reconciles: adds, backfills
+    try:
+        assert [r[0] for r in eng.store.conn.execute("SELECT seq FROM audit ORDER BY id").fetchall()] == [
+            1,
+            2,
+            3,
+            4,
+        ]
+        _add(eng, 1)
+        chk = _checked(eng)
+        assert chk.ok and chk.rows == 5, chk.problems
+    finally:
+        eng.close()

@@ -266,8 +266,12 @@ def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
         chk.message = f"audit chain intact ({w.n} rows{', ' + kind if kind else ''})"
         if chk.anchor_detail:
             chk.message += f"; {chk.anchor_detail}"
-    elif chk.anchor in ("identity-changed", "keyed-elsewhere"):
-        chk.message = chk.anchor_detail
+    elif chk.anchor == "identity-changed":  # the detail (place, old anchor) is problems[0]
+        chk.message = (
+            f"audit chain not trusted: this database's identity changed from {v.changed_from} to {v.dbid}"
+        )
+    elif chk.anchor == "keyed-elsewhere":
+        chk.message = f"audit chain keyed elsewhere (with another installation key); this one is {key_file()}"
     elif w.first_bad is not None:
         chk.message = f"audit chain broken at row {w.first_bad}"
         if chk.anchor in ("truncated", "replaced"):

@@ -87,8 +87,12 @@ def test_a_new_database_id_is_reported_as_a_changed_identity_naming_the_old_anch
     for _ in range(2):
         chk = _checked(eng)
         assert not chk.ok and chk.anchor == "identity-changed", chk.message
-        assert f"anchored as database {old}" in chk.message and "now says forged0id" in chk.message
-        assert str(anchors_dir() / f"{old}.json") in chk.message
+        assert chk.message == (
+            f"audit chain not trusted: this database's identity changed from {old} to forged0id"
+        )
+        lead = chk.problems[0]  # the place, and the old anchor named
+        assert f"anchored as database {old}" in lead and "now says forged0id" in lead
+        assert str(anchors_dir() / f"{old}.json") in lead
         assert any("re-hashed without the key" in p for p in chk.problems), chk.problems
         _add(eng, 1)  # an ordinary write neither re-keys the forgery nor anchors the new id
     assert not (anchors_dir() / "forged0id.json").exists()

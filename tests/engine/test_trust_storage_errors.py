@@ -82,6 +82,13 @@ def test_a_read_only_location_says_so_in_one_line(shared_dir, where):
     state = shared_dir / "state"
     state.mkdir(mode=0o777)
     state.chmod(0o777)
+    # The other user is an installation of its own, with its own key: since issue 22 a database
+    # keyed elsewhere is refused outright where the key is missing (never a key made anew).
+    key = state / "secret.key"
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o600)
+    if _as_other_user():
+        os.chown(key, 65534, 65534)
     folder = shared_dir / "db"
     folder.mkdir()
     db = folder / "memory.db"

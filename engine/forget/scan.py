@@ -8,7 +8,8 @@ index came out malformed). This file imports only numpy and the standard library
 script (`python -I engine/forget/scan.py`): it holds no connection and no lock, so its opens and
 closes affect nobody.
 
-Protocol: stdin is one JSON line {"files": [...], "short": [hex], "terms": [hex], "term_budget": n,
+Protocol: stdin is one JSON line {"files": [...], "short": [hex], "pieces": [hex], "terms": [hex],
+"term_budget": n,
 "wins": count} followed by count x 12 raw window bytes; stdout is one JSON object {path: hits}.
 Every 8-byte key of a file is hashed in numpy (see positions): a 100 MB database in seconds.
 """
@@ -115,11 +116,39 @@ def _standalone(data: bytes, term: bytes) -> int:
     return n
 
 
+def _kind(b: int) -> int:
+    """0 punctuation or space, 1 a digit, 2 a letter (ASCII, or any byte of a non-ASCII character)."""
+    return 1 if 0x30 <= b <= 0x39 else 2 if (b >= 0x80 or 0x61 <= (b | 0x20) <= 0x7A) else 0
+
+
+def bounded(data: bytes, piece: bytes) -> int:
+    """Occurrences of a short piece (a PIN, a code) that are whole tokens: a piece starting with a
+    digit is not preceded by a digit, one starting with a letter not by a letter (and the same at
+    its end). A letter after a number still counts: in a record "4821" lies right beside the next
+    column's text ("4821semantic"), and "4821" inside "148213" must not."""
+    if not piece:
+        return 0
+    first, last = _kind(piece[0]), _kind(piece[-1])
+    n, i = 0, data.find(piece)
+    while i >= 0:
+        j = i + len(piece)
+        ok_before = i == 0 or not first or _kind(data[i - 1]) != first
+        ok_after = j >= len(data) or not last or _kind(data[j]) != last
+        n += ok_before and ok_after
+        i = data.find(piece, i + 1)
+    return n
+
+
 def scan_bytes(
-    data: bytes, wins: set[bytes], short: set[bytes], terms: set[bytes], term_budget: int = TERM_SCAN_BUDGET
+    data: bytes,
+    wins: set[bytes],
+    short: set[bytes],
+    terms: set[bytes],
+    term_budget: int = TERM_SCAN_BUDGET,
+    pieces: set[bytes] = frozenset(),  # type: ignore[assignment]
 ) -> int:
-    """Occurrences of any target in `data`."""
-    n = sum(data.count(x) for x in short) + find(data, wins)[0]
+    """Occurrences of any target in `data`. Short pieces are always scanned (they are few)."""
+    n = sum(data.count(x) for x in short) + find(data, wins)[0] + sum(bounded(data, x) for x in pieces)
     if len(terms) * max(len(data), 1) <= term_budget:
         n += sum(_standalone(data, x) for x in terms)
     return n
@@ -140,6 +169,7 @@ def scan_files(
     short: set[bytes],
     terms: set[bytes],
     term_budget: int = TERM_SCAN_BUDGET,
+    pieces: set[bytes] | None = None,
 ) -> dict[str, int]:
     """{file: hits}, scanned by a child process (never in the caller's: see the module docstring)."""
     head = (
@@ -147,6 +177,7 @@ def scan_files(
             {
                 "files": [str(f) for f in files],
                 "short": sorted(x.hex() for x in short),
+                "pieces": sorted(x.hex() for x in pieces or ()),
                 "terms": sorted(x.hex() for x in terms),
                 "term_budget": term_budget,
                 "wins": len(wins),
@@ -177,7 +208,8 @@ def main() -> None:
     wins = {blob[i : i + W] for i in range(0, doc["wins"] * W, W)}
     short = {bytes.fromhex(x) for x in doc["short"]}
     terms = {bytes.fromhex(x) for x in doc["terms"]}
-    out = {f: scan_bytes(_read(f), wins, short, terms, doc["term_budget"]) for f in doc["files"]}
+    pieces = {bytes.fromhex(x) for x in doc.get("pieces", [])}
+    out = {f: scan_bytes(_read(f), wins, short, terms, doc["term_budget"], pieces) for f in doc["files"]}
     sys.stdout.write(json.dumps(out))
 
 

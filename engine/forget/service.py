@@ -45,7 +45,7 @@ from engine.forget.types import (
     Verification,
 )
 from engine.forget.verify import (
-    MIN_WHOLE,
+    MIN_PIECE,
     redact_reports,
     targets,
 )
@@ -227,6 +227,12 @@ class Forget:
         return pv if preview else self.execute(req.id)
 
     # -- verify ----------------------------------------------------------------------------------------
+    def generation(self) -> int:
+        """How many forget cases have been executed: a cache of recalled text built at another
+        generation may hold what a forget removed since (the Hermes provider's prefetch)."""
+        row = self.store.read_one("SELECT count(*) FROM forget_requests WHERE executed_at IS NOT NULL")
+        return int(row[0]) if row else 0
+
     def is_forgotten(self, kind: str, *, ident: str | None = None, text: str | None = None) -> bool:
         """Would an import skip this? True if a tombstone of `kind` ('session', 'message',
         'memory', 'rule', 'flow') matches the source identity or the content. For writers that
@@ -258,14 +264,14 @@ class Forget:
         else:
             truncated = eraser.truncate_log(CHECKPOINT_TRIES, CHECKPOINT_PAUSE)
             with self.store.reading() as conn, eraser.tolerant(conn):
-                tg = targets(lambda: eraser.live_texts(conn, MIN_WHOLE), texts or [], strict)
+                tg = targets(lambda: eraser.live_texts(conn, MIN_PIECE), texts or [], strict)
             paths = eraser.files() + reports
-            found = (scan_files(paths, tg.wins, tg.short, tg.terms) if (tg.wins or tg.short or tg.terms)
+            found = (scan_files(paths, tg.wins, tg.short, tg.terms, pieces=tg.pieces) if tg.count
                      else {str(p): 0 for p in paths})  # fmt: skip
             files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
             residue = sum(files.values())
-            searched, skipped = len(tg.wins) + len(tg.short) + len(tg.terms), tg.skipped
-            levels = file_levels(residue, files)
+            searched, skipped = tg.count, tg.skipped
+            levels = file_levels(residue, files, tg.unchecked)
         ver = Verification(req.id, residue, files, len(texts or []) + len(strict), searched, skipped,
                            truncated, levels)  # fmt: skip
         if texts is None:
@@ -275,7 +281,7 @@ class Forget:
 
         # On a server the case records what "verified" covers, level by level (a file database's
         # one level is its files, all of them scanned: its records stay as they were).
-        lines = summary(levels) if isinstance(eraser, ServerEraser) else {}
+        lines = summary(levels) if isinstance(eraser, ServerEraser) or len(levels) > 2 else {}
         counts = {**req.counts, "levels": lines} if lines else req.counts
 
         def write(conn: Any) -> None:

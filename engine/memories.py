@@ -136,8 +136,10 @@ class MemoriesService:
             gone = tombstones.any_forgotten(conn, [n["content"] for n in norm])
             if gone:  # text a forget removed is never remembered again, whatever the door
                 for i in gone:
-                    audit.append(conn, at=now, actor=ctx.actor, action="remember-refused", target_kind="memory",
-                                 reason=reason, summary={"agent": norm[i]["agent"], "why": "forgotten"})  # fmt: skip
+                    audit.append(
+                        conn, at=now, actor=ctx.actor, action="remember-refused", target_kind="memory",
+                        reason=reason, summary={"agent": norm[i]["agent"], "why": "forgotten"},
+                    )  # fmt: skip
                 return None
             results: list[AddResult] = []
             # In-batch dedup: every pair's cosine in one product (a Python loop of np.dot over

@@ -99,8 +99,8 @@ def any_forgotten(conn, texts: list[str]) -> list[int]:
             isinstance(t, str)
             and _norm(t)
             and conn.execute(
-                "SELECT 1 FROM tombstones WHERE target_kind IN ('memory', 'message', 'rule') AND content_hash = ?"
-                " LIMIT 1",
+                "SELECT 1 FROM tombstones WHERE target_kind IN ('memory', 'message', 'rule')"
+                " AND content_hash = ? LIMIT 1",
                 (digest(t),),
             ).fetchone()
         ):

@@ -5,8 +5,9 @@ of 12+ characters contains one), in UTF-8 in every form it may be written (engin
 as given, NFC/NFD/NFKC, lower, upper, case-folded, full-width), and for its words of 6+
 characters (the terms an FTS segment keeps, lower-cased). A piece of 3 to 5 characters (a PIN, a
 code) is looked for as a whole token (scan.bounded); a piece shorter than 3 characters cannot be
-told from other bytes, and verification says "not checked" for it instead of counting it clean. A window or word that live records
-still hold (another memory saying "the user prefers") is not distinctive and is skipped,
+told from other bytes, and verification says "not checked" for it instead of counting it clean.
+A window or word that live records still hold (another memory saying "the user prefers") is not
+distinctive and is skipped,
 except for a forget-by-query's query text, which must occur nowhere. The file scan runs in a
 child process (engine/forget/scan.py says why: this process must never open and close the
 database's files while its connection lives).

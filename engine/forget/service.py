@@ -29,6 +29,7 @@ from engine.audit import log as audit
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
 from engine.errors import InvalidInput, NotFound
+from engine.forget import prints
 from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
 from engine.forget.delete import delete_case
 from engine.forget.levels import file_levels, server_levels, summary
@@ -42,6 +43,7 @@ from engine.forget.types import (
     ForgetPreview,
     ForgetRequest,
     ForgetResult,
+    Level,
     Verification,
 )
 from engine.forget.verify import (
@@ -184,7 +186,7 @@ class Forget:
         try:
             self.store.write(write)
         except BaseException:
-            discard(self.path, token)
+            discard(self.path, token)  # the sealed copy goes: re-verify uses the fingerprints
             raise
         _test_pause("after-commit")
         return self._finish(req.id, verify)
@@ -252,6 +254,8 @@ class Forget:
         eraser = self.store.eraser
         token = req.selected.get("seal")
         held = unseal(self.path, token)
+        if held is None and req.selected.get("prints"):
+            return self._recheck(req)
         texts, strict = held if held else (None, [])
         reports = report_files(self.path)
         if isinstance(eraser, ServerEraser):
@@ -283,9 +287,16 @@ class Forget:
         # one level is its files, all of them scanned: its records stay as they were).
         lines = summary(levels) if isinstance(eraser, ServerEraser) or len(levels) > 2 else {}
         counts = {**req.counts, "levels": lines} if lines else req.counts
+        marks = None
+        if residue == 0 and truncated:  # proven gone: the seal goes, keyed fingerprints stay
+            with self.store.reading() as conn, eraser.tolerant(conn):
+                marks = prints.take(texts, strict, "\n".join(eraser.live_texts(conn, MIN_PIECE)))
 
         def write(conn: Any) -> None:
             status = "verified" if residue == 0 and truncated else "executed"
+            if marks is not None:
+                conn.execute("UPDATE forget_requests SET selected = ? WHERE id = ?",
+                             (json.dumps({**req.selected, "prints": marks}), req.id))  # fmt: skip
             conn.execute("UPDATE forget_requests SET residue = ?, status = ?, verified_at = ?, counts = ?"
                          " WHERE id = ?", (residue, status, now if status == "verified" else None,
                                            json.dumps(counts), req.id))  # fmt: skip
@@ -297,10 +308,34 @@ class Forget:
 
         self.store.write(write)
         if residue == 0 and truncated:
-            discard(self.path, token)  # proven gone: the sealed copy goes too
+            discard(self.path, token)
         if not isinstance(eraser, ServerEraser):  # the verify's own write grew the WAL again
             eraser.truncate_log(1, CHECKPOINT_PAUSE)
         return ver
+
+    def _recheck(self, req: ForgetRequest) -> Verification:
+        """A verified case whose sealed text is gone: its keyed fingerprints (forget/prints.py) slid
+        over every live row. Text that came back is reported and the case's residue recorded."""
+        eraser = self.store.eraser
+        marks = req.selected["prints"]
+        with self.store.reading() as conn, eraser.tolerant(conn):
+            hits = prints.recurrences(marks, eraser.live_texts(conn, 1))
+        searched = sum(len(v) for v in marks.values())
+        levels = [
+            Level("recurrence", True, hits, {"live rows": hits} if hits else {},
+                  f"{searched} keyed fingerprints of the forgotten text slid over every live row"),
+            Level("files", False, 0, {}, "not checked: the sealed text is gone, so no byte scan of files"),
+        ]  # fmt: skip
+        now, actor = self.ctx.clock.now(), self.ctx.actor
+
+        def write(conn: Any) -> None:
+            conn.execute("UPDATE forget_requests SET residue = ? WHERE id = ?", (hits, req.id))
+            audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
+                         target_id=req.id,
+                         summary={"recurrence": hits, "fingerprints": searched})  # fmt: skip
+
+        self.store.write(write)
+        return Verification(req.id, hits, {}, 0, searched, 0, True, levels)
 
 
 def _shown(db_path: Path, f: Path) -> str:

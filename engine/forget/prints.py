@@ -19,10 +19,10 @@ from collections.abc import Iterable
 
 from engine.forget.fold import fold
 from engine.forget.scan import W
+from engine.forget.verify import MIN_PIECE, token_at
 from engine.keys import derived_key
 
 STRIDE = 6  # windows kept at every 6th offset: a recurrence of W + STRIDE - 1 = 17 chars is seen
-MIN_PIECE = 3  # as engine/forget/verify.py: shorter pieces cannot be told from other text
 
 
 def _mark(key: bytes, text: str) -> str:
@@ -58,18 +58,8 @@ def recurrences(prints: dict[str, list[str]], live: Iterable[str]) -> int:
         f = " ".join(fold(text).split())
         for n, marks in sizes.items():
             for i in range(len(f) - n + 1):
-                if n < W and not _whole(f, i, n):
+                if n < W and not token_at(f, i, n):
                     continue
                 if _mark(key, f[i : i + n]) in marks:
                     hits += 1
     return hits
-
-
-def _whole(f: str, i: int, n: int) -> bool:
-    """A short text counts only where it is not glued to more of the same (digits or letters)."""
-
-    def kind(c: str) -> int:
-        return 1 if c.isdigit() else 2 if c.isalpha() else 0
-
-    a, b = kind(f[i]), kind(f[i + n - 1])
-    return (i == 0 or not a or kind(f[i - 1]) != a) and (i + n >= len(f) or not b or kind(f[i + n]) != b)

@@ -125,18 +125,39 @@ def bounded(data: bytes, piece: bytes) -> int:
     """Occurrences of a short piece (a PIN, a code) that are whole tokens: a piece starting with a
     digit is not preceded by a digit, one starting with a letter not by a letter (and the same at
     its end). A letter after a number still counts: in a record "4821" lies right beside the next
-    column's text ("4821semantic"), and "4821" inside "148213" must not."""
+    column's text ("4821semantic"), and "4821" inside "148213" must not; nor inside a hash."""
     if not piece:
         return 0
-    first, last = _kind(piece[0]), _kind(piece[-1])
     n, i = 0, data.find(piece)
     while i >= 0:
-        j = i + len(piece)
-        ok_before = i == 0 or not first or _kind(data[i - 1]) != first
-        ok_after = j >= len(data) or not last or _kind(data[j]) != last
-        n += ok_before and ok_after
+        n += bounded_at(data, i, len(piece))
         i = data.find(piece, i + 1)
     return n
+
+
+def bounded_at(data: bytes, i: int, size: int) -> bool:
+    """Is data[i:i+size] a whole token (see `bounded`)?"""
+    j = i + size
+    first, last = _kind(data[i]), _kind(data[j - 1])
+    ok_before = i == 0 or not first or _kind(data[i - 1]) != first
+    ok_after = j >= len(data) or not last or _kind(data[j]) != last
+    hexy = all(c in _HEX for c in data[i:j])
+    return ok_before and ok_after and not (hexy and _in_hex_run(data, i, j))
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+HEX_RUN = 8  # a piece inside this many hex digits is part of a hash or an id, not the piece
+
+
+def _in_hex_run(data: bytes, i: int, j: int) -> bool:
+    """Is data[i:j] inside a run of HEX_RUN+ hex digits (the keyed hashes, ids and audit chain
+    every database holds: "4821" in "9f4821ab0c..." is not a PIN)?"""
+    a, b = i, j
+    while a > 0 and data[a - 1] in _HEX and b - a < HEX_RUN:
+        a -= 1
+    while b < len(data) and data[b] in _HEX and b - a < HEX_RUN:
+        b += 1
+    return b - a >= HEX_RUN
 
 
 def scan_bytes(

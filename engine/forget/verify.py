@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.forget.fold import fold, fold_map, forms
-from engine.forget.scan import W, bounded, find, positions
+from engine.forget.scan import HEX_RUN, W, bounded, bounded_at, find, positions
 
 MIN_WHOLE = 6  # shorter texts are looked for as whole tokens only (a substring would hit anything)
 MIN_PIECE = 3  # shorter pieces ("42", initials) cannot be scanned without false hits: said so
@@ -150,16 +150,11 @@ def char_windows(texts: list[str]) -> Secrets:
     return sec
 
 
-def _token_at(hay: str, j: int, n: int) -> bool:
-    """Is hay[j:j+n] a whole token (scan.bounded's rule, on characters)?"""
-
-    def kind(c: str) -> int:
-        return 1 if c.isdigit() else 2 if c.isalpha() else 0
-
-    a, b = kind(hay[j]), kind(hay[j + n - 1])
-    return (j == 0 or not a or kind(hay[j - 1]) != a) and (
-        j + n >= len(hay) or not b or kind(hay[j + n]) != b
-    )
+def token_at(hay: str, j: int, n: int) -> bool:
+    """Is hay[j:j+n] a whole token (scan.bounded's rule, on the text's UTF-8)?"""
+    start = max(0, j - HEX_RUN)
+    before = encoded(hay[start:j])
+    return bounded_at(encoded(hay[start : j + n + HEX_RUN]), len(before), len(encoded(hay[j : j + n])))
 
 
 def redact(text: str, sec: Secrets) -> str:
@@ -184,7 +179,7 @@ def redact(text: str, sec: Secrets) -> str:
     for s in sec.short | sec.pieces:
         j = hay.find(s)
         while j >= 0:
-            if s in sec.short or _token_at(hay, j, len(s)):
+            if s in sec.short or token_at(hay, j, len(s)):
                 mark(j, len(s))
                 hit = True
             j = hay.find(s, j + 1)

@@ -152,13 +152,24 @@ def test_hermes_prefetch_and_session_notes_never_bring_forgotten_text_back(tmp_p
 
 
 # -- re-verify after the seal is gone --------------------------------------------------------------------
-def test_reverify_after_the_seal_is_gone_reports_text_that_came_back(eng, db_path, backend):
+@pytest.fixture
+def quiet_eng(db_path, clock):
+    """On PostgreSQL, without the host-files level (its WAL keeps the text until recycled, so a
+    case there stays `executed`): the logical level alone lets the case reach `verified`."""
+    from engine.config import ForgetSettings, Settings
+
+    e = open_engine(db_path, embedder=HashEmbedder(), clock=clock, actor="tester",
+                    settings=Settings(forget=ForgetSettings(host_files=False)))  # fmt: skip
+    yield e
+    e.close()
+
+
+def test_reverify_after_the_seal_is_gone_reports_text_that_came_back(quiet_eng):
+    eng = quiet_eng
     secret = "The vault on Rosenweg opens with the phrase amber falcon ninety"
     eng.add_memory(secret, dedup=False)
     eng.add_memory("The quarterly report is due on Friday", dedup=False)
     res = eng.forget.run("query", "amber falcon", "erasure request")
-    if backend == "postgres" and res.status != "verified":
-        pytest.xfail("forget on PostgreSQL (14B): the host-files level finds the text in WAL segments")
     assert res.status == "verified"
     again = eng.forget.verify(res.request_id)
     assert again.residue == 0 and again.levels[0].name == "recurrence" and again.levels[0].checked

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine import tempfiles
 from engine.audit import log as audit
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
@@ -257,7 +258,8 @@ class Forget:
         if held is None and req.selected.get("prints"):
             return self._recheck(req)
         texts, strict = held if held else (None, [])
-        reports = report_files(self.path)
+        # The curator's reports, and any temporary copy a migrate or export left (engine/tempfiles.py).
+        reports = report_files(self.path) + tempfiles.leftovers(home_of(self.path))
         if isinstance(eraser, ServerEraser):
             levels, files, searched, truncated = server_levels(
                 eraser, self.store.reading, texts or [], main_count(self.path, token), strict, reports,

@@ -180,3 +180,66 @@ def test_reverify_after_the_seal_is_gone_reports_text_that_came_back(quiet_eng):
     back = eng.forget.verify(res.request_id)
     assert back.residue > 0 and back.levels[0].residue == back.residue
     assert eng.forget.get(res.request_id).residue == back.residue
+
+
+# -- temporary files of bulk copies -------------------------------------------------------------------
+@pytest.mark.sqlite_only("a killed export of a database file; a server's home is swept by its next copy")
+def test_a_killed_exports_temp_folder_is_private_and_removed_at_next_start(db_path, tmp_path):
+    import os
+    import signal
+    import stat
+    import time
+
+    from tests.engine.test_trust_forget import child
+
+    marker = tmp_path / "exporting"
+    p = child(
+        f"""
+        e = open_engine(DB, embedder=HashEmbedder())
+        e.add_memory("{NAME} signed the lease", dedup=False)
+        def slow(n, total):
+            open({str(marker)!r}, "w").close()
+            time.sleep(120)
+        e.importers.export_jsonl({str(tmp_path / "out.jsonl")!r}, progress=slow)
+        """,
+        db_path,
+    )
+    try:
+        deadline = time.time() + 60
+        while not marker.exists() and p.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), p.stderr.read().decode() if p.poll() is not None else "no marker"
+        left = list((db_path.parent / "tmp").iterdir())
+        assert len(left) == 1 and left[0].name.startswith(f"{p.pid}-")
+        assert stat.S_IMODE(left[0].stat().st_mode) == 0o700
+        assert [stat.S_IMODE(f.stat().st_mode) for f in left[0].iterdir()] == [0o600]
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert list((db_path.parent / "tmp").iterdir()) == left  # kill -9: nothing could remove it
+    assert not (tmp_path / "out.jsonl").exists()
+    open_engine(db_path, embedder=HashEmbedder()).close()  # the next start sweeps it
+    assert list((db_path.parent / "tmp").iterdir()) == []
+
+
+def test_a_forgets_scan_covers_a_temp_copy_it_finds(eng, db_path, backend):
+    import os
+
+    from engine.paths import home_of
+
+    eng.add_memory(f"{NAME} signed the lease on Rosenweg", dedup=False)
+    live = home_of(db_path) / "tmp" / f"{os.getpid()}-deadbeef0000"  # an export still running
+    live.mkdir(parents=True, mode=0o700)
+    (live / "export.jsonl").write_text(json.dumps({"content": f"{NAME} signed the lease on Rosenweg"}))
+    try:
+        res = eng.forget.run("query", NAME, "erasure request")
+        assert res.status == "executed" and res.residue > 0
+        found = {k: v for lv in res.verification.levels for k, v in lv.found.items()}
+        assert any("export.jsonl" in k and v > 0 for k, v in found.items()), res.verification.levels
+    finally:
+        (live / "export.jsonl").unlink()
+        live.rmdir()
+    if backend == "sqlite":  # the copy gone, the case verifies (a server's WAL: see quiet_eng)
+        assert eng.forget.verify(res.request_id).residue == 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from pathlib import Path
 
 import pytest
 
@@ -59,8 +58,8 @@ def test_search_folds_full_width_and_upper_case_queries(eng):
 
 
 def test_the_byte_scan_finds_every_written_form():
-    from engine.forget.verify import byte_windows
     from engine.forget.scan import scan_bytes
+    from engine.forget.verify import byte_windows
 
     wins, short, pieces = byte_windows([f"contract for {NAME} signed"])
     for form in (UPPER, WIDE, DECOMPOSED):

@@ -137,7 +137,7 @@ def test_hermes_prefetch_and_session_notes_never_bring_forgotten_text_back(tmp_p
     p.sync_turn(f"Please email {NAME} the invoice", "done", session_id="s-1")
     p.queue_prefetch("invoice template", session_id="s-1")
     assert p.flush(timeout=60) and p.failures == 0, p.last_error
-    assert NAME in p._prefetched[("s-1", "invoice template")][1]  # cached before the forget
+    assert ("s-1", "invoice template") in p._prefetched  # built and cached before the forget
     with open_engine(db_path, embedder=HashEmbedder(), actor="operator") as op:
         op.forget.run("query", NAME, "erasure request")
     assert NAME not in p.prefetch("invoice template", session_id="s-1")

@@ -18,11 +18,13 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFKC", text).casefold())
 
 
-def fold_map(text: str) -> tuple[str, list[int]]:
-    """`fold(text)` cluster by cluster (a character and its combining marks), with the index in
+def fold_map(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """`fold(text)` cluster by cluster (a character and its combining marks), with the span of
     `text` each folded character came from: a match in the folded text marks the original span."""
+    if text.isascii():  # the common case, one C call: NFKC leaves ASCII alone, casefold is lower
+        return text.lower(), [(i, i + 1) for i in range(len(text))]
     out: list[str] = []
-    where: list[int] = []
+    spans: list[tuple[int, int]] = []
     i = 0
     while i < len(text):
         j = i + 1
@@ -30,9 +32,9 @@ def fold_map(text: str) -> tuple[str, list[int]]:
             j += 1
         f = fold(text[i:j])
         out.append(f)
-        where += [i] * len(f) if j == i + 1 else [min(i + k, j - 1) for k in range(len(f))]
+        spans += [(i, j)] * len(f)
         i = j
-    return "".join(out), where
+    return "".join(out), spans
 
 
 def forms(text: str) -> set[str]:

@@ -168,7 +168,7 @@ def redact(text: str, sec: Secrets) -> str:
     hit = False
 
     def mark(j: int, n: int) -> None:
-        a, b = at[j], at[j + n - 1] + 1
+        a, b = at[j][0], at[j + n - 1][1]
         covered[a:b] = b"\x01" * (b - a)
 
     if len(hay) >= W and sec.wins:

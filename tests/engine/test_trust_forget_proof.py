@@ -101,7 +101,7 @@ def test_a_piece_too_short_to_scan_says_so_in_the_levels(eng):
 
 
 # -- the engine's own processes ------------------------------------------------------------------------
-def test_remember_through_any_door_refuses_tombstoned_text(eng, tmp_path, backend, db_path):
+def test_remember_through_any_door_refuses_tombstoned_text(eng, tmp_path, backend, db_path, capsys):
     text = f"{NAME} lives at Rosenweg 4"
     eng.add_memory(text, dedup=False)
     eng.forget.run("query", NAME, "erasure request")
@@ -121,6 +121,12 @@ def test_remember_through_any_door_refuses_tombstoned_text(eng, tmp_path, backen
         out = json.loads(p.handle_tool_call("remember", {"content": text}))
         p.shutdown()
         assert "not remembered: a forget removed this text" in out["error"], out
+        from console.cli import main  # the command line's `add`
+
+        capsys.readouterr()
+        assert main(["--db", str(db_path), "add", text]) != 0
+        err = capsys.readouterr().err.strip()
+        assert "not remembered: a forget removed this text" in err and "\n" not in err, err
     assert eng.store.read_one("SELECT count(*) FROM memories")[0] == before
 
 

@@ -29,6 +29,14 @@ def _counts(counts: dict) -> str:
 
 
 def _verified(o: dict) -> None:
+    levels = [lv if isinstance(lv, dict) else vars(lv) for lv in o.get("levels") or []]
+    again = [lv for lv in levels if lv.get("name") == "recurrence"]
+    if not o["checked_texts"] and again:
+        click.echo(
+            f"forget request {o['request_id']}: {o['status']}; the sealed texts are gone, re-checked by "
+            f"keyed fingerprints over every live row: recurrence {again[0]['residue']} (must be 0)"
+        )
+        return
     if not o["checked_texts"]:
         click.echo(
             f"forget request {o['request_id']}: {o['status']}; nothing to check against here (the "

@@ -13,6 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine import tempfiles
 from engine.audit.service import AuditLog
 from engine.clock import Clock, SystemClock
 from engine.config import Settings, load_settings
@@ -22,6 +23,7 @@ from engine.lifecycle.decay_pass import Decay
 from engine.lifecycle.flows import Flows
 from engine.lifecycle.rules import Rules
 from engine.memories import MemoriesService
+from engine.paths import home_of
 from engine.retrieval.search import Retrieval
 from engine.retrieval.vectors import VectorIndex
 from engine.sessions import SessionsService
@@ -77,6 +79,8 @@ class MemoryEngine:
             path=store.path if db is None else db,
         )
         self._closed = threading.Event()
+        if db is not None:  # a bulk copy killed with -9 (migrate, export) left its temp folder
+            tempfiles.sweep(home_of(db))  # (a server's home is swept by its next bulk copy)
         # -- services (retrieval, memories, sessions) --
         self.memories = MemoriesService(self.ctx, closing=self._closed)
         self.sessions = SessionsService(self.ctx)

@@ -9,6 +9,10 @@ class InvalidInput(EngineError, ValueError):
     """The caller passed something the engine cannot store or search (a clear message says what)."""
 
 
+class Forgotten(InvalidInput):
+    """A write of text a forget removed: a tombstone matches it, so it is refused (and audited)."""
+
+
 class NotFound(EngineError, LookupError):
     """An id that names nothing."""
 

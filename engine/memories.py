@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.audit import log as audit
-from engine.errors import InvalidInput, NotFound
+from engine.errors import Forgotten, InvalidInput, NotFound
+from engine.forget import tombstones
 from engine.lifecycle.decay import strength_at
 from engine.memory_bulk import MemoryOutcome
 from engine.memory_bulk import apply as apply_bulk
@@ -131,7 +132,15 @@ class MemoriesService:
         if dedup and vecs is not None:  # big batches check duplicates in memory, all at once
             vectors.prepare_batch(len(norm), ctx.settings.search.dedup_matrix_from)
 
-        def write(conn: Any) -> list[AddResult]:
+        def write(conn: Any) -> list[AddResult] | None:
+            gone = tombstones.any_forgotten(conn, [n["content"] for n in norm])
+            if gone:  # text a forget removed is never remembered again, whatever the door
+                for i in gone:
+                    audit.append(
+                        conn, at=now, actor=ctx.actor, action="remember-refused", target_kind="memory",
+                        reason=reason, summary={"agent": norm[i]["agent"], "why": "forgotten"},
+                    )  # fmt: skip
+                return None
             results: list[AddResult] = []
             # In-batch dedup: every pair's cosine in one product (a Python loop of np.dot over
             # the batch's earlier inserts cost ~0.2 ms an item), and the ids inserted so far.
@@ -169,7 +178,10 @@ class MemoriesService:
                 results.append(AddResult(mid, False))
             return results
 
-        return ctx.store.write(write)
+        done = ctx.store.write(write)
+        if done is None:
+            raise Forgotten("not remembered: a forget removed this text (its tombstone matches)")
+        return done
 
     def _find_duplicate(
         self,

@@ -103,7 +103,9 @@ class MemconsoleProvider(MemoryProvider):
         self._high: dict[str, int] = {}  # session -> highest Hermes message id held
         self._known: set[str] = set()
         self._forgotten: set[str] = set()  # sessions a forget removed here: never re-created
-        self._prefetched: dict[tuple[str, str], str] = {}
+        # (session, query) -> (forgets executed when it was built, block): a forget in between
+        # drops it, so a block recalled before a forget never serves the forgotten text after it
+        self._prefetched: dict[tuple[str, str], tuple[int, str]] = {}
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._worker: threading.Thread | None = None
         self._schemas: list[dict[str, Any]] | None = None
@@ -173,14 +175,21 @@ class MemconsoleProvider(MemoryProvider):
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         try:
             cached = self._prefetched.pop((session_id or self.session_id, query), None)
-            return cached if cached is not None else self._recall_block(query)
+            if cached is not None and self.eng is not None and cached[0] == self.eng.forget.generation():
+                return cached[1]
+            return self._recall_block(query)
         except Exception as exc:
             self._failed("prefetch", exc)
             return ""
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
         key = (session_id or self.session_id, query)
-        self._submit(lambda: self._prefetched.__setitem__(key, self._recall_block(query)))
+
+        def build() -> None:
+            gen = self.eng.forget.generation()  # read first: a forget while building invalidates it
+            self._prefetched[key] = (gen, self._recall_block(query))
+
+        self._submit(build)
 
     def _recall_block(self, query: str) -> str:
         """Recall for the query, then the critical rules and rejections, cut to the budget. Plain
@@ -397,18 +406,29 @@ class MemconsoleProvider(MemoryProvider):
             self._high[sid] = int(rows[-1]["id"])
 
     def _note(self, sid: str, what: str, messages: list[dict[str, Any]]) -> None:
-        """What the session did, as one episodic memory tied to it."""
+        """What the session did, as one episodic memory tied to it. Hermes still holds the turns a
+        forget removed: a last request that was forgotten is left out of the note, and a note the
+        tombstones refuse is not written."""
+        from engine.errors import Forgotten
+
         if not sid or self._gone(sid):
             return
         self._ensure_session(sid)
         users = [m for m in messages if m.get("role") == "user"]
         tools = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
-        last = str(users[-1].get("content") or "")[:300] if users else ""
+        last = str(users[-1].get("content") or "") if users else ""
+        if last and any(self.eng.forget.is_forgotten(k, text=last) for k in ("message", "memory")):
+            last = ""
+        last = last[:300]
         text = (
             f"Hermes session {sid} ({self.source or 'unknown platform'}) {what} after "
             f"{len(messages)} messages ({len(users)} from the user, {tools} tool calls)."
             + (f" Last request: {last}" if last else "")
         )
+        with contextlib.suppress(Forgotten):  # refused and audited by the engine
+            self._add_note(text, sid, what)
+
+    def _add_note(self, text: str, sid: str, what: str) -> None:
         self.eng.memories.add_ex(
             text,
             kind="episodic",

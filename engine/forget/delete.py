@@ -76,7 +76,7 @@ def delete_case(
 def redact_audit(conn: Any, texts: list[str]) -> int:
     """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
     sec = char_windows(texts)
-    if not sec.wins and not sec.short:
+    if not sec:
         return 0
     changes: dict[int, tuple[str, str]] = {}
     rows = conn.execute("SELECT id, reason, summary FROM audit ORDER BY id").fetchall()

@@ -24,7 +24,7 @@ from typing import Any
 
 from engine.forget.scan import scan_files
 from engine.forget.types import Level
-from engine.forget.verify import MIN_WHOLE, targets
+from engine.forget.verify import MIN_PIECE, MIN_WHOLE, targets
 from engine.storage.reach import ServerEraser
 
 
@@ -46,7 +46,7 @@ def server_levels(
     wholes = [t for t in texts[:main] + strict if len(t.strip()) >= MIN_WHOLE]
     with reading() as conn:
         hits = eraser.logical_hits(conn, wholes)
-        tg = targets(lambda: eraser.live_texts(conn, MIN_WHOLE), texts, strict)
+        tg = targets(lambda: eraser.live_texts(conn, MIN_PIECE), texts, strict)
     levels = [
         Level("logical", True, sum(hits.values()), hits,
               f"{len(wholes)} texts looked for whole in every text column of memconsole's tables and "
@@ -55,8 +55,9 @@ def server_levels(
     reach = eraser.reach()
     groups = eraser.host_files() if host and reach.on_host and settled.checkpointed else {}
     scan = [p for g in groups.values() for p in g] + reports
-    searched = len(tg.wins) + len(tg.short) + len(tg.terms)
-    found = scan_files(scan, tg.wins, tg.short, tg.terms) if searched else {str(p): 0 for p in scan}
+    searched = tg.count
+    found = (scan_files(scan, tg.wins, tg.short, tg.terms, pieces=tg.pieces) if searched
+             else {str(p): 0 for p in scan})  # fmt: skip
     rep = {p.name if p.parent.name == "curator" else str(p): found.get(str(p), 0) for p in reports}
     levels.append(Level("engine files", True, sum(rep.values()), {k: v for k, v in rep.items() if v},
                         f"{len(reports)} curator report files of this installation scanned"))  # fmt: skip
@@ -88,19 +89,27 @@ def server_levels(
             else "no CHECKPOINT: " + "; ".join(settled.notes)
         )  # fmt: skip
         levels.append(Level("host files", False, 0, {}, f"not checked: {why}"))
+    levels += _pieces(tg.unchecked)
     levels.append(Level("out of reach", False, 0, {}, "not checked: " + "; ".join(reach.out_of_reach)))
     if settled.notes:
         levels[0].note += "; " + "; ".join(settled.notes)
     return levels, files, searched, settled.rewritten
 
 
-def file_levels(residue: int, files: dict[str, int]) -> list[Level]:
-    """A database file on this machine (SQLite): its bytes are all there is, all scanned."""
+def file_levels(residue: int, files: dict[str, int], unchecked: list[str] | None = None) -> list[Level]:
+    """A database file on this machine (SQLite): its bytes are all there is, all scanned (but for
+    pieces too short to tell from other bytes: `unchecked`, a level of their own)."""
     return [
         Level("files", True, residue, {k: v for k, v in files.items() if v},
               "the database's files and the curator reports, byte for byte"),
+        *_pieces(unchecked or []),
         Level("out of reach", False, 0, {}, "not checked: copies and backups of the database file"),
     ]  # fmt: skip
+
+
+def _pieces(unchecked: list[str]) -> list[Level]:
+    """The pieces no scan could look for without false hits (1-2 characters, or held live)."""
+    return [Level("short pieces", False, 0, {}, "; ".join(unchecked))] if unchecked else []
 
 
 def summary(levels: list[Level]) -> dict[str, str]:

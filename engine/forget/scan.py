@@ -8,7 +8,8 @@ index came out malformed). This file imports only numpy and the standard library
 script (`python -I engine/forget/scan.py`): it holds no connection and no lock, so its opens and
 closes affect nobody.
 
-Protocol: stdin is one JSON line {"files": [...], "short": [hex], "terms": [hex], "term_budget": n,
+Protocol: stdin is one JSON line {"files": [...], "short": [hex], "pieces": [hex], "terms": [hex],
+"term_budget": n,
 "wins": count} followed by count x 12 raw window bytes; stdout is one JSON object {path: hits}.
 Every 8-byte key of a file is hashed in numpy (see positions): a 100 MB database in seconds.
 """
@@ -115,11 +116,60 @@ def _standalone(data: bytes, term: bytes) -> int:
     return n
 
 
+def _kind(b: int) -> int:
+    """0 punctuation or space, 1 a digit, 2 a letter (ASCII, or any byte of a non-ASCII character)."""
+    return 1 if 0x30 <= b <= 0x39 else 2 if (b >= 0x80 or 0x61 <= (b | 0x20) <= 0x7A) else 0
+
+
+def bounded(data: bytes, piece: bytes) -> int:
+    """Occurrences of a short piece (a PIN, a code) that are whole tokens: a piece starting with a
+    digit is not preceded by a digit, one starting with a letter not by a letter (and the same at
+    its end). A letter after a number still counts: in a record "4821" lies right beside the next
+    column's text ("4821semantic"), and "4821" inside "148213" must not; nor inside a hash."""
+    if not piece:
+        return 0
+    n, i = 0, data.find(piece)
+    while i >= 0:
+        n += bounded_at(data, i, len(piece))
+        i = data.find(piece, i + 1)
+    return n
+
+
+def bounded_at(data: bytes, i: int, size: int) -> bool:
+    """Is data[i:i+size] a whole token (see `bounded`)?"""
+    j = i + size
+    first, last = _kind(data[i]), _kind(data[j - 1])
+    ok_before = i == 0 or not first or _kind(data[i - 1]) != first
+    ok_after = j >= len(data) or not last or _kind(data[j]) != last
+    hexy = all(c in _HEX for c in data[i:j])
+    return ok_before and ok_after and not (hexy and _in_hex_run(data, i, j))
+
+
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+HEX_RUN = 8  # a piece inside this many hex digits is part of a hash or an id, not the piece
+
+
+def _in_hex_run(data: bytes, i: int, j: int) -> bool:
+    """Is data[i:j] inside a run of HEX_RUN+ hex digits (the keyed hashes, ids and audit chain
+    every database holds: "4821" in "9f4821ab0c..." is not a PIN)?"""
+    a, b = i, j
+    while a > 0 and data[a - 1] in _HEX and b - a < HEX_RUN:
+        a -= 1
+    while b < len(data) and data[b] in _HEX and b - a < HEX_RUN:
+        b += 1
+    return b - a >= HEX_RUN
+
+
 def scan_bytes(
-    data: bytes, wins: set[bytes], short: set[bytes], terms: set[bytes], term_budget: int = TERM_SCAN_BUDGET
+    data: bytes,
+    wins: set[bytes],
+    short: set[bytes],
+    terms: set[bytes],
+    term_budget: int = TERM_SCAN_BUDGET,
+    pieces: set[bytes] = frozenset(),  # type: ignore[assignment]
 ) -> int:
-    """Occurrences of any target in `data`."""
-    n = sum(data.count(x) for x in short) + find(data, wins)[0]
+    """Occurrences of any target in `data`. Short pieces are always scanned (they are few)."""
+    n = sum(data.count(x) for x in short) + find(data, wins)[0] + sum(bounded(data, x) for x in pieces)
     if len(terms) * max(len(data), 1) <= term_budget:
         n += sum(_standalone(data, x) for x in terms)
     return n
@@ -140,6 +190,7 @@ def scan_files(
     short: set[bytes],
     terms: set[bytes],
     term_budget: int = TERM_SCAN_BUDGET,
+    pieces: set[bytes] | None = None,
 ) -> dict[str, int]:
     """{file: hits}, scanned by a child process (never in the caller's: see the module docstring)."""
     head = (
@@ -147,6 +198,7 @@ def scan_files(
             {
                 "files": [str(f) for f in files],
                 "short": sorted(x.hex() for x in short),
+                "pieces": sorted(x.hex() for x in pieces or ()),
                 "terms": sorted(x.hex() for x in terms),
                 "term_budget": term_budget,
                 "wins": len(wins),
@@ -177,7 +229,8 @@ def main() -> None:
     wins = {blob[i : i + W] for i in range(0, doc["wins"] * W, W)}
     short = {bytes.fromhex(x) for x in doc["short"]}
     terms = {bytes.fromhex(x) for x in doc["terms"]}
-    out = {f: scan_bytes(_read(f), wins, short, terms, doc["term_budget"]) for f in doc["files"]}
+    pieces = {bytes.fromhex(x) for x in doc.get("pieces", [])}
+    out = {f: scan_bytes(_read(f), wins, short, terms, doc["term_budget"], pieces) for f in doc["files"]}
     sys.stdout.write(json.dumps(out))
 
 

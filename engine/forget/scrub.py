@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from engine.forget.verify import (
-    MIN_WHOLE,
+    MIN_PIECE,
     Secrets,
     char_windows,
     redact,
@@ -43,14 +43,14 @@ def _redact_json(raw: str, sec: Secrets) -> str:
 def scrub(conn: Any, texts: list[str]) -> int:
     """Redact every place above that quotes one of `texts`. Returns the rows changed."""
     sec = char_windows(texts)
-    if not (sec.wins or sec.short):
+    if not sec:
         return 0
     changed = 0
     for table, col, is_json, key in PLACES:
         # Nothing shorter than a short whole can quote anything ('{}', '', 'null' are most rows).
         # A stray blob or number in a text column quotes nothing: only text rows are read on.
         rows = [r for r in conn.execute(f"SELECT {key}, {col} FROM {table} WHERE {col} IS NOT NULL"
-                                        f" AND length({col}) >= {MIN_WHOLE}").fetchall()
+                                        f" AND length({col}) >= {MIN_PIECE}").fetchall()
                 if isinstance(r[1], str)]  # fmt: skip
         if not rows:
             continue

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import InvalidInput, NotFound
+from engine.forget.fold import fold
 from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
 from engine.sql import chunked, in_list, marks
@@ -54,6 +55,14 @@ def _strings(raw) -> list[str]:
 
     walk(doc)
     return out
+
+
+def _holds(raw: Any, needles: set[str]) -> bool:
+    """Does a column's value hold a needle, compared folded (JSON strings read unescaped)?"""
+    if not isinstance(raw, str) or not raw:
+        return False
+    texts = [raw] + (_strings(raw) if raw[:1] in '[{"' else [])
+    return any(n in fold(t) for t in texts for n in needles)
 
 
 def _like(q: str) -> str:
@@ -319,13 +328,20 @@ def resolve(conn, kind: str, value: str) -> Selection:
             raise NotFound(f"nothing belongs to {kind} {value!r}")
     elif kind == "query":
         pats = _patterns(value)
+        needles = {fold(value), fold(" ".join(value.split()))}
 
         def match(table: str, cols: tuple[str, ...], key: str = "id") -> dict:
             cond = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in cols for _ in pats)
             params = [p for _ in cols for p in pats]
-            return {
+            found = {
                 r[0]: "text matches" for r in conn.execute(f"SELECT {key} FROM {table} WHERE {cond}", params)
             }
+            # LIKE folds ASCII case only (and nothing on PostgreSQL): every row is compared folded
+            # too, so "ZOË MÜLLER" and its full-width form are in the scope of "Zoë Müller".
+            for r in conn.execute(f"SELECT {key}, {', '.join(cols)} FROM {table}").fetchall():
+                if r[0] not in found and any(_holds(v, needles) for v in r[1:]):
+                    found[r[0]] = "text matches"
+            return found
 
         s.memories = match("memories", ("content", "metadata"))
         s.messages = match("messages", ("content", "tool_name", "metadata"))

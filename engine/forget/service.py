@@ -25,10 +25,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine import tempfiles
 from engine.audit import log as audit
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
 from engine.errors import InvalidInput, NotFound
+from engine.forget import prints
 from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
 from engine.forget.delete import delete_case
 from engine.forget.levels import file_levels, server_levels, summary
@@ -42,10 +44,11 @@ from engine.forget.types import (
     ForgetPreview,
     ForgetRequest,
     ForgetResult,
+    Level,
     Verification,
 )
 from engine.forget.verify import (
-    MIN_WHOLE,
+    MIN_PIECE,
     redact_reports,
     targets,
 )
@@ -184,7 +187,7 @@ class Forget:
         try:
             self.store.write(write)
         except BaseException:
-            discard(self.path, token)
+            discard(self.path, token)  # the sealed copy goes: re-verify uses the fingerprints
             raise
         _test_pause("after-commit")
         return self._finish(req.id, verify)
@@ -227,6 +230,12 @@ class Forget:
         return pv if preview else self.execute(req.id)
 
     # -- verify ----------------------------------------------------------------------------------------
+    def generation(self) -> int:
+        """How many forget cases have been executed: a cache of recalled text built at another
+        generation may hold what a forget removed since (the Hermes provider's prefetch)."""
+        row = self.store.read_one("SELECT count(*) FROM forget_requests WHERE executed_at IS NOT NULL")
+        return int(row[0]) if row else 0
+
     def is_forgotten(self, kind: str, *, ident: str | None = None, text: str | None = None) -> bool:
         """Would an import skip this? True if a tombstone of `kind` ('session', 'message',
         'memory', 'rule', 'flow') matches the source identity or the content. For writers that
@@ -246,8 +255,11 @@ class Forget:
         eraser = self.store.eraser
         token = req.selected.get("seal")
         held = unseal(self.path, token)
+        if held is None and req.selected.get("prints"):
+            return self._recheck(req)
         texts, strict = held if held else (None, [])
-        reports = report_files(self.path)
+        # The curator's reports, and any temporary copy a migrate or export left (engine/tempfiles.py).
+        reports = report_files(self.path) + tempfiles.leftovers(home_of(self.path))
         if isinstance(eraser, ServerEraser):
             levels, files, searched, truncated = server_levels(
                 eraser, self.store.reading, texts or [], main_count(self.path, token), strict, reports,
@@ -258,14 +270,14 @@ class Forget:
         else:
             truncated = eraser.truncate_log(CHECKPOINT_TRIES, CHECKPOINT_PAUSE)
             with self.store.reading() as conn, eraser.tolerant(conn):
-                tg = targets(lambda: eraser.live_texts(conn, MIN_WHOLE), texts or [], strict)
+                tg = targets(lambda: eraser.live_texts(conn, MIN_PIECE), texts or [], strict)
             paths = eraser.files() + reports
-            found = (scan_files(paths, tg.wins, tg.short, tg.terms) if (tg.wins or tg.short or tg.terms)
+            found = (scan_files(paths, tg.wins, tg.short, tg.terms, pieces=tg.pieces) if tg.count
                      else {str(p): 0 for p in paths})  # fmt: skip
             files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
             residue = sum(files.values())
-            searched, skipped = len(tg.wins) + len(tg.short) + len(tg.terms), tg.skipped
-            levels = file_levels(residue, files)
+            searched, skipped = tg.count, tg.skipped
+            levels = file_levels(residue, files, tg.unchecked)
         ver = Verification(req.id, residue, files, len(texts or []) + len(strict), searched, skipped,
                            truncated, levels)  # fmt: skip
         if texts is None:
@@ -275,11 +287,18 @@ class Forget:
 
         # On a server the case records what "verified" covers, level by level (a file database's
         # one level is its files, all of them scanned: its records stay as they were).
-        lines = summary(levels) if isinstance(eraser, ServerEraser) else {}
+        lines = summary(levels) if isinstance(eraser, ServerEraser) or len(levels) > 2 else {}
         counts = {**req.counts, "levels": lines} if lines else req.counts
+        marks = None
+        if residue == 0 and truncated:  # proven gone: the seal goes, keyed fingerprints stay
+            with self.store.reading() as conn, eraser.tolerant(conn):
+                marks = prints.take(texts, strict, "\n".join(eraser.live_texts(conn, MIN_PIECE)))
 
         def write(conn: Any) -> None:
             status = "verified" if residue == 0 and truncated else "executed"
+            if marks is not None:
+                conn.execute("UPDATE forget_requests SET selected = ? WHERE id = ?",
+                             (json.dumps({**req.selected, "prints": marks}), req.id))  # fmt: skip
             conn.execute("UPDATE forget_requests SET residue = ?, status = ?, verified_at = ?, counts = ?"
                          " WHERE id = ?", (residue, status, now if status == "verified" else None,
                                            json.dumps(counts), req.id))  # fmt: skip
@@ -291,10 +310,34 @@ class Forget:
 
         self.store.write(write)
         if residue == 0 and truncated:
-            discard(self.path, token)  # proven gone: the sealed copy goes too
+            discard(self.path, token)
         if not isinstance(eraser, ServerEraser):  # the verify's own write grew the WAL again
             eraser.truncate_log(1, CHECKPOINT_PAUSE)
         return ver
+
+    def _recheck(self, req: ForgetRequest) -> Verification:
+        """A verified case whose sealed text is gone: its keyed fingerprints (forget/prints.py) slid
+        over every live row. Text that came back is reported and the case's residue recorded."""
+        eraser = self.store.eraser
+        marks = req.selected["prints"]
+        with self.store.reading() as conn, eraser.tolerant(conn):
+            hits = prints.recurrences(marks, eraser.live_texts(conn, 1))
+        searched = sum(len(v) for v in marks.values())
+        levels = [
+            Level("recurrence", True, hits, {"live rows": hits} if hits else {},
+                  f"{searched} keyed fingerprints of the forgotten text slid over every live row"),
+            Level("files", False, 0, {}, "not checked: the sealed text is gone, so no byte scan of files"),
+        ]  # fmt: skip
+        now, actor = self.ctx.clock.now(), self.ctx.actor
+
+        def write(conn: Any) -> None:
+            conn.execute("UPDATE forget_requests SET residue = ? WHERE id = ?", (hits, req.id))
+            audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
+                         target_id=req.id,
+                         summary={"recurrence": hits, "fingerprints": searched})  # fmt: skip
+
+        self.store.write(write)
+        return Verification(req.id, hits, {}, 0, searched, 0, True, levels)
 
 
 def _shown(db_path: Path, f: Path) -> str:

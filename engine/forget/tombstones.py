@@ -88,6 +88,26 @@ def is_forgotten(conn, *, kind: str, ident: str | None = None, text: str | None 
     return False
 
 
+def any_forgotten(conn, texts: list[str]) -> list[int]:
+    """Indexes of `texts` a forget removed as a memory's, a message's or a rule's content: what
+    `remember` through any door refuses. One query per text, none when there are no tombstones."""
+    if not conn.execute("SELECT 1 FROM tombstones WHERE content_hash IS NOT NULL LIMIT 1").fetchone():
+        return []
+    out = []
+    for i, t in enumerate(texts):
+        if (
+            isinstance(t, str)
+            and _norm(t)
+            and conn.execute(
+                "SELECT 1 FROM tombstones WHERE target_kind IN ('memory', 'message', 'rule')"
+                " AND content_hash = ? LIMIT 1",
+                (digest(t),),
+            ).fetchone()
+        ):
+            out.append(i)
+    return out
+
+
 def record(
     conn, *, request_id: int, kind: str, target_id: str, ident: str | None, text: str | None, at: float
 ) -> None:

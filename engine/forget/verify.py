@@ -1,9 +1,13 @@
 """Proving forgotten text is gone: redacting the engine's own files and scanning raw bytes.
 
 The scan looks for every forgotten text whole, for each of its 12-byte windows (any substring
-of 12+ characters contains one), in UTF-8 as written and lower-cased, and for its words of 6+
-characters (the terms an FTS segment keeps, lower-cased). A window or word that live records
-still hold (another memory saying "the user prefers") is not distinctive and is skipped,
+of 12+ characters contains one), in UTF-8 in every form it may be written (engine/forget/fold.py:
+as given, NFC/NFD/NFKC, lower, upper, case-folded, full-width), and for its words of 6+
+characters (the terms an FTS segment keeps, lower-cased). A piece of 3 to 5 characters (a PIN, a
+code) is looked for as a whole token (scan.bounded); a piece shorter than 3 characters cannot be
+told from other bytes, and verification says "not checked" for it instead of counting it clean.
+A window or word that live records still hold (another memory saying "the user prefers") is not
+distinctive and is skipped,
 except for a forget-by-query's query text, which must occur nowhere. The file scan runs in a
 child process (engine/forget/scan.py says why: this process must never open and close the
 database's files while its connection lives).
@@ -14,14 +18,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from engine.forget.scan import W, find, positions
+from engine.forget.fold import fold, fold_map, forms
+from engine.forget.scan import HEX_RUN, W, bounded, bounded_at, find, positions
 
-MIN_WHOLE = 6  # shorter texts are too common to prove anything by their bytes
+MIN_WHOLE = 6  # shorter texts are looked for as whole tokens only (a substring would hit anything)
+MIN_PIECE = 3  # shorter pieces ("42", initials) cannot be scanned without false hits: said so
 REDACTED = "[forgotten]"
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _GAP = " \t-,.;:'\"/()"
@@ -43,25 +49,30 @@ def valid(text: str) -> str:
 
 
 def _variants(text: str) -> list[str]:
-    flat = " ".join(text.split())
-    out = {text, flat, text.lower(), flat.lower()}
-    return [t for t in out if t]
+    return sorted(forms(text) | forms(" ".join(text.split())))
 
 
-def byte_windows(texts: list[str]) -> tuple[set[bytes], set[bytes]]:
-    """(12-byte windows, whole texts shorter than a window) of the texts, as stored bytes."""
+def byte_windows(texts: list[str]) -> tuple[set[bytes], set[bytes], set[bytes]]:
+    """(12-byte windows, whole texts shorter than a window, short pieces looked for as tokens) of
+    the texts, in every written form, as stored bytes."""
     wins: set[bytes] = set()
     short: set[bytes] = set()
+    pieces: set[bytes] = set()
     for t in texts:
         for v in _variants(t):
             b = encoded(v)
-            if len(b) < W:
-                if len(b) >= MIN_WHOLE:
-                    short.add(b)
-                continue
-            for i in range(len(b) - W + 1):
-                wins.add(b[i : i + W])
-    return wins, short
+            if len(b) >= W:
+                wins.update(b[i : i + W] for i in range(len(b) - W + 1))
+            elif len(v.strip()) >= MIN_WHOLE:
+                short.add(b)
+            elif len(v.strip()) >= MIN_PIECE:
+                pieces.add(encoded(v.strip()))
+    return wins, short, pieces
+
+
+def too_short(texts: list[str]) -> list[int]:
+    """Lengths of the texts too short to scan for at all (1 or 2 characters)."""
+    return sorted({len(t.strip()) for t in texts if 0 < len(t.strip()) < MIN_PIECE})
 
 
 def tokens(texts: list[str]) -> set[bytes]:
@@ -76,6 +87,12 @@ class Targets:
     short: set[bytes]  # whole texts shorter than a window
     terms: set[bytes]  # lower-cased words, counted only where they stand alone
     skipped: int  # candidates skipped because live text still holds them
+    pieces: set[bytes] = field(default_factory=set)  # 3-5 characters, counted as whole tokens
+    unchecked: list[str] = field(default_factory=list)  # pieces not scanned for, and why
+
+    @property
+    def count(self) -> int:
+        return len(self.wins) + len(self.short) + len(self.terms) + len(self.pieces)
 
 
 def targets(live_texts: Callable[[], list[str]], texts: list[str], strict: list[str]) -> Targets:
@@ -84,43 +101,60 @@ def targets(live_texts: Callable[[], list[str]], texts: list[str], strict: list[
     still hold (the store's eraser reads it; only called when there is something to compare)."""
     from engine.curator.report import boilerplate
 
-    wins, short = byte_windows(texts)
+    wins, short, pieces = byte_windows(texts)
     terms = tokens(texts)
     skipped = 0
-    if wins or short or terms:
+    unchecked = [f"not checked: piece too short ({n} chars)" for n in too_short(texts + strict)]
+    if wins or short or terms or pieces:
         live = "\n".join(live_texts()) + "\n" + boilerplate()
         blob = encoded(live + "\n" + live.lower())
         _, common = find(blob, wins)
         kept_short = {x for x in short if x not in blob}
         kept_terms = {x for x in terms if x not in blob}
-        skipped = len(common) + len(short) - len(kept_short) + len(terms) - len(kept_terms)
-        wins, short, terms = wins - common, kept_short, kept_terms
-    sw, ss = byte_windows(strict)
-    return Targets(wins | sw, short | ss, terms, skipped)
+        # A short piece a live record also holds cannot be told apart from it: said, not hidden.
+        held = {x for x in pieces if bounded(blob, x)}
+        unchecked += [f"not checked: piece held by live records ({len(x.decode('utf-8', 'replace'))} chars)"
+                      for x in sorted(held)]  # fmt: skip
+        skipped = len(common) + len(short) - len(kept_short) + len(terms) - len(kept_terms) + len(held)
+        wins, short, terms, pieces = wins - common, kept_short, kept_terms, pieces - held
+    sw, ss, sp = byte_windows(strict)
+    return Targets(wins | sw, short | ss, terms, skipped, pieces | sp, sorted(set(unchecked)))
 
 
 # -- redacting the engine's files ------------------------------------------------------------------
 @dataclass
 class Secrets:
-    """The forgotten texts, prepared for redaction: 12-character windows, short wholes, words."""
+    """The forgotten texts, folded (engine/forget/fold.py) and prepared for redaction: 12-character
+    windows, short wholes, short pieces (redacted where they stand as whole tokens), words."""
 
     wins: set[str]
     short: set[str]
     words: set[str]
+    pieces: set[str] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.wins or self.short or self.pieces)
 
 
 def char_windows(texts: list[str]) -> Secrets:
-    wins: set[str] = set()
-    short: set[str] = set()
+    sec = Secrets(set(), set(), set())
     for t in texts:
-        for v in _variants(t):
-            if len(v) < W:
-                if len(v) >= MIN_WHOLE:
-                    short.add(v)
-                continue
-            wins.update(v[i : i + W] for i in range(len(v) - W + 1))
-    words = {m.group(0).lower() for t in texts for m in _WORDS.finditer(t)}
-    return Secrets(wins, short, words)
+        for v in {fold(t), fold(" ".join(t.split()))}:
+            if len(v) >= W:
+                sec.wins.update(v[i : i + W] for i in range(len(v) - W + 1))
+            elif len(v.strip()) >= MIN_WHOLE:
+                sec.short.add(v)
+            elif len(v.strip()) >= MIN_PIECE:
+                sec.pieces.add(v.strip())
+    sec.words = {m.group(0).lower() for t in texts for m in _WORDS.finditer(t)}
+    return sec
+
+
+def token_at(hay: str, j: int, n: int) -> bool:
+    """Is hay[j:j+n] a whole token (scan.bounded's rule, on the text's UTF-8)?"""
+    start = max(0, j - HEX_RUN)
+    before = encoded(hay[start:j])
+    return bounded_at(encoded(hay[start : j + n + HEX_RUN]), len(before), len(encoded(hay[j : j + n])))
 
 
 def redact(text: str, sec: Secrets) -> str:
@@ -130,20 +164,25 @@ def redact(text: str, sec: Secrets) -> str:
     if not text:
         return text
     covered = bytearray(len(text))
-    low = text.lower()
+    hay, at = fold_map(text)  # matched folded; marked on the characters they came from
     hit = False
-    if len(text) >= W and sec.wins:
-        for i in range(len(text) - W + 1):
-            if text[i : i + W] in sec.wins or low[i : i + W] in sec.wins:
-                covered[i : i + W] = b"\x01" * W
+
+    def mark(j: int, n: int) -> None:
+        a, b = at[j][0], at[j + n - 1][1]
+        covered[a:b] = b"\x01" * (b - a)
+
+    if len(hay) >= W and sec.wins:
+        for i in range(len(hay) - W + 1):
+            if hay[i : i + W] in sec.wins:
+                mark(i, W)
                 hit = True
-    for s in sec.short:
-        for hay in (text, low):
-            j = hay.find(s)
-            while j >= 0:
-                covered[j : j + len(s)] = b"\x01" * len(s)
+    for s in sec.short | sec.pieces:
+        j = hay.find(s)
+        while j >= 0:
+            if s in sec.short or token_at(hay, j, len(s)):
+                mark(j, len(s))
                 hit = True
-                j = hay.find(s, j + 1)
+            j = hay.find(s, j + 1)
     if not hit and REDACTED not in text:
         return text
     j = text.find(REDACTED)
@@ -212,7 +251,7 @@ def redact_reports(db_path: Path, texts: list[str]) -> int:
     from engine.curator.report import rewrite_reports
 
     sec = char_windows(texts)
-    if not (sec.wins or sec.short):
+    if not sec:
         return 0
     return rewrite_reports(
         db_path, lambda p, raw: redact_json_text(raw, sec) if p.suffix == ".json" else redact(raw, sec)
@@ -220,22 +259,24 @@ def redact_reports(db_path: Path, texts: list[str]) -> int:
 
 
 def rows_containing(values: list[str], texts: list[str]) -> set[int]:
-    """Indexes of `values` that hold a forgotten window or short whole: one vectorized pass over
-    all of them, so scrubbing a million audit rows does not run a Python loop per character."""
-    wins, short = byte_windows(texts)
-    if not values or not (wins or short):
+    """Indexes of `values` that hold a forgotten window, short whole or short piece (as a token), in
+    any form (folded values against folded texts too): one vectorized pass over all of them, so
+    scrubbing a million audit rows does not run a Python loop per character."""
+    wins, short, pieces = byte_windows(texts)
+    if not values or not (wins or short or pieces):
         return set()
-    enc = [encoded(v) for v in values]
-    starts = np.cumsum([0] + [len(b) + 1 for b in enc[:-1]])
-    blob = b"\x00".join(enc)
     hits: set[int] = set()
-    for data in (blob, blob.lower()):
-        at = positions(data, wins)[0].tolist()
-        for s in short:
-            j = data.find(s)
-            while j >= 0:
-                at.append(j)
-                j = data.find(s, j + 1)
-        if at:
-            hits |= set((np.searchsorted(starts, np.asarray(at), side="right") - 1).tolist())
+    for enc in ([encoded(v) for v in values], [encoded(fold(v)) for v in values]):
+        starts = np.cumsum([0] + [len(b) + 1 for b in enc[:-1]])
+        blob = b"\x00".join(enc)
+        for data in (blob, blob.lower()):
+            at = positions(data, wins)[0].tolist()
+            for s in short | pieces:
+                j = data.find(s)
+                while j >= 0:
+                    if s in short or bounded(data[max(0, j - 1) : j + len(s) + 1], s):
+                        at.append(j)
+                    j = data.find(s, j + 1)
+            if at:
+                hits |= set((np.searchsorted(starts, np.asarray(at), side="right") - 1).tolist())
     return hits

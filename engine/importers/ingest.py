@@ -16,6 +16,7 @@ from engine.audit import log as audit
 from engine.clock import parse_time
 from engine.context import Context
 from engine.errors import ImportFailed, InvalidInput
+from engine.forget import tombstones
 from engine.importers import validate
 from engine.importers.common import forgotten as is_forgotten
 from engine.importers.files import FileIds, open_regular
@@ -289,6 +290,12 @@ def _drop_forgotten(
             if m["session_id"] not in gone
             and not (m["session_id"] in held and is_forgotten(conn, "message", texts=(m.get("content"),)))
         ]
-        keep_k = [k for k in memories if not is_forgotten(conn, "memory", texts=(k.get("content"),))]
+        # the same check as `remember` (a text forgotten as a message or a rule stays out too)
+        gone_k = set(tombstones.any_forgotten(conn, [str(k.get("content") or "") for k in memories]))
+        keep_k = [
+            k
+            for i, k in enumerate(memories)
+            if i not in gone_k and not is_forgotten(conn, "memory", texts=(k.get("content"),))
+        ]
     n = len(sessions) - len(keep_s) + len(messages) - len(keep_m) + len(memories) - len(keep_k)
     return keep_s, keep_m, keep_k, n

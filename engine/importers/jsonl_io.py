@@ -13,6 +13,8 @@ hand-written format; this one is for moving a whole database.
 from __future__ import annotations
 
 import base64
+import contextlib
+import glob
 import json
 import os
 import stat
@@ -20,13 +22,15 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine import tempfiles
 from engine.audit import log as audit
-from engine.errors import ImportFailed, InvalidInput
+from engine.errors import EngineError, ImportFailed, InvalidInput
 from engine.importers import validate
 from engine.importers.common import ExportSummary, ImportSummary, Progress, tick
 from engine.importers.files import database_files
 from engine.importers.ingest import json_lines
 from engine.importers.jsonl_guard import Guard, database_id, export_database_id
+from engine.paths import home_of, private_dir
 from engine.storage.dump import TableDump
 from engine.tables import memories as memories_table
 
@@ -137,7 +141,31 @@ def export_file(
     would stay, the link would go), a device, a FIFO, or the database's own files."""
     path = Path(path)
     check_target(path, overwrite, database=imp.ctx.path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with contextlib.ExitStack() as stack:
+        tmp = _temp_name(stack, home_of(imp.ctx.path), path)
+        return _write_export(imp, path, tmp, vectors, overwrite, progress)
+    raise AssertionError("unreachable")  # pragma: no cover - mypy: the with always returns
+
+
+def _temp_name(stack: contextlib.ExitStack, home: Path, path: Path) -> Path:
+    """Where the export is written before its rename: inside a private folder of the database's
+    home (engine/tempfiles.py: removed on every exit, swept at next start, scanned by a forget)
+    when that is on the target's filesystem; else beside the target, as `.<name>.tmp-<pid>`, whose
+    leftovers of dead processes the next export to the same place removes."""
+    with contextlib.suppress(OSError, EngineError):
+        private_dir(home / tempfiles.FOLDER)
+        if os.stat(home / tempfiles.FOLDER).st_dev == os.stat(path.parent).st_dev:
+            return stack.enter_context(tempfiles.private_folder(home)) / path.name
+    for old in path.parent.glob(f".{glob.escape(path.name)}.tmp-*"):
+        pid = old.name.rpartition("-")[2]
+        if pid.isdigit() and not tempfiles.alive(int(pid)) and old.is_file() and not old.is_symlink():
+            old.unlink(missing_ok=True)
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
+def _write_export(
+    imp: Importers, path: Path, tmp: Path, vectors: bool, overwrite: bool, progress: Progress | None
+) -> ExportSummary:
     counts: dict[str, int] = {}
     nvec = 0
     try:

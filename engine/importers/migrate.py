@@ -7,8 +7,9 @@ target exports exactly what the source did plus the restore's own audit row. Int
 target (the usual case) the rows go straight from the source's snapshot to the target in bulk
 (engine/importers/migrate_bulk.py: the same checks, the same result, COPY / executemany instead of
 a statement per row). Into a target that holds records (`force`) or that has the source's own
-database id, the export goes through a private temporary file (0600 in a 0700 folder, removed
-afterwards) and is restored row by row, with the restore's handling of rows already there.
+database id, the export goes through a private temporary file (0600 in a 0700 folder of the
+target's home, removed on every exit and, after a kill -9, at the next start: engine/tempfiles.py)
+and is restored row by row, with the restore's handling of rows already there.
 
 Both sides are checked before anything is opened: a source must exist (a path is never created
 as a side effect), a target file's folder must exist, source and target must differ, and a target
@@ -19,15 +20,14 @@ rows that collide with different content).
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine import tempfiles
 from engine.errors import ImportFailed, InvalidInput
 from engine.importers import migrate_bulk
-from engine.paths import server_url
+from engine.paths import home_of, server_url
 
 
 @dataclass
@@ -129,15 +129,15 @@ def migrate(source: str, target: str, *, force: bool = False, actor: str | None 
             out.records, out.vectors = copied.records, copied.vectors
             out.added, out.skipped = copied.restored.added, copied.restored.skipped
             return out
-        folder = Path(tempfile.mkdtemp(prefix="memconsole-migrate-"))  # 0700
-        file = folder / migrate_bulk.EXPORT_NAME
-        try:
-            exported = a.importers.export_jsonl(file)
-            restored = b.importers.jsonl(file)
-        except ImportFailed as exc:  # name the source, not a temporary file that is gone
-            raise ImportFailed(str(exc).replace(f"{file}:", f"{out.source}'s export, record ")) from None
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
+        # In the target's home (the text lands there): removed on every exit, swept at the next
+        # start after a kill -9, and scanned by a forget meanwhile (engine/tempfiles.py).
+        with tempfiles.private_folder(home_of(b.ctx.path)) as folder:
+            file = folder / migrate_bulk.EXPORT_NAME
+            try:
+                exported = a.importers.export_jsonl(file)
+                restored = b.importers.jsonl(file)
+            except ImportFailed as exc:  # name the source, not a temporary file that is gone
+                raise ImportFailed(str(exc).replace(f"{file}:", f"{out.source}'s export, record ")) from None
     out.records, out.vectors = exported.records, exported.vectors
     out.added, out.skipped = restored.added, restored.skipped
     return out

@@ -9,6 +9,7 @@ is left. Text with CJK goes to the trigram index; CJK shorter than 3 characters 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,8 +36,10 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ua
 
 
 def clean(text: str) -> str:
-    """Search text that is safe to bind: lone surrogates and NULs replaced, never an error."""
-    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", " ")
+    """Search text that is safe to bind: lone surrogates and NULs replaced, never an error; then
+    NFKC, so a full-width or compatibility form ("ＺＯË") searches as the text it stands for."""
+    safe = text.encode("utf-8", "replace").decode("utf-8").replace("\x00", " ")
+    return unicodedata.normalize("NFKC", safe)
 
 
 def has_cjk(text: str) -> bool:

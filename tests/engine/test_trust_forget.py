@@ -331,7 +331,7 @@ def test_cli_verify_rescans_a_case(tmp_path, capsys):
     assert main(["--db", db, "forget-request", str(rid), "--execute", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "verified"
     assert main(["--db", db, "forget-request", str(rid), "--verify"]) == 0
-    assert "nothing to check against" in capsys.readouterr().out
+    assert "re-checked by keyed fingerprints over every live row: recurrence 0" in capsys.readouterr().out
 
 
 # -- 5. never through links, never outside the database's folder ----------------------------------------

@@ -170,19 +170,23 @@ class PgEraser:
         return {"data files": data, "WAL": wal}
 
     def logical_hits(self, conn: Any, texts: list[str]) -> dict[str, int]:
-        """{table.column: occurrences} of any of `texts` whole (as written or lower-cased, and as
-        JSON escapes it) in the live rows of memconsole's tables and in their statistics."""
+        """{table.column: occurrences} of any of `texts` whole (NFKC and case-folded on both sides,
+        and as JSON escapes it) in the live rows of memconsole's tables and in their statistics."""
         import json
+        import unicodedata
+
+        def fold(x: str) -> str:  # engine/forget/fold.py's normalisation: NFKC, case-folded
+            return unicodedata.normalize("NFC", unicodedata.normalize("NFKC", x).casefold())
 
         needles = set()
         for t in texts:
             for v in (t, " ".join(t.split())):
-                if v:  # compared lower-cased, as written and as a JSON string holds it
-                    needles.add(v.lower())
-                    needles.add(json.dumps(v)[1:-1].lower())
+                if v:  # compared folded, as written and as a JSON string holds it
+                    needles.add(fold(v))
+                    needles.add(fold(json.dumps(v)[1:-1]))
         hits: dict[str, int] = {}
         for label, blob in self._column_texts(conn, 1):
-            low = blob.lower()
+            low = fold(blob)
             n = sum(low.count(x) for x in needles)
             if n:
                 hits[label] = n

@@ -38,7 +38,22 @@ from engine.audit.anchor_files import (
 from engine.audit.hashing import KEYED, Hasher, hasher, keyed_from
 from engine.storage.audit import database_path, database_place
 
-__all__ = ["AnchorError", "KeyedElsewhere", "anchors_dir"]
+__all__ = [
+    "AnchorError",
+    "KeyedElsewhere",
+    "Place",
+    "advance",
+    "anchor_hook",
+    "anchor_of",
+    "anchored_here",
+    "anchors_dir",
+    "database_id",
+    "follows",
+    "forget_place",
+    "others_for_path",
+    "read_anchor",
+    "read_place",
+]
 
 VERSION = 2  # 2: sealed, with keyed_from, place and instance
 _SAFE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")

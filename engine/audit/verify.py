@@ -58,6 +58,7 @@ class _Walk:
     first_bad: int | None = None
     problems: list[str] = field(default_factory=list)
     foreign: list[int] = field(default_factory=list)  # a run of linked rows no scheme reproduces
+    keyed_before: bool = False  # a row verified under this key before the run began
 
     def bad(self, rid: int, what: str, limit: int) -> None:
         self.first_bad = self.first_bad or rid
@@ -65,11 +66,13 @@ class _Walk:
             self.problems.append(f"row {rid}: {what}")
 
     def end_run(self, limit: int) -> None:
-        """A run of two or more linked rows that verify under neither scheme is one finding (keyed
-        with another key), not one "content does not match" per row."""
+        """A run of two or more linked rows that verify under neither scheme, with no row this key
+        verifies before it, is one finding (keyed with another key), not one "content does not
+        match" per row; among rows this key verifies, each is an edit."""
         run, self.foreign = self.foreign, []
-        if len(run) == 1:
-            self.bad(run[0], "content does not match its hash", limit)
+        if len(run) == 1 or (run and self.keyed_before):  # edits among rows this key verifies
+            for rid in run:
+                self.bad(rid, "content does not match its hash", limit)
         elif run:
             self.first_bad = self.first_bad or run[0]
             if len(self.problems) < limit:
@@ -118,6 +121,8 @@ def walk(conn, hs: Hasher, limit: int = 20, *, allow_keyed: bool = True, since=_
             w.end_run(limit)
             w.plain += 1
         elif scheme is None and linked:
+            if not w.foreign:
+                w.keyed_before = w.keyed > 0
             w.foreign.append(rid)
         else:
             w.end_run(limit)

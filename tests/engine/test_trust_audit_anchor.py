@@ -7,6 +7,7 @@ left by a rolled-back or killed writer is no gap in the chain."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -294,3 +295,30 @@ def test_an_older_postgres_database_gets_its_chain_positions(db_path, backend, c
         assert chk.ok and chk.rows == 5, chk.problems
     finally:
         eng.close()
+
+
+def test_a_version_1_anchor_is_sealed_with_its_keyed_from_on_the_next_write(eng):
+    _add(eng, 2)
+    path = anchors_dir() / f"{_dbid(eng)}.json"
+    rec = json.loads(path.read_text())
+    for k in ("mac", "keyed_from", "place", "instance"):
+        rec.pop(k)
+    path.write_text(json.dumps({**rec, "version": 1}))  # as an installation before issue 22 left it
+    assert _checked(eng).ok
+    _add(eng, 1)
+    rec = json.loads(path.read_text())
+    assert rec["version"] == 2 and rec["keyed_from"] == 1 and rec["mac"] and rec["last_id"] == 3
+    path.write_text(json.dumps({**rec, "keyed_from": None}))  # a seal does not survive an edit
+    chk = _checked(eng)
+    assert not chk.ok and chk.anchor == "keyed-elsewhere", chk.message
+
+
+def test_two_edited_rows_amid_keyed_ones_are_edits_not_another_key(eng):
+    _add(eng, 5)
+    eng.store.conn.execute("UPDATE audit SET reason = 'tampered' WHERE id IN (3, 4)")
+    chk = _checked(eng)
+    assert not chk.ok and chk.first_bad_id == 3, chk.problems
+    assert [p for p in chk.problems if p.startswith("row")] == [
+        "row 3: content does not match its hash",
+        "row 4: content does not match its hash",
+    ]

@@ -248,3 +248,14 @@ def test_a_forgets_scan_covers_a_temp_copy_it_finds(eng, db_path, backend):
         live.rmdir()
     if backend == "sqlite":  # the copy gone, the case verifies (a server's WAL: see quiet_eng)
         assert eng.forget.verify(res.request_id).residue == 0
+
+
+def test_reverify_sees_a_short_piece_come_back_as_a_token(quiet_eng):
+    eng = quiet_eng
+    eng.add_memory("The door PIN is 4821", dedup=False)
+    res = eng.forget.run("query", "4821", "a PIN")
+    assert res.status == "verified"
+    eng.sessions.add(agent="atlas", title="build 148213 of the app")  # not the PIN
+    assert eng.forget.verify(res.request_id).residue == 0
+    eng.sessions.add(agent="atlas", title="the PIN is 4821 again")
+    assert eng.forget.verify(res.request_id).residue == 1

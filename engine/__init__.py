@@ -5,6 +5,7 @@ from engine.embed import Embedder, HashEmbedder
 from engine.engine import MemoryEngine, open_engine
 from engine.errors import (
     DatabaseDamaged,
+    DiskFull,
     EmbedderUnavailable,
     EngineError,
     ImportFailed,
@@ -36,6 +37,7 @@ __all__ = [
     "parse_time",
     "EngineError",
     "DatabaseDamaged",
+    "DiskFull",
     "InvalidInput",
     "NotFound",
     "StoreBusy",

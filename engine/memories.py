@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.audit import log as audit
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput, NotFound, cut
 from engine.lifecycle.decay import strength_at
 from engine.memory_bulk import MemoryOutcome
 from engine.memory_bulk import apply as apply_bulk
@@ -315,14 +315,16 @@ class MemoriesService:
         try:
             imp = float(importance)
         except (TypeError, ValueError):
-            raise InvalidInput(f"importance must be a number between 0 and 1, not {importance!r}") from None
+            raise InvalidInput(
+                f"importance must be a number between 0 and 1, not {cut(importance)}"
+            ) from None
         if not 0.0 <= imp <= 1.0:
             raise InvalidInput(f"importance must be between 0 and 1, not {imp}")
         return self._update(memory_id, "set-importance", {"importance": imp}, reason)
 
     def set_tier(self, memory_id: int, tier: str, reason: str = "") -> Memory:
         if tier not in TIERS:
-            raise InvalidInput(f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+            raise InvalidInput(f"unknown tier {cut(tier)}; use one of {', '.join(TIERS)}")
         action = {"archived": "archive", "active": "restore", "core": "promote-core"}[tier]
         changes: dict[str, Any] = {"tier": tier}
         if tier == "active":  # restored or demoted from core: decay restarts now

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from engine.audit import log as audit
 from engine.clock import parse_time
 from engine.context import Context
-from engine.errors import ImportFailed, InvalidInput
+from engine.errors import ImportFailed, InvalidInput, cut
 from engine.importers import validate
 from engine.importers.common import forgotten as is_forgotten
 from engine.importers.files import FileIds, open_regular
@@ -153,7 +153,7 @@ def _check_shape(kind: str, rec: dict) -> None:
         elif types is _INT:
             validate.number(v, key, 0 if key == "token_count" else 1, validate.INT_MAX, integer=True)
     if kind == "message" and rec.get("role") not in (None, "", *ROLES):
-        raise InvalidInput(f"unknown role {rec['role']!r}; use one of {', '.join(ROLES)}")
+        raise InvalidInput(f"unknown role {cut(rec['role'])}; use one of {', '.join(ROLES)}")
     try:
         json.dumps(rec, ensure_ascii=False).encode("utf-8")
     except (UnicodeEncodeError, ValueError) as exc:
@@ -194,7 +194,7 @@ def ingest_file(
         if m["session_id"] not in known and not ctx.store.read_one(
             "SELECT 1 FROM sessions WHERE id = ?", (m["session_id"],)
         ):
-            raise ImportFailed(f"{where}: message refers to unknown session {m['session_id']!r}")
+            raise ImportFailed(f"{where}: message refers to unknown session {cut(m['session_id'])}")
     added = {"sessions": 0, "messages": 0, "memories": 0}
     skipped = 0
 

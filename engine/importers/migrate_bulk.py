@@ -168,6 +168,8 @@ class _Restore:
             if vectors:
                 dump.restore_vectors(conn, list(vectors.values()), log=self.vlog)
         except dump.error as exc:
+            if dump.disk_full(conn, exc):
+                raise  # the store says "disk full" (nothing of this copy is kept)
             try:
                 conn.execute("ROLLBACK TO SAVEPOINT mc_bulk")
             except dump.error:  # the connection itself failed: no row to name
@@ -178,6 +180,8 @@ class _Restore:
                     if no in vectors:
                         dump.restore_vectors(conn, [vectors[no]], log=self.vlog)
                 except dump.error as exc:
+                    if dump.disk_full(conn, exc):
+                        raise
                     raise self.fail(no, f"cannot restore this {rtype} ({exc})") from None
         conn.execute("RELEASE SAVEPOINT mc_bulk")
         return len(batch)

@@ -13,6 +13,17 @@ class NotFound(EngineError, LookupError):
     """An id that names nothing."""
 
 
+class MergedAway(InvalidInput):
+    """A write to a memory a curator merge absorbed: refused (and audited), naming the survivor."""
+
+    def __init__(self, memory_id: int, survivor: int, action: str) -> None:
+        super().__init__(
+            f"memory {memory_id} was merged into memory {survivor}; {action} memory {survivor} instead"
+            " (or undo the merge in the curator)"
+        )
+        self.memory_id, self.survivor = memory_id, survivor
+
+
 class StoreBusy(EngineError):
     """The database stayed locked by other writers through every retry."""
 

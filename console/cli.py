@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from .cli_common import Ctx, warn
+from .cli_common import Ctx, cut, warn
 from .text_safety import SafeStream
 
 VERB_MODULES = [
@@ -110,7 +110,7 @@ def _warn_agent_without_memories(cmd: click.Command) -> None:
             with obj.engine(embedder=None) as eng:
                 if not eng.memories.list(agent=agent, limit=1):
                     warn(
-                        f"agent {agent!r} has no memories: this is only what every agent shares "
+                        f"agent {cut(agent)} has no memories: this is only what every agent shares "
                         "(check the name: `memconsole sessions` lists agents)"
                     )
         return inner(*args, **kwargs)

@@ -234,7 +234,7 @@ def read_file(
                 )
             if not isinstance(rec.get("version"), int) or rec["version"] > VERSION:
                 raise ImportFailed(
-                    f"{where}: export format version {rec.get('version')!r} "
+                    f"{where}: export format version {cut(rec.get('version'))} "
                     f"is newer than this memconsole reads ({VERSION})"
                 )
             seen_header = True

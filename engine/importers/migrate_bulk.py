@@ -23,7 +23,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import ImportFailed, InvalidInput
+from engine.errors import ImportFailed, InvalidInput, cut
 from engine.importers import validate
 from engine.importers.common import ImportSummary
 from engine.importers.jsonl_io import IDENTITY_META, TYPE_OF, audit_restore, tables
@@ -114,7 +114,7 @@ class _Restore:
             self.no += 1
             self.out.records[rtype] = self.out.records.get(rtype, 0) + 1
             if live is None:
-                raise self.fail(self.no, f"unknown record type {rtype!r}")
+                raise self.fail(self.no, f"unknown record type {cut(rtype)}")
             if unknown:
                 raise self.fail(
                     self.no,

@@ -45,7 +45,7 @@ class Filters:
         bad = [t for t in tiers if t not in TIERS]
         if bad or not tiers:
             raise InvalidInput(
-                f"unknown tier {bad[0] if bad else tier!r}; use one of {', '.join(TIERS)} or all"
+                f"unknown tier {cut(bad[0] if bad else tier)}; use one of {', '.join(TIERS)} or all"
             )
         if kind is not None and kind not in KINDS:
             raise InvalidInput(f"unknown kind {cut(kind)}; use one of {', '.join(KINDS)}")
@@ -74,5 +74,5 @@ class Filters:
             want = getattr(self, col)
             have = getattr(mem, col)
             if want is not None and have != want:
-                why.append(f"its {col} is {have or '(none)'!r}, the filter asks for {want!r}")
+                why.append(f"its {col} is {cut(have or '(none)')}, the filter asks for {cut(want)}")
         return why

@@ -4,6 +4,7 @@ build SQL the database refuses, on either backend; every query path reads the sa
 from __future__ import annotations
 
 import functools
+import json
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
@@ -113,3 +114,29 @@ def test_one_normal_form_for_every_plan():
         p = plan(q)
         assert p.index == "none" or p.like or p.match, (q, p)
         assert unicodedata.is_normalized("NFKC", " ".join(p.terms))
+
+
+HUGE = "ｘ" * 3_000_000  # 3 M characters (9 MB of UTF-8)
+
+
+def test_error_messages_cut_echoed_values_and_name_their_length(eng, tmp_path):
+    mid = eng.add_memory("a memory to refuse changes to")
+    f = tmp_path / "huge.jsonl"
+    f.write_text(json.dumps({"type": "session", "id": "s", "agent": "a"}) + "\n")
+    f.write_text(
+        f.read_text() + json.dumps({"type": "message", "session_id": "s", "role": HUGE[:500_000]}) + "\n"
+    )
+    calls = [
+        lambda: eng.search("deploy", mode=HUGE),
+        lambda: eng.search("deploy", tier=HUGE),
+        lambda: eng.memories.set_tier(mid, HUGE),
+        lambda: eng.memories.set_importance(mid, HUGE),
+        lambda: eng.sessions.add_message("s-none", HUGE, "x"),
+        lambda: eng.importers.ingest(f),
+        lambda: eng.forget.run("session", [HUGE], "user asked"),
+    ]
+    for i, call in enumerate(calls):
+        with pytest.raises(EngineError) as e:
+            call()
+        msg = str(e.value)
+        assert len(msg) < 1_000 and "\n" not in msg and ",000 chars)" in msg, (i, msg[:300])

@@ -17,10 +17,12 @@ class MergedAway(InvalidInput):
     """A write to a memory a curator merge absorbed: refused (and audited), naming the survivor."""
 
     def __init__(self, memory_id: int, survivor: int, action: str) -> None:
-        super().__init__(
-            f"memory {memory_id} was merged into memory {survivor}; {action} memory {survivor} instead"
-            " (or undo the merge in the curator)"
+        what = (
+            "undo that merge in the curator to restore it"
+            if action == "restore"
+            else f"{action} memory {survivor} instead (or undo the merge in the curator)"
         )
+        super().__init__(f"memory {memory_id} was merged into memory {survivor}; {what}")
         self.memory_id, self.survivor = memory_id, survivor
 
 

@@ -175,3 +175,28 @@ def test_a_servers_full_disk_is_said_as_disk_full(eng, backend):
         eng.store.write(write)
     _assert_disk_full(e.value)
     assert _snapshot(eng)["memories"] == n and _snapshot(eng)["sessions"] == 0
+
+
+@pytest.mark.sqlite_only("the report files beside a SQLite file; the same code writes a server's")
+def test_a_report_file_that_hits_a_full_disk_is_said_and_not_left_half_written(eng, monkeypatch):
+    """The curator's report is written after its run committed: a full disk there is DiskFull
+    naming the file, and no partial file stays (the run's proposals are queued)."""
+    import errno
+    import os
+
+    _fill(eng, 60)
+    real = os.write
+
+    def write(fd: int, data: Any) -> int:
+        if len(data) > 100:  # the report's body: half of it lands, then the disk is full
+            real(fd, bytes(data[: len(data) // 2]))
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    with pytest.raises(Exception) as e:
+        eng.curator.run()
+    monkeypatch.setattr(os, "write", real)
+    _assert_disk_full(e.value)
+    folder = Path(eng.store.read_one("SELECT report_dir FROM curator_runs ORDER BY id DESC")[0])
+    assert not [p.name for p in folder.iterdir() if p.stat().st_size]  # nothing half-written

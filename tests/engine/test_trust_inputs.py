@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.backends
 
 FUZZ = settings(
     deadline=None,
-    max_examples=200,
+    max_examples=int(os.environ.get("MEMCONSOLE_HYPOTHESIS_EXAMPLES", 200)),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 

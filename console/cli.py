@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from .cli_common import Ctx, warn
+from .cli_common import Ctx, cut, warn
 from .text_safety import SafeStream
 
 VERB_MODULES = [
@@ -110,7 +110,7 @@ def _warn_agent_without_memories(cmd: click.Command) -> None:
             with obj.engine(embedder=None) as eng:
                 if not eng.memories.list(agent=agent, limit=1):
                     warn(
-                        f"agent {agent!r} has no memories: this is only what every agent shares "
+                        f"agent {cut(agent)} has no memories: this is only what every agent shares "
                         "(check the name: `memconsole sessions` lists agents)"
                     )
         return inner(*args, **kwargs)
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from engine.errors import EngineError
+    from engine.errors import DISK_FULL_EXIT, DiskFull, EngineError, cut_line
 
     try:
         rv = cli.main(args=argv, prog_name="memconsole", standalone_mode=False)
@@ -145,10 +145,15 @@ def _main(argv: list[str] | None) -> int:
         click.echo("aborted", err=True)
         return 130
     except click.ClickException as exc:
-        click.echo(f"memconsole: {exc.format_message()}", err=True)
+        click.echo(f"memconsole: {cut_line(exc.format_message())}", err=True)
         return exc.exit_code
+    except DiskFull as exc:
+        click.echo(f"memconsole: {cut_line(str(exc).splitlines()[0])}", err=True)
+        return DISK_FULL_EXIT
     except EngineError as exc:
-        click.echo(f"memconsole: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", err=True)
+        click.echo(
+            f"memconsole: {cut_line(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__}", err=True
+        )
         return 2
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
@@ -158,8 +163,11 @@ def _main(argv: list[str] | None) -> int:
     except OSError as exc:  # a full disk, a read-only folder, a missing permission: say which
         import errno
 
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"memconsole: disk full{where}; what it was writing was not finished", err=True)
+            return DISK_FULL_EXIT
         why = {
-            errno.ENOSPC: "the disk is full",
             errno.EROFS: "the location is read-only",
             errno.EACCES: "permission denied",
             errno.EPERM: "permission denied",
@@ -170,7 +178,8 @@ def _main(argv: list[str] | None) -> int:
         if os.environ.get("MEMCONSOLE_DEBUG"):
             raise
         click.echo(
-            f"memconsole: internal error: {type(exc).__name__}: {exc} (set MEMCONSOLE_DEBUG=1 for details)",
+            f"memconsole: internal error: {type(exc).__name__}: {cut_line(str(exc))}"
+            " (set MEMCONSOLE_DEBUG=1 for details)",
             err=True,
         )
         return 70

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from engine.errors import cut
+
 from .cli_common import Ctx, emit, fail, json_option, pass_ctx
 
 
@@ -27,7 +29,7 @@ def parse_listen(value: str) -> tuple[str, int]:
     except ValueError:
         n = -1
     if not 0 < n < 65536:
-        fail(f"--http wants HOST:PORT with a port between 1 and 65535, not {value!r}")
+        fail(f"--http wants HOST:PORT with a port between 1 and 65535, not {cut(value)}")
     return host, n
 
 

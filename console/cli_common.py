@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 import click
 
 from engine.clock import iso
+from engine.errors import cut
 from engine.types import to_json
 
 from .env import embedder_choice
@@ -144,11 +145,11 @@ class Number(click.ParamType):
                 else (value if self.integer else float(value))
             )
         except (TypeError, ValueError, OverflowError):
-            self.fail(f"{value!r} is not {'an integer' if self.integer else 'a number'}", param, ctx)
+            self.fail(f"{cut(value)} is not {'an integer' if self.integer else 'a number'}", param, ctx)
         if not self.integer and not math.isfinite(v):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
+            self.fail(f"{cut(value)} is not a finite number", param, ctx)
         if (self.lo is not None and v < self.lo) or (self.hi is not None and v > self.hi):
-            self.fail(f"{value!r} is not between {_fmt(self.lo)} and {_fmt(self.hi)}", param, ctx)
+            self.fail(f"{cut(value)} is not between {_fmt(self.lo)} and {_fmt(self.hi)}", param, ctx)
         return v
 
 

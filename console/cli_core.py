@@ -313,11 +313,13 @@ def _report_many(outcomes, name: str, as_json: bool) -> None:
         click.echo(f"{sum(o.outcome == 'done' for o in rows)} of {len(rows)} changed")
 
     emit(outcomes, as_json, human)
-    missing = [o for o in outcomes if not o.ok]
+    missing = [o for o in outcomes if o.outcome == "missing"]
     if missing:
         fail(
             f"{len(missing)} of {len(outcomes)} id(s) not found: " + ", ".join(str(o.id) for o in missing), 1
         )
+    if refused := [o for o in outcomes if o.outcome == "refused"]:
+        fail(f"{len(refused)} of {len(outcomes)} refused: {refused[0].note}", 1)
 
 
 _memory_op(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from engine.clock import iso, parse_time
+from engine.errors import cut
 
 from .cli_common import DAYS, ID, emit, fail, json_option, pass_ctx, table
 
@@ -25,11 +26,11 @@ def _rates(values: tuple[str, ...]) -> dict | None:
         try:
             out[kind.strip()] = float(days)
         except ValueError:
-            fail(f"--half-life takes KIND=DAYS (e.g. semantic=60), not {v!r}")
+            fail(f"--half-life takes KIND=DAYS (e.g. semantic=60), not {cut(v)}")
         if not sep or not 0 < out[kind.strip()] <= 36500:  # also refuses nan and inf
-            fail(f"--half-life takes KIND=DAYS with DAYS a number above 0 and at most 36500, not {v!r}")
+            fail(f"--half-life takes KIND=DAYS with DAYS a number above 0 and at most 36500, not {cut(v)}")
         if not sep:
-            fail(f"--half-life takes KIND=DAYS (e.g. semantic=60), not {v!r}")
+            fail(f"--half-life takes KIND=DAYS (e.g. semantic=60), not {cut(v)}")
     return out or None
 
 

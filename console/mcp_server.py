@@ -28,7 +28,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
-from engine.errors import EngineError
+from engine.errors import EngineError, cut, cut_line
 
 from . import mcp_results as R
 from .mcp_auth import BearerGate, Caller, TokenMap, bearer
@@ -48,7 +48,7 @@ WRITE_TOOLS = ("remember", "gate_post", "reject", "log_message")
 
 def one_line(text: str) -> str:
     line = next((s.strip() for s in str(text).splitlines() if s.strip()), "")
-    return line[:500] or "error"
+    return cut_line(line, 500) or "error"
 
 
 class Door:
@@ -80,7 +80,7 @@ class Door:
     def run(self, ctx: Context | None, fn: Callable[[Any, Caller], T], *, write: bool = False) -> T:
         who = self.caller(ctx)
         if write and who.read_only:
-            raise ToolError(f"the token of {who.actor!r} is read-only: it may not write")
+            raise ToolError(f"the token of {cut(who.actor)} is read-only: it may not write")
         with self._lock:
             before = self.eng.actor
             self.eng.actor = who.actor

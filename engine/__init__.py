@@ -5,6 +5,7 @@ from engine.embed import Embedder, HashEmbedder
 from engine.engine import MemoryEngine, open_engine
 from engine.errors import (
     DatabaseDamaged,
+    DiskFull,
     EmbedderUnavailable,
     EngineError,
     Forgotten,
@@ -37,6 +38,7 @@ __all__ = [
     "parse_time",
     "EngineError",
     "DatabaseDamaged",
+    "DiskFull",
     "InvalidInput",
     "Forgotten",
     "NotFound",

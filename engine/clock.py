@@ -48,9 +48,9 @@ def parse_time(text: str) -> float:
     try:
         dt = datetime.fromisoformat(s)
     except ValueError as exc:
-        from engine.errors import InvalidInput
+        from engine.errors import InvalidInput, cut
 
-        raise InvalidInput(f"not an ISO-8601 time: {text!r}") from exc
+        raise InvalidInput(f"not an ISO-8601 time: {cut(text)}") from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()

@@ -17,6 +17,8 @@ import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from engine.errors import cut
+
 
 @dataclass(frozen=True)
 class DecaySettings:
@@ -301,7 +303,7 @@ def validate(s: Settings) -> Settings:
     bad = [k for k in s.curator.auto_apply if k not in PROPOSAL_KINDS]
     if bad:
         raise ConfigError(
-            f"curator.auto_apply: unknown proposal kind {bad[0]!r} (known: {', '.join(PROPOSAL_KINDS)})"
+            f"curator.auto_apply: unknown proposal kind {cut(bad[0])} (known: {', '.join(PROPOSAL_KINDS)})"
         )
     if s.model_path is not None and not isinstance(s.model_path, str):
         raise ConfigError(f"model_path must be a string (got {_got(s.model_path)})")

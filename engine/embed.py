@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from engine.errors import EmbedderUnavailable
+from engine.errors import EmbedderUnavailable, cut
 
 # No hub access at run time, ever: the model ships inside a package.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -154,7 +154,7 @@ class EmbedderHandle:
             self._ready.set()
         elif isinstance(spec, str):
             if spec not in ("default", "numpy", "minilm", "hash"):
-                raise ValueError(f"unknown embedder {spec!r}")
+                raise ValueError(f"unknown embedder {cut(spec)}")
             self.state = "idle"
         else:
             self._embedder = spec

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine import memory_merged as merged
 from engine.audit import log as audit
-from engine.errors import Forgotten, InvalidInput, NotFound
+from engine.errors import Forgotten, InvalidInput, MergedAway, NotFound, cut
 from engine.forget import tombstones
 from engine.lifecycle.decay import strength_at
 from engine.memory_bulk import MemoryOutcome
@@ -217,16 +218,21 @@ class MemoriesService:
         """Inside the caller's write: raise strength (bounded at 1) from its current decayed value
         and reset the anchor, audited as `action` (search access, gate, duplicate...)."""
         boost = self.ctx.settings.decay.reinforce_boost
-        for mid in ids:
-            r = table.row(conn, mid)
+        for asked in ids:
+            first = table.row(conn, asked)
+            r = merged.survivor_row(conn, first)  # a merge absorbed it: the survivor is reinforced
             if r is None:
                 continue
+            mid = int(r["id"])
             before = self.current_strength(r, now)
             after = min(1.0, before + boost)
             table.reinforce(conn, mid, after, now, count_access=count_access)
+            summary: dict[str, Any] = {"strength": [round(before, 3), round(after, 3)]}
+            if mid != asked:
+                summary["asked_for"] = asked  # merged into this one
             audit.append(
                 conn, at=now, actor=self.ctx.actor, action=action, target_kind="memory", target_id=mid,
-                reason=reason, summary={"strength": [round(before, 3), round(after, 3)]},
+                reason=reason, summary=summary,
             )  # fmt: skip
 
     def current_strength(self, r: Any, now: float | None = None) -> float:
@@ -254,13 +260,14 @@ class MemoriesService:
         return {"anchor_strength": held, "strength": held, "last_reinforced_at": now, "archive_at": None}
 
     def reinforce(self, memory_id: int, reason: str = "") -> Memory:
-        self.get(memory_id)
+        """Reinforce a memory; one a merge absorbed reinforces its survivor (returned)."""
+        mem = self.get(memory_id)
         self.ctx.store.write(
-            lambda c: self.reinforce_in(
-                c, [memory_id], self.ctx.clock.now(), action="reinforce", reason=reason
-            )
+            lambda c: self.reinforce_in(c, [mem.id], self.ctx.clock.now(), action="reinforce", reason=reason)
         )
-        return self.get(memory_id)
+        with self.ctx.store.reading() as conn:
+            landed = merged.survivor_row(conn, table.row(conn, mem.id))
+        return self.get(int(landed["id"]) if landed is not None else mem.id)
 
     # -- reads ---------------------------------------------------------------------------------------
     def get(self, memory_id: int) -> Memory:
@@ -303,7 +310,11 @@ class MemoriesService:
         before = self.get(memory_id)
         now = self.ctx.clock.now()
 
-        def write(conn: Any) -> None:
+        def write(conn: Any) -> int | None:
+            # Read inside the write: a merge applied since `before` was read is caught here.
+            survivor = merged.refused(self.ctx, conn, table.row(conn, before.id), action, now, reason)
+            if survivor is not None:
+                return survivor
             table.update(conn, before.id, changes, now)
             summary = {c: [getattr(before, c, None), v] for c, v in changes.items() if c != "content"}
             if "content" in changes:
@@ -312,8 +323,11 @@ class MemoriesService:
                 conn, at=now, actor=self.ctx.actor, action=action, target_kind="memory", target_id=before.id,
                 reason=reason, summary=summary,
             )  # fmt: skip
+            return None
 
-        self.ctx.store.write(write)
+        survivor = self.ctx.store.write(write)
+        if survivor is not None:
+            raise MergedAway(before.id, survivor, action)
         return self.get(before.id)
 
     def pin(self, memory_id: int, reason: str = "") -> Memory:
@@ -327,14 +341,16 @@ class MemoriesService:
         try:
             imp = float(importance)
         except (TypeError, ValueError):
-            raise InvalidInput(f"importance must be a number between 0 and 1, not {importance!r}") from None
+            raise InvalidInput(
+                f"importance must be a number between 0 and 1, not {cut(importance)}"
+            ) from None
         if not 0.0 <= imp <= 1.0:
             raise InvalidInput(f"importance must be between 0 and 1, not {imp}")
         return self._update(memory_id, "set-importance", {"importance": imp}, reason)
 
     def set_tier(self, memory_id: int, tier: str, reason: str = "") -> Memory:
         if tier not in TIERS:
-            raise InvalidInput(f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+            raise InvalidInput(f"unknown tier {cut(tier)}; use one of {', '.join(TIERS)}")
         action = {"archived": "archive", "active": "restore", "core": "promote-core"}[tier]
         changes: dict[str, Any] = {"tier": tier}
         if tier == "active":  # restored or demoted from core: decay restarts now
@@ -357,11 +373,8 @@ class MemoriesService:
         """An archived memory back to active (audited "restore"); decay restarts above the threshold.
         Refused for one that is not archived, or that a merge absorbed (undo the merge instead)."""
         mem = self.get(memory_id)
-        if mem.absorbed_into is not None:
-            raise InvalidInput(
-                f"memory {mem.id} was merged into memory {mem.absorbed_into}; "
-                "undo that merge in the curator instead of restoring it"
-            )
+        if mem.absorbed_into is not None:  # refused (and audited) by the write itself
+            return self.set_tier(mem.id, "active", reason)
         if mem.tier != "archived":
             raise InvalidInput(f"memory {mem.id} is not archived (tier {mem.tier}); nothing to restore")
         return self.set_tier(mem.id, "active", reason)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from engine import memory_merged as merged
 from engine.audit import log as audit
 from engine.memory_input import as_memory_id
 from engine.tables import memories as table
@@ -14,7 +15,7 @@ from engine.tables import memories as table
 if TYPE_CHECKING:
     from engine.context import Context
 
-Outcome = Literal["done", "unchanged", "missing"]
+Outcome = Literal["done", "unchanged", "missing", "refused"]
 
 
 @dataclass
@@ -25,11 +26,11 @@ class MemoryOutcome:
     outcome: Outcome
     tier: str | None = None  # afterwards (None: no such memory)
     pinned: bool | None = None
-    note: str = ""  # why not changed: "already archived", "no memory with id 9"
-    ok: bool = True  # the memory is now in the state asked for (False: missing)
+    note: str = ""  # why not changed: "already archived", "no memory with id 9", "merged into 40"
+    ok: bool = True  # the memory is now in the state asked for (False: missing or refused)
 
     def __post_init__(self) -> None:
-        self.ok = self.outcome != "missing"
+        self.ok = self.outcome not in ("missing", "refused")
 
 
 Change = Literal["archive", "pin"]
@@ -60,6 +61,11 @@ def apply(ctx: Context, ids: list[int], change: Change, reason: str) -> list[Mem
                 out.append(MemoryOutcome(mid, "missing", note=f"no memory with id {mid}"))
                 continue
             changes, note = _plan(r, change)
+            survivor = merged.refused(ctx, conn, r, change, now, reason) if changes else None
+            if survivor is not None:  # a merge absorbed it: not kept in the archived source
+                note = f"memory {mid} was merged into memory {survivor}; {change} memory {survivor} instead"
+                out.append(MemoryOutcome(mid, "refused", r["tier"], bool(r["pinned"]), note))
+                continue
             if not changes:
                 out.append(MemoryOutcome(mid, "unchanged", r["tier"], bool(r["pinned"]), note))
                 continue

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.tables.memories import Kind, NewMemory, Tier
 from engine.types import KINDS, TIERS
 
@@ -60,15 +60,15 @@ def normalize_item(item: Mapping[str, Any]) -> NewMemory:
     user = check_text(item.get("user") or "", "user", allow_empty=True, limit=200)
     metadata = item.get("metadata") or {}
     if kind not in KINDS:
-        raise InvalidInput(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+        raise InvalidInput(f"unknown kind {cut(kind)}; use one of {', '.join(KINDS)}")
     if tier not in TIERS:
-        raise InvalidInput(f"unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+        raise InvalidInput(f"unknown tier {cut(tier)}; use one of {', '.join(TIERS)}")
     check_text(category, "category", limit=64)
     imp = item.get("importance", 0.5)
     try:
         imp = float(0.5 if imp is None else imp)
     except (TypeError, ValueError):
-        raise InvalidInput(f"importance must be a number between 0 and 1, not {imp!r}") from None
+        raise InvalidInput(f"importance must be a number between 0 and 1, not {cut(imp)}") from None
     if not (0.0 <= imp <= 1.0) or math.isnan(imp):
         raise InvalidInput(f"importance must be between 0 and 1, not {imp}")
     if not isinstance(metadata, dict):
@@ -90,4 +90,4 @@ def as_memory_id(value: Any) -> int:
     try:
         return int(value)
     except (TypeError, ValueError, OverflowError):
-        raise InvalidInput(f"a memory id is a whole number, not {value!r}") from None
+        raise InvalidInput(f"a memory id is a whole number, not {cut(value)}") from None

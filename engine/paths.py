@@ -7,9 +7,12 @@ import os
 import re
 import stat
 from collections.abc import Set as AbstractSet
+from contextlib import suppress
 from pathlib import Path
 
 from platformdirs import user_config_dir, user_data_dir
+
+from engine.errors import DiskFull
 
 
 def default_db() -> Path:
@@ -167,6 +170,14 @@ def write_at(at: int, name: str, data: bytes, *, label, create: bool = True) -> 
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        with suppress(OSError):  # no half-written file stays behind
+            os.ftruncate(fd, 0)
+            if create:
+                os.unlink(name, dir_fd=at)
+        raise DiskFull(f"{label}: disk full; the file was not written") from None
     finally:
         os.close(fd)
 

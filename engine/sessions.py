@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput, NotFound, cut
 from engine.memory_input import check_text
 from engine.retrieval.query import clean, plan
 from engine.tables import sessions as sessions_table
@@ -90,7 +90,7 @@ class SessionsService:
 
         def write(conn: Any) -> None:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
-                raise InvalidInput(f"a session with id {sid!r} already exists")
+                raise InvalidInput(f"a session with id {cut(sid)} already exists")
             sessions_table.insert(
                 conn,
                 {
@@ -130,7 +130,7 @@ class SessionsService:
         for m in messages:
             role = m.get("role") or "user"
             if role not in ROLES:
-                raise InvalidInput(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
+                raise InvalidInput(f"unknown role {cut(role)}; use one of {', '.join(ROLES)}")
             content = check_text(m.get("content") or "", "message content", allow_empty=True)
             tc = m.get("token_count")
             if tc is None:
@@ -141,7 +141,7 @@ class SessionsService:
 
         def write(conn: Any) -> list[int]:
             if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-                raise NotFound(f"no session with id {session_id!r}")
+                raise NotFound(f"no session with id {cut(session_id)}")
             ids = []
             for role, content, tool, at, tc, meta in rows:
                 got = conn.execute(
@@ -200,7 +200,7 @@ class SessionsService:
                 (session_id,),
             ).fetchone()
             if r is None:
-                raise NotFound(f"no session with id {session_id!r}")
+                raise NotFound(f"no session with id {cut(session_id)}")
             msgs = conn.execute(
                 "SELECT * FROM messages WHERE session_id = ? ORDER BY at, id", (session_id,)
             ).fetchall()

@@ -60,4 +60,8 @@ def outcomes_text(outcomes: Sequence[MemoryOutcome], done: str) -> str:
         parts.append(f"{len(same)} {same[0].note}")
     if missing := [o.id for o in outcomes if o.outcome == "missing"]:
         parts.append("not found: " + ", ".join(f"#{i}" for i in missing))
+    if refused := [o for o in outcomes if o.outcome == "refused"]:
+        parts.append(
+            f"refused: {refused[0].note}" + (f" (+{len(refused) - 1} more)" if len(refused) > 1 else "")
+        )
     return " · ".join(parts) + "."

@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from console.text_safety import visible
+from engine.errors import cut
 
 from .safe import SafeStatic
 
@@ -31,7 +32,7 @@ def number_between(lo: float, hi: float, what: str = "value") -> Validator:
         try:
             v = float(text.strip())
         except ValueError:
-            return f"{what} must be a number between {lo:g} and {hi:g}, not {text.strip()!r}"
+            return f"{what} must be a number between {lo:g} and {hi:g}, not {cut(text.strip())}"
         if not math.isfinite(v) or not lo <= v <= hi:
             return f"{what} must be between {lo:g} and {hi:g}"
         return None

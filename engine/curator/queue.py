@@ -18,7 +18,7 @@ from engine.curator.types import (
     ProposalDetail,
     ProposalMember,
 )
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput, NotFound, cut
 from engine.memories import MemoriesService
 from engine.sql import chunked, marks
 
@@ -56,9 +56,9 @@ class ProposalQueue:
         self, status: str | None = None, kind: str | None = None, limit: int = 1000
     ) -> builtins.list[Proposal]:
         if status is not None and status not in PROPOSAL_STATUSES:
-            raise InvalidInput(f"unknown status {status!r}; use one of {', '.join(PROPOSAL_STATUSES)}")
+            raise InvalidInput(f"unknown status {cut(status)}; use one of {', '.join(PROPOSAL_STATUSES)}")
         if kind is not None and kind not in PROPOSAL_KINDS:
-            raise InvalidInput(f"unknown kind {kind!r}; use one of {', '.join(PROPOSAL_KINDS)}")
+            raise InvalidInput(f"unknown kind {cut(kind)}; use one of {', '.join(PROPOSAL_KINDS)}")
         where: builtins.list[str] = ["1=1"]
         params: builtins.list[object] = []
         if status:
@@ -125,7 +125,7 @@ class ProposalQueue:
         try:
             pid = int(proposal_id)
         except (TypeError, ValueError):
-            raise InvalidInput(f"a proposal id is a whole number, not {proposal_id!r}") from None
+            raise InvalidInput(f"a proposal id is a whole number, not {cut(proposal_id)}") from None
         r = self.ctx.store.read_one("SELECT * FROM proposals WHERE id = ?", (pid,))
         if r is None:
             raise NotFound(f"no proposal with id {pid}")

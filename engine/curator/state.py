@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.sql import marks
 
 _MEMORY = (
@@ -107,7 +107,7 @@ def check_unchanged(conn, proposal_row, evidence: dict) -> None:
         if hit is not None:
             raise InvalidInput(
                 f"proposal {pid} is stale: {kind} {hit[0]} changed since it was proposed"
-                f" ({hit[1]!r} in the audit log); reject it and run the curator again"
+                f" ({cut(hit[1])} in the audit log); reject it and run the curator again"
             )
     now = member_state(conn, kind, [int(k) for k in then if str(k).lstrip("-").isdigit()])
     for mid, was in then.items():

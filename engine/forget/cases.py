@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.forget.select import Selection
 from engine.forget.types import (
     ForgetItem,
@@ -76,4 +76,4 @@ def as_int(v: Any) -> int:
     try:
         return int(v)
     except (TypeError, ValueError):
-        raise InvalidInput(f"an id is a whole number, not {v!r}") from None
+        raise InvalidInput(f"an id is a whole number, not {cut(v)}") from None

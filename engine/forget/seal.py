@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.errors import EngineError
+from engine.errors import EngineError, cut
 from engine.keys import derived_key
 from engine.paths import home_of, open_dir, read_at, write_at
 
@@ -46,7 +46,7 @@ def _folder(db_path: Path) -> Path:
 
 def _name(token: str) -> str:
     if not (isinstance(token, str) and len(token) == 32 and all(c in "0123456789abcdef" for c in token)):
-        raise EngineError(f"forget case seal {token!r} is not a valid token")
+        raise EngineError(f"forget case seal {cut(token)} is not a valid token")
     return f"{token}.sealed"
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput, NotFound, cut
 from engine.forget.fold import fold
 from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
@@ -278,7 +278,7 @@ def resolve(conn, kind: str, value: str) -> Selection:
         s.memories = {i: "selected" for i in ids}
     elif kind == "session":
         if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (value,)).fetchone():
-            raise NotFound(f"no session with id {value!r}")
+            raise NotFound(f"no session with id {cut(value)}")
         s.sessions = {value: "selected"}
         s.messages = {
             r[0]: "in session" for r in conn.execute("SELECT id FROM messages WHERE session_id = ?", (value,))
@@ -325,7 +325,7 @@ def resolve(conn, kind: str, value: str) -> Selection:
                 r[0]: "agent's flow" for r in conn.execute("SELECT id FROM flows WHERE agent = ?", (value,))
             }
         if not (s.sessions or s.memories or s.rules or s.flows):
-            raise NotFound(f"nothing belongs to {kind} {value!r}")
+            raise NotFound(f"nothing belongs to {kind} {cut(value)}")
     elif kind == "query":
         pats = _patterns(value)
         needles = {fold(value), fold(" ".join(value.split()))}
@@ -349,7 +349,7 @@ def resolve(conn, kind: str, value: str) -> Selection:
         s.flows = match("flows", ("name", "description", "triggers", "steps", "metadata"))
         s.titles = match("sessions", ("title",))
     else:
-        raise InvalidInput(f"unknown scope {kind!r}")
+        raise InvalidInput(f"unknown scope {cut(kind)}")
     return s
 
 

@@ -29,7 +29,7 @@ from engine import tempfiles
 from engine.audit import log as audit
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput, NotFound, cut
 from engine.forget import prints
 from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
 from engine.forget.delete import delete_case
@@ -85,7 +85,7 @@ class Forget:
         """Open a case. `values`: memory ids (scope memory), a session id, an agent, a user or a
         query text. The deadline defaults to 30 days after the request."""
         if scope_kind not in FORGET_SCOPES:
-            raise InvalidInput(f"unknown scope {scope_kind!r}; use one of {', '.join(FORGET_SCOPES)}")
+            raise InvalidInput(f"unknown scope {cut(scope_kind)}; use one of {', '.join(FORGET_SCOPES)}")
         if not isinstance(reason, str) or not reason.strip():
             raise InvalidInput("a forget request needs a reason")
         value = scope_value(scope_kind, values)

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import sqlean as sqlite3
 
 from engine.clock import parse_time
-from engine.errors import ImportFailed, InvalidInput
+from engine.errors import ImportFailed, InvalidInput, cut
 from engine.importers import validate
 from engine.importers.files import inside
 
@@ -266,7 +266,7 @@ def _checked(label: Path, what: str, ident, build, *args):
             validate.number(rec.id, "id", 1, validate.INT_MAX, integer=True)
         validate.finite_json(rec.metadata, "metadata")
     except (InvalidInput, OverflowError, ValueError) as exc:
-        raise ImportFailed(f"{label}: {what} {ident!r}: {exc}") from None
+        raise ImportFailed(f"{label}: {what} {cut(ident)}: {exc}") from None
     return rec
 
 

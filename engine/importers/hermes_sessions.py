@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from engine.audit import log as audit
-from engine.errors import ImportFailed, InvalidInput
+from engine.errors import ImportFailed, InvalidInput, cut
 from engine.importers.common import (
     ImportSummary,
     forgotten,
@@ -68,7 +68,7 @@ def import_sessions(
                     metadata=meta,
                 )
             except InvalidInput as exc:
-                raise ImportFailed(f"state.db session {hs.id!r}: {exc}") from None
+                raise ImportFailed(f"state.db session {cut(hs.id)}: {exc}") from None
             s.add("sessions")
             fresh.add(hs.id)
             continue

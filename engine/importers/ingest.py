@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 from engine.audit import log as audit
 from engine.clock import parse_time
 from engine.context import Context
-from engine.errors import ImportFailed, InvalidInput
+from engine.errors import ImportFailed, InvalidInput, cut
 from engine.forget import tombstones
 from engine.importers import validate
 from engine.importers.common import forgotten as is_forgotten
 from engine.importers.files import FileIds, open_regular
+from engine.importers.ingest_dedup import new_messages
 from engine.memory_input import MAX_CONTENT, check_text, normalize_item
 from engine.sessions import ROLES
 
@@ -154,7 +155,7 @@ def _check_shape(kind: str, rec: dict) -> None:
         elif types is _INT:
             validate.number(v, key, 0 if key == "token_count" else 1, validate.INT_MAX, integer=True)
     if kind == "message" and rec.get("role") not in (None, "", *ROLES):
-        raise InvalidInput(f"unknown role {rec['role']!r}; use one of {', '.join(ROLES)}")
+        raise InvalidInput(f"unknown role {cut(rec['role'])}; use one of {', '.join(ROLES)}")
     try:
         json.dumps(rec, ensure_ascii=False).encode("utf-8")
     except (UnicodeEncodeError, ValueError) as exc:
@@ -195,18 +196,20 @@ def ingest_file(
         if m["session_id"] not in known and not ctx.store.read_one(
             "SELECT 1 FROM sessions WHERE id = ?", (m["session_id"],)
         ):
-            raise ImportFailed(f"{where}: message refers to unknown session {m['session_id']!r}")
+            raise ImportFailed(f"{where}: message refers to unknown session {cut(m['session_id'])}")
     added = {"sessions": 0, "messages": 0, "memories": 0}
     skipped = 0
+    held = {"messages": 0}  # already in their session (a re-ingest): not added twice
 
     def write_log(conn) -> int:
         """Sessions and messages in one transaction (nested writes join it)."""
         skipped = 0
+        held["messages"] = added["sessions"] = added["messages"] = 0  # it may run again (busy retry)
         for s in sessions:
             if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (s["id"],)).fetchone():
                 skipped += 1
             else:
-                sid = s.pop("id")
+                sid = s["id"]
                 imp.sessions.add(
                     sid,
                     **{
@@ -231,10 +234,15 @@ def ingest_file(
                 progress(1)
         by_session: dict[str, list[dict]] = {}
         for _, m in messages:
-            by_session.setdefault(m.pop("session_id"), []).append(m)
+            by_session.setdefault(m["session_id"], []).append(
+                {k: v for k, v in m.items() if k != "session_id"}
+            )
         for sid, ms in by_session.items():
-            imp.sessions.add_messages(sid, ms)
-            added["messages"] += len(ms)
+            fresh, already = new_messages(conn, sid, ms)
+            held["messages"] += already
+            if fresh:
+                imp.sessions.add_messages(sid, fresh)
+            added["messages"] += len(fresh)
             if progress:
                 progress(len(ms))
         return skipped
@@ -252,7 +260,13 @@ def ingest_file(
             action="import",
             target_kind="file",
             target_id=path.name,
-            summary={"added": added, "deduplicated": dups, "skipped": skipped, "forgotten": forgotten},
+            summary={
+                "added": added,
+                "deduplicated": dups,
+                "skipped": skipped,
+                "held": held["messages"],
+                "forgotten": forgotten,
+            },  # fmt: skip
         )
     )
     return {
@@ -260,6 +274,7 @@ def ingest_file(
         "added": added,
         "deduplicated": dups,
         "skipped_existing_sessions": skipped,
+        "skipped_existing_messages": held["messages"],
         "skipped_forgotten": forgotten,
     }
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import tempfiles
 from engine.audit import log as audit
-from engine.errors import EngineError, ImportFailed, InvalidInput
+from engine.errors import EngineError, ImportFailed, InvalidInput, cut
 from engine.importers import validate
 from engine.importers.common import ExportSummary, ImportSummary, Progress, tick
 from engine.importers.files import database_files
@@ -262,7 +262,7 @@ def read_file(
                 )
             if not isinstance(rec.get("version"), int) or rec["version"] > VERSION:
                 raise ImportFailed(
-                    f"{where}: export format version {rec.get('version')!r} "
+                    f"{where}: export format version {cut(rec.get('version'))} "
                     f"is newer than this memconsole reads ({VERSION})"
                 )
             seen_header = True
@@ -270,7 +270,7 @@ def read_file(
             continue
         table = by_type.get(str(rec.get("type")))
         if table is None:
-            raise ImportFailed(f"{where}: unknown record type {rec.get('type')!r}")
+            raise ImportFailed(f"{where}: unknown record type {cut(rec.get('type'))}")
         row = rec.get("row")
         if not isinstance(row, dict) or not row:
             raise ImportFailed(f'{where}: a {rec["type"]} record needs a "row" object')
@@ -336,6 +336,8 @@ def import_file(
             except ImportFailed as exc:
                 raise ImportFailed(f"{path}:{no}: {exc}") from None
             except dump.error as exc:
+                if dump.disk_full(conn, exc):
+                    raise  # the store says "disk full" (nothing of this restore is kept)
                 raise ImportFailed(f"{path}:{no}: cannot restore this {rtype} ({exc})") from None
             if how == "added":
                 s.add(rtype)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine import tempfiles
-from engine.errors import ImportFailed, InvalidInput
+from engine.errors import ImportFailed, InvalidInput, cut
 from engine.importers import migrate_bulk
 from engine.paths import home_of, server_url
 
@@ -62,10 +62,10 @@ def _place(text: object, role: str, *, must_exist: bool) -> str:
     url = server_url(text)
     if url is not None:
         if not text.lower().startswith(("postgresql://", "postgres://")):
-            raise InvalidInput(f"the {role} {text!r} is neither a file path nor a postgresql:// URL")
+            raise InvalidInput(f"the {role} {cut(text)} is neither a file path nor a postgresql:// URL")
         return url
     if "://" in text:
-        raise InvalidInput(f"the {role} {text!r}: only postgresql:// URLs and file paths are supported")
+        raise InvalidInput(f"the {role} {cut(text)}: only postgresql:// URLs and file paths are supported")
     path = Path(text).expanduser().absolute()
     try:
         st = os.stat(path)

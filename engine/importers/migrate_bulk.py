@@ -23,7 +23,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.errors import ImportFailed, InvalidInput
+from engine.errors import ImportFailed, InvalidInput, cut
 from engine.importers import validate
 from engine.importers.common import ImportSummary
 from engine.importers.jsonl_io import IDENTITY_META, TYPE_OF, audit_restore, tables
@@ -114,7 +114,7 @@ class _Restore:
             self.no += 1
             self.out.records[rtype] = self.out.records.get(rtype, 0) + 1
             if live is None:
-                raise self.fail(self.no, f"unknown record type {rtype!r}")
+                raise self.fail(self.no, f"unknown record type {cut(rtype)}")
             if unknown:
                 raise self.fail(
                     self.no,
@@ -168,6 +168,8 @@ class _Restore:
             if vectors:
                 dump.restore_vectors(conn, list(vectors.values()), log=self.vlog)
         except dump.error as exc:
+            if dump.disk_full(conn, exc):
+                raise  # the store says "disk full" (nothing of this copy is kept)
             try:
                 conn.execute("ROLLBACK TO SAVEPOINT mc_bulk")
             except dump.error:  # the connection itself failed: no row to name
@@ -178,6 +180,8 @@ class _Restore:
                     if no in vectors:
                         dump.restore_vectors(conn, [vectors[no]], log=self.vlog)
                 except dump.error as exc:
+                    if dump.disk_full(conn, exc):
+                        raise
                     raise self.fail(no, f"cannot restore this {rtype} ({exc})") from None
         conn.execute("RELEASE SAVEPOINT mc_bulk")
         return len(batch)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.sessions import ROLES
 from engine.types import KINDS, TIERS
 
@@ -179,7 +179,7 @@ def check_row(table: str, row: dict, declared: Mapping[str, str]) -> None:
             if kind is not None and not (v == "" and kind is _ANY):
                 _json_text(v, f"{table}.{col}", kind)
             if choices and v not in choices:
-                raise InvalidInput(f'"{table}.{col}" is {v!r}; use one of {", ".join(choices)}')
+                raise InvalidInput(f'"{table}.{col}" is {cut(v)}; use one of {", ".join(choices)}')
         elif typ == "INTEGER":
             if not (type(v) is int and lo <= v <= hi):
                 number(v, f"{table}.{col}", lo, hi, integer=True)

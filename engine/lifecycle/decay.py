@@ -21,7 +21,7 @@ from typing import Any
 
 from engine.clock import DAY
 from engine.config import DecaySettings
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.types import KINDS
 
 # Bands operators know: 9–10 critical, 7–8 and 5–6 active, 3–4 dormant, 1–2 (and below) retired.
@@ -51,7 +51,7 @@ def check_days(days: Any) -> float:
     try:
         d = float(days)
     except (TypeError, ValueError):
-        raise InvalidInput(f"days must be a number, not {days!r}") from None
+        raise InvalidInput(f"days must be a number, not {cut(days)}") from None
     if not 0 < d <= 3650:
         raise InvalidInput(f"days must be more than 0 and at most 3650, not {d:g}")
     return d

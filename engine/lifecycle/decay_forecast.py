@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.clock import DAY
 from engine.context import Context
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput, NotFound, cut
 from engine.lifecycle.decay import (
     DECAYING,
     STATUS_RANK,
@@ -180,7 +180,7 @@ class DecayForecasts:
         try:
             n = int(days)
         except (TypeError, ValueError):
-            raise InvalidInput(f"days must be a whole number, not {days!r}") from None
+            raise InvalidInput(f"days must be a whole number, not {cut(days)}") from None
         if not 1 <= n <= 3650:
             raise InvalidInput(f"days must be between 1 and 3650, not {n}")
         now = self.ctx.clock.now() if now is None else float(now)

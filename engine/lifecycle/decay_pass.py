@@ -21,7 +21,7 @@ from typing import Any
 from engine.audit import log as audit
 from engine.clock import DAY
 from engine.context import Context
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.lifecycle.decay import (
     DECAYING,
     RETIRE_EDGE,
@@ -86,7 +86,7 @@ class Decay:
         readers that use the column directly. `scope`: "all", "memories" or "rules".
         """
         if scope not in DECAY_SCOPES:
-            raise InvalidInput(f"scope is all, memories or rules, not {scope!r}")
+            raise InvalidInput(f"scope is all, memories or rules, not {cut(scope)}")
         ctx = self.ctx
         now = ctx.clock.now() if now is None else float(now)
         ds = ctx.settings.decay

@@ -15,7 +15,7 @@ from typing import Any
 from engine.audit import log as audit
 from engine.clock import DAY
 from engine.context import Context
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput, NotFound, cut
 from engine.lifecycle.types import (
     FLOW_OUTCOMES,
     FLOW_STATUSES,
@@ -125,7 +125,7 @@ class Flows:
                 return r
         r = conn.execute("SELECT * FROM flows WHERE name = ?", (str(name_or_id),)).fetchone()
         if r is None:
-            raise NotFound(f"no flow named {name_or_id!r}")
+            raise NotFound(f"no flow named {cut(name_or_id)}")
         return r
 
     # -- reads ---------------------------------------------------------------------------------------
@@ -237,10 +237,10 @@ class Flows:
         name = check_text(name, "flow name", limit=200).strip()
         step_list = _text_list(steps, "steps")
         if not step_list:
-            raise InvalidInput(f"flow {name!r} needs at least one step")
+            raise InvalidInput(f"flow {cut(name)} needs at least one step")
         trigger_list = _text_list(triggers, "triggers")
         if status not in FLOW_STATUSES:
-            raise InvalidInput(f"unknown flow status {status!r}; use one of {', '.join(FLOW_STATUSES)}")
+            raise InvalidInput(f"unknown flow status {cut(status)}; use one of {', '.join(FLOW_STATUSES)}")
         domain = check_text(domain or "", "domain", allow_empty=True, limit=200)
         agent = check_text(agent or "", "agent", allow_empty=True, limit=200)
         description = check_text(description or "", "description", allow_empty=True, limit=10_000)
@@ -260,7 +260,7 @@ class Flows:
         def write(conn: Any) -> int:
             old = conn.execute("SELECT id FROM flows WHERE name = ?", (name,)).fetchone()
             if old is not None and not replace:
-                raise InvalidInput(f"a flow named {name!r} already exists (use replace to update it)")
+                raise InvalidInput(f"a flow named {cut(name)} already exists (use replace to update it)")
             if old is not None:
                 cols = ", ".join(f"{c} = ?" for c in vals)
                 conn.execute(
@@ -318,7 +318,7 @@ class Flows:
     ) -> FlowRun:
         """Record one run (pass | fail) of a flow; `at` defaults to now."""
         if outcome not in FLOW_OUTCOMES:
-            raise InvalidInput(f"a run's outcome is pass or fail, not {outcome!r}")
+            raise InvalidInput(f"a run's outcome is pass or fail, not {cut(outcome)}")
         note = check_text(note or "", "note", allow_empty=True, limit=10_000)
         agent = check_text(agent or "", "agent", allow_empty=True, limit=200)
         actor, now = self.ctx.actor, self.ctx.clock.now()
@@ -347,7 +347,7 @@ class Flows:
     def set_status(self, name_or_id: str | int, status: FlowStatus, reason: str = "") -> Flow:
         """Enable or disable a flow (disabled flows are not offered by check())."""
         if status not in FLOW_STATUSES:
-            raise InvalidInput(f"unknown flow status {status!r}; use one of {', '.join(FLOW_STATUSES)}")
+            raise InvalidInput(f"unknown flow status {cut(status)}; use one of {', '.join(FLOW_STATUSES)}")
         actor, now = self.ctx.actor, self.ctx.clock.now()
 
         def write(conn: Any) -> int:

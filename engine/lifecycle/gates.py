@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from engine.audit import log as audit
 from engine.context import Context
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.lifecycle.boot import Boot, neutralize
 from engine.lifecycle.flows import Flows
 from engine.lifecycle.rules import Rules
@@ -121,7 +121,7 @@ class Gates:
     ) -> GatePost:
         """Record how an action went: a flow run when `flow` is named, and a state entry."""
         if outcome not in FLOW_OUTCOMES:
-            raise InvalidInput(f"an outcome is pass or fail, not {outcome!r}")
+            raise InvalidInput(f"an outcome is pass or fail, not {cut(outcome)}")
         summary = check_text(summary, "summary", limit=10_000).strip()
         agent = check_text(agent or "", "agent", allow_empty=True, limit=200)
         run = self.flows.record_run(flow, outcome, note=note or summary, agent=agent) if flow else None

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.lifecycle.types import Rule
 from engine.types import load_json
 
@@ -39,7 +39,7 @@ def check_score(value: Any) -> float:
     try:
         s = float(value)
     except (TypeError, ValueError):
-        raise InvalidInput(f"a rule score is a number from 0 to 10, not {value!r}") from None
+        raise InvalidInput(f"a rule score is a number from 0 to 10, not {cut(value)}") from None
     if math.isnan(s) or not 0.0 <= s <= 10.0:
         raise InvalidInput(f"a rule score is a number from 0 to 10, not {value}")
     return s
@@ -49,7 +49,7 @@ def check_rule_id(value: Any) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise InvalidInput(f"a rule id is a whole number, not {value!r}") from None
+        raise InvalidInput(f"a rule id is a whole number, not {cut(value)}") from None
 
 
 def as_tuple(v: str | Sequence[str] | None) -> tuple[str, ...] | None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.clock import DAY
 from engine.context import Context
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput, NotFound, cut
 from engine.lifecycle.decay import band, check_days, rule_score_at
 from engine.lifecycle.rule_fields import as_tuple, check_rule_id, row_to_rule
 from engine.lifecycle.types import (
@@ -82,7 +82,9 @@ class RuleReads:
         if statuses:
             bad = [s for s in statuses if s not in RULE_STATUSES]
             if bad:
-                raise InvalidInput(f"unknown rule status {bad[0]!r}; use one of {', '.join(RULE_STATUSES)}")
+                raise InvalidInput(
+                    f"unknown rule status {cut(bad[0])}; use one of {', '.join(RULE_STATUSES)}"
+                )
             where.append(f"status IN ({marks(len(statuses))})")
             params += statuses
         if agent is not None:
@@ -106,7 +108,7 @@ class RuleReads:
         if not include_absorbed:
             where.append("absorbed_into IS NULL")
         if order not in ORDERS:
-            raise InvalidInput(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
+            raise InvalidInput(f"unknown order {cut(order)}; use one of {', '.join(ORDERS)}")
         with self.ctx.store.reading() as c:
             if query:
                 p = plan(query)

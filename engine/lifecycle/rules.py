@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from engine.audit import log as audit
 from engine.context import Context
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.lifecycle.decay import band, clamp_score
 from engine.lifecycle.rule_change import RuleChanges
 from engine.lifecycle.rule_fields import REJECTION_SCORE, REVIVE_SCORE, Changes, check_score
@@ -164,7 +164,7 @@ class Rules:
         domain = check_text(domain or "", "domain", allow_empty=True, limit=200)
         agent = check_text(agent or "", "agent", allow_empty=True, limit=200)
         if source not in RULE_SOURCES and not str(source).startswith("memory:"):
-            raise InvalidInput(f"unknown rule source {source!r}; use one of {', '.join(RULE_SOURCES)}")
+            raise InvalidInput(f"unknown rule source {cut(source)}; use one of {', '.join(RULE_SOURCES)}")
         actor, now = self.ctx.actor, self.ctx.clock.now()
         at = float(created_at) if created_at is not None else now
         status = band(score)

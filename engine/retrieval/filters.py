@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.sql import in_list
 from engine.types import KINDS, TIERS
 
@@ -41,14 +41,14 @@ class Filters:
             try:
                 tiers = tuple(tier)
             except TypeError:
-                raise InvalidInput(f"tier must be text or a list of tiers, not {tier!r}") from None
+                raise InvalidInput(f"tier must be text or a list of tiers, not {cut(tier)}") from None
         bad = [t for t in tiers if t not in TIERS]
         if bad or not tiers:
             raise InvalidInput(
-                f"unknown tier {bad[0] if bad else tier!r}; use one of {', '.join(TIERS)} or all"
+                f"unknown tier {cut(bad[0] if bad else tier)}; use one of {', '.join(TIERS)} or all"
             )
         if kind is not None and kind not in KINDS:
-            raise InvalidInput(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+            raise InvalidInput(f"unknown kind {cut(kind)}; use one of {', '.join(KINDS)}")
         if category is not None and not str(category).strip():
             category = None
         return cls(tiers, kind or None, category, agent or None, user or None)
@@ -74,5 +74,5 @@ class Filters:
             want = getattr(self, col)
             have = getattr(mem, col)
             if want is not None and have != want:
-                why.append(f"its {col} is {have or '(none)'!r}, the filter asks for {want!r}")
+                why.append(f"its {col} is {cut(have or '(none)')}, the filter asks for {cut(want)}")
         return why

@@ -14,7 +14,11 @@ sorts them.
 It stays equal to the database through the change log's `text_changed` entries (memories written,
 edited or deleted, by this process or any other): those leave the arrays and are kept, tokenized
 by the engine's FTS5-compatible tokenizer (engine/storage/lexemes.py), in a small overlay scored in
-Python; past `RELOAD_FROM` of them (or a quarter of the memories) a sync reloads instead. Tier and
+Python; past `RELOAD_FROM` of them (or a quarter of the memories) a sync reloads instead. The
+overlay's cost is bounded by text as well (a burst of huge memories from another process): a sync
+tokenizes at most `SYNC_MAX_CHARS` in the caller's thread and the overlay holds at most
+`OVERLAY_MAX_CHARS`; past either, nothing is tokenized in the foreground — the store answers until a
+background reload folds the burst into the arrays. Tier and
 other filter changes are not its business: filters are checked against the table for the best
 candidates only. A word that tokenizes to several lexemes is a phrase, which needs positions the
 arrays do not keep: such queries stay with the store's index (`lexemes_of` says None).
@@ -41,6 +45,10 @@ if TYPE_CHECKING:
 
 K1, B, IDF_FLOOR = 1.2, 0.75, 1e-6
 RELOAD_FROM = 5_000  # overlay memories past this (and past a quarter of all): reload, not overlay
+# Tokenizing runs at ~0.3-1 MB/s in Python: these keep one sync under ~0.5 s and the overlay's
+# counts under ~40 MB (bench/keyword_overlay_burst.py has the figures).
+SYNC_MAX_CHARS = 200_000  # text one sync may tokenize in the caller's thread
+OVERLAY_MAX_CHARS = 2_000_000  # text the overlay may hold
 
 
 def lexemes_of(terms: Sequence[str]) -> list[str] | None:
@@ -72,7 +80,10 @@ class KeywordMatrix:
         self.starts = np.zeros(1, dtype=np.int64)
         self.slots = np.zeros(0, dtype=np.int32)
         self.tfs = np.zeros(0, dtype=np.int32)
-        self.extra: dict[int, tuple[Counter[str], int]] = {}  # overlay: memory -> (counts, length)
+        self.extra: dict[
+            int, tuple[Counter[str], int, int]
+        ] = {}  # overlay: memory -> (counts, length, chars)
+        self.extra_chars = 0  # text held in the overlay
         self.extra_at: dict[str, dict[int, int]] = {}  # overlay by lexeme: memory -> count
         self.n_docs = 0
         self.total = 0.0  # tokens over all memories
@@ -91,7 +102,11 @@ class KeywordMatrix:
             ids = None
             if self.seq >= 0 and not (low > self.seq + 1 and top > 0):
                 ids = self.feed.changed(conn, self.seq, top, text=True)
-            if ids is None or len(self.extra) + len(ids) > max(RELOAD_FROM, len(self.ids) // 4):
+            if (
+                ids is None
+                or len(self.extra) + len(ids) > max(RELOAD_FROM, len(self.ids) // 4)
+                or self._too_much_text(conn, ids)
+            ):
                 if not may_reload:
                     return False
                 self.load(conn)
@@ -126,30 +141,49 @@ class KeywordMatrix:
             self.total = float(self.dl.sum())
             self.seq = int(top)
 
+    def _too_much_text(self, conn: Any, ids: list[int]) -> bool:
+        """The changed memories' text is past what one sync may tokenize here, or would take the
+        overlay past its bound (their length is read, not their text)."""
+        room = min(SYNC_MAX_CHARS, OVERLAY_MAX_CHARS - self.extra_chars)
+        chars = 0
+        for part in chunked(ids):
+            row = conn.execute(
+                f"SELECT coalesce(sum(length(content)), 0) FROM memories WHERE id IN ({marks(len(part))})",
+                part,
+            ).fetchone()
+            chars += int(row[0])
+            if chars > room:
+                return True
+        return False
+
     def _apply(self, conn: Any, ids: list[int]) -> None:
+        held = [mid for mid in ids if self._slot(mid) is not None]  # in the arrays until now
         for mid in ids:  # out of the arrays and the overlay; back below if it still exists
             self._drop(mid)
-        found: set[int] = set()
         for part in chunked(ids):
             for mid, content in conn.execute(
                 f"SELECT id, content FROM memories WHERE id IN ({marks(len(part))})", part
             ).fetchall():
-                found.add(int(mid))
                 tf, n = counted(content or "")
-                self.extra[int(mid)] = (tf, n)
+                self.extra[int(mid)] = (tf, n, len(content or ""))
+                self.extra_chars += len(content or "")
                 for lx, c in tf.items():
                     self.extra_at.setdefault(lx, {})[int(mid)] = c
                 self.n_docs += 1
                 self.total += n
-        gone = [m for m in ids if m not in found]
-        if gone:
-            self._purge(gone)
+        if held:
+            self._purge(held)
         self._norm = None
 
+    def _slot(self, mid: int) -> int | None:
+        """The live array slot of memory `mid` (None: not in the arrays, or changed since)."""
+        j = int(np.searchsorted(self.ids, mid))
+        return j if j < len(self.ids) and self.ids[j] == mid and self.alive[j] else None
+
     def _purge(self, gone: list[int]) -> None:
-        """Deleted memories (a forget): their counts zeroed in the arrays and a lexeme no live
-        memory holds dropped, so no trace of their words stays in this process until a reload.
-        One pass over the postings (~10 ms at 1M memories); deletes are rare."""
+        """Memories edited or deleted (a forget) since the load: their counts zeroed in the arrays
+        and a lexeme no live memory holds dropped, so no trace of their old words stays in this
+        process until a reload. One pass over the postings (~10 ms at 1M memories)."""
         j = np.searchsorted(self.ids, gone)
         j = j[(j < len(self.ids))]
         j = j[np.isin(self.ids[j], gone)]
@@ -175,9 +209,13 @@ class KeywordMatrix:
         old = self.extra.pop(mid, None)
         if old is not None:
             for lx in old[0]:
-                self.extra_at[lx].pop(mid, None)
+                holders = self.extra_at[lx]
+                holders.pop(mid, None)
+                if not holders:  # the word leaves the dictionary with its last memory
+                    del self.extra_at[lx]
             self.n_docs -= 1
             self.total -= old[1]
+            self.extra_chars -= old[2]
 
     # -- reads ---------------------------------------------------------------------------------------
     def scores(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -35,11 +35,18 @@ _CJK = re.compile(
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 
 
-def clean(text: str) -> str:
-    """Search text that is safe to bind: lone surrogates and NULs replaced, never an error; then
-    NFKC, so a full-width or compatibility form ("ＺＯË") searches as the text it stands for."""
+def normalise_query(text: str) -> str:
+    """The one normal form of query text on every path (search, explain, messages, both backends):
+    lone surrogates and NULs replaced, then NFKC, so full-width Latin, half-width katakana and other
+    compatibility forms (ordinary Japanese and Chinese input) become the characters the tokenizers
+    and the CJK detection know."""
     safe = text.encode("utf-8", "replace").decode("utf-8").replace("\x00", " ")
     return unicodedata.normalize("NFKC", safe)
+
+
+def clean(text: str) -> str:
+    """Search text that is safe to bind, never an error (see normalise_query)."""
+    return normalise_query(text)
 
 
 def has_cjk(text: str) -> bool:
@@ -88,8 +95,8 @@ def plan(text: str) -> FtsPlan:
     t = clean(text).strip()
     if not t:
         return FtsPlan("none", None, (), ())
-    if has_cjk(t):
-        runs = _CJK_RUN.findall(t)
+    runs = _CJK_RUN.findall(t) if has_cjk(t) else []
+    if runs:  # CJK punctuation or forms alone (no run of letters) is plain words
         words = [w for w in terms(_CJK_RUN.sub(" ", t)) if w not in STOP_WORDS]
         long_runs = [r for r in runs if len(r) >= 3]
         if long_runs:

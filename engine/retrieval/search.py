@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, cut
 from engine.retrieval import fusion
 from engine.retrieval.explain import Explainer
 from engine.retrieval.filters import Filters
@@ -102,11 +102,11 @@ class Retrieval:
         if not isinstance(query, str):
             raise InvalidInput("the query must be text")
         if mode is not None and mode not in SEARCH_MODES:
-            raise InvalidInput(f"unknown mode {mode!r}; use one of {', '.join(SEARCH_MODES)}")
+            raise InvalidInput(f"unknown mode {cut(mode)}; use one of {', '.join(SEARCH_MODES)}")
         try:
             k = int(k)
         except (TypeError, ValueError):
-            raise InvalidInput(f"k must be a whole number, not {k!r}") from None
+            raise InvalidInput(f"k must be a whole number, not {cut(k)}") from None
         if not 1 <= k <= MAX_K:
             raise InvalidInput(f"k must be between 1 and {MAX_K}")
         ctx = self.ctx

@@ -23,6 +23,11 @@ class TableDump(Protocol):
     embed_dim: int  # floats in a stored embedding
     error: type[Exception]  # what a refused row raises (a constraint, a type the column rejects)
 
+    def disk_full(self, conn: Any, exc: BaseException) -> bool:
+        """`exc` (a dump.error) came of a full disk, not of the row: the caller re-raises it, and
+        the write says "disk full" instead of blaming a record."""
+        ...
+
     def declared(self) -> list[tuple[str, dict[str, str]]]:
         """Every table of the schema, parents first: (name, {column: its declaration in
         upper case, e.g. "INTEGER NOT NULL DEFAULT 0"})."""

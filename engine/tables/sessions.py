@@ -32,3 +32,13 @@ def insert(conn: Any, values: Mapping[str, Any]) -> None:
 def update(conn: Any, session_id: str, changes: Mapping[str, Any]) -> None:
     """Set `changes` (columns of UPDATABLE)."""
     columns.update(conn, "sessions", session_id, changes, UPDATABLE, "an updatable session column")
+
+
+def held_messages(conn: Any, session_id: str) -> list[tuple[str, str, str, float | None]]:
+    """(role, content, tool name or "", at) of every message the session holds."""
+    return [
+        (str(r[0]), str(r[1] or ""), str(r[2] or ""), r[3])
+        for r in conn.execute(
+            "SELECT role, content, tool_name, at FROM messages WHERE session_id = ?", (session_id,)
+        ).fetchall()
+    ]

@@ -55,6 +55,9 @@ class PgDump:
     embed_dim = schema.EMBED_DIM
     error: type[Exception] = psycopg.Error
 
+    def disk_full(self, conn: Any, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.errors.DiskFull)
+
     def __init__(self) -> None:
         self._sequences: dict[str, str | None] = {}
 

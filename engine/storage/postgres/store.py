@@ -29,7 +29,7 @@ from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
 from engine.config import load_settings
-from engine.errors import EngineError, StoreBusy
+from engine.errors import DiskFull, EngineError, StoreBusy
 from engine.storage.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.postgres import schema, trigram_index
@@ -303,6 +303,8 @@ class PgStore:
     def _plain_errors(self) -> Iterator[None]:
         try:
             yield
+        except psycopg.errors.DiskFull:  # the server's disk: its write rolled back
+            raise DiskFull(f"{shown(self.url)}: disk full on the server; nothing was written") from None
         except psycopg.OperationalError as exc:
             raise EngineError(f"{shown(self.url)}: {str(exc).strip()}") from None
 

@@ -13,7 +13,7 @@ from typing import Any
 import sqlean as sqlite3
 
 from engine.storage.dump import VectorRow
-from engine.storage.sqlite import schema
+from engine.storage.sqlite import room, schema
 
 UPKEEP_FROM = 1000  # rows restored in bulk from which a table's FTS5 indexes are rebuilt once after
 _VEC_INSERT = (
@@ -25,6 +25,9 @@ class SqliteDump:
     generation = schema.GENERATION
     embed_dim = schema.EMBED_DIM
     error: type[Exception] = sqlite3.Error
+
+    def disk_full(self, conn: Any, exc: BaseException) -> bool:
+        return room.full(conn, exc)
 
     def declared(self) -> list[tuple[str, dict[str, str]]]:
         return [(t.name, {c: d.upper() for c, d in t.columns}) for t in schema.TABLES]

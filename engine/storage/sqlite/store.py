@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 import sqlean as sqlite3
 import sqlite_vec
 
-from engine.errors import DatabaseDamaged, EngineError, InvalidInput, StoreBusy
+from engine.errors import DatabaseDamaged, DiskFull, EngineError, InvalidInput, StoreBusy
 from engine.storage.feed import VectorChangeLog
 from engine.storage.port import Reconciled
-from engine.storage.sqlite import identity, schema
+from engine.storage.sqlite import identity, room, schema
 from engine.storage.sqlite.curator import SqliteCuratorReads
 from engine.storage.sqlite.dump import SqliteDump
 from engine.storage.sqlite.erase import SqliteEraser
@@ -157,12 +157,13 @@ def bad_value(exc: BaseException) -> InvalidInput | None:
 _BIND_ERRORS = (UnicodeEncodeError, OverflowError, sqlite3.InterfaceError)
 
 
-def plain_error(exc: BaseException, path: Path) -> EngineError | None:
+def plain_error(exc: BaseException, path: Path, *, no_room: bool = False) -> EngineError | None:
     """A full disk or a read-only location is the operator's situation, not a bug: say so in
-    one line (the transaction rolled back, so nothing was written)."""
+    one line (the transaction rolled back, so nothing was written). `no_room`: `exc` came of a
+    file that could not grow (engine/storage/sqlite/room.py)."""
     msg = str(exc).lower()
-    if "disk is full" in msg or "database or disk is full" in msg:
-        return EngineError(f"{path}: the disk is full; nothing was written")
+    if room.says_full(exc) or no_room:
+        return DiskFull(f"{path}: disk full; nothing was written")
     if "readonly" in msg or "read-only" in msg:
         return EngineError(
             f"{path}: the database is read-only (its file or folder may not be "
@@ -332,18 +333,20 @@ class Store:
                     self._run_after_commit()
                     return result
                 except sqlite3.OperationalError as exc:
+                    no_room = room.full(self.conn, exc, self.path)  # before the rollback frees pages
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
                     if not _is_busy(exc):
-                        raise (plain_error(exc, self.path) or exc) from None
+                        raise (plain_error(exc, self.path, no_room=no_room) or exc) from None
                     last = exc
                     _pause()
                 except BaseException as exc:
+                    no_room = isinstance(exc, sqlite3.DatabaseError) and room.full(self.conn, exc, self.path)
                     if self.conn.in_transaction:
                         self.conn.execute("ROLLBACK")
                     plain: EngineError | None = bad_value(exc) if isinstance(exc, _BIND_ERRORS) else None
                     if isinstance(exc, sqlite3.DatabaseError):
-                        plain = plain_error(exc, self.path)
+                        plain = plain_error(exc, self.path, no_room=no_room)
                     if plain is not None:
                         raise plain from None
                     raise

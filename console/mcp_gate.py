@@ -174,7 +174,7 @@ def _header(headers: Any, name: bytes) -> str:
 
 async def deny(send: Send, status: int, message: str) -> None:
     """A JSON-RPC error (no id) at an HTTP status: the SDK client shows `message` as the error."""
-    doc = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600}}
+    doc = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
     body = json.dumps(doc).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -49,6 +51,7 @@ Tier = Literal["core", "active", "archived"]
 READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 WRITE_TOOLS = ("remember", "gate_post", "reject", "log_message")
+READ_YIELD_MAX_S = 30.0  # a read-only call waits for writers at most this long, then runs anyway
 
 
 def one_line(text: str) -> str:
@@ -63,6 +66,10 @@ class Door:
         self.eng = eng
         self.default = Caller(actor, agents=frozenset(["*"]))  # stdio: the local user, any agent
         self.tokens = tokens
+        # Writers first: a read-only token's call starts only when no write is running or waiting,
+        # so a writer waits at most for the one read-only call already running (per token: 1).
+        self._writes = 0
+        self._no_writes = threading.Condition()
 
     def caller(self, ctx: Context | None) -> Caller:
         if self.tokens is None:
@@ -92,7 +99,7 @@ class Door:
         who = self.caller(ctx)
         if write and who.read_only:
             raise ToolError(f"the token of {who.actor!r} is read-only: it may not write")
-        with self.eng.acting_as(who.actor):
+        with self._turn(who, write), self.eng.acting_as(who.actor):
             try:
                 if write and not who.may_act_for(agent):
                     self.refuse(who, tool, agent or "")
@@ -101,6 +108,24 @@ class Door:
                 raise ToolError(one_line(str(exc)) or type(exc).__name__) from None
             except (ValueError, TypeError, OverflowError) as exc:
                 raise ToolError(one_line(f"bad argument: {exc}")) from None
+
+    @contextmanager
+    def _turn(self, who: Caller, write: bool) -> Iterator[None]:
+        if who.read_only:
+            with self._no_writes:
+                self._no_writes.wait_for(lambda: self._writes == 0, timeout=READ_YIELD_MAX_S)
+            yield
+            return
+        if write:
+            with self._no_writes:
+                self._writes += 1
+        try:
+            yield
+        finally:
+            if write:
+                with self._no_writes:
+                    self._writes -= 1
+                    self._no_writes.notify_all()
 
     def refuse(self, who: Caller, tool: str, agent: str) -> None:
         """Audit the attempt (under the caller, action `refused`) and refuse it in one line."""

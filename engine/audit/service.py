@@ -9,7 +9,7 @@ that executed forget cases recorded, so a log cut back past a case shows even wi
 from __future__ import annotations
 
 from engine.audit.anchor import anchor_hook
-from engine.audit.log import AuditEntry, append, list_entries, rekey
+from engine.audit.log import AuditEntry, adders, append, list_entries, rekey
 from engine.audit.verify import ChainCheck, verify_chain
 from engine.clock import parse_time
 from engine.context import Context
@@ -49,6 +49,12 @@ class AuditLog:
                 limit=limit,
                 text=text,
             )
+
+    def writers(self, memory_ids: list[int]) -> dict[int, str]:
+        """The actor who added each memory (the verified identity: an MCP token's actor, the OS
+        user...), to show beside the memory's `agent`, which is only what the writer claimed."""
+        with self.ctx.store.reading() as conn:
+            return adders(conn, "memory", list(memory_ids)[:1000])
 
     def refused(self, action: str, *, target_kind: str = "", target_id: object = "", reason: str = "") -> int:
         """Record that the current actor tried `action` and was refused (action `refused`; the

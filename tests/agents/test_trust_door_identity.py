@@ -128,3 +128,24 @@ def test_token_file_normalises_and_binds() -> None:
     assert found.may_act_for("anyone")
     only = parse_tokens(f"{RW_TOKEN} dana\n")[RW_TOKEN]
     assert only.may_act_for("dana") and only.may_act_for("") and not only.may_act_for("bob")
+
+
+async def test_the_console_shows_who_wrote_beside_the_agent(tmp_path: Path) -> None:
+    from textual.widgets import Static
+
+    from tests.screens.helpers import make_app, settle
+
+    eng = open_engine(tmp_path / "m.db", embedder=HashEmbedder(), actor="operator")
+    try:
+        with eng.acting_as("ci-runner"):  # as the door records a token's write
+            eng.add_memory("zebracanary deploys need two approvals", agent="deploy", dedup=False)
+        app = make_app(eng)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await settle(app, pilot)
+            await pilot.press("2", "slash", *"zebracanary", "enter")
+            await settle(app, pilot)
+            await pilot.pause()
+            detail = " ".join(str(w.render()) for w in app.pane("search").query(Static))
+            assert "agent deploy (written by ci-runner)" in detail
+    finally:
+        eng.close()

@@ -211,7 +211,7 @@ def test_defaults_and_good_values_pass(tmp_path):
     from engine import config
 
     s = config.validate(config.Settings())
-    for section in ("decay", "search", "curator", "lifecycle"):
+    for section in ("decay", "search", "curator", "lifecycle", "mcp"):
         for f in fields(getattr(s, section)):
             v = getattr(getattr(s, section), f.name)
             if isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -41,7 +41,7 @@ async def test_more_half_sent_sockets_than_ulimit_and_an_authenticated_call_is_s
 ) -> None:
     port = free_port()
     tokens = write_tokens(tmp_path / "tokens", TOKENS)
-    with door_server(db, tokens, port, nofile=NOFILE, config="[mcp]\nrequest_timeout = 30\n") as proc:
+    with door_server(db, tokens, port, nofile=NOFILE) as proc:  # default limits
         held: list[socket.socket] = []
         for _ in range(HALF_SENT):
             s = socket.create_connection(("127.0.0.1", port), timeout=5)

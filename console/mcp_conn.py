@@ -8,8 +8,8 @@ loop, so uvicorn returned and the server exited. Anyone who could open sockets c
 So, here:
 
 - `raise_descriptor_limit` lifts the soft RLIMIT_NOFILE to the hard one, and the connection cap
-  stays `RESERVED_FDS` below it (the database, the model, the accept burst), so accept() never
-  reaches EMFILE in the first place;
+  stays `RESERVED_FDS` + two accept bursts below it (asyncio accepts `ACCEPT_BURST` at a time
+  before any of them is counted), so accept() never reaches EMFILE in the first place;
 - `guarded_protocol` is uvicorn's h11 protocol with a connection cap (a new connection over it
   evicts the oldest one still waiting for a request — a half-sent header or an idle keep-alive —
   or is closed at once when none is) and a request timeout (headers and body must arrive within
@@ -31,7 +31,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 RESERVED_FDS = 64  # descriptors kept free for the database, the model files, logging
-ACCEPT_BURST = 16  # connections asyncio may accept in one go (uvicorn's `backlog`)
+ACCEPT_BURST = 64  # connections asyncio may accept in one go (uvicorn's `backlog`, also the listen queue)
 _last_error = [0.0]
 
 
@@ -51,7 +51,7 @@ def raise_descriptor_limit() -> int:
 def connection_cap(configured: int, fd_limit: int) -> int:
     """At most `configured`, and far enough below the descriptor limit that a burst of accepts
     plus what the engine opens never meets it."""
-    return max(8, min(configured, fd_limit - RESERVED_FDS - ACCEPT_BURST))
+    return max(8, min(configured, fd_limit - RESERVED_FDS - 2 * ACCEPT_BURST))
 
 
 def guarded_protocol(cap: int, request_timeout: float) -> type[H11Protocol]:

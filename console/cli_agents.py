@@ -45,16 +45,40 @@ def parse_listen(value: str) -> tuple[str, int]:
     "--token-file",
     type=click.Path(path_type=Path),
     default=None,
-    help="Bearer tokens for --http: lines of `TOKEN ACTOR [read-only]`, file mode 0600.",
+    help="Bearer tokens for --http: lines of `TOKEN ACTOR [read-only] [agents=A,B]`, file mode 0600;"
+    " re-read when it changes or on SIGHUP.",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="HOST[:PORT|:*]",
+    help="A Host header value callers use (repeatable; also [mcp] allowed_hosts). Required off loopback.",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="An Origin header value allowed (repeatable; also [mcp] allowed_origins).",
 )
 @pass_ctx
-def mcp(ctx: Ctx, listen: str | None, token_file: Path | None) -> None:
+def mcp(
+    ctx: Ctx,
+    listen: str | None,
+    token_file: Path | None,
+    allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
+) -> None:
     """Serve the memory to agents over the Model Context Protocol (stdio unless --http).
 
     Tools: remember, recall, explain, boot, gate_pre, gate_post, flow_check, reject, log_message.
     Resources: memconsole://boot, memconsole://boot/{agent}, memconsole://rules. The embedding
     model loads once, in the background; recall is keyword-only until it is ready."""
-    from .mcp_auth import TokenFileError, read_token_file
+    from engine.config import load_settings
+
+    from .mcp_auth import TokenFileError, TokenSource
+    from .mcp_http import AllowListError, allow_list
 
     tokens = None
     if listen is not None:
@@ -62,12 +86,17 @@ def mcp(ctx: Ctx, listen: str | None, token_file: Path | None) -> None:
         if token_file is None:
             fail("--http needs --token-file: every HTTP call must carry a bearer token")
         assert token_file is not None
+        settings = load_settings()
         try:
-            tokens = read_token_file(token_file)
-        except TokenFileError as exc:
+            tokens = TokenSource(token_file, settings.actor_mixed_scripts)
+            allowed = allow_list(
+                host, port, tuple(settings.mcp.allowed_hosts) + allow_hosts,
+                tuple(settings.mcp.allowed_origins) + allow_origins,
+            )  # fmt: skip
+        except (TokenFileError, AllowListError) as exc:
             fail(str(exc))
-    elif token_file is not None:
-        fail("--token-file is for --http (stdio callers are the local user)")
+    elif token_file is not None or allow_hosts or allow_origins:
+        fail("--token-file and --allow-host/--allow-origin are for --http (stdio callers are the local user)")
     eng = ctx.engine(load="background")
     actor = str(eng.actor)  # --actor, else the OS user (the engine's default)
     try:
@@ -76,10 +105,10 @@ def mcp(ctx: Ctx, listen: str | None, token_file: Path | None) -> None:
 
             serve_stdio(eng, actor)
         else:
-            from .mcp_server import serve_http
+            from .mcp_http import serve_http
 
             click.echo(f"memconsole mcp: http://{host}:{port}/mcp ({len(tokens)} token(s))", err=True)
-            serve_http(eng, actor, host, port, tokens)
+            serve_http(eng, actor, host, port, tokens, allowed)
     except KeyboardInterrupt:
         pass
     finally:

@@ -4,10 +4,16 @@ One engine (and one loaded embedding model) serves every call for the server's l
 stdio for local agents, streamable HTTP at /mcp behind a bearer token (console/mcp_auth.py) for
 remote ones.
 
-Identity. The engine records `ctx.actor` on every mutation. The SDK runs each tool call in a
-worker thread, concurrently, so the actor is set per call under one lock and restored after:
-a call's writes are audited under its caller and never under another's. The lock costs almost
-nothing: the engine's store already serializes every statement on its one connection.
+Identity. The engine records its actor on every mutation. The SDK runs each tool call in a
+worker thread, concurrently; each call runs inside `eng.acting_as(caller)` (a context variable),
+so its writes are audited under its caller and never under another's, and calls from different
+tokens run at the same time: there is no lock around a call (the store keeps its own locking).
+A token acts for the agents the token file names (default: its own name); a write, rejection or
+log line for another agent is refused, and the refusal is audited (action `refused`).
+
+Limits. Every text argument is at most `[mcp] max_text` characters (a recall of megabytes is
+refused in one line); HTTP-level limits (sessions, calls in flight, body size) are the gate's
+(console/mcp_gate.py), sockets and timeouts the connection guard's (console/mcp_conn.py).
 
 Errors. Engine errors and bad arguments become MCP tool errors with a one-line message; nothing
 a caller sends stops the server. A write is committed before its result is sent, and a worker
@@ -20,7 +26,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -31,7 +38,7 @@ from pydantic import ValidationError
 from engine.errors import EngineError, cut, cut_line
 
 from . import mcp_results as R
-from .mcp_auth import BearerGate, Caller, TokenMap, bearer
+from .mcp_auth import Caller, TokenSource, bearer
 
 log = logging.getLogger("memconsole.mcp")
 T = TypeVar("T")
@@ -44,6 +51,7 @@ Tier = Literal["core", "active", "archived"]
 READ = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 WRITE_TOOLS = ("remember", "gate_post", "reject", "log_message")
+READ_YIELD_MAX_S = 30.0  # a read-only call waits for writers at most this long, then runs anyway
 
 
 def one_line(text: str) -> str:
@@ -54,11 +62,14 @@ def one_line(text: str) -> str:
 class Door:
     """The engine behind the tools: who is calling, and their calls under their own name."""
 
-    def __init__(self, eng: Any, actor: str, tokens: TokenMap | None = None) -> None:
+    def __init__(self, eng: Any, actor: str, tokens: TokenSource | None = None) -> None:
         self.eng = eng
-        self.default = Caller(actor)
+        self.default = Caller(actor, agents=frozenset(["*"]))  # stdio: the local user, any agent
         self.tokens = tokens
-        self._lock = threading.Lock()
+        # Writers first: a read-only token's call starts only when no write is running or waiting,
+        # so a writer waits at most for the one read-only call already running (per token: 1).
+        self._writes = 0
+        self._no_writes = threading.Condition()
 
     def caller(self, ctx: Context | None) -> Caller:
         if self.tokens is None:
@@ -71,33 +82,76 @@ class Door:
 
     def view(self, fn: Callable[[Any], T]) -> T:
         """A read that writes nothing (resources): no identity needed, the gate already let it in."""
-        with self._lock:
-            try:
-                return fn(self.eng)
-            except EngineError as exc:
-                raise ToolError(one_line(str(exc)) or type(exc).__name__) from None
+        try:
+            return fn(self.eng)
+        except EngineError as exc:
+            raise ToolError(one_line(str(exc)) or type(exc).__name__) from None
 
-    def run(self, ctx: Context | None, fn: Callable[[Any, Caller], T], *, write: bool = False) -> T:
+    def run(
+        self,
+        ctx: Context | None,
+        fn: Callable[[Any, Caller], T],
+        *,
+        write: bool = False,
+        tool: str = "",
+        agent: str | None = None,
+    ) -> T:
         who = self.caller(ctx)
         if write and who.read_only:
             raise ToolError(f"the token of {cut(who.actor)} is read-only: it may not write")
-        with self._lock:
-            before = self.eng.actor
-            self.eng.actor = who.actor
+        with self._turn(who, write), self.eng.acting_as(who.actor):
             try:
+                if write and not who.may_act_for(agent):
+                    self.refuse(who, tool, agent or "")
                 return fn(self.eng, who)
             except EngineError as exc:
                 raise ToolError(one_line(str(exc)) or type(exc).__name__) from None
             except (ValueError, TypeError, OverflowError) as exc:
                 raise ToolError(one_line(f"bad argument: {exc}")) from None
-            finally:
-                self.eng.actor = before
+
+    @contextmanager
+    def _turn(self, who: Caller, write: bool) -> Iterator[None]:
+        if who.read_only:
+            with self._no_writes:
+                self._no_writes.wait_for(lambda: self._writes == 0, timeout=READ_YIELD_MAX_S)
+            yield
+            return
+        if write:
+            with self._no_writes:
+                self._writes += 1
+        try:
+            yield
+        finally:
+            if write:
+                with self._no_writes:
+                    self._writes -= 1
+                    self._no_writes.notify_all()
+
+    def refuse(self, who: Caller, tool: str, agent: str) -> None:
+        """Audit the attempt (under the caller, action `refused`) and refuse it in one line."""
+        why = f"the token of {who.actor!r} may not act for agent {agent!r}"
+        self.eng.audit.refused(tool, target_kind="agent", target_id=agent, reason=f"mcp {tool}: {why}")
+        raise ToolError(f"{why} (token file: agents=...)")
+
+
+def check_sizes(name: str, arguments: dict[str, Any], limit: int) -> None:
+    """Every text argument (and the metadata as JSON) within `limit` characters, else one line."""
+    for key, value in arguments.items():
+        size = len(value) if isinstance(value, str) else 0
+        if isinstance(value, dict | list):
+            size = len(json.dumps(value, ensure_ascii=False, default=str))
+        if size > limit:
+            raise ToolError(f"{name}: {key} is {size:,} characters; the limit is {limit:,} ([mcp] max_text)")
 
 
 class Server(MCPServer):
-    """MCPServer whose argument errors read as one line ("recall: k: Input should be ...")."""
+    """MCPServer whose argument errors read as one line ("recall: k: Input should be ...") and
+    whose text arguments are bounded (`max_text` characters each)."""
+
+    max_text = 32_000
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        check_sizes(name, arguments or {}, self.max_text)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -112,7 +166,7 @@ class Server(MCPServer):
             raise ToolError(one_line(str(exc))) from None
 
 
-def build(door: Door) -> Server:
+def build(door: Door, max_text: int = Server.max_text) -> Server:
     mcp = Server(
         "memconsole",
         instructions=(
@@ -122,6 +176,7 @@ def build(door: Door) -> Server:
         ),
         log_level="WARNING",
     )
+    mcp.max_text = max_text
 
     @mcp.tool(annotations=WRITE)
     def remember(
@@ -143,7 +198,7 @@ def build(door: Door) -> Server:
             )  # fmt: skip
             return R.Remembered.of(res)
 
-        return door.run(ctx, fn, write=True)
+        return door.run(ctx, fn, write=True, tool="remember", agent=agent)
 
     @mcp.tool(annotations=READ)
     def recall(
@@ -201,7 +256,7 @@ def build(door: Door) -> Server:
         def fn(eng: Any, _w: Caller) -> R.GateRecorded:
             return R.GateRecorded.of(eng.gates.post(outcome, summary, agent=agent, flow=flow, note=note))
 
-        return door.run(ctx, fn, write=True)
+        return door.run(ctx, fn, write=True, tool="gate_post", agent=agent)
 
     @mcp.tool(annotations=READ)
     def flow_check(text: str, ctx: Context, agent: str | None = None, limit: int = 5) -> R.FlowsChecked:
@@ -224,7 +279,7 @@ def build(door: Door) -> Server:
         def fn(eng: Any, _w: Caller) -> R.Rejected:
             return R.Rejected.of(eng.rules.reject(text, agent=agent, user=user, domain=domain, reason=reason))
 
-        return door.run(ctx, fn, write=True)
+        return door.run(ctx, fn, write=True, tool="reject", agent=agent)
 
     @mcp.tool(annotations=WRITE)
     def log_message(
@@ -238,11 +293,14 @@ def build(door: Door) -> Server:
         title: str = "",
     ) -> R.Logged:
         """Append a message to a session's episodic log; the session is created on first use."""
-        return door.run(
-            ctx,
-            lambda eng, _w: log_to(eng, session_id, role, content, agent, user, source, title),
-            write=True,
-        )
+
+        def fn(eng: Any, who: Caller) -> R.Logged:
+            owner = eng.sessions.agent_of(session_id)  # an existing session: its agent is the one acted for
+            if owner and not who.may_act_for(owner):
+                door.refuse(who, "log_message", owner)
+            return log_to(eng, session_id, role, content, agent, user, source, title)
+
+        return door.run(ctx, fn, write=True, tool="log_message", agent=agent)
 
     @mcp.resource("memconsole://boot", mime_type="text/plain", description="Boot context (all agents)")
     def boot_all() -> str:
@@ -284,13 +342,4 @@ def log_to(
 
 
 def serve_stdio(eng: Any, actor: str) -> None:
-    build(Door(eng, actor)).run("stdio")
-
-
-def serve_http(eng: Any, actor: str, host: str, port: int, tokens: TokenMap) -> None:
-    import uvicorn
-
-    mcp = build(Door(eng, actor, tokens))
-    app = BearerGate(mcp.streamable_http_app(host=host, json_response=True), tokens)
-    cfg = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    uvicorn.Server(cfg).run()
+    build(Door(eng, actor), eng.settings.mcp.max_text).run("stdio")

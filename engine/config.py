@@ -161,6 +161,23 @@ class ForgetSettings:
 
 
 @dataclass(frozen=True)
+class McpSettings:
+    """The agents' HTTP door (`memconsole mcp --http`): who may reach it and how much one caller
+    may take (README "The MCP server"). Sizes in characters or bytes, times in seconds."""
+
+    allowed_hosts: tuple = ()  # Host header values ("mem.example.org:8765", "10.0.0.5:*")
+    allowed_origins: tuple = ()  # Origin header values ("https://agents.example.org")
+    max_connections: int = 1000  # open sockets; also kept below the descriptor limit
+    request_timeout: float = 10.0  # a request's headers and body arrive within this, or it is dropped
+    sessions_per_token: int = 16
+    session_idle: float = 1800.0  # a session unused this long expires
+    calls_per_token: int = 4  # running at once; read-only tokens: 1
+    queued_per_token: int = 8  # waiting behind those; more is refused at once
+    max_text: int = 32_000  # characters in a query or any one text argument
+    max_body: int = 1_000_000  # bytes in one request
+
+
+@dataclass(frozen=True)
 class Settings:
     decay: DecaySettings = field(default_factory=DecaySettings)
     search: SearchSettings = field(default_factory=SearchSettings)
@@ -171,6 +188,9 @@ class Settings:
     # (every binding's id is listed by `?` in the console). A dict of strings: no UI import here.
     keymap: dict = field(default_factory=dict)
     forget: ForgetSettings = field(default_factory=ForgetSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
+    # Actor names mixing scripts (a Cyrillic letter in a Latin name) are refused unless true.
+    actor_mixed_scripts: bool = False
 
 
 def _apply(obj, data: dict, where: str = ""):
@@ -260,6 +280,14 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "lifecycle.boot_max_items": ("int", 0, 100_000),
     "lifecycle.chars_per_token": ("pos", 0, 1000),
     "lifecycle.state_similarity": ("float", *_UNIT),
+    "mcp.max_connections": ("int", 8, 1_000_000),
+    "mcp.request_timeout": ("pos", 0, 3600),
+    "mcp.sessions_per_token": ("int", 1, 100_000),
+    "mcp.session_idle": ("pos", 0, 30 * 86400),
+    "mcp.calls_per_token": ("int", 1, 1000),
+    "mcp.queued_per_token": ("int", 0, 100_000),
+    "mcp.max_text": ("int", 1, 100_000_000),
+    "mcp.max_body": ("int", 1024, 1_000_000_000),
 }
 _CHOICES = {"search.fusion": ("convex", "rrf")}
 
@@ -282,7 +310,7 @@ def validate(s: Settings) -> Settings:
     from engine.curator.types import PROPOSAL_KINDS
     from engine.types import KINDS
 
-    for section in ("decay", "search", "curator", "lifecycle"):
+    for section in ("decay", "search", "curator", "lifecycle", "mcp"):
         obj = getattr(s, section)
         for f in fields(obj):
             key, v = f"{section}.{f.name}", getattr(obj, f.name)
@@ -294,6 +322,8 @@ def validate(s: Settings) -> Settings:
         raise ConfigError(
             f"search.weak_floor_cut must be true or false (got {_got(s.search.weak_floor_cut)})"
         )
+    if not isinstance(s.actor_mixed_scripts, bool):
+        raise ConfigError(f"actor_mixed_scripts must be true or false (got {_got(s.actor_mixed_scripts)})")
     if not isinstance(s.forget.host_files, bool):
         raise ConfigError(f"forget.host_files must be true or false (got {_got(s.forget.host_files)})")
     for kind, days in s.decay.half_life_days.items():

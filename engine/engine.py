@@ -9,6 +9,7 @@ import getpass
 import os
 import threading
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from engine.clock import Clock, SystemClock
 from engine.config import Settings, load_settings
 from engine.context import Context
 from engine.embed import Embedder, EmbedderHandle
+from engine.identity_names import actor_filter, actor_name
 from engine.lifecycle.decay_pass import Decay
 from engine.lifecycle.flows import Flows
 from engine.lifecycle.rules import Rules
@@ -44,6 +46,11 @@ def default_actor() -> str:
         return getpass.getuser()
     except Exception:
         return os.environ.get("USER", "unknown")
+
+
+def _os_actor() -> str:
+    """The OS user, in the normal form (never refused: the system vouches for it)."""
+    return actor_filter(default_actor()) or "unknown"
 
 
 class MemoryEngine:
@@ -73,7 +80,7 @@ class MemoryEngine:
             store=store,
             clock=clock or SystemClock(),
             settings=settings,
-            actor=actor or default_actor(),
+            default_actor=self._checked_actor(actor, settings) if actor else _os_actor(),
             embedder=EmbedderHandle(embedder, settings.model_path),
             vectors=VectorIndex(store, settings.search.bits_from, settings.search.bits_rescore),
             path=store.path if db is None else db,
@@ -167,7 +174,16 @@ class MemoryEngine:
 
     @actor.setter
     def actor(self, value: str) -> None:
-        self.ctx.actor = value
+        self.ctx.actor = self._checked_actor(value, self.settings)
+
+    @staticmethod
+    def _checked_actor(value: str, settings: Settings) -> str:
+        return actor_name(value, allow_mixed_script=settings.actor_mixed_scripts)
+
+    def acting_as(self, actor: str) -> AbstractContextManager[None]:
+        """Within the block, this thread's (or task's) mutations are recorded under `actor`;
+        other threads keep their own caller (see engine/context.py)."""
+        return self.ctx.acting_as(self._checked_actor(actor, self.settings))
 
     @property
     def embedder(self) -> EmbedderHandle:

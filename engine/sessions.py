@@ -215,6 +215,12 @@ class SessionsService:
             row_to_session(r), [row_to_message(m) for m in msgs], parent, [row_to_session(k) for k in kids]
         )
 
+    def agent_of(self, session_id: str) -> str | None:
+        """The agent a session belongs to ("" for none), or None when there is no such session."""
+        with self.ctx.store.reading() as conn:
+            r = conn.execute("SELECT agent FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return None if r is None else str(r[0] or "")
+
     def get_message(self, message_id: int) -> Message:
         r = self.ctx.store.read_one("SELECT * FROM messages WHERE id = ?", (message_id,))
         if r is None:

@@ -5,7 +5,7 @@ The console searches with record_access=False: auditing never changes what it au
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from time import perf_counter
 
 from rich.text import Text
@@ -72,11 +72,13 @@ class SearchPane(HitEdits):
         result: SearchResult
         ms: float
         filters: dict  # the filters this search ran with (`w` explains against the same)
+        writers: dict = field(default_factory=dict)  # memory id -> who added it (the audit's actor)
 
     def __init__(self) -> None:
         super().__init__()
         self.result: SearchResult | None = None
         self.searched_filters: dict = {}
+        self.writers: dict = {}
         self.hits: dict[str, Hit] = {}
         self.marked: list[int] = []  # rows marked with space, in marking order; a/p/f act on them
 
@@ -146,13 +148,15 @@ class SearchPane(HitEdits):
         t0 = perf_counter()
         result = self.engine.search(query, k=self.K, record_access=False, **filters)
         ms = (perf_counter() - t0) * 1000
-        self.deliver(self.post_message, self.SearchFinished(result, ms, filters))
+        writers = self.engine.audit.writers([h.id for h in result.hits])
+        self.deliver(self.post_message, self.SearchFinished(result, ms, filters, writers))
 
     @on(SearchFinished)
     def _show(self, event: SearchFinished) -> None:
         res = event.result
         self.result = res
         self.searched_filters = event.filters
+        self.writers = event.writers
         self.hits = {str(h.id): h for h in res.hits}
         self.marked = [m for m in self.marked if str(m) in self.hits]
         rows = []
@@ -232,7 +236,8 @@ class SearchPane(HitEdits):
         t = Text()
         t.append(f"#{hit.id} ", style="bold")
         t.append(
-            f"{hit.kind} · {hit.category} · {hit.tier} · agent {hit.agent or '–'} · user {hit.user or '–'}\n",
+            f"{hit.kind} · {hit.category} · {hit.tier} · agent {hit.agent or '–'}"
+            f" (written by {self.writers.get(hit.id) or '?'}) · user {hit.user or '–'}\n",
             style="dim",
         )
         ss = self.engine.settings.search

@@ -153,7 +153,7 @@ class MemconsoleProvider(MemoryProvider):
                 load="background",
                 embedder=None if embedder == "none" else embedder,
             )
-            self.server = build(Door(self.eng, self.eng.actor))
+            self.server = build(Door(self.eng, self.eng.actor), self.eng.settings.mcp.max_text)
             self.session_id = session_id
             self._worker = threading.Thread(target=self._drain, name="memconsole-sync", daemon=True)
             self._worker.start()

@@ -247,6 +247,19 @@ def list_entries(
     return [_entry(r) for r in rows]
 
 
+def adders(conn, target_kind: str, ids: list[int]) -> dict[int, str]:
+    """Who added each of `ids` (its first `add` row's actor): who actually wrote it."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT target_id, actor FROM audit WHERE target_kind = ? AND action = 'add'"
+        f" AND target_id IN ({marks}) ORDER BY id DESC",
+        [target_kind, *(str(i) for i in ids)],
+    ).fetchall()
+    return {int(r[0]): str(r[1]) for r in rows}  # oldest last: the first add wins
+
+
 def _like(text: str) -> str:
     """`text` literal inside a LIKE pattern (escape character: backslash)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

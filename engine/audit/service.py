@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from engine.audit.anchor import anchor_hook
 from engine.audit.hashing import keyed_from
-from engine.audit.log import AuditEntry, list_entries, rekey
+from engine.audit.log import AuditEntry, adders, append, list_entries, rekey
 from engine.audit.verify import ChainCheck, verify_chain
 from engine.clock import parse_time
 from engine.context import Context
 from engine.forget.heads import check_case_heads
+from engine.identity_names import actor_filter
 from engine.keys import key_missing, missing_key_error
 
 
@@ -47,13 +48,30 @@ class AuditLog:
             return list_entries(
                 conn,
                 target=target,
-                actor=actor,
+                actor=actor_filter(actor) if actor else None,
                 action=action,
                 since=t0,
                 until=t1,
                 limit=limit,
                 text=text,
             )
+
+    def writers(self, memory_ids: list[int]) -> dict[int, str]:
+        """The actor who added each memory (the verified identity: an MCP token's actor, the OS
+        user...), to show beside the memory's `agent`, which is only what the writer claimed."""
+        with self.ctx.store.reading() as conn:
+            return adders(conn, "memory", list(memory_ids)[:1000])
+
+    def refused(self, action: str, *, target_kind: str = "", target_id: object = "", reason: str = "") -> int:
+        """Record that the current actor tried `action` and was refused (action `refused`; the
+        attempted action and why in the summary). Nothing else is written."""
+        summary = {"attempted": action, "why": reason}
+        return self.ctx.store.write(
+            lambda c: append(
+                c, at=self.ctx.clock.now(), actor=self.ctx.actor, action="refused",
+                target_kind=target_kind, target_id=target_id, reason=reason, summary=summary,
+            )
+        )  # fmt: skip
 
     def verify(self) -> ChainCheck:
         """The keyed chain, its head against the anchor, and every forget case's recorded head:

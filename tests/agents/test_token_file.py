@@ -9,15 +9,16 @@ import pytest
 
 from console.cli import main
 from console.cli_agents import parse_listen
-from console.mcp_auth import Caller, TokenFileError, parse_tokens, read_token_file
+from console.mcp_auth import TokenFileError, parse_tokens, read_token_file
 
 from .conftest import RO_TOKEN, RW_TOKEN, TOKENS, write_tokens
 
 
 def test_format_maps_token_to_actor_and_access(tmp_path: Path) -> None:
     tm = read_token_file(write_tokens(tmp_path / "t", TOKENS))
-    assert tm.lookup(RW_TOKEN) == Caller("laptop", read_only=False)
-    assert tm.lookup(RO_TOKEN) == Caller("viewer", read_only=True)
+    rw, ro = tm.lookup(RW_TOKEN), tm.lookup(RO_TOKEN)
+    assert rw is not None and (rw.actor, rw.read_only, rw.agents) == ("laptop", False, {"laptop"})
+    assert ro is not None and (ro.actor, ro.read_only, ro.agents) == ("viewer", True, {"viewer"})
     assert tm.lookup(RW_TOKEN[:-1]) is None and tm.lookup("") is None
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from console.cli import main
 from console.text_safety import visible
+from engine.errors import InvalidInput
 
 HOSTILE = "note \x1b[2J\x1b]0;pwned\x07 \x9b31m \x7f \u202eevil"
 RAW = ("\x1b", "\x07", "\x9b", "\x7f", "\u202e")
@@ -54,7 +55,11 @@ def test_visible_spells_out_controls_c1_del_and_bidi():
 
 
 def test_cli_output_never_carries_raw_controls(run):
+    # An actor name with a control character is refused, in one safe line (engine/identity_names.py).
     code, out, err = run("add", HOSTILE, "--json", actor="\x1b[31mevil")
+    assert code == 2 and "control character" in err and err.count("\n") == 1
+    _no_raw(out, err)
+    code, out, err = run("add", HOSTILE, "--json", actor="evil")
     assert code == 0, err
     mid = _strict(out)["id"]
     outputs = []
@@ -70,14 +75,14 @@ def test_cli_output_never_carries_raw_controls(run):
         ["audit"],
         ["audit", "--json"],
     ):
-        code, out, err = run(*args, actor="\x1b[31mevil")
+        code, out, err = run(*args, actor="evil")
         assert code == 0, (args, err)
         _no_raw(out, err)
         outputs.append(out)
         if "--json" in args:
             _strict(out)
     assert any("\\x1b[2J" in o for o in outputs)  # shown, not executed
-    assert any("\\x1b[31mevil" in o for o in outputs)  # the actor, as recorded in the audit log
+    assert any("evil" in o for o in outputs)  # the actor, as recorded in the audit log
     # An error quoting typed input is escaped too.
     code, out, err = run("memory", "show", "\x1b[2Jx")
     assert code == 2 and err.count("\n") == 1
@@ -206,7 +211,7 @@ def test_defaults_and_good_values_pass(tmp_path):
     from engine import config
 
     s = config.validate(config.Settings())
-    for section in ("decay", "search", "curator", "lifecycle"):
+    for section in ("decay", "search", "curator", "lifecycle", "mcp"):
         for f in fields(getattr(s, section)):
             v = getattr(getattr(s, section), f.name)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -230,7 +235,9 @@ async def test_console_shows_controls_escaped_in_search_cells_detail_and_header(
 
     eng, _ = seeded
     mid = eng.add_memory("zebracanary " + HOSTILE + " [bold]not bold[/bold]", dedup=False)
-    eng.actor = "\x1b[31mevil\u202e"
+    with pytest.raises(InvalidInput, match="control character"):
+        eng.actor = "\x1b[31mevil\u202e"  # refused by the engine now ...
+    eng.ctx.default_actor = "\x1b[31mevil\u202e"  # ... but the header still escapes one that got in
     app = make_app(eng)
     async with app.run_test(size=(160, 40)) as pilot:
         await settle(app, pilot)
@@ -265,7 +272,7 @@ def test_click_runner_gets_the_same_safe_output(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "hash")
     monkeypatch.setenv("MEMCONSOLE_CONFIG", str(tmp_path / "none.toml"))
     db = str(tmp_path / "r.db")
-    r = CliRunner().invoke(cli, ["--db", db, "--actor", "\x1b[31mevil", "add", HOSTILE])
+    r = CliRunner().invoke(cli, ["--db", db, "--actor", "evil", "add", HOSTILE])
     assert r.exit_code == 0, r.output
     for args in (["search", "note"], ["memory", "show", "1"], ["search", "note", "--json"]):
         r = CliRunner().invoke(cli, ["--db", db, *args])
@@ -369,7 +376,7 @@ async def test_every_pane_renders_hostile_stored_text_escaped(seeded):
         c.execute("UPDATE flows SET description = coalesce(description, '') || ?", (bad,))
 
     eng.store.write(plant)
-    eng.actor = "\x1b[31mevil\u202e"
+    eng.ctx.default_actor = "\x1b[31mevil\u202e"  # as an older version could have recorded it
     eng.memories.pin(ids["mem"]["fridays"], reason="why " + HOSTILE)
     app = make_app(eng)
     async with app.run_test(size=(160, 45)) as pilot:

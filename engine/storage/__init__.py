@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 from engine.errors import DatabaseDamaged, EngineError
+from engine.storage import tables
+from engine.storage import tables as schema  # the shared description: tables, columns, generation
 from engine.storage.port import Reconciled, Storage
-from engine.storage.sqlite import schema  # the declarative schema: tables, columns, generation
 from engine.storage.sqlite.store import Error as DatabaseError  # the driver's error base class
 from engine.storage.sqlite.store import Store
 
@@ -22,6 +23,7 @@ __all__ = [
     "open_storage",
     "postgres_url",
     "schema",
+    "tables",
 ]
 
 

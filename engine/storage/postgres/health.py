@@ -16,7 +16,8 @@ import psycopg
 from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_suspects
 from engine.storage.lexemes import counted
 from engine.storage.postgres import schema, trigram_index
-from engine.storage.sqlite.schema import NAMED, TABLES, Table
+from engine.storage.tables import INDEXES as SHARED_INDEXES
+from engine.storage.tables import TABLES, Table
 
 if TYPE_CHECKING:
     from engine.storage.postgres.store import PgStore
@@ -43,7 +44,7 @@ def expected_tables() -> list[str]:
 
 
 def expected_indexes() -> list[str]:
-    return [n.name for n in NAMED if n.kind == "index"] + list(schema.EXTRA_INDEX_NAMES)
+    return [i.name for i in SHARED_INDEXES] + list(schema.EXTRA_INDEX_NAMES)
 
 
 def server_problems(conn: Any) -> list[str]:

@@ -1,5 +1,5 @@
-"""The PostgreSQL schema, derived from the one declarative description (engine/storage/sqlite/
-schema.py's TABLES and indexes) with the types mapped, plus what stands in for FTS5, vec0 and the
+"""The PostgreSQL schema: the shared tables and indexes (engine/storage/tables.py) in PostgreSQL's
+DDL with the types mapped, plus what stands in for FTS5, vec0 and the
 SQLite triggers, and the SQL functions that give SQLite's names their meaning here.
 
 Types: INTEGER -> bigint, REAL -> double precision, TEXT -> text; `INTEGER PRIMARY KEY
@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from engine.storage.sqlite.schema import EMBED_DIM, GENERATION, NAMED, TABLES, Table
+from engine.storage.tables import EMBED_DIM, GENERATION, INDEXES, TABLES, Table
 
 __all__ = [
     "EMBED_DIM",
@@ -216,7 +216,9 @@ def _triggers() -> list[str]:
 
 def _indexes() -> list[str]:
     return [
-        n.sql.replace("CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ", 1) for n in NAMED if n.kind == "index"
+        f"CREATE INDEX IF NOT EXISTS {i.name} ON {i.table}({i.columns})"
+        + (f" WHERE {i.where}" if i.where else "")
+        for i in INDEXES
     ]
 
 

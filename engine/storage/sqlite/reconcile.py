@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from engine.storage.port import Reconciled
 from engine.storage.sqlite import upgrade as schema_upgrade
-from engine.storage.sqlite.schema import GENERATION, NAMED, TABLES, VIRTUALS
+from engine.storage.sqlite.schema import GENERATION, NAMED, TABLES, VIRTUALS, create_table
 
 __all__ = ["Reconciled", "reconcile"]
 
@@ -46,7 +46,7 @@ def reconcile(conn) -> Reconciled:
         names = {name for (_, name) in existing}
         for t in TABLES:
             if t.name not in names:
-                conn.execute(t.create_sql())
+                conn.execute(create_table(t))
                 out.created.append(t.name)
                 continue
             have = {r[1] for r in conn.execute(f"PRAGMA table_info({t.name})")}

@@ -1,31 +1,44 @@
-"""One declarative description of the database; opening a file reconciles it to this.
+"""SQLite's schema: the shared tables and indexes (engine/storage/tables.py) in SQLite's DDL, plus
+what only SQLite has (the FTS5 and vec0 tables and the triggers that keep them equal to their
+tables); opening a file reconciles it to this (reconcile.py).
 
 Reconciling creates what is missing and adds missing columns; it never drops data. Triggers and
 indexes hold no data, so a changed definition is simply recreated; a table that must become
-AUTOINCREMENT (ids never reused) is rebuilt with every row (engine/schema_upgrade.py).
+AUTOINCREMENT (ids never reused) is rebuilt with every row (upgrade.py).
 `PRAGMA user_version` and the `meta` row `generation` record the generation; `application_id` and
-`meta` app / database_id mark the file as ours (engine/identity.py refuses any other file).
-Bump GENERATION whenever this file changes shape, and keep a fixture for each generation under
-tests/fixtures/ (issue: schema evolution).
+`meta` app / database_id mark the file as ours (identity.py refuses any other file).
+Bump GENERATION (tables.py) whenever this file changes shape, and keep a fixture for each
+generation under tests/fixtures/ (issue: schema evolution).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-GENERATION = 2  # 2: AUTOINCREMENT ids, the identity stamp (application_id, meta)
-EMBED_DIM = 384
+from engine.storage.tables import EMBED_DIM, GENERATION, INDEXES, TABLES, Index, Table
+
+__all__ = [
+    "EMBED_DIM",
+    "GENERATION",
+    "NAMED",
+    "TABLES",
+    "VIRTUALS",
+    "Named",
+    "Table",
+    "Virtual",
+    "create_index",
+    "create_table",
+    "reconcile",
+]
 
 
-@dataclass(frozen=True)
-class Table:
-    name: str
-    columns: tuple[tuple[str, str], ...]  # (name, declaration)
-    constraints: tuple[str, ...] = ()
+def create_table(t: Table) -> str:
+    parts = [f"{n} {d}" for n, d in t.columns] + list(t.constraints)
+    return f"CREATE TABLE IF NOT EXISTS {t.name} (\n  " + ",\n  ".join(parts) + "\n)"
 
-    def create_sql(self) -> str:
-        parts = [f"{n} {d}" for n, d in self.columns] + list(self.constraints)
-        return f"CREATE TABLE IF NOT EXISTS {self.name} (\n  " + ",\n  ".join(parts) + "\n)"
+
+def create_index(i: Index) -> str:
+    return f"CREATE INDEX {i.name} ON {i.table}({i.columns})" + (f" WHERE {i.where}" if i.where else "")
 
 
 @dataclass(frozen=True)
@@ -72,227 +85,6 @@ def _fts_sync(table: str, fts: str, cols: str) -> list[Named]:
         ),
     ]
 
-
-TABLES: tuple[Table, ...] = (
-    Table("meta", (("key", "TEXT PRIMARY KEY"), ("value", "TEXT"))),
-    Table(
-        "sessions",
-        (
-            ("id", "TEXT PRIMARY KEY"),
-            ("agent", "TEXT"),
-            ("user", "TEXT"),
-            ("source", "TEXT"),
-            ("model", "TEXT"),
-            ("title", "TEXT"),
-            ("started_at", "REAL"),
-            ("ended_at", "REAL"),
-            ("parent_session_id", "TEXT"),
-            ("metadata", "TEXT NOT NULL DEFAULT '{}'"),
-        ),
-    ),
-    Table(
-        "messages",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("session_id", "TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE"),
-            ("role", "TEXT NOT NULL DEFAULT 'user'"),
-            ("content", "TEXT NOT NULL DEFAULT ''"),
-            ("tool_name", "TEXT"),
-            ("at", "REAL"),
-            ("token_count", "INTEGER"),
-            ("metadata", "TEXT NOT NULL DEFAULT '{}'"),
-        ),
-    ),
-    Table(
-        "memories",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("content", "TEXT NOT NULL"),
-            ("kind", "TEXT NOT NULL DEFAULT 'semantic'"),
-            ("category", "TEXT NOT NULL DEFAULT 'general'"),
-            ("tier", "TEXT NOT NULL DEFAULT 'active'"),
-            ("agent", "TEXT NOT NULL DEFAULT ''"),
-            ("user", "TEXT NOT NULL DEFAULT ''"),
-            ("importance", "REAL NOT NULL DEFAULT 0.5"),
-            ("strength", "REAL NOT NULL DEFAULT 1.0"),  # as of the last decay pass / reinforcement
-            ("anchor_strength", "REAL NOT NULL DEFAULT 1.0"),  # strength at last_reinforced_at
-            ("access_count", "INTEGER NOT NULL DEFAULT 0"),
-            ("created_at", "REAL NOT NULL DEFAULT 0"),
-            ("last_accessed_at", "REAL"),
-            ("last_reinforced_at", "REAL NOT NULL DEFAULT 0"),
-            ("archive_at", "REAL"),  # when decay will cross the threshold
-            ("pinned", "INTEGER NOT NULL DEFAULT 0"),
-            ("session_id", "TEXT"),
-            ("message_id", "INTEGER"),
-            ("metadata", "TEXT NOT NULL DEFAULT '{}'"),
-            ("absorbed_into", "INTEGER"),
-            ("embedded", "INTEGER NOT NULL DEFAULT 0"),  # 1 once memories_vec holds its vector
-            ("updated_at", "REAL NOT NULL DEFAULT 0"),
-        ),
-    ),
-    Table(
-        "rules",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("text", "TEXT NOT NULL"),
-            ("domain", "TEXT NOT NULL DEFAULT ''"),
-            ("agent", "TEXT NOT NULL DEFAULT ''"),
-            ("source", "TEXT NOT NULL DEFAULT 'manual'"),
-            ("score", "REAL NOT NULL DEFAULT 5"),
-            ("status", "TEXT NOT NULL DEFAULT 'active'"),
-            ("violations", "INTEGER NOT NULL DEFAULT 0"),
-            ("last_reinforced_at", "REAL"),
-            ("last_decayed_at", "REAL"),
-            ("created_at", "REAL NOT NULL DEFAULT 0"),
-            ("pinned", "INTEGER NOT NULL DEFAULT 0"),
-            ("absorbed_into", "INTEGER"),
-            ("metadata", "TEXT NOT NULL DEFAULT '{}'"),
-            ("updated_at", "REAL NOT NULL DEFAULT 0"),
-        ),
-    ),
-    Table(
-        "rule_history",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("rule_id", "INTEGER NOT NULL REFERENCES rules(id) ON DELETE CASCADE"),
-            ("at", "REAL NOT NULL"),
-            ("old_score", "REAL"),
-            ("new_score", "REAL NOT NULL"),
-            ("old_status", "TEXT"),
-            ("new_status", "TEXT"),
-            ("reason", "TEXT NOT NULL DEFAULT ''"),
-            ("actor", "TEXT NOT NULL DEFAULT ''"),
-        ),
-    ),
-    Table(
-        "flows",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("name", "TEXT NOT NULL UNIQUE"),
-            ("domain", "TEXT NOT NULL DEFAULT ''"),
-            ("agent", "TEXT NOT NULL DEFAULT ''"),
-            ("triggers", "TEXT NOT NULL DEFAULT '[]'"),
-            ("needs_approval", "INTEGER NOT NULL DEFAULT 0"),
-            ("steps", "TEXT NOT NULL DEFAULT '[]'"),
-            ("status", "TEXT NOT NULL DEFAULT 'active'"),
-            ("description", "TEXT NOT NULL DEFAULT ''"),
-            ("created_at", "REAL NOT NULL DEFAULT 0"),
-            ("updated_at", "REAL NOT NULL DEFAULT 0"),
-            ("metadata", "TEXT NOT NULL DEFAULT '{}'"),
-        ),
-    ),
-    Table(
-        "flow_runs",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("flow_id", "INTEGER NOT NULL REFERENCES flows(id) ON DELETE CASCADE"),
-            ("outcome", "TEXT NOT NULL CHECK (outcome IN ('pass', 'fail'))"),
-            ("note", "TEXT NOT NULL DEFAULT ''"),
-            ("agent", "TEXT NOT NULL DEFAULT ''"),
-            ("at", "REAL NOT NULL"),
-        ),
-    ),
-    Table(
-        "proposals",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("kind", "TEXT NOT NULL"),  # merge | archive | promote | retire
-            ("target_kind", "TEXT NOT NULL"),  # memory | rule
-            ("status", "TEXT NOT NULL DEFAULT 'pending'"),
-            ("members", "TEXT NOT NULL DEFAULT '[]'"),
-            ("survivor_text", "TEXT"),
-            ("evidence", "TEXT NOT NULL DEFAULT '{}'"),
-            ("fingerprint", "TEXT NOT NULL"),
-            ("run_id", "INTEGER"),
-            ("created_at", "REAL NOT NULL"),
-            ("decided_at", "REAL"),
-            ("decided_by", "TEXT"),
-            ("reason", "TEXT"),
-            ("applied_at", "REAL"),
-            ("undone_at", "REAL"),
-            ("result_id", "INTEGER"),
-            ("snapshot", "TEXT"),  # prior state, for an exact undo
-        ),
-    ),
-    Table(
-        "curator_runs",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("started_at", "REAL NOT NULL"),
-            ("finished_at", "REAL"),
-            ("dry_run", "INTEGER NOT NULL DEFAULT 0"),
-            ("counts", "TEXT NOT NULL DEFAULT '{}'"),
-            ("report_dir", "TEXT"),
-            ("watermark", "INTEGER"),
-        ),
-    ),
-    Table(
-        "audit",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("at", "REAL NOT NULL"),
-            ("actor", "TEXT NOT NULL"),
-            ("action", "TEXT NOT NULL"),
-            ("target_kind", "TEXT NOT NULL DEFAULT ''"),
-            ("target_id", "TEXT NOT NULL DEFAULT ''"),
-            ("reason", "TEXT NOT NULL DEFAULT ''"),
-            ("summary", "TEXT NOT NULL DEFAULT ''"),
-            ("prev_hash", "TEXT NOT NULL DEFAULT ''"),
-            ("hash", "TEXT NOT NULL DEFAULT ''"),
-        ),
-    ),
-    Table(
-        "forget_requests",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("scope_kind", "TEXT NOT NULL"),  # memory | session | agent | user | query
-            ("scope_value", "TEXT NOT NULL"),  # ids, names, or the query's sha256 once executed
-            ("reason", "TEXT NOT NULL"),
-            ("requested_by", "TEXT NOT NULL"),
-            ("requested_at", "REAL NOT NULL"),
-            ("deadline", "REAL"),
-            ("status", "TEXT NOT NULL DEFAULT 'open'"),
-            ("selected", "TEXT NOT NULL DEFAULT '{}'"),
-            ("counts", "TEXT NOT NULL DEFAULT '{}'"),
-            ("residue", "INTEGER"),
-            ("executed_at", "REAL"),
-            ("verified_at", "REAL"),
-        ),
-    ),
-    Table(
-        "tombstones",
-        (
-            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("request_id", "INTEGER REFERENCES forget_requests(id)"),
-            ("target_kind", "TEXT NOT NULL"),
-            ("target_id", "TEXT NOT NULL"),
-            ("content_sha256", "TEXT NOT NULL"),  # legacy rows only (plain sha256); new rows ''
-            ("forgotten_at", "REAL NOT NULL"),
-            ("ident_hash", "TEXT"),  # keyed hashes (engine/tombstones.py), never text
-            ("content_hash", "TEXT"),
-        ),
-    ),
-    Table(
-        "import_watermarks",
-        (
-            ("source", "TEXT PRIMARY KEY"),
-            ("value", "TEXT NOT NULL"),
-            ("updated_at", "REAL NOT NULL"),
-        ),
-    ),
-    # A log of memories whose vector, filter fields or text changed (or that were written or
-    # deleted), so the in-memory matrices (engine/retrieval/vector_matrix.py, keyword_matrix.py)
-    # in any process catch up incrementally. text_changed = 1: the words changed (the keyword
-    # matrix re-reads only those; a tier change is not its business).
-    Table(
-        "vector_changes",
-        (
-            ("seq", "INTEGER PRIMARY KEY AUTOINCREMENT"),
-            ("memory_id", "INTEGER NOT NULL"),
-            ("text_changed", "INTEGER NOT NULL DEFAULT 0"),
-        ),
-    ),
-)
 
 TOKENIZE_WORDS = "porter unicode61 remove_diacritics 2"
 
@@ -344,40 +136,7 @@ VIRTUALS: tuple[Virtual, ...] = (
 )
 
 NAMED: tuple[Named, ...] = (
-    Named("index", "messages_session", "CREATE INDEX messages_session ON messages(session_id, at)"),
-    Named("index", "sessions_started", "CREATE INDEX sessions_started ON sessions(started_at)"),
-    Named("index", "sessions_parent", "CREATE INDEX sessions_parent ON sessions(parent_session_id)"),
-    Named("index", "memories_tier", "CREATE INDEX memories_tier ON memories(tier, agent)"),
-    # Only memories that decay are indexed: a pass finds new rows (NULL) and crossers by range.
-    Named(
-        "index",
-        "memories_archive_at",
-        "CREATE INDEX memories_archive_at ON memories(archive_at) WHERE tier = 'active' AND pinned = 0",
-    ),
-    Named("index", "memories_session", "CREATE INDEX memories_session ON memories(session_id)"),
-    Named("index", "memories_embedded", "CREATE INDEX memories_embedded ON memories(embedded)"),
-    Named("index", "memories_absorbed", "CREATE INDEX memories_absorbed ON memories(absorbed_into)"),
-    Named("index", "rules_status", "CREATE INDEX rules_status ON rules(status, score)"),
-    Named("index", "rule_history_rule", "CREATE INDEX rule_history_rule ON rule_history(rule_id, at)"),
-    Named("index", "flow_runs_flow", "CREATE INDEX flow_runs_flow ON flow_runs(flow_id, at)"),
-    Named("index", "proposals_status", "CREATE INDEX proposals_status ON proposals(status, kind)"),
-    Named("index", "proposals_fp", "CREATE INDEX proposals_fp ON proposals(fingerprint)"),
-    Named("index", "audit_target", "CREATE INDEX audit_target ON audit(target_kind, target_id)"),
-    Named("index", "audit_at", "CREATE INDEX audit_at ON audit(at)"),
-    Named(
-        "index", "tombstones_ident", "CREATE INDEX tombstones_ident ON tombstones(target_kind, ident_hash)"
-    ),
-    Named(
-        "index",
-        "tombstones_content",
-        "CREATE INDEX tombstones_content ON tombstones(target_kind, content_hash)",
-    ),
-    Named(
-        "index",
-        "tombstones_legacy",
-        "CREATE INDEX tombstones_legacy ON tombstones(target_kind, content_sha256) "
-        "WHERE content_sha256 != ''",
-    ),
+    *(Named("index", i.name, create_index(i)) for i in INDEXES),
     *_fts_sync("messages", "messages_fts", "content"),
     *_fts_sync("messages", "messages_tri", "content"),
     *_fts_sync("memories", "memories_fts", "content"),

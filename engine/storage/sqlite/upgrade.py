@@ -13,6 +13,7 @@ import re
 import uuid
 
 from engine.storage.sqlite.identity import APP_ID, APP_NAME
+from engine.storage.sqlite.schema import create_table
 
 # The audit log names ids of rows that may be gone already (deleted before this upgrade): the
 # sequence starts past those too, so not even a pre-upgrade deletion is reused.
@@ -47,7 +48,7 @@ def _rebuilt_sql(table, sql: str, tmp: str, have: list[tuple[str, str]]) -> str:
     # An unusual declaration: ours, plus any column only this file has (never drop data).
     declared = {n for n, _ in table.columns}
     extra = [f'"{n}" {t}' for n, t in have if n not in declared]
-    create = table.create_sql().replace(f"IF NOT EXISTS {table.name}", tmp, 1)
+    create = create_table(table).replace(f"IF NOT EXISTS {table.name}", tmp, 1)
     return create[:-1] + "".join(f",\n  {e}" for e in extra) + ")" if extra else create
 
 

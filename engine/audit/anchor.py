@@ -36,7 +36,7 @@ from engine.audit.anchor_files import (
     write_json,
 )
 from engine.audit.hashing import KEYED, Hasher, hasher, keyed_from
-from engine.storage.audit import database_path, database_place
+from engine.storage import database_path, database_place
 
 __all__ = [
     "AnchorError",

@@ -21,7 +21,7 @@ from engine.audit.hashing import (
     row_hash,  # noqa: F401 - legacy rows (tests build old chains with it)
 )
 from engine.audit.verify import ChainCheck, verify_chain, walk  # noqa: F401 - public names
-from engine.storage.audit import lock_chain, position_column
+from engine.storage import lock_chain, position_column
 
 # Hashes this process wrote under the key: an append after one of its own skips re-checking it.
 _recent: OrderedDict[str, None] = OrderedDict()

@@ -20,7 +20,7 @@ from engine.audit.anchor import (
 from engine.audit.hashing import GENESIS, KEYED, PLAIN, Hasher, hasher, keyed_from
 from engine.clock import iso
 from engine.keys import key_file
-from engine.storage.audit import position_column
+from engine.storage import position_column
 
 __all__ = ["ChainCheck", "keyed_from", "verify_chain", "walk"]
 

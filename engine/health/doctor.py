@@ -20,7 +20,8 @@ from engine.audit.verify import verify_chain
 from engine.errors import EngineError
 from engine.forget.heads import check_case_heads
 from engine.health import rows as doctor_rows
-from engine.storage.health import HealthChecks, Offenders, file_integrity
+from engine.storage import file_integrity
+from engine.storage.health import HealthChecks, Offenders
 
 if TYPE_CHECKING:
     from engine.context import Context

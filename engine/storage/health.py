@@ -6,7 +6,6 @@ engine/health/doctor.py; the verdicts on values stay in engine/health/rows.py.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -79,15 +78,6 @@ class HealthChecks(Protocol):
     def vectors_one_by_one(self, conn: Any) -> Iterator[tuple[Any, bytes | None, str | None]]:
         """(memory id, embedding, why it cannot be read) of every vector, one read each."""
         ...
-
-
-def file_integrity(path: str | os.PathLike) -> tuple[str | None, list[str]]:
-    """For a file too damaged to open as a store (there is no store to ask): (why it cannot be
-    opened, or None; the database's own integrity problems), read-only, writing nothing. Only
-    the SQLite backend has such a file."""
-    from engine.storage.sqlite.health import file_integrity as sqlite_file_integrity
-
-    return sqlite_file_integrity(path)
 
 
 def json_columns(columns: Sequence[tuple[str, str]], table: str) -> dict[str, str]:

@@ -18,3 +18,12 @@ def database_place(conn: Any) -> tuple[str, str] | None:
     if row is None:
         return None
     return f"postgresql://{row[0]}:{row[1]}/{row[2]}", str(row[3])
+
+
+CHAIN_LOCK = int.from_bytes(b"MCau", "big")  # the audit chain's own transaction lock
+
+
+def lock_chain(conn: Any) -> None:
+    """A transaction-level advisory lock on the chain's head, held until the writing transaction
+    ends: appends stay ordered even where writes of other rows run concurrently."""
+    conn.execute(f"SELECT pg_advisory_xact_lock({CHAIN_LOCK})").fetchone()

@@ -120,7 +120,7 @@ def timed_burst(src: Path, work: Path, per_row: bool) -> tuple[float, float, int
     """(seconds, CPU seconds, archived, seconds of the same pass again) of the pass when every
     decaying memory has crossed; `per_row`: the per-row triggers (the code before bursts)."""
     from bench.build_direct import T0
-    from engine.storage.sqlite import lifecycle
+    from engine.storage.sqlite import decay
 
     for s in ("", "-wal", "-shm"):
         Path(str(work) + s).unlink(missing_ok=True)
@@ -135,8 +135,8 @@ def timed_burst(src: Path, work: Path, per_row: bool) -> tuple[float, float, int
         os.close(fd)
     now = T0 + 400 * DAY
     eng = open_engine(work, embedder=None, clock=FixedClock(now), actor="bench")
-    keep = lifecycle.BURST_FROM
-    lifecycle.BURST_FROM = 10**12 if per_row else keep
+    keep = decay.BURST_FROM
+    decay.BURST_FROM = 10**12 if per_row else keep
     try:
         t, c = time.perf_counter(), time.process_time()
         res = eng.decay.run(now=now)
@@ -148,7 +148,7 @@ def timed_burst(src: Path, work: Path, per_row: bool) -> tuple[float, float, int
         tab = dict(eng.store.read("SELECT tier, count(*) FROM memories WHERE embedded = 1 GROUP BY tier"))
         assert vec == tab, (vec, tab)
     finally:
-        lifecycle.BURST_FROM = keep
+        decay.BURST_FROM = keep
         eng.close()
     return wall, cpu, res.memories_archived, again
 
@@ -219,7 +219,7 @@ bench/build_direct.py's file (embedded memories, 60% active), archive_at schedul
 the pass's checkpoint fsync also wrote out the 2.3 GB copy). "before": the per-row triggers
 (vec0's metadata update ~1 ms a row, a change-log insert); "after": past 2,000 rows the pass drops
 those two triggers inside its own transaction and recreates them before the commit
-(engine/storage/sqlite/lifecycle.py). The tier being the only vector filter field that changes,
+(engine/storage/sqlite/decay.py). The tier being the only vector filter field that changes,
 it reads the crossing ids (one integer column), rewrites the rows in rowid order with the
 archive_at index dropped and rebuilt (the burst is over a quarter of the table), writes vec0's tier
 column straight into its metadata chunk blobs and the change log in one INSERT (of a burst longer

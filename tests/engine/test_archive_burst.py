@@ -1,6 +1,6 @@
 """Archive bursts (issue 17): many memories crossing the threshold in one pass are archived
 set-based — the per-row vector triggers dropped inside the pass's transaction, vec0's filter
-fields and the change log written in bulk (engine/storage/sqlite/lifecycle.py, vec.py) — and
+fields and the change log written in bulk (engine/storage/sqlite/decay.py, vector.py) — and
 everything that reads those copies still agrees with the table afterwards: vec0's filtered KNN,
 search with tier filters, and another process's in-memory matrix following the change log."""
 
@@ -17,8 +17,8 @@ import pytest
 
 from engine.clock import DAY
 from engine.retrieval.filters import Filters
-from engine.storage.sqlite import lifecycle as sqlite_lifecycle
-from engine.storage.sqlite.vec import SqliteVectorStore
+from engine.storage.sqlite import decay as sqlite_decay
+from engine.storage.sqlite.vector import SqliteVectorStore
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTS = ("ops", "a-very-long-agent-name", "coder")  # one past vec0's 12-byte inline prefix
@@ -28,7 +28,7 @@ FIELDS = "tier, kind, category, agent, user"
 @pytest.fixture
 def burst_from(monkeypatch):
     """The burst path from 10 rows on, so a small file takes it (the code path is the same)."""
-    monkeypatch.setattr(sqlite_lifecycle, "BURST_FROM", 10)
+    monkeypatch.setattr(sqlite_decay, "BURST_FROM", 10)
 
 
 def _seed(eng, n=60):
@@ -69,7 +69,7 @@ def _triggers(eng):
         r[0]
         for r in eng.store.conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?)",
-            sqlite_lifecycle.VECTOR_TRIGGERS,
+            sqlite_decay.VECTOR_TRIGGERS,
         )
     }
 
@@ -118,7 +118,7 @@ def test_burst_keeps_vec0_search_and_another_process_matrix_equal_to_the_table(e
         table = _table(eng)
         assert {i for i, f in table.items() if f[0] == "archived"} == set(crossing)
         assert _vec0(eng) == table  # vec0's filter fields follow the table, long agent names too
-        assert _triggers(eng) == set(sqlite_lifecycle.VECTOR_TRIGGERS)  # back after the burst
+        assert _triggers(eng) == set(sqlite_decay.VECTOR_TRIGGERS)  # back after the burst
         logged = {int(r[0]) for r in eng.store.conn.execute("SELECT memory_id FROM vector_changes")}
         assert set(crossing) <= logged
         # vec0's own filtered KNN (what searches use before the matrix is loaded)
@@ -169,7 +169,7 @@ def test_a_failed_burst_rolls_back_tiers_vec0_and_the_triggers(eng, burst_from, 
     monkeypatch.undo()
     assert _table(eng) == before_table
     assert _vec0(eng) == before_vec0
-    assert _triggers(eng) == set(sqlite_lifecycle.VECTOR_TRIGGERS)
+    assert _triggers(eng) == set(sqlite_decay.VECTOR_TRIGGERS)
     res = eng.decay.run(now=t0 + 400 * DAY)  # and the pass still works afterwards
     assert res.memories_archived > 0 and _vec0(eng) == _table(eng)
     assert len(ids) == 30
@@ -192,7 +192,7 @@ def test_set_filters_writes_short_and_long_values_like_vec0(eng):
     }
     c.execute("BEGIN")
     # what the burst path does: the memories rows without the per-row triggers, then vec0 in bulk
-    with sqlite_lifecycle.triggers_dropped(c, sqlite_lifecycle.VECTOR_TRIGGERS):
+    with sqlite_decay.triggers_dropped(c, sqlite_decay.VECTOR_TRIGGERS):
         for i, f in new.items():
             c.execute("UPDATE memories SET tier = ?, kind = ?, category = ?, agent = ?, user = ? WHERE id = ?",
                       (*f, i))  # fmt: skip
@@ -214,11 +214,11 @@ def test_a_burst_by_scan_or_by_the_index_archives_the_same_rows_and_keeps_the_in
     """Past 1/BURST_SHARE of the table the archive_at index is dropped for the UPDATE and
     rebuilt; below, the rows are updated through it. Either way the same rows leave it, the
     index is back with the rows that stay, and vec0 and the change log follow."""
-    monkeypatch.setattr(sqlite_lifecycle, "BURST_SHARE", share)
+    monkeypatch.setattr(sqlite_decay, "BURST_SHARE", share)
     dropped = []
-    real = sqlite_lifecycle.SqliteDecayAccess.archive_index_dropped
+    real = sqlite_decay.SqliteDecayAccess.archive_index_dropped
     monkeypatch.setattr(
-        sqlite_lifecycle.SqliteDecayAccess,
+        sqlite_decay.SqliteDecayAccess,
         "archive_index_dropped",
         lambda self, conn: dropped.append(1) or real(self, conn),
     )
@@ -236,12 +236,12 @@ def test_a_burst_by_scan_or_by_the_index_archives_the_same_rows_and_keeps_the_in
     assert c.execute("PRAGMA cache_size").fetchone()[0] == cache  # raised for the burst only
     crossing = [i for n, i in enumerate(ids) if n % 10 not in (1, 2) and i != later]
     assert sorted(res.archived_ids) == sorted(crossing)
-    indexed = c.execute("SELECT sql FROM sqlite_master WHERE name = ?", (sqlite_lifecycle.ARCHIVE_INDEX,))
+    indexed = c.execute("SELECT sql FROM sqlite_master WHERE name = ?", (sqlite_decay.ARCHIVE_INDEX,))
     assert "WHERE tier = 'active' AND pinned = 0" in indexed.fetchone()[0]
     in_index = [
         int(r[0])
         for r in c.execute(
-            f"SELECT id FROM memories INDEXED BY {sqlite_lifecycle.ARCHIVE_INDEX}"
+            f"SELECT id FROM memories INDEXED BY {sqlite_decay.ARCHIVE_INDEX}"
             " WHERE tier = 'active' AND pinned = 0 AND archive_at > 0"
         )
     ]
@@ -254,11 +254,11 @@ def test_a_burst_by_scan_or_by_the_index_archives_the_same_rows_and_keeps_the_in
 
 def test_a_burst_changing_other_filter_fields_writes_them_all_to_vec0(eng, burst_from):
     """The tier-only shortcut applies only when the tier literal is the one filter field set."""
-    assert sqlite_lifecycle.set_tier("tier = 'archived', strength = 0.1, updated_at = :now") == "archived"
-    assert sqlite_lifecycle.set_tier("strength = 0.1, tier = 'core'") == "core"
-    assert sqlite_lifecycle.set_tier("tier = 'archived', kind = 'semantic'") is None
-    assert sqlite_lifecycle.set_tier("tier = :tier") is None
-    assert sqlite_lifecycle.set_tier("strength = 0.1") is None
+    assert sqlite_decay.set_tier("tier = 'archived', strength = 0.1, updated_at = :now") == "archived"
+    assert sqlite_decay.set_tier("strength = 0.1, tier = 'core'") == "core"
+    assert sqlite_decay.set_tier("tier = 'archived', kind = 'semantic'") is None
+    assert sqlite_decay.set_tier("tier = :tier") is None
+    assert sqlite_decay.set_tier("strength = 0.1") is None
     ids = _seed(eng, 30)
     access, c = eng.store.decay_access, eng.store.conn
     c.execute("BEGIN IMMEDIATE")
@@ -268,7 +268,7 @@ def test_a_burst_changing_other_filter_fields_writes_them_all_to_vec0(eng, burst
     table = _table(eng)
     assert all(table[i][0] == "core" and table[i][3] == "coder" for i in got)
     assert _vec0(eng) == table
-    assert _triggers(eng) == set(sqlite_lifecycle.VECTOR_TRIGGERS)
+    assert _triggers(eng) == set(sqlite_decay.VECTOR_TRIGGERS)
 
 
 def test_a_long_burst_logs_what_the_prune_trigger_would_leave(eng):
@@ -301,8 +301,8 @@ def test_a_long_burst_logs_what_the_prune_trigger_would_leave(eng):
             want = state()
             c.execute("ROLLBACK TO plain")
             first = 1 + before
-            skipped += sqlite_lifecycle.pruned_upto(c, first, n) >= first
-            sqlite_lifecycle.SqliteDecayAccess.log(c, ids)
+            skipped += sqlite_decay.pruned_upto(c, first, n) >= first
+            sqlite_decay.SqliteDecayAccess.log(c, ids)
             assert state() == want, (before, n)
             c.execute("ROLLBACK")
     assert skipped > 5  # the shortcut was taken, not only the plain INSERT

@@ -17,6 +17,29 @@ def unsupported(what: str) -> EngineError:
     return EngineError(f"not supported on PostgreSQL yet: {what}")
 
 
+class NotYet:
+    """A part of the port not built on PostgreSQL yet: every use says so (a clear EngineError
+    instead of a traceback or a silently wrong answer)."""
+
+    errors: tuple[type[BaseException], ...] = ()
+    dimensions = 384
+    generation = 0
+    embed_dim = 384
+    error: type[Exception] = Exception
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise unsupported(f"{self._what} ({name})")
+
+        return refuse
+
+
 class _Empty:
     """The result of a statement that has no PostgreSQL meaning here (the list of database files)."""
 

@@ -34,15 +34,16 @@ from engine.storage.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.postgres import schema, trigram_index
 from engine.storage.postgres.connection import DirectConnection, PgConnection
+from engine.storage.postgres.curator import PgCuratorReads
+from engine.storage.postgres.decay import PgDecayAccess
 from engine.storage.postgres.dump import PgDump
 from engine.storage.postgres.eraser import PgEraser
 from engine.storage.postgres.health import PgHealth
 from engine.storage.postgres.keyword import PgKeywordIndex
 from engine.storage.postgres.keyword_upkeep import tokenize_pending
 from engine.storage.postgres.listen import ChangeListener
-from engine.storage.postgres.parts import PgDecayAccess
 from engine.storage.postgres.rows import row_factory
-from engine.storage.postgres.vector import PgCuratorReads, PgVectorStore
+from engine.storage.postgres.vector import PgVectorStore
 
 T = TypeVar("T")
 

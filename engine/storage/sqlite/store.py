@@ -25,13 +25,13 @@ from engine.storage.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.sqlite import identity, room, schema
 from engine.storage.sqlite.curator import SqliteCuratorReads
+from engine.storage.sqlite.decay import SqliteDecayAccess
 from engine.storage.sqlite.dump import SqliteDump
-from engine.storage.sqlite.erase import SqliteEraser
-from engine.storage.sqlite.fts import SqliteKeywordIndex
+from engine.storage.sqlite.eraser import SqliteEraser
 from engine.storage.sqlite.health import SqliteHealth
-from engine.storage.sqlite.lifecycle import SqliteDecayAccess
+from engine.storage.sqlite.keyword import SqliteKeywordIndex
 from engine.storage.sqlite.schema import GENERATION
-from engine.storage.sqlite.vec import SqliteVectorStore
+from engine.storage.sqlite.vector import SqliteVectorStore
 
 T = TypeVar("T")
 

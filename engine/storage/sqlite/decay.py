@@ -6,7 +6,7 @@ A burst (many memories archived at once: the first pass after importing old data
 pause) would otherwise pay two per-row triggers for each row (schema.py): vec0's metadata update
 (~1 ms a row through the virtual table) and a change-log insert. Past BURST_FROM rows those two
 triggers are dropped inside the pass's own transaction and their work is done in bulk — vec0's
-filter fields rewritten per chunk (vec.py `set_filters`), the change log filled by one INSERT —
+filter fields rewritten per chunk (vector.py `set_filters`), the change log filled by one INSERT —
 then recreated before the commit, so no other connection ever sees the file without them. When
 the tier is the only filter field that changes (the decay pass's archive step) only vec0's tier
 column is written, from the ids alone, and the rows are rewritten in rowid order (`_update_tier`):
@@ -22,7 +22,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from engine.storage.lifecycle import DecayPath, Params
-from engine.storage.sqlite.vec import SqliteVectorStore
+from engine.storage.sqlite.vector import SqliteVectorStore
 
 ARCHIVE_INDEX = "memories_archive_at"
 BURST_FROM = 2_000  # rows; below it the per-row triggers cost less than a schema change

@@ -1,6 +1,5 @@
-"""The parts of the port this slice implements simply (the decay pass's access path: PostgreSQL's
-planner needs no hint) and those it does not implement yet, which refuse with a clear EngineError
-instead of a traceback or a silently wrong answer."""
+"""PostgreSQL's side of the decay pass (engine/storage/lifecycle.py): the access path needs no
+hint, PostgreSQL's planner chooses well on its own."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from engine.storage.lifecycle import DecayPath, Params
-from engine.storage.postgres.connection import unsupported
 
 
 class PgDecayAccess:
@@ -28,25 +26,3 @@ class PgDecayAccess:
     @contextmanager
     def archive_index_dropped(self, conn: Any) -> Iterator[bool]:
         yield False  # one UPDATE maintains PostgreSQL's index well enough
-
-
-class NotYet:
-    """A part of the port not built on PostgreSQL yet: every use says so."""
-
-    errors: tuple[type[BaseException], ...] = ()
-    dimensions = 384
-    generation = 0
-    embed_dim = 384
-    error: type[Exception] = Exception
-
-    def __init__(self, what: str) -> None:
-        self._what = what
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-
-        def refuse(*args: Any, **kwargs: Any) -> Any:
-            raise unsupported(f"{self._what} ({name})")
-
-        return refuse

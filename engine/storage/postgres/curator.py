@@ -1,0 +1,20 @@
+"""PostgreSQL's side of the curator's scan (engine/storage/curator.py): every stored vector of
+`memory_vectors` (vector.py) read in one query."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class PgCuratorReads:
+    """The curator's scan: every stored vector as one float32 matrix, in id order."""
+
+    def all_vectors(self, conn: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        if not rows:
+            return None
+        ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.vstack([np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows])
+        return ids, mat

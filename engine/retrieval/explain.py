@@ -137,10 +137,9 @@ class Explainer:
     def _full_keyword_rank(self, p: FtsPlan, memory_id: int, filters: Filters) -> tuple[int | None, int]:
         if p.index in ("none", "like"):
             return None, 0
-        where, params = filters.sql("m.")
         try:
             with self.ctx.store.reading() as conn:
-                return self.index.rank_of(conn, fts_index(p), p.match or "", where, params, memory_id)
+                return self.index.rank_of(conn, fts_index(p), p.match or "", filters, memory_id)
         except Exception:
             return None, 0
 

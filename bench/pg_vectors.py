@@ -22,12 +22,14 @@ import time
 import numpy as np
 from common import machine, pct, write_section
 
+from engine.retrieval.filters import Filters
+
 DIM = 384
 INTRINSIC = 24  # sentence embeddings' neighbourhoods live in few dimensions
 FILTERS = {
-    "none": ("tier IN (?, ?)", ["active", "core"]),
-    "10%": ("tier IN (?, ?) AND agent = ?", ["active", "core", "rare"]),
-    "1%": ("tier IN (?, ?) AND agent = ?", ["active", "core", "scarce"]),
+    "none": Filters(("active", "core")),
+    "10%": Filters(("active", "core"), agent="rare"),
+    "1%": Filters(("active", "core"), agent="scarce"),
 }
 
 
@@ -106,13 +108,13 @@ def main() -> None:
         print(f"seeded {args.n} in {time.perf_counter() - t:.1f} s (HNSW build {built:.1f} s)", flush=True)
         vs = store.vector_store
         rows = []
-        for fname, (where, params) in FILTERS.items():
+        for fname, filters in FILTERS.items():
             exact_ids, exact_t = [], []
             vs.exact_below = 10**12
             with store.reading() as c:
                 for q in queries:
                     t = time.perf_counter()
-                    got = vs.knn(c, q.tobytes(), 10, where, params)
+                    got = vs.knn(c, q.tobytes(), 10, filters)
                     exact_t.append(time.perf_counter() - t)
                     exact_ids.append({i for i, _ in got})
             assert vs.last_path == "exact"
@@ -122,7 +124,7 @@ def main() -> None:
                 with store.reading() as c:
                     for q, want in zip(queries, exact_ids, strict=True):
                         t = time.perf_counter()
-                        got = vs.knn(c, q.tobytes(), 10, where, params)
+                        got = vs.knn(c, q.tobytes(), 10, filters)
                         times.append(time.perf_counter() - t)
                         hits += len({i for i, _ in got} & want) / max(1, len(want))
                         short += len(got) < len(want)

@@ -26,6 +26,7 @@ from engine.lifecycle.flows import Flows
 from engine.lifecycle.rules import Rules
 from engine.memories import MemoriesService
 from engine.paths import home_of
+from engine.retrieval.request import SearchRequest
 from engine.retrieval.search import Retrieval
 from engine.retrieval.vectors import VectorIndex
 from engine.sessions import SessionsService
@@ -252,15 +253,7 @@ class MemoryEngine:
         record_access: bool = True,
     ) -> SearchResult:
         return self.retrieval.search(
-            query,
-            k=k,
-            tier=tier,
-            kind=kind,
-            category=category,
-            agent=agent,
-            user=user,
-            mode=mode,
-            record_access=record_access,
+            SearchRequest.make(query, k, tier, kind, category, agent, user, mode, record_access)
         )
 
     def explain(
@@ -276,7 +269,7 @@ class MemoryEngine:
         mode: str | None = None,
     ) -> Explanation:
         return self.retrieval.explain(
-            query, memory_id, k=k, tier=tier, kind=kind, category=category, agent=agent, user=user, mode=mode
+            SearchRequest.make(query, k, tier, kind, category, agent, user, mode), memory_id
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------

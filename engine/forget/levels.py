@@ -1,4 +1,4 @@
-"""Verification in levels, for a database on a server (engine/storage/reach.py, ServerEraser).
+"""Verification in levels, for a database on a server (an eraser's `server`, engine/storage/reach.py).
 
 A server's files are the server's: what a forget can prove depends on where it runs.
 - *logical* (always): no live row of memconsole's tables (nor the planner's sampled statistics)

@@ -53,7 +53,6 @@ from engine.forget.verify import (
     targets,
 )
 from engine.paths import home_of
-from engine.storage.reach import ServerEraser
 
 if TYPE_CHECKING:
     from engine.context import Context
@@ -176,7 +175,8 @@ class Forget:
             self.store.write(lambda c: c.execute("UPDATE forget_requests SET selected = ? WHERE id = ?",
                                                  (selected, req.id)))  # fmt: skip
 
-        packed = eraser.compressed if isinstance(eraser, ServerEraser) else None
+        server = eraser.server
+        packed = server.compressed if server is not None else None
 
         def write(conn: Any) -> None:
             with eraser.tolerant(conn):
@@ -260,9 +260,10 @@ class Forget:
         texts, strict = held if held else (None, [])
         # The curator's reports, and any temporary copy a migrate or export left (engine/tempfiles.py).
         reports = report_files(self.path) + tempfiles.leftovers(home_of(self.path))
-        if isinstance(eraser, ServerEraser):
+        server = eraser.server
+        if server is not None:
             levels, files, searched, truncated = server_levels(
-                eraser, self.store.reading, texts or [], main_count(self.path, token), strict, reports,
+                server, self.store.reading, texts or [], main_count(self.path, token), strict, reports,
                 int(req.counts.get("compressed", 0)), CHECKPOINT_TRIES, CHECKPOINT_PAUSE,
                 host=self.ctx.settings.forget.host_files)  # fmt: skip
             residue = sum(lv.residue for lv in levels if lv.checked)
@@ -287,7 +288,7 @@ class Forget:
 
         # On a server the case records what "verified" covers, level by level (a file database's
         # one level is its files, all of them scanned: its records stay as they were).
-        lines = summary(levels) if isinstance(eraser, ServerEraser) or len(levels) > 2 else {}
+        lines = summary(levels) if server is not None or len(levels) > 2 else {}
         counts = {**req.counts, "levels": lines} if lines else req.counts
         marks = None
         if residue == 0 and truncated:  # proven gone: the seal goes, keyed fingerprints stay
@@ -311,7 +312,7 @@ class Forget:
         self.store.write(write)
         if residue == 0 and truncated:
             discard(self.path, token)
-        if not isinstance(eraser, ServerEraser):  # the verify's own write grew the WAL again
+        if server is None:  # a file database: the verify's own write grew the WAL again
             eraser.truncate_log(1, CHECKPOINT_PAUSE)
         return ver
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from engine.errors import NotFound
 from engine.retrieval import fusion
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from engine.context import Context
     from engine.memories import MemoriesService
     from engine.retrieval.keyword import KeywordRetriever
+    from engine.retrieval.request import SearchRequest
     from engine.retrieval.search import Retrieval
     from engine.storage.indexes import KeywordIndex
 
@@ -36,20 +38,9 @@ class Explainer:
         """The store's keyword index (attached by the façade)."""
         return self.ctx.store.keyword
 
-    def explain(
-        self,
-        query: str,
-        memory_id: int,
-        k: int = 10,
-        tier: Any = None,
-        kind: str | None = None,
-        category: str | None = None,
-        agent: str | None = None,
-        user: str | None = None,
-        mode: str | None = None,
-    ) -> Explanation:
-        filters = Filters.make(tier, kind, category, agent, user)
-        q = clean(query)
+    def explain(self, request: SearchRequest, memory_id: int) -> Explanation:
+        filters, k = request.filters, request.k
+        q = clean(request.query)
         try:
             mem = self.memories.get(memory_id)
         except NotFound:
@@ -58,10 +49,8 @@ class Explainer:
                 None, None, [], [], None, None,
                 f"There is no memory with id {memory_id}: it was never written, or it has been forgotten.",
             )  # fmt: skip
-        result, fctx = self.retrieval.search_with_context(
-            q, k=k, tier=filters.tiers, kind=kind, category=category, agent=agent, user=user, mode=mode,
-            record_access=False,
-        )  # fmt: skip
+        # The same search, as an operator's: explaining never records access.
+        result, fctx = self.retrieval.search_with_context(replace(request, query=q, record_access=False))
         excluded = filters.excludes(mem)
         if mem.absorbed_into:
             excluded.append(f"it was merged into memory {mem.absorbed_into}")
@@ -148,10 +137,9 @@ class Explainer:
     def _full_keyword_rank(self, p: FtsPlan, memory_id: int, filters: Filters) -> tuple[int | None, int]:
         if p.index in ("none", "like"):
             return None, 0
-        where, params = filters.sql("m.")
         try:
             with self.ctx.store.reading() as conn:
-                return self.index.rank_of(conn, fts_index(p), p.match or "", where, params, memory_id)
+                return self.index.rank_of(conn, fts_index(p), p.match or "", filters, memory_id)
         except Exception:
             return None, 0
 

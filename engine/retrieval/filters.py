@@ -55,7 +55,9 @@ class Filters:
 
     def sql(self, prefix: str = "") -> tuple[str, list[Any]]:
         """A WHERE fragment over memory columns (`prefix` like 'm.'), and its parameters.
-        Column names are fixed here; values always go in as parameters."""
+        Column names are fixed here; values always go in as parameters. Only for the SQL the
+        retrieval services still write themselves (session context, the LIKE fallback): the
+        keyword and vector indexes take the Filters as values and render their own."""
         tiers, params = in_list(f"{prefix}tier", self.tiers)
         parts = [tiers]
         for col in ("kind", "category", "agent", "user"):

@@ -160,7 +160,6 @@ class KeywordRetriever:
         lx = lexemes_of(p.terms)
         if lx is None:
             return None
-        where, params = filters.sql("m.")
         # The vector matrix holds every embedded memory's filter fields: candidates it knows are
         # checked against its masks, the rest (no vector yet) against the table.
         vm = self.ctx.vectors.live_matrix() if self.ctx.vectors.matrix is not None else None
@@ -172,9 +171,9 @@ class KeywordRetriever:
 
             def passing(ids: list[int]) -> set[int]:
                 if vm is None:
-                    return self.index.passing(conn, ids, where, params)
+                    return self.index.passing(conn, ids, filters)
                 ok, unknown = vm.passing(ids, filters)
-                return ok | (self.index.passing(conn, unknown, where, params) if unknown else set())
+                return ok | (self.index.passing(conn, unknown, filters) if unknown else set())
 
             return m.top(lx, n, passing)
 
@@ -256,7 +255,6 @@ class KeywordRetriever:
         self, conn: Any, index: FtsIndex, match: str, filters: Filters, n: int, above: int | None = None
     ) -> dict[int, float]:
         """The n best memories by BM25 that pass `filters` (and have ids above `above`)."""
-        where, params = filters.sql("m.")
         # Tier counts as plan() last read them (it refreshes them): no queries per call.
         stats = self.stats or self.term_stats()
         share = sum(stats.tiers.get(t, 0) for t in filters.tiers) / max(stats.n, 1)
@@ -266,11 +264,11 @@ class KeywordRetriever:
             # they are exactly the filtered top n — a prefix of the same order; else the join.
             over = min(int(2 * n / share) + 10, 20 * n)
             rows = self.index.top(conn, index, match, over, above)
-            ok = self.index.passing(conn, [r[0] for r in rows], where, params)
+            ok = self.index.passing(conn, [r[0] for r in rows], filters)
             kept = [(mid, -b) for mid, b in rows if mid in ok][:n]
             if len(kept) >= n or len(rows) < over:
                 return dict(kept)
-        return {mid: -b for mid, b in self.index.top_where(conn, index, match, where, params, n, above)}
+        return {mid: -b for mid, b in self.index.top_where(conn, index, match, filters, n, above)}
 
     def _windowed_scores(self, conn: Any, p: FtsPlan, filters: Filters, n: int) -> dict[int, float]:
         """Rarer words over every memory, all kept words over the newest: the max of the two is

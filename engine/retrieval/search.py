@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.errors import InvalidInput, cut
 from engine.retrieval import fusion
 from engine.retrieval.explain import Explainer
 from engine.retrieval.filters import Filters
 from engine.retrieval.keyword import KeywordRetriever
 from engine.retrieval.query import FtsPlan, clean, content_terms, named_one, named_time, plan
+from engine.retrieval.request import SearchRequest
 from engine.sql import chunked, marks
-from engine.types import SEARCH_MODES, Breakdown, Explanation, Hit, SearchResult, load_json
+from engine.types import Breakdown, Explanation, Hit, SearchResult, load_json
 
 if TYPE_CHECKING:
     from engine.config import SearchSettings
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from engine.memories import MemoriesService
     from engine.sessions import SessionsService
 
-MAX_K = 1000
 # The columns state weighting reads for each candidate that can still reach the top k.
 WEIGHT_COLUMNS = (
     "id, kind, tier, pinned, anchor_strength, last_reinforced_at, importance, created_at, last_accessed_at"
@@ -54,65 +53,22 @@ class Retrieval:
     def embed_query(self, text: str) -> np.ndarray:
         return self.ctx.embedder.require().embed([text])[0]
 
-    def explain(
-        self,
-        query: str,
-        memory_id: int,
-        k: int = 10,
-        tier: Any = None,
-        kind: str | None = None,
-        category: str | None = None,
-        agent: str | None = None,
-        user: str | None = None,
-        mode: str | None = None,
-    ) -> Explanation:
-        return self.explainer.explain(query, memory_id, k, tier, kind, category, agent, user, mode)
+    def explain(self, request: SearchRequest, memory_id: int) -> Explanation:
+        return self.explainer.explain(request, memory_id)
 
     # -- search ----------------------------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        k: int = 10,
-        tier: Any = None,
-        kind: str | None = None,
-        category: str | None = None,
-        agent: str | None = None,
-        user: str | None = None,
-        mode: str | None = None,
-        record_access: bool = True,
-    ) -> SearchResult:
+    def search(self, request: SearchRequest) -> SearchResult:
         """Never raises for odd query text: a query that cannot be searched returns no hits and a
-        message. Bad filters or k are the caller's error (InvalidInput)."""
-        return self.search_with_context(query, k, tier, kind, category, agent, user, mode, record_access)[0]
+        message. Bad filters or k are refused when the request is made (SearchRequest.make)."""
+        return self.search_with_context(request)[0]
 
-    def search_with_context(
-        self,
-        query: str,
-        k: int = 10,
-        tier: Any = None,
-        kind: str | None = None,
-        category: str | None = None,
-        agent: str | None = None,
-        user: str | None = None,
-        mode: str | None = None,
-        record_access: bool = True,
-    ) -> tuple[SearchResult, fusion.FusionContext]:
+    def search_with_context(self, request: SearchRequest) -> tuple[SearchResult, fusion.FusionContext]:
         """`search`, with what the fused scores were computed against (explain scores a memory
         that missed the top k against the same)."""
-        if not isinstance(query, str):
-            raise InvalidInput("the query must be text")
-        if mode is not None and mode not in SEARCH_MODES:
-            raise InvalidInput(f"unknown mode {cut(mode)}; use one of {', '.join(SEARCH_MODES)}")
-        try:
-            k = int(k)
-        except (TypeError, ValueError):
-            raise InvalidInput(f"k must be a whole number, not {cut(k)}") from None
-        if not 1 <= k <= MAX_K:
-            raise InvalidInput(f"k must be between 1 and {MAX_K}")
+        k, filters, mode = request.k, request.filters, request.mode
         ctx = self.ctx
         embedder, settings = ctx.embedder, ctx.settings.search
-        filters = Filters.make(tier, kind, category, agent, user)
-        q = clean(query)
+        q = clean(request.query)
         message = None
         ran = mode or ("hybrid" if embedder.ready else "keyword")
         if mode is None and not embedder.ready:
@@ -154,7 +110,7 @@ class Retrieval:
                 if not hits
                 else f"every hit is weak: {weak}"
             )
-        if record_access and hits:
+        if request.record_access and hits:
             now = ctx.clock.now()
             ids = [h.id for h in hits]
             ctx.store.write(

@@ -109,12 +109,11 @@ class VectorIndex:
 
     def knn_sql(self, q: np.ndarray, k: int, filters: Filters, conn: Any = None) -> list[tuple[int, float]]:
         """The vector store's exact KNN (the plain approach, and the path without a matrix)."""
-        where, params = filters.sql()
         if conn is not None:
-            rows = self.backend.knn(conn, blob(q), int(k), where, params)
+            rows = self.backend.knn(conn, blob(q), int(k), filters)
         else:
             with self.store.reading() as c:
-                rows = self.backend.knn(c, blob(q), int(k), where, params)
+                rows = self.backend.knn(c, blob(q), int(k), filters)
         return ordered([(mid, 1.0 - d) for mid, d in rows])
 
     def similarities(self, q: np.ndarray, ids: list[int]) -> dict[int, float]:
@@ -135,9 +134,8 @@ class VectorIndex:
         sim = self.similarities(q, [memory_id]).get(memory_id)
         if sim is None:
             return None, None
-        where, params = filters.sql()
         with self.store.reading() as conn:
-            closer = self.backend.count_closer(conn, blob(q), 1.0 - sim, where, params)
+            closer = self.backend.count_closer(conn, blob(q), 1.0 - sim, filters)
         return closer + 1, sim
 
     def vector_of(self, memory_id: int) -> np.ndarray | None:

@@ -8,10 +8,19 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from engine.storage.reach import ServerEraser
 
 
 class Eraser(Protocol):
+    @property
+    def server(self) -> ServerEraser | None:
+        """What a verification can check on a database server, in levels (engine/storage/reach.py);
+        None for a file database, whose verification is the byte scan of its `files()`."""
+        ...
+
     def purge_indexes(self, conn: Any) -> None:
         """Inside the forget's write: rewrite the keyword indexes so no old segment keeps a
         deleted text's terms (freed pages are zeroed by the store's secure delete)."""

@@ -2,9 +2,10 @@
 `tsvector` BM25 on PostgreSQL) and the vector store (vec0 / pgvector).
 
 Services keep the retrieval policy (plans, bounds, fusion) and pass only what varies: an index
-name, a quoted MATCH expression, a portable filter fragment over memory columns with its `?`
-parameters. Every method runs on the connection the caller's read or write gives it. Scores are
-BM25 as FTS5 reports it (lower is better) and cosine distances (similarity = 1 - distance).
+name, a quoted MATCH expression, the search's filters as typed values (`MemoryFilter`), which each
+adapter renders in its own dialect inside its query. Every method runs on the connection the
+caller's read or write gives it. Scores are BM25 as FTS5 reports it (lower is better) and cosine
+distances (similarity = 1 - distance).
 """
 
 from __future__ import annotations
@@ -48,6 +49,25 @@ def run_lengths(lexemes: list[str], counts: np.ndarray, occurrences: np.ndarray)
     return Postings(lexemes, starts.astype(np.int64), occurrences[at].astype(np.int64), tfs)
 
 
+class MemoryFilter(Protocol):
+    """Which memories a search covers (engine/retrieval/filters.py's `Filters`): tiers, and a kind,
+    category, agent and user when given. Crosses the port as values, never as SQL."""
+
+    @property
+    def tiers(self) -> tuple[str, ...]: ...
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def category(self) -> str | None: ...
+    @property
+    def agent(self) -> str | None: ...
+    @property
+    def user(self) -> str | None: ...
+
+
+FILTER_FIELDS = ("kind", "category", "agent", "user")  # a MemoryFilter's fields beside the tiers
+
+
 class KeywordIndex(Protocol):
     """Full-text search over memories, messages, rules and flows."""
 
@@ -67,16 +87,15 @@ class KeywordIndex(Protocol):
         conn: Any,
         index: FtsIndex,
         match: str,
-        where: str,
-        params: Sequence[Any],
+        filters: MemoryFilter,
         limit: int,
         above: int | None = None,
     ) -> list[tuple[int, float]]:
-        """Like `top`, among memories passing `where` (a fragment over `m.` columns)."""
+        """Like `top`, among memories passing `filters`."""
         ...
 
-    def passing(self, conn: Any, ids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
-        """The ids among `ids` whose memory passes `where` (`m.` columns), driven from the list."""
+    def passing(self, conn: Any, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
+        """The ids among `ids` whose memory passes `filters`, driven from the list."""
         ...
 
     def postings(self, conn: Any) -> Postings:
@@ -85,9 +104,9 @@ class KeywordIndex(Protocol):
         ...
 
     def rank_of(
-        self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], memory_id: int
+        self, conn: Any, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
     ) -> tuple[int | None, int]:
-        """(1-based rank of the memory among matches passing `where`, or None; how many match)."""
+        """(1-based rank of the memory among matches passing `filters`, or None; how many match)."""
         ...
 
     def score_of(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> float | None:
@@ -137,21 +156,17 @@ class VectorStore(Protocol):
 
     def delete(self, conn: Any, memory_ids: Sequence[int]) -> None: ...
 
-    def knn(
-        self, conn: Any, query: bytes, k: int, where: str, params: Sequence[Any]
-    ) -> list[tuple[int, float]]:
-        """Exact top-k (memory id, cosine distance) among vectors passing `where` (filter
-        columns, no prefix)."""
+    def knn(self, conn: Any, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
+        """Exact top-k (memory id, cosine distance) among vectors passing `filters` (applied to
+        the filter fields stored beside each vector)."""
         ...
 
     def distances(self, conn: Any, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
         """(memory id, cosine distance) for those of `ids` that have a vector."""
         ...
 
-    def count_closer(
-        self, conn: Any, query: bytes, distance: float, where: str, params: Sequence[Any]
-    ) -> int:
-        """How many vectors passing `where` are closer to `query` than `distance`."""
+    def count_closer(self, conn: Any, query: bytes, distance: float, filters: MemoryFilter) -> int:
+        """How many vectors passing `filters` are closer to `query` than `distance`."""
         ...
 
     def embedding(self, conn: Any, memory_id: int) -> bytes | None: ...

@@ -1,14 +1,14 @@
 """What a forget's verification can check on a database server, beyond the Eraser port
 (engine/storage/erasure.py): a server's files are the server's, so verification goes in levels
-(engine/forget/levels.py). An eraser that implements `ServerEraser` gets them; a file database's
-eraser (SQLite) keeps the plain byte scan of its files.
+(engine/forget/levels.py). An eraser whose `server` is a `ServerEraser` gets them; a file
+database's eraser (SQLite, `server` None) keeps the plain byte scan of its files.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 
 @dataclass
@@ -30,7 +30,6 @@ class Settled:
     notes: list[str] = field(default_factory=list)
 
 
-@runtime_checkable
 class ServerEraser(Protocol):
     def settle(self, tries: int, pause: float) -> Settled:
         """Rewrite the tables without their dead rows, then checkpoint (outside a transaction)."""

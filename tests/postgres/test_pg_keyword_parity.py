@@ -8,8 +8,10 @@ import random
 import pytest
 
 from engine import FixedClock, HashEmbedder, open_engine
+from engine.retrieval.filters import Filters
 from engine.retrieval.query import plan
 from engine.storage.lexemes import lexemes
+from engine.types import TIERS
 
 T0 = "2026-01-01T00:00:00Z"
 WORDS = [
@@ -317,8 +319,10 @@ def test_cjk_and_substring_search_rank_as_fts5_trigram(pg_url, tmp_path):
                 want = lite.store.keyword.top(a, "trigram", p.match or "", 20)
                 assert want, q
                 assert pg.store.keyword.top(b, "trigram", p.match or "", 20) == want, q
-                wf = lite.store.keyword.top_where(a, "trigram", p.match or "", "m.id > ?", [3], 20)
-                assert pg.store.keyword.top_where(b, "trigram", p.match or "", "m.id > ?", [3], 20) == wf, q
+                wf = lite.store.keyword.top_where(a, "trigram", p.match or "", Filters(TIERS), 20, above=3)
+                assert (
+                    pg.store.keyword.top_where(b, "trigram", p.match or "", Filters(TIERS), 20, above=3) == wf
+                ), q
                 for mid in (1, 2, 7):
                     assert pg.store.keyword.has(b, "trigram", p.match or "", mid) == lite.store.keyword.has(
                         a, "trigram", p.match or "", mid
@@ -427,6 +431,6 @@ def test_a_window_reads_newer_ids_only_with_the_whole_index_idf(engines):
                 want = lite.store.keyword.top(a, "words", match, 10, above)
                 assert want and all(i > above for i, _ in want), q
                 assert pg.store.keyword.top(b, "words", match, 10, above) == want, (q, above)
-                assert pg.store.keyword.top_where(b, "words", match, "m.tier = ?", ["active"], 10, above) == (
-                    lite.store.keyword.top_where(a, "words", match, "m.tier = ?", ["active"], 10, above)
+                assert pg.store.keyword.top_where(b, "words", match, Filters(("active",)), 10, above) == (
+                    lite.store.keyword.top_where(a, "words", match, Filters(("active",)), 10, above)
                 ), (q, above)

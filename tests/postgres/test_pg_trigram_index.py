@@ -13,9 +13,11 @@ import psycopg
 import pytest
 
 from engine import FixedClock, HashEmbedder, open_engine
+from engine.retrieval.filters import Filters
 from engine.retrieval.query import plan
 from engine.storage.postgres import trigram_index
 from engine.storage.postgres.keyword_trigram import candidates, fold
+from engine.types import TIERS
 from tests.pg_trgm_server import TrgmServer, pg_trgm_server  # noqa: F401 - the fixture, for these tests only
 from tests.postgres.test_pg_keyword_parity import CJK_TEXTS
 
@@ -47,7 +49,7 @@ def _results(eng: Any) -> dict[str, Any]:
     with eng.store.reading() as c:
         for m in matches:
             out[f"top {m}"] = kw.top(c, "trigram", m, 30)
-            out[f"where {m}"] = kw.top_where(c, "trigram", m, "m.id > ?", [3], 30)
+            out[f"where {m}"] = kw.top_where(c, "trigram", m, Filters(TIERS), 30, above=3)
             out[f"has {m}"] = [kw.has(c, "trigram", m, i) for i in (1, 2, 7, 11, 12)]
             if hasattr(kw, "trigram"):  # PostgreSQL: the messages' scores too
                 out[f"messages {m}"] = kw.trigram.top(c, "messages", m, limit=30)

@@ -36,7 +36,7 @@ def test_knn_is_exact_below_the_threshold_and_hnsw_past_it(pg_db):
         q = _unit(1)
         with e.store.reading() as c:
             vs.exact_below = 10**9
-            exact = vs.knn(c, q, 10, "tier IN (?, ?)", ["active", "core"])
+            exact = vs.knn(c, q, 10, Filters(("active", "core")))
             assert vs.last_path == "exact"
             plan = " ".join(
                 r[0]
@@ -49,7 +49,7 @@ def test_knn_is_exact_below_the_threshold_and_hnsw_past_it(pg_db):
             assert "memory_vectors_hnsw" not in plan
             vs.exact_below, vs._size = 0, (0.0, 0)
             c.execute("SET LOCAL enable_seqscan = off")  # 200 rows: make the planner take the index
-            approx = vs.knn(c, q, 10, "tier IN (?, ?)", ["active", "core"])
+            approx = vs.knn(c, q, 10, Filters(("active", "core")))
             assert vs.last_path == "hnsw"
         assert [i for i, _ in approx] == [i for i, _ in exact]  # 200 vectors: the graph finds all
         assert np.allclose([d for _, d in approx], [d for _, d in exact], atol=1e-6)
@@ -65,12 +65,12 @@ def test_a_filter_that_keeps_fewer_rows_than_the_threshold_is_scanned_exactly(pg
         vs = e.store.vector_store
         vs.exact_below, vs._size = 50, (0.0, 0)
         with e.store.reading() as c:
-            vs.knn(c, _unit(4), 10, "tier IN (?, ?)", ["active", "core"])
+            vs.knn(c, _unit(4), 10, Filters(("active", "core")))
             assert vs.last_path == "hnsw"  # 200 rows pass: past the threshold
-            got = vs.knn(c, _unit(4), 10, "tier IN (?, ?) AND agent = ?", ["active", "core", "rare"])
+            got = vs.knn(c, _unit(4), 10, Filters(("active", "core"), agent="rare"))
             assert vs.last_path == "exact" and len(got) == 4  # ~4 estimated: scanned
             vs.exact_below, vs._size = 10**6, (0.0, 0)
-            vs.knn(c, _unit(4), 10, "tier IN (?, ?)", ["active", "core"])
+            vs.knn(c, _unit(4), 10, Filters(("active", "core")))
             assert vs.last_path == "exact"  # the table itself is below the threshold
     finally:
         e.close()
@@ -87,10 +87,10 @@ def test_a_narrow_filter_still_gets_k_rows_from_hnsw(pg_db):
         vs.exact_below, vs.ef_search, vs._size = 0, 1, (0.0, 0)
         with e.store.reading() as c:
             c.execute("SET LOCAL enable_seqscan = off")
-            got = vs.knn(c, _unit(2), 4, "tier IN (?, ?) AND category = ?", ["active", "core", "rare"])
+            got = vs.knn(c, _unit(2), 4, Filters(("active", "core"), category="rare"))
             assert vs.last_path == "hnsw"
             c.execute("SET LOCAL hnsw.iterative_scan = off")
-            without = vs.knn(c, _unit(2), 4, "tier IN (?, ?) AND category = ?", ["active", "core", "rare"])
+            without = vs.knn(c, _unit(2), 4, Filters(("active", "core"), category="rare"))
         rare = {ids[i] for i in range(200) if i % (200 // 3) == 0}
         assert len(rare) == 4 and {i for i, _ in got} == rare
         assert len(without) < 4  # what iterative scan is for
@@ -113,7 +113,7 @@ def test_the_matrix_follows_another_engines_writes_through_the_feed(pg_db):
             assert m.sync(c)  # something changed
             q = np.frombuffer(_unit(3), dtype=np.float32)
             f = Filters()
-            exact = store.vector_store.knn(c, _unit(3), 10, "tier IN (?, ?)", list(f.tiers))
+            exact = store.vector_store.knn(c, _unit(3), 10, Filters(f.tiers))
         alive = set(m.ids[: m.n][m.alive[: m.n]].tolist())
         assert set(later) <= alive and first[0] in alive
         assert [i for i, _ in m.knn(q, 10, f)] == [i for i, _ in exact]

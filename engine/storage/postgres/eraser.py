@@ -54,6 +54,11 @@ class PgEraser:
         self._store = store
 
     # -- the Eraser port ---------------------------------------------------------------------------
+    @property
+    def server(self) -> PgEraser:
+        """A server: verification goes in levels (the methods below, engine/storage/reach.py)."""
+        return self
+
     def purge_indexes(self, conn: Any) -> None:
         """Nothing inside the write: the keyword index is plain tables whose rows of the deleted
         records go with them (keyword_upkeep.py, at commit); their bytes go at `settle`'s VACUUM FULL."""

@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.storage.indexes import FtsIndex, FtsTable, Postings
+from engine.storage.indexes import FtsIndex, FtsTable, MemoryFilter, Postings
 from engine.storage.lexemes import lexemes
+from engine.storage.postgres.filters import where as render
 from engine.storage.postgres.keyword_phrases import phrase_hits, quoted
 from engine.storage.postgres.keyword_stats import Corpus, CorpusStats
 from engine.storage.postgres.keyword_trigram import TrigramIndex
@@ -179,11 +180,11 @@ class PgKeywordIndex:
         conn: Any,
         index: FtsIndex,
         match: str,
-        where: str,
-        params: Sequence[Any],
+        filters: MemoryFilter,
         limit: int | None,
         above: int | None = None,
     ) -> list[tuple[int, float]]:
+        where, params = render(filters, "m.")
         if index == "trigram":
             return self.trigram.top(
                 conn, "memories", match, where=where, params=params, limit=limit, above=above
@@ -214,18 +215,19 @@ class PgKeywordIndex:
         starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return Postings([r[0] for r in rows], starts, docs, tfs.astype(np.int32))
 
-    def passing(self, conn: Any, ids: Sequence[int], where: str, params: Sequence[Any]) -> set[int]:
+    def passing(self, conn: Any, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
         if not ids:
             return set()
+        where, params = render(filters, "m.")
         rows = conn.execute(
             f"SELECT m.id FROM memories m WHERE m.id = ANY(?) AND ({where})", [list(ids), *params]
         ).fetchall()
         return {int(r[0]) for r in rows}
 
     def rank_of(
-        self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], memory_id: int
+        self, conn: Any, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
     ) -> tuple[int | None, int]:
-        scored = self.top_where(conn, index, match, where, params, limit=None)  # every match
+        scored = self.top_where(conn, index, match, filters, limit=None)  # every match
         mine = next((s for i, s in scored if i == memory_id), None)
         if mine is None:
             return None, len(scored)

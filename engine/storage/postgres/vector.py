@@ -21,6 +21,9 @@ from typing import Any
 import numpy as np
 from pgvector import Vector
 
+from engine.storage.indexes import MemoryFilter
+from engine.storage.postgres.filters import where as render
+
 
 def _vec(blob: bytes) -> Vector:
     return Vector(np.frombuffer(blob, dtype=np.float32))
@@ -91,10 +94,9 @@ class PgVectorStore:
         if memory_ids:
             conn.execute("DELETE FROM memory_vectors WHERE memory_id = ANY(?)", [list(memory_ids)])
 
-    def knn(
-        self, conn: Any, query: bytes, k: int, where: str, params: Sequence[Any]
-    ) -> list[tuple[int, float]]:
+    def knn(self, conn: Any, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
         q = _vec(query)
+        where, params = render(filters)
         if self.use_hnsw(conn, where, params):
             self.last_path = "hnsw"
             ef = max(int(self.ef_search), min(int(k), 1000))
@@ -129,9 +131,8 @@ class PgVectorStore:
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def count_closer(
-        self, conn: Any, query: bytes, distance: float, where: str, params: Sequence[Any]
-    ) -> int:
+    def count_closer(self, conn: Any, query: bytes, distance: float, filters: MemoryFilter) -> int:
+        where, params = render(filters)
         row = conn.execute(
             f"SELECT count(*) FROM memory_vectors WHERE {where} AND (embedding <=> ?) < ?",
             [*params, _vec(query), distance],

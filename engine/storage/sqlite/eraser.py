@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from engine.storage.sqlite import schema
 
 if TYPE_CHECKING:
+    from engine.storage.reach import ServerEraser
     from engine.storage.sqlite.store import Store
 
 FTS_INDEXES = tuple(v.name for v in schema.VIRTUALS if "USING fts5" in v.sql)
@@ -21,6 +22,11 @@ FTS_INDEXES = tuple(v.name for v in schema.VIRTUALS if "USING fts5" in v.sql)
 class SqliteEraser:
     def __init__(self, store: Store) -> None:
         self._store = store  # the checkpoint runs on the store's own connection, under its lock
+
+    @property
+    def server(self) -> ServerEraser | None:
+        """A file database: no server levels, its verification scans `files()`."""
+        return None
 
     def purge_indexes(self, conn: Any) -> None:
         for t in FTS_INDEXES:

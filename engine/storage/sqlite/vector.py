@@ -12,6 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from engine.storage.indexes import MemoryFilter
+from engine.storage.sqlite.filters import where as render
+
 # vec0's metadata columns in declaration order (schema.py): memories_vec_metadatachunks00..04.
 FILTER_FIELDS = ("tier", "kind", "category", "agent", "user")
 # sqlite-vec 0.1 stores a TEXT metadata value per row in its chunk's blob as 16 bytes: the length
@@ -173,9 +176,8 @@ class SqliteVectorStore:
                 conn.execute(f"UPDATE {table} SET data = ? WHERE rowid = ?", (data.tobytes(), chunk))
         return long_rows
 
-    def knn(
-        self, conn: Any, query: bytes, k: int, where: str, params: Sequence[Any]
-    ) -> list[tuple[int, float]]:
+    def knn(self, conn: Any, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
+        where, params = render(filters)
         rows = conn.execute(
             "SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? AND "
             + where
@@ -191,9 +193,8 @@ class SqliteVectorStore:
         rows = (conn.execute(sql, (query, i)).fetchone() for i in dict.fromkeys(ids))
         return [(int(r[0]), float(r[1])) for r in rows if r is not None]
 
-    def count_closer(
-        self, conn: Any, query: bytes, distance: float, where: str, params: Sequence[Any]
-    ) -> int:
+    def count_closer(self, conn: Any, query: bytes, distance: float, filters: MemoryFilter) -> int:
+        where, params = render(filters)
         row = conn.execute(
             f"SELECT count(*) FROM memories_vec WHERE {where} AND vec_distance_cosine(embedding, ?) < ?",
             [*params, query, distance],

@@ -42,7 +42,7 @@ class SearchRequest:
             raise InvalidInput(f"unknown mode {cut(mode)}; use one of {', '.join(SEARCH_MODES)}")
         try:
             k = int(k)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # int(inf) overflows
             raise InvalidInput(f"k must be a whole number, not {cut(k)}") from None
         if not 1 <= k <= MAX_K:
             raise InvalidInput(f"k must be between 1 and {MAX_K}")

@@ -14,9 +14,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import ProgressBar, Select
 
-from console.text_safety import visible
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
-from console.widgets.table import DataGrid
+from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
+from console.app.widgets.table import DataGrid
+from console.shared.text_safety import visible
 from engine.curator.bulk import BulkOutcome
 from engine.curator.types import (
     PROPOSAL_KINDS,
@@ -388,7 +388,7 @@ class CuratorPane(Pane):
         if not self.report_text:
             self.notify("No run report yet (run the curator with r).", timeout=3)
             return
-        from console.widgets.report import ReportScreen
+        from console.app.widgets.report import ReportScreen
 
         self.app.push_screen(ReportScreen("Curator report", self.report_text))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from console.widgets.fmt import when
+from console.app.widgets.fmt import when
 from engine.curator.risky import risk_of
 from engine.curator.types import CuratorRun, ProposalDetail, ProposalRow
 

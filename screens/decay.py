@@ -19,8 +19,8 @@ from textual.timer import Timer
 from textual.widgets import Input
 from textual_plotext import PlotextPlot
 
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
-from console.widgets.table import DataGrid
+from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
+from console.app.widgets.table import DataGrid
 from engine.clock import DAY, iso
 from engine.errors import NotFound
 from engine.lifecycle.types import DecayPassResult

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual_plotext import PlotextPlot
 
-from console.widgets import charts
+from console.app.widgets import charts
 
 from .decay_view import DecayView
 

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
-from console.widgets.confirm import DialogError, number_between, required
+from console.app.widgets.confirm import DialogError, number_between, required
 
 
 @dataclass

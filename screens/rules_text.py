@@ -7,8 +7,8 @@ from typing import Any
 
 from rich.text import Text
 
-from console.widgets import charts
-from console.widgets.fmt import CELL_MAX, one_line
+from console.app.widgets import charts
+from console.app.widgets.fmt import CELL_MAX, one_line
 from engine.clock import DAY, iso
 from engine.lifecycle.decay import band
 from engine.lifecycle.types import Rule, RuleDetail

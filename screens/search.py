@@ -16,11 +16,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Select
 
-from console.widgets.bars import breakdown_text
-from console.widgets.fmt import CELL_MAX, one_line
-from console.widgets.header import badge
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
-from console.widgets.table import DataGrid
+from console.app.widgets.bars import breakdown_text
+from console.app.widgets.fmt import CELL_MAX, one_line
+from console.app.widgets.header import badge
+from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
+from console.app.widgets.table import DataGrid
 from engine.retrieval.fusion import weight_formula, weight_numbers
 from engine.types import CATEGORIES, KINDS, Explanation, Hit, SearchResult
 

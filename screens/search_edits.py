@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual import work
 
-from console.widgets.table import DataGrid
+from console.app.widgets.table import DataGrid
 from engine.errors import InvalidInput
 from engine.types import Hit
 

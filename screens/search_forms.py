@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select
 
-from console.widgets.safe import SafeStatic as Static
+from console.app.widgets.safe import SafeStatic as Static
 from engine.errors import InvalidInput
 from engine.memory_input import normalize_item
 from engine.types import CATEGORIES, KINDS

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from textual.widgets import Input, TabbedContent
 
-from console.widgets.header import StatusHeader
-from console.widgets.help import HelpScreen
-from console.widgets.table import DataGrid
+from console.app.widgets.header import StatusHeader
+from console.app.widgets.help import HelpScreen
+from console.app.widgets.table import DataGrid
 from engine import EngineError, open_engine
 from tests.screens.helpers import make_app, settle
 from tests.screens.seed import make_engine, seed

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Select
 
-from console.widgets.confirm import ConfirmModal
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal
+from console.app.widgets.table import DataGrid
 from engine.errors import InvalidInput
 
 from .helpers import make_app, row, settle

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .cli_common import counts_text, emit, json_option, pass_ctx
+from .common import counts_text, emit, json_option, pass_ctx
 
 
 def register(cli: click.Group) -> None:

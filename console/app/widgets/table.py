@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.geometry import Size
 from textual.widgets import DataTable
 
-from console.text_safety import visible
+from console.shared.text_safety import visible
 
 from .rowview import RowView
 from .safe import safe_text

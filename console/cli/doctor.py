@@ -8,7 +8,7 @@ import click
 from engine.errors import DatabaseDamaged
 from engine.health.doctor import doctor_file
 
-from .cli_common import emit, json_option, pass_ctx
+from .common import emit, json_option, pass_ctx
 
 
 def register(cli: click.Group) -> None:

@@ -10,7 +10,7 @@ import click
 
 from engine.errors import cut
 
-from .cli_common import Ctx, emit, fail, json_option, pass_ctx
+from .common import Ctx, emit, fail, json_option, pass_ctx
 
 
 def register(cli: click.Group) -> None:
@@ -75,10 +75,9 @@ def mcp(
     Tools: remember, recall, explain, boot, gate_pre, gate_post, flow_check, reject, log_message.
     Resources: memconsole://boot, memconsole://boot/{agent}, memconsole://rules. The embedding
     model loads once, in the background; recall is keyword-only until it is ready."""
+    from console.mcp.auth import TokenFileError, TokenSource
+    from console.mcp.http import AllowListError, allow_list
     from engine.config import load_settings
-
-    from .mcp_auth import TokenFileError, TokenSource
-    from .mcp_http import AllowListError, allow_list
 
     tokens = None
     if listen is not None:
@@ -101,11 +100,11 @@ def mcp(
     actor = str(eng.actor)  # --actor, else the OS user (the engine's default)
     try:
         if tokens is None:
-            from .mcp_server import serve_stdio
+            from console.mcp.server import serve_stdio
 
             serve_stdio(eng, actor)
         else:
-            from .mcp_http import serve_http
+            from console.mcp.http import serve_http
 
             click.echo(f"memconsole mcp: http://{host}:{port}/mcp ({len(tokens)} token(s))", err=True)
             serve_http(eng, actor, host, port, tokens, allowed)
@@ -128,7 +127,7 @@ def hermes() -> None:
 def install_provider(ctx: Ctx, home: Path, force: bool, as_json: bool) -> None:
     """Write the memconsole provider into HOME/plugins/memconsole/ (HOME: the Hermes home, e.g.
     ~/.hermes). The provider opens this --db; set `memory.provider: memconsole` in config.yaml."""
-    from .hermes_provider.install import ProviderExists, install
+    from console.hermes.install import ProviderExists, install
 
     try:
         res = install(home.expanduser(), db=str(ctx.db), actor=ctx.actor, force=force, python=sys.executable)

@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
-from console.text_safety import visible
+from console.shared.text_safety import visible
 
 
 class ReportScreen(ModalScreen[None]):

@@ -136,7 +136,7 @@ class MemconsoleProvider(MemoryProvider):
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         try:
-            from console.mcp_server import Door, build
+            from console.mcp.server import Door, build
             from engine import open_engine
 
             cfg = self._load_config()
@@ -273,7 +273,7 @@ class MemconsoleProvider(MemoryProvider):
                 server = self.server
                 if server is None:
                     self._load_config()
-                    from console.mcp_server import Door, build
+                    from console.mcp.server import Door, build
 
                     server = build(Door(None, ""))
                 self._schemas = [

@@ -6,7 +6,7 @@ import click
 
 from engine.clock import iso
 
-from .cli_common import emit, fail, json_option, pass_ctx, table
+from .common import emit, fail, json_option, pass_ctx, table
 
 STATUSES = click.Choice(["open", "previewed", "executed", "verified"])
 

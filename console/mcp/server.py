@@ -37,8 +37,8 @@ from pydantic import ValidationError
 
 from engine.errors import EngineError, cut, cut_line
 
-from . import mcp_results as R
-from .mcp_auth import Caller, TokenSource, bearer
+from . import results as R
+from .auth import Caller, TokenSource, bearer
 
 log = logging.getLogger("memconsole.mcp")
 T = TypeVar("T")

@@ -1,7 +1,7 @@
 """`memconsole`: the command line over the engine. With no verb it opens the console.
 
-Each group of verbs lives in its own module (console/cli_*.py) with a `register(group)` function;
-add new modules to VERB_MODULES.
+Each group of verbs lives in its own module (console/cli/<group>.py) with a `register(group)`
+function; add new modules to VERB_MODULES.
 """
 
 from __future__ import annotations
@@ -14,21 +14,25 @@ from pathlib import Path
 
 import click
 
-from .cli_common import Ctx, cut, warn
-from .text_safety import SafeStream
+from console.shared.text_safety import SafeStream
+
+from .common import Ctx, cut, warn
 
 VERB_MODULES = [
-    "console.cli_rules",
-    "console.cli_flows",
-    "console.cli_decay",
-    "console.cli_audit",
-    "console.cli_curator",
-    "console.cli_forget",
-    "console.cli_doctor",
-    "console.cli_core",
-    "console.cli_import",
-    "console.cli_agents",
-    "console.cli_migrate",
+    "console.cli.rules",
+    "console.cli.flows",
+    "console.cli.decay",
+    "console.cli.audit",
+    "console.cli.curator",
+    "console.cli.forget",
+    "console.cli.doctor",
+    "console.cli.memories",
+    "console.cli.search",
+    "console.cli.sessions",
+    "console.cli.demo",
+    "console.cli.importers",
+    "console.cli.agents",
+    "console.cli.migrate",
 ]
 
 
@@ -56,7 +60,7 @@ def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
 
         ctx.call_on_close(restore)
     if ctx.invoked_subcommand is None:
-        from .app import run_console
+        from console.app import run_console
 
         # The console draws with escape codes of its own (its widgets escape stored text).
         out, err = sys.stdout, sys.stderr
@@ -183,7 +187,3 @@ def _main(argv: list[str] | None) -> int:
             err=True,
         )
         return 70
-
-
-if __name__ == "__main__":
-    sys.exit(main())

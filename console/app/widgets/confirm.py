@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
-from console.text_safety import visible
+from console.shared.text_safety import visible
 from engine.errors import cut
 
 from .safe import SafeStatic

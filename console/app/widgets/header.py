@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from console.text_safety import visible
+from console.shared.text_safety import visible
 
 # embedder state -> (badge, style). Until the model is ready, search is keyword-only.
 BADGES = {

@@ -10,7 +10,7 @@ import click
 
 from engine.clock import iso, parse_time
 
-from .cli_common import emit, fail, json_option, pass_ctx, table
+from .common import emit, fail, json_option, pass_ctx, table
 
 
 def register(cli: click.Group) -> None:

@@ -9,7 +9,7 @@ import click
 
 from engine.clock import iso
 
-from .cli_common import emit, json_option, pass_ctx, table
+from .common import emit, json_option, pass_ctx, table
 
 
 def register(cli: click.Group) -> None:

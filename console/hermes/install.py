@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import CONFIG
+from .provider import CONFIG
 
-PROVIDER_SOURCE = Path(__file__).with_name("__init__.py")
+PROVIDER_SOURCE = Path(__file__).with_name("provider.py")
 PLUGIN_YAML = (
     "name: memconsole\ndescription: memconsole shared memory (SQLite engine the operator's console reads)\n"
 )

@@ -18,9 +18,10 @@ from textual.binding import Binding
 from textual.widgets import Footer, Input, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
+from console.shared.env import embedder_choice
+from console.shared.text_safety import visible
+
 from .commands import ConsoleCommands
-from .env import embedder_choice
-from .text_safety import visible
 from .widgets.header import StatusHeader
 from .widgets.help import HelpScreen
 from .widgets.table import DataGrid
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from screens.base import Pane
 
 HERE = Path(__file__).parent
-SCREENS = HERE.parent / "screens"
+SCREENS = HERE.parent.parent / "screens"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .cli_common import emit, json_option, pass_ctx, progress_bar
+from .common import emit, json_option, pass_ctx, progress_bar
 
 KIND_CHOICE = click.Choice(["episodic", "semantic", "procedural"])
 

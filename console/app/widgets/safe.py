@@ -3,7 +3,7 @@ bidi overrides are shown spelled out (`\\x1b`), never sent to the terminal or us
 what an operator reads; text is never parsed as markup (`[bold]` is shown as written).
 
 Panes use `SafeStatic` instead of Static; DataGrid cells and the header, dialogs and notices go
-through `safe_renderable`. The escaping itself is console.text_safety.visible (shared with the CLI).
+through `safe_renderable`. The escaping itself is console.shared.text_safety.visible (shared with the CLI).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from rich.text import Span, Text
 from textual.widgets import Static
 
-from console.text_safety import has_unsafe, visible
+from console.shared.text_safety import has_unsafe, visible
 
 
 def safe_text(t: Text, *, one_line: bool = False) -> Text:

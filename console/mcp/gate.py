@@ -25,7 +25,7 @@ from typing import Any
 
 from engine.config import McpSettings
 
-from .mcp_auth import Caller, TokenSource, bearer
+from .auth import Caller, TokenSource, bearer
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

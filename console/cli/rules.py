@@ -7,7 +7,7 @@ import click
 
 from engine.clock import iso
 
-from .cli_common import DAYS, ID, SCORE, emit, json_option, pass_ctx, table
+from .common import DAYS, ID, SCORE, emit, json_option, pass_ctx, table
 
 STATUS_CHOICE = click.Choice(["critical", "active", "dormant", "retired"])
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from engine.config import McpSettings
 
-from .mcp_auth import TokenSource
-from .mcp_conn import (
+from .auth import TokenSource
+from .conn import (
     ACCEPT_BURST,
     connection_cap,
     guarded_protocol,
@@ -21,8 +21,8 @@ from .mcp_conn import (
     quiet_logging,
     raise_descriptor_limit,
 )
-from .mcp_gate import TokenGate
-from .mcp_server import Door, build
+from .gate import TokenGate
+from .server import Door, build
 
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")

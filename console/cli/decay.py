@@ -7,7 +7,7 @@ import click
 from engine.clock import iso, parse_time
 from engine.errors import cut
 
-from .cli_common import DAYS, ID, emit, fail, json_option, pass_ctx, table
+from .common import DAYS, ID, emit, fail, json_option, pass_ctx, table
 
 
 def register(cli: click.Group) -> None:

@@ -7,7 +7,7 @@ import click
 from engine.clock import iso
 from engine.curator.risky import risk_of
 
-from .cli_common import ID, emit, fail, json_option, pass_ctx, table
+from .common import ID, emit, fail, json_option, pass_ctx, table
 
 KINDS = click.Choice(["merge", "archive", "promote", "retire"])
 STATUSES = click.Choice(["pending", "approved", "rejected", "applied", "undone"])

@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import click
 
+from console.shared.env import embedder_choice
+from console.shared.text_safety import json_safe, visible
 from engine.clock import iso
 from engine.errors import cut
 from engine.types import to_json
-
-from .env import embedder_choice
-from .text_safety import json_safe, visible
 
 if TYPE_CHECKING:
     from engine.engine import MemoryEngine
@@ -162,6 +161,7 @@ ID = Number(0, MAX_ID, integer=True)  # a row id: SQLite's integer range, never 
 UNIT = Number(0.0, 1.0)  # importance, strength, shares
 DAYS = Number(0.0, 36500.0)  # a time span in days (a century at most)
 SCORE = Number(0.0, 10.0)  # a rule score
+KIND_CHOICE = click.Choice(["episodic", "semantic", "procedural"])  # a memory's kind
 
 
 def table(rows: list[list[Any]], headers: list[str]) -> None:

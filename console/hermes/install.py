@@ -11,7 +11,7 @@ from typing import Any
 
 from .provider import CONFIG
 
-PROVIDER_SOURCE = Path(__file__).with_name("provider.py")
+PROVIDER_SOURCE = Path(__file__).with_name("plugin.py")  # a shim importing console.hermes.provider
 PLUGIN_YAML = (
     "name: memconsole\ndescription: memconsole shared memory (SQLite engine the operator's console reads)\n"
 )

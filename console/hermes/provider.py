@@ -1,8 +1,9 @@
 """memconsole as a Hermes Agent memory provider (MemoryProvider, hermes-agent 0.19.0).
 
-`memconsole --db DB hermes install-provider HERMES_HOME` copies this file to
-`HERMES_HOME/plugins/memconsole/__init__.py` beside `memconsole.json` ({"db", "actor", "agent",
-"paths", "prefetch_chars", "recall_k"}); `memory.provider: memconsole` in config.yaml turns it on.
+`memconsole --db DB hermes install-provider HERMES_HOME` writes a short shim (console/hermes/plugin.py)
+to `HERMES_HOME/plugins/memconsole/__init__.py` beside `memconsole.json` ({"db", "actor", "agent",
+"paths", "python", "prefetch_chars", "recall_k"}); the shim imports this module from the installation
+those paths name. `memory.provider: memconsole` in config.yaml turns it on.
 
 - Turns: `sync_turn` only queues; one background thread mirrors the session's messages from
   Hermes' own state.db (read-only) into the engine with the importer's representation (the Hermes

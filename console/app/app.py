@@ -1,7 +1,8 @@
 """The memconsole Textual app: a status header, seven panes in tabs, global keys, live refresh.
 
-The App only composes panes and global behaviour; each pane lives in screens/<name>.py and is
-found through PANE_SPECS (imported when first shown, so the first frame does not wait for it).
+The App only composes panes and global behaviour; each pane lives in screens/<name>.py, or in
+screens/<name>/pane.py beside the helpers only it uses, and is found through PANE_SPECS (imported
+when first shown, so the first frame does not wait for it).
 """
 
 from __future__ import annotations
@@ -44,11 +45,11 @@ class PaneSpec:
 
 PANE_SPECS = [
     PaneSpec("1", "sessions", "Sessions", "screens.sessions:SessionsPane"),
-    PaneSpec("2", "search", "Search", "screens.search:SearchPane"),
-    PaneSpec("3", "rules", "Rules", "screens.rules:RulesPane"),
+    PaneSpec("2", "search", "Search", "screens.search.pane:SearchPane"),
+    PaneSpec("3", "rules", "Rules", "screens.rules.pane:RulesPane"),
     PaneSpec("4", "flows", "Flows", "screens.flows:FlowsPane"),
-    PaneSpec("5", "curator", "Curator", "screens.curator:CuratorPane"),
-    PaneSpec("6", "decay", "Decay", "screens.decay:DecayPane"),
+    PaneSpec("5", "curator", "Curator", "screens.curator.pane:CuratorPane"),
+    PaneSpec("6", "decay", "Decay", "screens.decay.pane:DecayPane"),
     PaneSpec("7", "forget", "Forget & Audit", "screens.forget_audit:ForgetAuditPane"),
 ]
 
@@ -73,7 +74,7 @@ class TakesForgetRequests(Protocol):
 
 class MemConsole(App):
     TITLE = "memconsole"
-    CSS_PATH = [HERE / "app.tcss", *sorted(SCREENS.glob("*.tcss"))]
+    CSS_PATH = [HERE / "app.tcss", *sorted(SCREENS.rglob("*.tcss"))]
     COMMANDS = App.COMMANDS | {ConsoleCommands}
     ENABLE_COMMAND_PALETTE = True
     LAZY_PANES = True  # a pane mounts when first shown (bench/console_first_frame.py)

@@ -9,7 +9,7 @@ from textual.widgets import Input, Select
 from console.app.widgets.confirm import ConfirmModal, PromptModal
 from console.app.widgets.table import DataGrid
 from engine import NotFound
-from screens.curator import word_diff
+from screens.curator.pane import word_diff
 
 from .helpers import make_app, settle
 

@@ -9,7 +9,7 @@ from textual.widgets import Input, Static
 from console.app.widgets.confirm import ConfirmModal, DialogError
 from console.app.widgets.table import DataGrid
 from engine.clock import DAY
-from screens.rules_add import AddRuleModal
+from screens.rules.add import AddRuleModal
 
 from .helpers import make_app, settle
 

@@ -26,9 +26,9 @@ from engine.curator.types import (
     ProposalDetail,
     ProposalRow,
 )
+from screens.base import Pane, PaneCommand
 
-from .base import Pane, PaneCommand
-from .curator_text import (
+from .text import (
     MARK,
     bulk_body,
     bulk_result,
@@ -40,7 +40,7 @@ from .curator_text import (
     run_text,
     undo_body,
 )
-from .curator_text import word_diff as word_diff  # re-exported (tests)
+from .text import word_diff as word_diff  # re-exported (tests)
 
 
 class CuratorPane(Pane):

@@ -25,11 +25,11 @@ from engine.clock import DAY, iso
 from engine.errors import NotFound
 from engine.lifecycle.types import DecayPassResult
 from engine.types import KINDS
+from screens.base import Pane, PaneCommand
+from screens.lifecycle_marks import Marks, outcomes_text
 
-from .base import Pane, PaneCommand
-from .decay_charts import draw_distribution, draw_forecast, draw_memories, draw_rules
-from .decay_view import DecayView, decay_preview_text, decay_summary, forecast_rows, parse_chosen
-from .lifecycle_marks import Marks, outcomes_text
+from .charts import draw_distribution, draw_forecast, draw_memories, draw_rules
+from .view import DecayView, decay_preview_text, decay_summary, forecast_rows, parse_chosen
 
 STEP_DAYS = 7
 AUTO_MEMORIES, AUTO_RULES = 3, 2

@@ -9,10 +9,10 @@ from textual import work
 from console.app.widgets.table import DataGrid
 from engine.errors import InvalidInput
 from engine.types import Hit
+from screens.base import Pane
+from screens.lifecycle_marks import outcomes_text
 
-from .base import Pane
-from .lifecycle_marks import outcomes_text
-from .search_forms import MemoryForm
+from .forms import MemoryForm
 
 
 class HitEdits(Pane):

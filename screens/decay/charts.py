@@ -10,7 +10,7 @@ from textual_plotext import PlotextPlot
 
 from console.app.widgets import charts
 
-from .decay_view import DecayView
+from .view import DecayView
 
 
 def draw_memories(plot: PlotextPlot, v: DecayView, thr: float) -> None:

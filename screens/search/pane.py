@@ -23,9 +23,9 @@ from console.app.widgets.safe import SafeStatic as Static  # data, never raw con
 from console.app.widgets.table import DataGrid
 from engine.retrieval.fusion import weight_formula, weight_numbers
 from engine.types import CATEGORIES, KINDS, Explanation, Hit, SearchResult
+from screens.base import Pane, PaneCommand, typed_id
 
-from .base import Pane, PaneCommand, typed_id
-from .search_edits import HitEdits
+from .edits import HitEdits
 
 TIER_OPTIONS = [
     ("core+active", "default"),

@@ -21,11 +21,11 @@ from console.app.widgets.table import DataGrid
 from console.shared.text_safety import visible
 from engine.clock import DAY
 from engine.lifecycle.types import RULE_STATUSES, BootContext, Rule, RuleDetail, RuleFacets
+from screens.base import Pane, PaneCommand
+from screens.lifecycle_marks import Marks
 
-from .base import Pane, PaneCommand
-from .lifecycle_marks import Marks
-from .rules_add import AddRuleModal, NewRule
-from .rules_text import info_text, retire_text, rule_rows, score_change_text
+from .add import AddRuleModal, NewRule
+from .text import info_text, retire_text, rule_rows, score_change_text
 
 COLUMNS = ("id", "score", "status", "rule", "viol", "reinforced", "pin", "agent", "domain")
 LIMIT = 500

@@ -12,8 +12,7 @@ from console.app.widgets.fmt import CELL_MAX, one_line
 from engine.clock import DAY, iso
 from engine.lifecycle.decay import band
 from engine.lifecycle.types import Rule, RuleDetail
-
-from .lifecycle_marks import Marks
+from screens.lifecycle_marks import Marks
 
 DIM = {"retired": "bright_black"}
 

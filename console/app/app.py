@@ -23,6 +23,7 @@ from console.shared.env import embedder_choice
 from console.shared.text_safety import visible
 
 from .commands import ConsoleCommands
+from .settings import ConsoleSettings, load_console_settings
 from .widgets.header import StatusHeader
 from .widgets.help import HelpScreen
 from .widgets.table import DataGrid
@@ -99,8 +100,10 @@ class MemConsole(App):
         poll_interval: float | None = 0.5,  # a memory read on PostgreSQL (LISTEN), one PRAGMA on SQLite
         start_embedder: bool = True,
         db_label: str | None = None,
+        settings: ConsoleSettings | None = None,
     ) -> None:
         super().__init__()
+        self.console_settings = settings or load_console_settings()  # [keymap]: before the engine opens
         if engine is None:
             if db_path is None:
                 raise ValueError("MemConsole needs an engine or a db_path")
@@ -134,7 +137,7 @@ class MemConsole(App):
         yield Footer()
 
     def on_mount(self) -> None:
-        keymap = dict(getattr(self.engine.settings, "keymap", None) or {})
+        keymap = dict(self.console_settings.keymap)
         if keymap:  # [keymap] in config.toml: binding id -> keys
             self.set_keymap(keymap)
         self.query_one(StatusHeader).set_embedder(self.engine.embedder.state)
@@ -228,7 +231,7 @@ class MemConsole(App):
             own = [b for b in self._bindings_of(pane.BINDINGS) if b.show]
             if own:
                 sections.append((f"{spec.key} {spec.title}", own))
-        self.push_screen(HelpScreen(sections, dict(getattr(self.engine.settings, "keymap", None) or {})))
+        self.push_screen(HelpScreen(sections, dict(self.console_settings.keymap)))
 
     @staticmethod
     def _bindings_of(bindings: list[Any]) -> list[Binding]:

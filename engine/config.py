@@ -177,6 +177,10 @@ class McpSettings:
     max_body: int = 1_000_000  # bytes in one request
 
 
+# The same file's section for the console's own settings (its key remaps): the console reads it.
+CONSOLE_SECTION = "keymap"
+
+
 @dataclass(frozen=True)
 class Settings:
     decay: DecaySettings = field(default_factory=DecaySettings)
@@ -184,9 +188,6 @@ class Settings:
     lifecycle: LifecycleSettings = field(default_factory=LifecycleSettings)
     curator: CuratorSettings = field(default_factory=CuratorSettings)
     model_path: str | None = None
-    # The console's key remaps: binding id -> keys, e.g. {"app.quit" = "ctrl+q", "search.pin" = "P"}
-    # (every binding's id is listed by `?` in the console). A dict of strings: no UI import here.
-    keymap: dict = field(default_factory=dict)
     forget: ForgetSettings = field(default_factory=ForgetSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
     # Actor names mixing scripts (a Cyrillic letter in a Latin name) are refused unless true.
@@ -337,9 +338,6 @@ def validate(s: Settings) -> Settings:
         )
     if s.model_path is not None and not isinstance(s.model_path, str):
         raise ConfigError(f"model_path must be a string (got {_got(s.model_path)})")
-    for k, v in s.keymap.items():
-        if not isinstance(v, str):
-            raise ConfigError(f"keymap.{k} must be a string of keys (got {_got(v)})")
     return s
 
 
@@ -365,6 +363,7 @@ def load_settings(path: str | os.PathLike | None = None) -> Settings:
         raise InvalidInput(f"{p}: not valid TOML ({exc})") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{p}: cannot read the configuration ({exc})") from exc
+    data.pop(CONSOLE_SECTION, None)
     try:
         return validate(_apply(Settings(), data))
     except (ConfigError, TypeError) as exc:

@@ -20,8 +20,8 @@ from textual.widget import Widget
 from textual.widgets import Input, Select
 from textual.worker import Worker, get_current_worker
 
-from console.widgets.confirm import ConfirmModal, PromptModal, Validator
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal, PromptModal, Validator
+from console.app.widgets.table import DataGrid
 from engine.errors import InvalidInput
 
 if TYPE_CHECKING:

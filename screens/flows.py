@@ -13,10 +13,10 @@ from textual.markup import escape
 from textual.widgets import Input, Select, Sparkline
 from textual_plotext import PlotextPlot
 
-from console.text_safety import visible
-from console.widgets import charts
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
-from console.widgets.table import DataGrid
+from console.app.widgets import charts
+from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
+from console.app.widgets.table import DataGrid
+from console.shared.text_safety import visible
 from engine.clock import DAY, iso
 from engine.lifecycle.types import Flow, FlowDetail, FlowStats, FlowStatus
 

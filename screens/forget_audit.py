@@ -16,9 +16,9 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Input, Select
 
-from console.widgets.fmt import one_line, when
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
-from console.widgets.table import DataGrid
+from console.app.widgets.fmt import one_line, when
+from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
+from console.app.widgets.table import DataGrid
 from engine.clock import parse_time
 from engine.forget.types import FORGET_SCOPES, ForgetPreview, ForgetRequest, ForgetResult
 

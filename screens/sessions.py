@@ -14,9 +14,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input
 
-from console.widgets.fmt import centred, one_line, when
-from console.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
-from console.widgets.table import DataGrid
+from console.app.widgets.fmt import centred, one_line, when
+from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
+from console.app.widgets.table import DataGrid
 from engine.clock import parse_time
 from engine.errors import InvalidInput
 from engine.types import Memory, MessageHit, Session, SessionDetail

@@ -10,8 +10,8 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 
 from console.app import MemConsole
-from console.hermes_provider import MemconsoleProvider
-from console.widgets.table import DataGrid
+from console.app.widgets.table import DataGrid
+from console.hermes.provider import MemconsoleProvider
 from engine import HashEmbedder, open_engine
 
 from .conftest import MEMCONSOLE, child_env

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
-from console.hermes_provider import MemconsoleProvider, agent_name
+from console.hermes.provider import MemconsoleProvider, agent_name
 
 from .conftest import child_env, rows
 from .test_mcp_stdio import TOOLS

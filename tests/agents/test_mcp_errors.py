@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from console.mcp_server import Door, build
+from console.mcp.server import Door, build
 from engine import HashEmbedder, open_engine
 
 from .conftest import rows

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
-from console.cli_agents import parse_listen
-from console.mcp_auth import TokenFileError, parse_tokens, read_token_file
+from console.cli.agents import parse_listen
+from console.mcp.auth import TokenFileError, parse_tokens, read_token_file
 
 from .conftest import RO_TOKEN, RW_TOKEN, TOKENS, write_tokens
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from console.mcp_auth import TokenFileError, TokenSource, parse_tokens
-from console.mcp_server import Door
+from console.mcp.auth import TokenFileError, TokenSource, parse_tokens
+from console.mcp.server import Door
 from engine import HashEmbedder, open_engine
 
 from .conftest import RW_TOKEN, TOKENS, free_port, http_server, rows, write_tokens

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from textual.widgets import Input, TabbedContent
 
-from console.widgets.header import StatusHeader
-from console.widgets.help import HelpScreen
-from console.widgets.table import DataGrid
+from console.app.widgets.header import StatusHeader
+from console.app.widgets.help import HelpScreen
+from console.app.widgets.table import DataGrid
 from engine import EngineError, open_engine
 from tests.screens.helpers import make_app, settle
 from tests.screens.seed import make_engine, seed
@@ -257,14 +257,11 @@ def test_console_start_does_not_import_the_model(tmp_path):
 
 async def test_keys_remap_from_settings(tmp_path):
     """[keymap] in config.toml remaps a binding by its id (here: pin becomes P)."""
-    from dataclasses import replace
-
-    from engine.config import load_settings
+    from console.app.settings import ConsoleSettings
 
     eng = make_engine(tmp_path / "km.db")
     ids = seed(eng, curator=False)
-    eng.settings = replace(load_settings(tmp_path / "none.toml"), keymap={"search.pin": "P"})
-    app = make_app(eng)
+    app = make_app(eng, settings=ConsoleSettings(keymap={"search.pin": "P"}))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
         await pilot.press("2", "slash", *"deploy fridays", "enter")
@@ -303,3 +300,20 @@ async def test_live_refresh_keeps_scroll_position(seeded):
         await settle(app, pilot)
         assert audit.row_count == len(eng.audit.log())  # the new audit row arrived
         assert audit.selected_key == key and audit.scroll_y == y
+
+
+def test_keymap_is_the_consoles_section_of_config_toml(tmp_path):
+    """The engine's settings leave [keymap] to the console, which reads it from the same file."""
+    import pytest
+
+    from console.app.settings import load_console_settings
+    from engine.config import load_settings
+    from engine.errors import InvalidInput
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[search]\nvector_weight = 0.8\n[keymap]\n"search.pin" = "P"\n')
+    assert load_console_settings(cfg).keymap == {"search.pin": "P"}
+    assert load_settings(cfg).search.vector_weight == 0.8
+    cfg.write_text('[keymap]\n"search.pin" = 1\n')
+    with pytest.raises(InvalidInput, match="keymap.search.pin must be a string of keys"):
+        load_console_settings(cfg)

@@ -10,7 +10,7 @@ import click
 import pytest
 
 from console.cli import cli, main
-from console.cli_common import counts_text, iso_times
+from console.cli.common import counts_text, iso_times
 
 
 @pytest.fixture

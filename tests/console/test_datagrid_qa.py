@@ -7,7 +7,7 @@ import re
 from rich.text import Text
 from textual.app import App
 
-from console.widgets.table import DataGrid
+from console.app.widgets.table import DataGrid
 
 
 class GridApp(App):

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from console.cli import main
-from console.text_safety import visible
+from console.shared.text_safety import visible
 from engine.errors import InvalidInput
 
 HOSTILE = "note \x1b[2J\x1b]0;pwned\x07 \x9b31m \x7f \u202eevil"
@@ -230,7 +230,7 @@ def test_defaults_and_good_values_pass(tmp_path):
 async def test_console_shows_controls_escaped_in_search_cells_detail_and_header(seeded):
     from textual.widgets import Static
 
-    from console.widgets.table import DataGrid
+    from console.app.widgets.table import DataGrid
     from tests.screens.helpers import make_app, settle
 
     eng, _ = seeded
@@ -361,7 +361,7 @@ def test_every_json_output_is_strict_and_escaped(demo_db, capsys, monkeypatch, a
 
 async def test_every_pane_renders_hostile_stored_text_escaped(seeded):
     """Stored text in every table the panes show: nothing raw on screen, in any pane."""
-    from console.widgets.table import DataGrid
+    from console.app.widgets.table import DataGrid
     from tests.screens.helpers import make_app, settle
 
     eng, ids = seeded

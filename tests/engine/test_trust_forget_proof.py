@@ -112,7 +112,7 @@ def test_remember_through_any_door_refuses_tombstoned_text(eng, tmp_path, backen
     refused = eng.store.read("SELECT summary FROM audit WHERE action = 'remember-refused'")
     assert len(refused) == 1 and NAME not in refused[0][0]
     if backend == "sqlite":  # the MCP door, through the provider's in-process server
-        from console.hermes_provider import MemconsoleProvider
+        from console.hermes.provider import MemconsoleProvider
 
         (tmp_path / "plugin").mkdir()
         (tmp_path / "plugin" / "memconsole.json").write_text(json.dumps({"db": str(db_path)}))
@@ -132,7 +132,7 @@ def test_remember_through_any_door_refuses_tombstoned_text(eng, tmp_path, backen
 
 @pytest.mark.sqlite_only("the Hermes provider is configured with a database file")
 def test_hermes_prefetch_and_session_notes_never_bring_forgotten_text_back(tmp_path, db_path):
-    from console.hermes_provider import MemconsoleProvider
+    from console.hermes.provider import MemconsoleProvider
 
     with open_engine(db_path, embedder=HashEmbedder(), actor="operator") as op:
         op.add_memory(f"{NAME} prefers the blue invoice template", dedup=False)

@@ -87,7 +87,7 @@ def test_a_lost_listener_connection_falls_back_to_reading_and_reconnects(pg_url)
 
 async def test_an_open_console_refreshes_within_a_second_of_another_process_commit(pg_url):
     from console.app import MemConsole
-    from console.widgets.header import StatusHeader
+    from console.app.widgets.header import StatusHeader
 
     e = _open(pg_url)
     e.add_memory("the first memory", dedup=False)

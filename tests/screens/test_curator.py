@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Select
 
-from console.widgets.confirm import ConfirmModal, PromptModal
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal, PromptModal
+from console.app.widgets.table import DataGrid
 from engine import NotFound
-from screens.curator import word_diff
+from screens.curator.pane import word_diff
 
 from .helpers import make_app, settle
 
@@ -150,7 +150,7 @@ async def test_dry_run_writes_nothing_and_real_run_reports(seeded):
         assert app.query_one("#curator-progress-row").display is False
         await pilot.press("v")
         await pilot.pause()
-        from console.widgets.report import ReportScreen
+        from console.app.widgets.report import ReportScreen
 
         assert isinstance(app.screen, ReportScreen) and "# Curator run 2" in app.screen.markdown
         assert app.errors == []

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from textual.widgets import Input, Select
 
-from console.widgets.confirm import ConfirmModal, DialogError, PromptModal
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal, DialogError, PromptModal
+from console.app.widgets.table import DataGrid
 
 from .helpers import make_app, settle
 

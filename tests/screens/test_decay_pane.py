@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, Static
 
-from console.widgets.table import DataGrid
+from console.app.widgets.table import DataGrid
 from engine import open_engine
 from engine.clock import DAY
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Button, Input, Select
 
-from console.widgets.confirm import ConfirmModal
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal
+from console.app.widgets.table import DataGrid
 from engine import NotFound
 from screens.forget_audit import parse_audit_filter
 

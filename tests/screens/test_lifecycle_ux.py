@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from textual.widgets import Input, Static
 
-from console.widgets.confirm import ConfirmModal, DialogError
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal, DialogError
+from console.app.widgets.table import DataGrid
 from engine.clock import DAY
-from screens.rules_add import AddRuleModal
+from screens.rules.add import AddRuleModal
 
 from .helpers import make_app, settle
 
@@ -214,7 +214,7 @@ async def test_add_rule_dialog_keeps_invalid_score_open_then_adds(lifecycle):
 async def test_charts_name_their_series_in_the_box_with_distinct_colours(lifecycle):
     from textual_plotext import PlotextPlot
 
-    from console.widgets import charts
+    from console.app.widgets import charts
 
     eng, ids, _ = lifecycle
     m, r = ids["mem"], ids["rule"]

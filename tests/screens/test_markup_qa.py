@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from console.widgets.confirm import PromptModal
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import PromptModal
+from console.app.widgets.table import DataGrid
 
 from .helpers import make_app, settle
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.widgets import Select, Static
 from textual_plotext import PlotextPlot
 
-from console.widgets.confirm import ConfirmModal, PromptModal
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal, PromptModal
+from console.app.widgets.table import DataGrid
 
 from .helpers import make_app, settle
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.widgets import Input, Select, TabbedContent
 
-from console.widgets.confirm import ConfirmModal, PromptModal
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal, PromptModal
+from console.app.widgets.table import DataGrid
 
 from .helpers import make_app, row, settle
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Select
 
-from console.widgets.confirm import ConfirmModal
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal
+from console.app.widgets.table import DataGrid
 from engine.errors import InvalidInput
 
 from .helpers import make_app, row, settle
@@ -193,7 +193,7 @@ async def test_space_marks_rows_then_archive_and_pin_act_on_them(seeded):
 
 async def test_n_adds_a_memory_with_inline_errors(seeded):
     eng, ids = seeded
-    from screens.search_forms import MemoryForm
+    from screens.search.forms import MemoryForm
 
     app = make_app(eng)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -236,7 +236,7 @@ async def test_n_adds_a_memory_with_inline_errors(seeded):
 
 async def test_e_edits_the_text_and_a_pending_merge_on_it_refuses(seeded):
     eng, ids = seeded
-    from screens.search_forms import MemoryForm
+    from screens.search.forms import MemoryForm
 
     merge = ids["proposals"]["merge"]
     members = eng.curator.get(merge).proposal.members

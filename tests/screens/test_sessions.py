@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from console.widgets.table import DataGrid
+from console.app.widgets.table import DataGrid
 from screens.sessions import parse_filter
 
 from .helpers import make_app, row, settle

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Select
 
-from console.widgets.confirm import ConfirmModal, DialogError, PromptModal, number_between, required
-from console.widgets.header import StatusHeader
-from console.widgets.rowview import RowView
-from console.widgets.table import DataGrid
+from console.app.widgets.confirm import ConfirmModal, DialogError, PromptModal, number_between, required
+from console.app.widgets.header import StatusHeader
+from console.app.widgets.rowview import RowView
+from console.app.widgets.table import DataGrid
 
 from .helpers import make_app, row, settle
 

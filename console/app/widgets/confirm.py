@@ -1,0 +1,185 @@
+"""The one confirmation for consequential actions: it states exactly what will change and, for
+the irreversible ones, asks the operator to type a word (FORGET) before it enables Confirm.
+Dialogs never close on invalid input: the error shows inline (`.dialog-error`, one style for every
+dialog) and the dialog stays open until the input is right or the operator cancels."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label
+
+from console.shared.text_safety import visible
+from engine.errors import cut
+
+from .safe import SafeStatic
+
+Validator = Callable[[str], "str | None"]  # the text -> an error to show, or None when it is fine
+
+ERROR_CSS = "margin-top: 1; color: $error; text-style: bold;"
+
+
+def number_between(lo: float, hi: float, what: str = "value") -> Validator:
+    """A validator: a finite number in [lo, hi]."""
+
+    def check(text: str) -> str | None:
+        try:
+            v = float(text.strip())
+        except ValueError:
+            return f"{what} must be a number between {lo:g} and {hi:g}, not {cut(text.strip())}"
+        if not math.isfinite(v) or not lo <= v <= hi:
+            return f"{what} must be between {lo:g} and {hi:g}"
+        return None
+
+    return check
+
+
+def required(what: str = "a reason") -> Validator:
+    """A validator: some non-blank text."""
+    return lambda text: None if text.strip() else f"{what} is required"
+
+
+class DialogError(SafeStatic):
+    """The inline error of a dialog (hidden while empty)."""
+
+    DEFAULT_CSS = f"""
+    DialogError {{ {ERROR_CSS} height: auto; }}
+    DialogError.-empty {{ display: none; }}
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("", classes="dialog-error -empty", **kwargs)
+        self.message = ""
+
+    def show(self, message: str) -> None:
+        self.message = message
+        self.update(message)
+        self.set_class(not message, "-empty")
+
+
+class ConfirmModal(ModalScreen[bool]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="confirm.cancel")]
+    DEFAULT_CSS = """
+    ConfirmModal { align: center middle; }
+    ConfirmModal > Vertical {
+        width: 76; height: auto; max-height: 90%; padding: 1 2;
+        border: thick $warning; background: $surface;
+    }
+    ConfirmModal #confirm-title { text-style: bold; margin-bottom: 1; }
+    ConfirmModal #confirm-body { margin-bottom: 1; }
+    ConfirmModal Horizontal { height: auto; align-horizontal: right; }
+    ConfirmModal Button { margin-left: 2; }
+    """
+
+    def __init__(
+        self,
+        title: str,
+        body: str,
+        *,
+        confirm_label: str = "Confirm",
+        require_text: str | None = None,
+        danger: bool = False,
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+        self.confirm_label = confirm_label
+        self.require_text = require_text
+        self.danger = danger
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(visible(self.title_text), id="confirm-title", markup=False)
+            yield SafeStatic(self.body, id="confirm-body")
+            if self.require_text:
+                yield Label(f"Type {self.require_text} to confirm:")
+                yield Input(placeholder=self.require_text, id="confirm-text")
+            yield DialogError(id="confirm-error")
+            with Horizontal():
+                yield Button("Cancel", id="cancel")
+                yield Button(
+                    self.confirm_label,
+                    id="confirm",
+                    variant="error" if self.danger else "warning",
+                    disabled=bool(self.require_text),
+                )
+
+    def on_mount(self) -> None:
+        if self.require_text:
+            self.query_one("#confirm-text", Input).focus()
+        else:
+            self.query_one("#cancel", Button).focus()
+
+    @on(Input.Changed, "#confirm-text")
+    def _typed(self, event: Input.Changed) -> None:
+        self.query_one("#confirm", Button).disabled = event.value.strip() != self.require_text
+        self.query_one(DialogError).show("")
+
+    @on(Input.Submitted, "#confirm-text")
+    def _submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip() == self.require_text:
+            self.dismiss(True)
+        else:  # the wrong word: say so and stay open
+            self.query_one(DialogError).show(
+                f"Type {self.require_text} exactly to confirm (escape cancels); nothing was changed."
+            )
+
+    @on(Button.Pressed, "#confirm")
+    def _confirm(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+class PromptModal(ModalScreen[str | None]):
+    """Ask for one value (importance, a reason); None when cancelled."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
+    DEFAULT_CSS = """
+    PromptModal { align: center middle; }
+    PromptModal > Vertical {
+        width: 70; height: auto; padding: 1 2; border: thick $accent; background: $surface;
+    }
+    PromptModal Label { margin-bottom: 1; }
+    """
+
+    def __init__(
+        self, question: str, value: str = "", placeholder: str = "", *, validate: Validator | None = None
+    ) -> None:
+        super().__init__()
+        self.question = question
+        self.value = value
+        self.placeholder = placeholder
+        self.validate = validate
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(visible(self.question), markup=False)
+            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+            yield DialogError(id="prompt-error")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Changed)
+    def _typed(self) -> None:
+        self.query_one(DialogError).show("")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        error = self.validate(event.value) if self.validate else None
+        if error:  # invalid: the dialog stays open with the reason, the text kept for a fix
+            self.query_one(DialogError).show(error)
+            return
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

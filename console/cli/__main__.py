@@ -1,0 +1,7 @@
+"""`python -m console.cli`: the same entry point as the `memconsole` script."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The Hermes face: the memory provider Hermes loads, and its installer."""

@@ -1,0 +1,467 @@
+"""memconsole as a Hermes Agent memory provider (MemoryProvider, hermes-agent 0.19.0).
+
+`memconsole --db DB hermes install-provider HERMES_HOME` writes a short shim (console/hermes/plugin.py)
+to `HERMES_HOME/plugins/memconsole/__init__.py` beside `memconsole.json` ({"db", "actor", "agent",
+"paths", "python", "prefetch_chars", "recall_k"}); the shim imports this module from the installation
+those paths name. `memory.provider: memconsole` in config.yaml turns it on.
+
+- Turns: `sync_turn` only queues; one background thread mirrors the session's messages from
+  Hermes' own state.db (read-only) into the engine with the importer's representation (the Hermes
+  session id, `metadata.hermes_id`), so `memconsole import hermes` of the same home skips them:
+  per session, the messages at or below the highest Hermes id already held are never written
+  again. Without a state.db the two turn texts are written as given.
+- Identity: agent = the Hermes profile ("default" is agent "hermes", as the importer names it);
+  every write is audited under that name (or `actor` from memconsole.json).
+- Failures never reach Hermes: each hook catches, logs and counts (`self.failures`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import queue
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+try:  # inside Hermes
+    from agent.memory_provider import MemoryProvider
+except ImportError:  # our own tests and type checks: the same shape, nothing more
+
+    class MemoryProvider:  # type: ignore[no-redef]
+        pass
+
+
+log = logging.getLogger("memconsole.hermes")
+CONFIG = "memconsole.json"
+_STOP = object()
+
+
+def agent_name(identity: str | None, home: Path) -> str:
+    """The agent a Hermes home writes as: its profile; the main home ("default") is "hermes" (as
+    `memconsole import hermes` names them, so both write into the same sessions)."""
+    if identity and identity not in ("default", "hermes"):
+        return identity
+    return home.name if home.parent.name == "profiles" else "hermes"
+
+
+def hermes_message(row: dict[str, Any]) -> dict[str, Any]:
+    """One state.db message as `memconsole import hermes` stores it."""
+    keys = row.keys()
+    meta: dict[str, Any] = {"hermes_id": row["id"]}
+    role = row["role"] or "user"
+    if role not in ("user", "assistant", "system", "tool"):
+        meta["hermes_role"], role = role, "system"
+    for k in ("tool_call_id", "finish_reason", "reasoning"):
+        if k in keys and row.get(k):
+            meta[k] = row[k]
+    if "tool_calls" in keys and row.get("tool_calls"):
+        with contextlib.suppress(ValueError):
+            meta["tool_calls"] = json.loads(row["tool_calls"])
+    content = str(row["content"] or "").replace("\x00", "")
+    return dict(
+        role=role,
+        content=content[:100_000],
+        tool_name=row.get("tool_name") or None,
+        at=float(row.get("timestamp") or 0) or None,
+        token_count=row.get("token_count"),
+        metadata=meta,
+    )
+
+
+def _run(coro: Any) -> Any:
+    """Run a coroutine to its end from any thread (Hermes may call from inside an event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: box.update(v=asyncio.run(coro)))
+    t.start()
+    t.join()
+    return box.get("v")
+
+
+class MemconsoleProvider(MemoryProvider):
+    def __init__(self, config_dir: str | os.PathLike | None = None) -> None:
+        self.dir = Path(config_dir) if config_dir else Path(__file__).resolve().parent
+        self.config: dict[str, Any] = {}
+        self.eng: Any = None
+        self.server: Any = None
+        self.session_id = ""
+        self.home = Path(".")
+        self.agent = "hermes"
+        self.source = ""
+        self.user = ""
+        self.writes = True
+        self.failures = 0
+        self.last_error = ""
+        self._high: dict[str, int] = {}  # session -> highest Hermes message id held
+        self._known: set[str] = set()
+        self._forgotten: set[str] = set()  # sessions a forget removed here: never re-created
+        # (session, query) -> (forgets executed when it was built, block): a forget in between
+        # drops it, so a block recalled before a forget never serves the forgotten text after it
+        self._prefetched: dict[tuple[str, str], tuple[int, str]] = {}
+        self._jobs: queue.Queue[Any] = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self._schemas: list[dict[str, Any]] | None = None
+
+    @property
+    def name(self) -> str:
+        return "memconsole"
+
+    # -- availability and start -------------------------------------------------------------------
+    def _load_config(self) -> dict[str, Any]:
+        if not self.config:
+            p = self.dir / CONFIG
+            self.config = json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {}
+            for extra in self.config.get("paths") or []:
+                if extra not in sys.path:
+                    sys.path.append(extra)  # after Hermes' own packages: theirs win
+        return self.config
+
+    def is_available(self) -> bool:
+        try:
+            import importlib.util
+
+            db = os.environ.get("MEMCONSOLE_DB") or self._load_config().get("db")
+            return bool(db) and importlib.util.find_spec("engine") is not None
+        except Exception as exc:
+            self._failed("is_available", exc)
+            return False
+
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        try:
+            from console.mcp.server import Door, build
+            from engine import open_engine
+
+            cfg = self._load_config()
+            self.home = Path(kwargs.get("hermes_home") or os.environ.get("HERMES_HOME") or ".")
+            self.agent = cfg.get("agent") or agent_name(kwargs.get("agent_identity"), self.home)
+            self.source = str(kwargs.get("platform") or "")
+            self.user = str(kwargs.get("user_id") or "")
+            self.writes = kwargs.get("agent_context", "primary") in ("", "primary")
+            db = os.environ.get("MEMCONSOLE_DB") or cfg["db"]
+            embedder = os.environ.get("MEMCONSOLE_EMBEDDER") or "default"
+            self.eng = open_engine(
+                db,
+                actor=cfg.get("actor") or self.agent,
+                load="background",
+                embedder=None if embedder == "none" else embedder,
+            )
+            self.server = build(Door(self.eng, self.eng.actor), self.eng.settings.mcp.max_text)
+            self.session_id = session_id
+            self._worker = threading.Thread(target=self._drain, name="memconsole-sync", daemon=True)
+            self._worker.start()
+            if self.writes and session_id:
+                parent = str(kwargs.get("parent_session_id") or "")
+                self._submit(lambda: self._ensure_session(session_id, parent))
+        except Exception as exc:
+            self._failed("initialize", exc)
+
+    def system_prompt_block(self) -> str:
+        if self.eng is None:
+            return ""
+        return (
+            "Shared long-term memory (memconsole): recall, remember, reject, gate_pre/gate_post, "
+            "flow_check and log_message are tools; relevant memory arrives before each turn."
+        )
+
+    # -- the turn ------------------------------------------------------------------------------------
+    def prefetch(self, query: str, *, session_id: str = "") -> str:
+        try:
+            cached = self._prefetched.pop((session_id or self.session_id, query), None)
+            if cached is not None and self.eng is not None and cached[0] == self.eng.forget.generation():
+                return cached[1]
+            return self._recall_block(query)
+        except Exception as exc:
+            self._failed("prefetch", exc)
+            return ""
+
+    def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
+        key = (session_id or self.session_id, query)
+
+        def build() -> None:
+            gen = self.eng.forget.generation()  # read first: a forget while building invalidates it
+            self._prefetched[key] = (gen, self._recall_block(query))
+
+        self._submit(build)
+
+    def _recall_block(self, query: str) -> str:
+        """Recall for the query, then the critical rules and rejections, cut to the budget. Plain
+        text: Hermes puts it inside its own <memory-context> fence."""
+        if self.eng is None or not query.strip():
+            return ""
+        cfg = self.config
+        budget = int(cfg.get("prefetch_chars") or 2400)
+        hits = self.eng.search(query, k=int(cfg.get("recall_k") or 5), agent=None, record_access=False)
+        boot = self.eng.boot.context(self.agent)
+        lines: list[str] = []
+        crit = [r for r in boot.rules if r.status == "critical"]
+        if crit:
+            lines.append("Critical rules:")
+            lines += [f"- {r.text}" for r in crit]
+        if boot.rejections:
+            lines.append("The user rejected:")
+            lines += [f"- {r.content}" for r in boot.rejections]
+        if hits.hits:
+            lines.append("Recalled:")
+            lines += [f"- [{h.id}] {h.content}" for h in hits.hits]
+        out, used = [], 0
+        for line in lines:
+            line = line.replace("<", "‹").replace(">", "›")  # never a fence of its own
+            if used + len(line) + 1 > budget:
+                break
+            out.append(line)
+            used += len(line) + 1
+        return "\n".join(out)
+
+    def sync_turn(
+        self,
+        user_content: str,
+        assistant_content: str,
+        *,
+        session_id: str = "",
+        messages: list[dict[str, Any]] | None = None,
+    ) -> None:
+        if not self.writes:
+            return
+        sid = session_id or self.session_id
+        self._submit(lambda: self._mirror(sid, fallback=(user_content, assistant_content)))
+
+    # -- session boundaries --------------------------------------------------------------------------
+    def on_session_switch(
+        self, new_session_id: str, *, parent_session_id: str = "", reset: bool = False, **kwargs: Any
+    ) -> None:
+        old = self.session_id
+        self.session_id = new_session_id
+        if self.writes and new_session_id:
+            parent = parent_session_id or ("" if reset else old)
+            self._submit(
+                lambda: self._ensure_session(new_session_id, parent if parent != new_session_id else "")
+            )
+
+    def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
+        sid = self.session_id
+        if self.writes:
+            self._submit(lambda: self._mirror(sid))
+            self._submit(lambda: self._note(sid, "compressed its context", messages))
+        return ""
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        sid = self.session_id
+        if self.writes:
+            self._submit(lambda: self._mirror(sid))
+            self._submit(lambda: self._note(sid, "ended", messages))
+
+    def on_memory_write(
+        self, action: str, target: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> None:
+        if self.writes:
+            self._submit(lambda: self._mirror_memory(action, target, content, metadata or {}))
+
+    # -- tools (the MCP tools, same names and schemas) ----------------------------------------------
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """The MCP server's tools, same names and JSON schemas. Hermes routes by these names before
+        initialize(), so they need no engine."""
+        try:
+            if self._schemas is None:
+                server = self.server
+                if server is None:
+                    self._load_config()
+                    from console.mcp.server import Door, build
+
+                    server = build(Door(None, ""))
+                self._schemas = [
+                    {"name": t.name, "description": t.description or "", "parameters": t.input_schema}
+                    for t in _run(server.list_tools())
+                ]
+            return list(self._schemas)
+        except Exception as exc:
+            self._failed("get_tool_schemas", exc)
+            return []
+
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        try:
+            if self.server is None:
+                return json.dumps({"error": "memconsole is not initialized"})
+            if not self.writes and tool_name in ("remember", "gate_post", "reject", "log_message"):
+                return json.dumps({"error": "this agent context does not write to memory"})
+            res = _run(self.server.call_tool(tool_name, dict(args or {})))
+            return json.dumps(res.structured_content or {}, ensure_ascii=False)
+        except Exception as exc:  # ToolError: a one-line message for the model
+            return json.dumps({"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__})
+
+    def shutdown(self) -> None:
+        try:
+            if self._worker is not None:
+                self._jobs.put(_STOP)
+                self._worker.join(timeout=30)
+                self._worker = None
+            if self.eng is not None:
+                self.eng.close()
+                self.eng = None
+        except Exception as exc:
+            self._failed("shutdown", exc)
+
+    def flush(self, timeout: float = 30) -> bool:
+        """Wait until every queued write is done (tests, shutdown)."""
+        done = threading.Event()
+        self._submit(done.set)
+        return done.wait(timeout)
+
+    # -- the background worker -------------------------------------------------------------------------
+    def _submit(self, job: Callable[[], Any]) -> None:
+        if self.eng is None or self._worker is None:
+            return
+        self._jobs.put(job)
+
+    def _drain(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is _STOP:
+                return
+            try:
+                job()
+            except Exception as exc:
+                self._failed("background write", exc)
+
+    def _failed(self, where: str, exc: BaseException) -> None:
+        self.failures += 1
+        self.last_error = f"{where}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        log.warning("memconsole provider %s", self.last_error)
+
+    def _gone(self, sid: str) -> bool:
+        """A session a forget removed here is never re-created from Hermes' copy of it (an
+        import would skip it too): checked on every write, since the operator may forget it while
+        the agent still talks in it."""
+        if sid in self._forgotten:
+            return True
+        if self.eng.forget.is_forgotten("session", ident=sid):
+            self._forgotten.add(sid)
+            self._known.discard(sid)
+            return True
+        return False
+
+    def _ensure_session(self, sid: str, parent: str = "") -> None:
+        from engine.errors import InvalidInput, NotFound
+
+        if self._gone(sid):
+            return
+        if sid in self._known:
+            return
+        try:
+            detail = self.eng.sessions.get(sid)
+            ids = [m.metadata.get("hermes_id") for m in detail.messages]
+            self._high[sid] = max([int(i) for i in ids if isinstance(i, int)] or [0])
+        except NotFound:
+            started, title = None, ""
+            from engine.importers import hermes_live
+
+            row = hermes_live.session_row(self.home, sid)
+            if row is not None:
+                started = row.get("started_at")
+                parent = parent or (row.get("parent_session_id") or "")
+                title = row.get("title") or ""
+            try:
+                self.eng.sessions.add(
+                    sid,
+                    agent=self.agent,
+                    user=self.user,
+                    source=self.source,
+                    title=title or "",
+                    started_at=started,
+                    parent_session_id=parent or None,
+                    metadata={"hermes_live": True},
+                )
+            except InvalidInput as exc:
+                if "already exists" not in str(exc):
+                    raise
+            self._high[sid] = 0
+        self._known.add(sid)
+
+    def _mirror(self, sid: str, fallback: tuple[str, str] | None = None) -> None:
+        """The session's messages Hermes stored since the last mirror, as the importer stores them."""
+        if not sid or self._gone(sid):
+            return
+        self._ensure_session(sid)
+        from engine.importers import hermes_live
+
+        rows = hermes_live.messages_after(self.home, sid, self._high.get(sid, 0))
+        if rows is None:  # no state.db in this home: the turn's texts as given
+            if fallback and not any(self.eng.forget.is_forgotten("message", text=t) for t in fallback):
+                self.eng.sessions.add_messages(sid, [
+                    dict(role="user", content=fallback[0], metadata={"hermes_live": True}),
+                    dict(role="assistant", content=fallback[1], metadata={"hermes_live": True}),
+                ])  # fmt: skip
+            return
+        if rows:
+            keep = [r for r in rows if not self.eng.forget.is_forgotten("message", text=r["content"] or "")]
+            if keep:
+                self.eng.sessions.add_messages(sid, [hermes_message(r) for r in keep])
+            self._high[sid] = int(rows[-1]["id"])
+
+    def _note(self, sid: str, what: str, messages: list[dict[str, Any]]) -> None:
+        """What the session did, as one episodic memory tied to it. Hermes still holds the turns a
+        forget removed: a last request that was forgotten is left out of the note, and a note the
+        tombstones refuse is not written."""
+        from engine.errors import Forgotten
+
+        if not sid or self._gone(sid):
+            return
+        self._ensure_session(sid)
+        users = [m for m in messages if m.get("role") == "user"]
+        tools = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
+        last = str(users[-1].get("content") or "") if users else ""
+        if last and any(self.eng.forget.is_forgotten(k, text=last) for k in ("message", "memory")):
+            last = ""
+        last = last[:300]
+        text = (
+            f"Hermes session {sid} ({self.source or 'unknown platform'}) {what} after "
+            f"{len(messages)} messages ({len(users)} from the user, {tools} tool calls)."
+            + (f" Last request: {last}" if last else "")
+        )
+        with contextlib.suppress(Forgotten):  # refused and audited by the engine
+            self._add_note(text, sid, what)
+
+    def _add_note(self, text: str, sid: str, what: str) -> None:
+        self.eng.memories.add_ex(
+            text,
+            kind="episodic",
+            category="context",
+            agent=self.agent,
+            user=self.user,
+            session_id=sid,
+            importance=0.3,
+            dedup=False,
+            metadata={"source": "hermes", "event": what},
+            reason=f"hermes session {what}",
+        )
+
+    def _mirror_memory(self, action: str, target: str, content: str, meta: dict[str, Any]) -> None:
+        """Hermes' built-in MEMORY.md / USER.md write, as the importer would store the entry."""
+        fname = "USER.md" if target == "user" else "MEMORY.md"
+        old = meta.get("old_text") if action == "replace" else content if action == "remove" else None
+        if old:
+            for h in self.eng.search(str(old), k=10, agent=self.agent, record_access=False).hits:
+                if h.content == old and h.metadata.get("file") == f"memories/{fname}":
+                    self.eng.memories.archive(h.id, reason=f"Hermes {action} in memories/{fname}")
+        if action in ("add", "replace") and content.strip():
+            if self.eng.forget.is_forgotten("memory", text=content):
+                return  # forgotten here: the entry stays out, as an import would keep it out
+            self.eng.memories.add_ex(
+                content, kind="semantic", category="fact" if target == "user" else "learning",
+                agent=self.agent, user=self.user if target == "user" else "",
+                metadata={"source": "hermes", "file": f"memories/{fname}", "live": True},
+                reason=f"Hermes wrote memories/{fname}",
+            )  # fmt: skip
+
+
+def register(ctx: Any) -> None:
+    """Hermes' plugin entry point."""
+    ctx.register_memory_provider(MemconsoleProvider())

@@ -1,0 +1,1 @@
+"""The curator pane (pane.py) and the helpers only it uses."""

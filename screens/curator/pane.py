@@ -1,0 +1,406 @@
+"""Pane 5 — Curator: the proposal queue by kind and state; a proposal's members beside its
+proposed survivor (a word diff) with the similarity evidence; approve (optionally editing the
+survivor), reject with a reason, undo an applied one; run the curator (dry run or real) with
+progress; the latest run's report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widgets import ProgressBar, Select
+
+from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
+from console.app.widgets.table import DataGrid
+from console.shared.text_safety import visible
+from engine.curator.bulk import BulkOutcome
+from engine.curator.types import (
+    PROPOSAL_KINDS,
+    PROPOSAL_STATUSES,
+    CuratorRun,
+    Proposal,
+    ProposalDetail,
+    ProposalRow,
+)
+from screens.base import Pane, PaneCommand
+
+from .text import (
+    MARK,
+    bulk_body,
+    bulk_result,
+    bulk_targets,
+    bulk_title,
+    change_summary,
+    proposal_text,
+    row_cells,
+    run_text,
+    undo_body,
+)
+from .text import word_diff as word_diff  # re-exported (tests)
+
+
+class CuratorPane(Pane):
+    PANE_ID = "curator"
+    TITLE = "Curator"
+    FILTER_SELECTOR = "#c-status"
+    MAIN_SELECTOR = "#proposals"
+
+    BINDINGS = [
+        *Pane.BINDINGS,
+        Binding("space", "mark", "Mark", id="curator.mark"),
+        Binding("A", "approve_many", "Approve marked", id="curator.approve_many"),
+        Binding("X", "reject_many", "Reject marked", id="curator.reject_many"),
+        Binding("a", "approve", "Approve", id="curator.approve"),
+        Binding("e", "approve_edit", "Edit+approve", id="curator.approve_edit"),
+        Binding("x", "reject", "Reject", id="curator.reject"),
+        Binding("u", "undo", "Undo applied", id="curator.undo"),
+        Binding("r", "run(False)", "Run curator", id="curator.run"),
+        Binding("D", "run(True)", "Dry run", id="curator.dry_run"),
+        Binding("v", "view_report", "Report", id="curator.report"),
+    ]
+
+    @dataclass
+    class CuratorFinished(Message):
+        run: CuratorRun
+
+    @dataclass
+    class BulkDecided(Message):
+        verb: str
+        outcomes: list[BulkOutcome]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.detail: ProposalDetail | None = None
+        self.report_text: str | None = None
+        self.shown: list[Proposal] = []  # the rows the current filter shows, in order
+        self.marked: list[int] = []  # proposal ids marked with space
+        self.agents: list[str] = []  # the agent select's options
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="curator-bar"):
+            yield Select(
+                [(s, s) for s in PROPOSAL_STATUSES], value="pending", prompt="any state", id="c-status"
+            )
+            yield Select([(k, k) for k in PROPOSAL_KINDS], prompt="any kind", id="c-kind")
+            yield Select([], prompt="any agent", id="c-agent")
+            yield Static(
+                "a approve · x reject · space mark · A/X: the marked (or all shown) · u undo · r run",
+                classes="hint",
+                id="curator-keys",
+            )
+        with Horizontal(id="curator-progress-row"):
+            yield Static("", id="curator-progress-label")
+            yield ProgressBar(total=None, show_eta=False, id="curator-progress")
+        with Horizontal(id="curator-main"):
+            yield DataGrid(id="proposals", flex_column="text", flex_min=20)
+            with VerticalScroll(id="proposal-detail", classes="panel"):
+                yield Static("Select a proposal.", id="proposal-text")
+        with VerticalScroll(id="curator-run", classes="panel"):
+            yield Static("", id="run-summary")
+
+    def on_mount(self) -> None:
+        t = self.table("#proposals")
+        t.add_column(MARK, key="mark")
+        t.add_columns("id", "kind", "text", "state", "agent", "members", "evidence", "created")
+        t.border_title = "proposals"
+        self.query_one("#proposal-detail").border_title = "proposal"
+        self.query_one("#curator-run").border_title = "latest run"
+        self.query_one("#curator-progress-row").display = False
+
+    # -- queue --------------------------------------------------------------------------------------
+    def _filters(self) -> dict:
+        st, kd = self.query_one("#c-status", Select), self.query_one("#c-kind", Select)
+        return dict(status=None if st.is_blank() else st.value, kind=None if kd.is_blank() else kd.value)
+
+    def refresh_data(self) -> None:
+        super().refresh_data()
+        self.load_queue(self._filters())
+        self.load_run()
+
+    @on(Select.Changed)
+    def _filter_changed(self) -> None:
+        self.load_queue(self._filters())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.queue")
+    def load_queue(self, filters: dict) -> None:
+        rows = self.engine.curator.rows(**filters)
+        self.deliver(self._show_queue, rows)
+
+    def _show_queue(self, rows: list[ProposalRow]) -> None:
+        t = self.table("#proposals")
+        rows = self._by_agent(rows)
+        self.shown = [r.proposal for r in rows]
+        here = {p.id for p in self.shown}
+        self.marked = [m for m in self.marked if m in here]
+        t.set_rows((r.proposal.id, row_cells(r, r.proposal.id in self.marked)) for r in rows)
+        self._title()
+        if t.selected_key:
+            self.load_detail(int(t.selected_key))
+        else:
+            self.detail = None
+            self.query_one("#proposal-text", Static).update("No proposals match.")
+
+    def _by_agent(self, rows: list[ProposalRow]) -> list[ProposalRow]:
+        """The agent select offers the agents of the rows status and kind show; keep its choice."""
+        sel = self.query_one("#c-agent", Select)
+        agents = sorted({a for r in rows for a in r.agents if a})
+        if agents != self.agents:
+            self.agents = agents
+            keep = None if sel.is_blank() else sel.value
+            with sel.prevent(Select.Changed):
+                sel.set_options([(a, a) for a in agents])
+                if keep in agents:
+                    sel.value = keep
+        if sel.is_blank():
+            return rows
+        return [r for r in rows if sel.value in r.agents]
+
+    @on(DataGrid.RowHighlighted, "#proposals")
+    def _highlighted(self, event: DataGrid.RowHighlighted) -> None:
+        if event.row_key and event.row_key.value:
+            self.load_detail(int(event.row_key.value))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.detail")
+    def load_detail(self, pid: int) -> None:
+        d = self.engine.curator.get(pid)
+        self.deliver(self._show_detail, d)
+
+    def _show_detail(self, d: ProposalDetail) -> None:
+        self.detail = d
+        self.query_one("#proposal-text", Static).update(proposal_text(d))
+        self.query_one("#proposal-detail").border_title = f"proposal #{d.proposal.id}"
+
+    # -- the layout: a short terminal keeps the queue's rows (the latest run shrinks) ---------------------
+    COMPACT_BELOW = 30  # rows of the pane (80×24 gives ~19)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.height < self.COMPACT_BELOW, "-compact")
+
+    # -- latest run ---------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.run_info")
+    def load_run(self) -> None:
+        run = self.engine.curator.latest_run()
+        report = self.engine.curator.latest_report()
+        self.deliver(self._show_run, run, report)
+
+    def _show_run(self, run: CuratorRun | None, report: str | None) -> None:
+        self.report_text = report
+        self.query_one("#run-summary", Static).update(run_text(run))
+
+    # -- deciding --------------------------------------------------------------------------------------
+    def _pending(self) -> ProposalDetail | None:
+        d = self.detail
+        if d is None:
+            self.notify("Select a proposal first.", severity="warning", timeout=2)
+            return None
+        if d.proposal.status != "pending":
+            self.notify(f"Proposal #{d.proposal.id} is {d.proposal.status}, not pending.", severity="warning")
+            return None
+        return d
+
+    def action_approve(self) -> None:
+        if (d := self._pending()) is None:
+            return
+        pid = d.proposal.id
+        self.confirm(
+            f"Approve proposal #{pid} ({d.proposal.kind})?",
+            change_summary(d),
+            lambda: self.approve(pid, None),
+            confirm_label="Approve and apply",
+        )
+
+    def action_approve_edit(self) -> None:
+        if (d := self._pending()) is None:
+            return
+        if d.proposal.kind not in ("merge", "promote"):
+            self.notify(f"A {d.proposal.kind} proposal has no text to edit.", severity="warning")
+            return
+        pid = d.proposal.id
+        # The input shows stored text with its control characters spelled out; left as shown,
+        # the original text is kept (None), not its escaped spelling.
+        shown = visible(d.proposal.survivor_text or "")
+
+        def edited(text: str) -> None:
+            keep = text == shown and shown != (d.proposal.survivor_text or "")
+            self.confirm(
+                f"Approve proposal #{pid} with your text?",
+                change_summary(d, text),
+                lambda: self.approve(pid, None if keep else text),
+                confirm_label="Approve and apply",
+            )
+
+        self.prompt(f"Survivor text for proposal #{pid}:", edited, value=shown)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
+    def approve(self, pid: int, text: str | None) -> None:
+        p = self.engine.curator.approve(pid, text=text, reason="approved from the console")
+        self.app.call_from_thread(
+            self.notify,
+            f"Proposal #{pid} {p.status}" + (f": result #{p.result_id}" if p.result_id else "") + ".",
+        )
+        self.wrote()
+
+    def action_reject(self) -> None:
+        if (d := self._pending()) is None:
+            return
+        pid = d.proposal.id
+        self.prompt(
+            f"Reject proposal #{pid}: why? (the reason is recorded)",
+            lambda reason: self.reject(pid, reason),
+            validate=lambda text: None if text.strip() else "a reason is required",
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
+    def reject(self, pid: int, reason: str) -> None:
+        self.engine.curator.reject(pid, reason)
+        self.app.call_from_thread(self.notify, f"Proposal #{pid} rejected.")
+        self.wrote()
+
+    # -- marking and deciding many ---------------------------------------------------------------------
+    def _title(self) -> None:
+        marked = f" · {len(self.marked)} marked" if self.marked else ""
+        self.table("#proposals").border_title = f"proposals ({len(self.shown)}){marked}"
+
+    def action_mark(self) -> None:
+        """`space`: mark or unmark the selected row (A / X act on the marked rows)."""
+        t = self.table("#proposals")
+        key = t.selected_key
+        if key is None:
+            return
+        pid = int(key)
+        if pid in self.marked:
+            self.marked.remove(pid)
+        else:
+            self.marked.append(pid)
+        t.update_cell(key, "mark", MARK if pid in self.marked else "")
+        self._title()
+        if t.cursor_row < t.row_count - 1:
+            t.move_cursor(row=t.cursor_row + 1)
+
+    def _bulk_targets(self, verb: str) -> tuple[list[Proposal], int, int] | None:
+        got = bulk_targets(self.shown, self.marked, skip_risky=verb == "approve")
+        if not got[0]:
+            why = "; risky merges: mark them with space" if got[2] else ""
+            self.notify(
+                f"Nothing to {verb}: no pending proposal is marked or shown{why}.", severity="warning"
+            )
+            return None
+        return got
+
+    def action_approve_many(self) -> None:
+        """`A`: approve the marked rows (or every row the filter shows but risky merges), after one
+        confirmation."""
+        if (got := self._bulk_targets("approve")) is None:
+            return
+        props, left_out, risky = got
+        ids = [p.id for p in props]
+        self.confirm(
+            bulk_title("Approve", props),
+            bulk_body("Approve and apply", props, left_out, bool(self.marked), risky),
+            lambda: self.decide_many("approve", ids, "approved from the console (bulk)"),
+            confirm_label=f"Approve {len(ids)}",
+        )
+
+    def action_reject_many(self) -> None:
+        """`X`: reject the marked rows (or every row the filter shows) with one reason."""
+        if (got := self._bulk_targets("reject")) is None:
+            return
+        props = got[0]
+        ids = [p.id for p in props]
+        self.prompt(
+            bulk_title("Reject", props) + ". Why? (the reason is recorded on each)",
+            lambda reason: self.decide_many("reject", ids, reason),
+            validate=lambda text: None if text.strip() else "a reason is required",
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
+    def decide_many(self, verb: str, ids: list[int], reason: str) -> None:
+        if verb == "approve":
+            outcomes = self.engine.curator.approve_many(ids, reason=reason, include_risky=True)
+        else:
+            outcomes = self.engine.curator.reject_many(ids, reason)
+        self.deliver(
+            self.post_message, self.BulkDecided("Approved" if verb == "approve" else "Rejected", outcomes)
+        )
+        self.wrote()
+
+    @on(BulkDecided)
+    def _bulk_decided(self, event: BulkDecided) -> None:
+        self.marked = []
+        self.load_queue(self._filters())  # the marks' cells cleared, decided rows gone
+        bad = any(not o.ok for o in event.outcomes)
+        self.notify(bulk_result(event.verb, event.outcomes), severity="warning" if bad else "information")
+
+    def action_undo(self) -> None:
+        d = self.detail
+        if d is None or d.proposal.status != "applied":
+            self.notify("Select an applied proposal to undo (status filter: applied).", severity="warning")
+            return
+        p = d.proposal
+        body = undo_body(p)
+        self.confirm(f"Undo proposal #{p.id}?", body, lambda: self.undo(p.id), confirm_label="Undo")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
+    def undo(self, pid: int) -> None:
+        self.engine.curator.undo(pid, reason="undone from the console")
+        self.app.call_from_thread(self.notify, f"Proposal #{pid} undone.")
+        self.wrote()
+
+    # -- running the curator -----------------------------------------------------------------------------
+    def action_run(self, dry_run: bool) -> None:
+        self.query_one("#curator-progress-row").display = True
+        self.query_one("#curator-progress-label", Static).update("dry run…" if dry_run else "running…")
+        self.query_one("#curator-progress", ProgressBar).update(total=None, progress=0)
+        self.run_curator(dry_run)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.running")
+    def run_curator(self, dry_run: bool) -> None:
+        def progress(stage: str, done: int, total: int) -> None:
+            self.deliver(self._progress, stage, done, total)
+
+        run = self.engine.curator.run(dry_run=dry_run, progress=progress)
+        self.deliver(self.post_message, self.CuratorFinished(run))
+        if not dry_run:
+            self.wrote()
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        self.query_one("#curator-progress-label", Static).update(f"{stage} {done}/{total}")
+        self.query_one("#curator-progress", ProgressBar).update(total=max(total, 1), progress=done)
+
+    @on(CuratorFinished)
+    def _finished(self, event: CuratorFinished) -> None:
+        self.query_one("#curator-progress-row").display = False
+        run = event.run
+        n = sum(run.counts.get("proposed", {}).values())
+        if run.dry_run:
+            self.query_one("#run-summary", Static).update(run_text(run))
+            self.query_one("#curator-run").border_title = "dry run (nothing written)"
+            self.notify(f"Dry run: {n} proposal(s) would be made; nothing was written.")
+        else:
+            self.query_one("#curator-run").border_title = "latest run"
+            self.notify(f"Curator run #{run.id}: {n} new proposal(s).")
+
+    def action_view_report(self) -> None:
+        if not self.report_text:
+            self.notify("No run report yet (run the curator with r).", timeout=3)
+            return
+        from console.app.widgets.report import ReportScreen
+
+        self.app.push_screen(ReportScreen("Curator report", self.report_text))
+
+    def commands(self) -> list[PaneCommand]:
+        return [
+            PaneCommand("Run the curator", "Scan and queue proposals", lambda: self.action_run(False)),
+            PaneCommand("Dry-run the curator", "Writes nothing", lambda: self.action_run(True)),
+            PaneCommand("Approve selected proposal", "Confirmed; applies at once", self.action_approve),
+            PaneCommand("Edit survivor and approve", "Merge/promote text", self.action_approve_edit),
+            PaneCommand("Reject selected proposal", "With a reason", self.action_reject),
+            PaneCommand("Undo selected applied proposal", "Confirmed", self.action_undo),
+            PaneCommand("Approve marked proposals", "Or all shown (risky skipped)", self.action_approve_many),
+            PaneCommand("Reject marked proposals", "Or all shown; one reason", self.action_reject_many),
+            PaneCommand("View the latest run report", "Markdown", self.action_view_report),
+        ]

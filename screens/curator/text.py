@@ -1,0 +1,245 @@
+"""What the Curator pane writes, as rich Text or plain words: a word diff, what approving will
+change (the confirmation's body), a proposal's detail, its evidence in short and a run's summary.
+Pure functions of the engine's dataclasses."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from rich.text import Text
+
+from console.app.widgets.fmt import when
+from engine.curator.risky import risk_of
+from engine.curator.types import CuratorRun, ProposalDetail, ProposalRow
+
+MARK = "✓"  # a marked row (space)
+
+
+def word_diff(old: str, new: str) -> Text:
+    """`old` → `new` word by word: removed words struck red, added words green."""
+    a, b = old.split(), new.split()
+    out = Text()
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(" ".join(a[i1:i2]) + " ")
+        if op in ("delete", "replace"):
+            out.append(" ".join(a[i1:i2]) + " ", style="strike red")
+        if op in ("insert", "replace"):
+            out.append(" ".join(b[j1:j2]) + " ", style="bold green")
+    return out
+
+
+def change_summary(d: ProposalDetail, text: str | None = None) -> str:
+    """Exactly what approving this proposal will change, in words (the confirmation's body)."""
+    p = d.proposal
+    ids = ", ".join(f"#{m}" for m in p.members)
+    noun = "memories" if p.target_kind == "memory" else "rules"
+    if p.kind == "merge":
+        survivor = text if text is not None else (p.survivor_text or "")
+        return (
+            f"Merge {noun} {ids} into ONE new {p.target_kind} with the text:\n\n“{survivor}”\n\n"
+            f"The {len(p.members)} originals are archived with absorbed_into → the new one "
+            f"(kept, not deleted). Undo (u) restores them exactly."
+        )
+    if p.kind == "archive":
+        return (
+            f"Archive {noun} {ids}: tier → archived. They leave default searches; nothing is "
+            f"deleted. Undo (u) restores the previous tier."
+        )
+    if p.kind == "promote":
+        body = text if text is not None else (p.survivor_text or "")
+        return (
+            f"Promote memory {ids} to a NEW rule with the text:\n\n“{body}”\n\n"
+            f"Undo (u) deletes the rule again."
+        )
+    if p.kind == "retire":
+        return f"Retire rules {ids}: status → retired (no longer loaded at boot). Undo (u) revives them."
+    return f"Apply the {p.kind} proposal on {ids}."
+
+
+def proposal_text(d: ProposalDetail) -> Text:
+    """One proposal as the detail panel shows it: its state, the proposed survivor, each member
+    with a word diff against the survivor, the similarity matrix and the rest of the evidence."""
+    p = d.proposal
+    t = Text()
+    t.append(f"#{p.id} {p.kind} · {p.target_kind} · {p.status}", style="bold")
+    if p.decided_by:
+        t.append(f" · decided by {p.decided_by} {when(p.decided_at)}", style="dim")
+    if p.reason:
+        t.append(f" · reason: {p.reason}", style="dim")
+    if p.result_id:
+        t.append(f" · result #{p.result_id}", style="dim")
+    t.append("\n")
+    if why := risk_of(p.evidence):
+        t.append(f"\n⚠ RISKY: {why}\n", style="bold yellow")
+    if p.survivor_text is not None:
+        t.append("\nproposed survivor", style="bold cyan")
+        if d.survivor_id:
+            t.append(f" (text of #{d.survivor_id})", style="dim")
+        t.append(f":\n  {p.survivor_text}\n")
+    t.append("\nmembers", style="bold")
+    if p.survivor_text is not None:
+        t.append("  (diff: member → survivor)", style="dim")
+    t.append("\n")
+    for m in d.members:
+        mark = " ★" if m.id == d.survivor_id else ""
+        t.append(f"#{m.id}{mark} ", style="bold")
+        t.append(
+            f"{m.state} · {'strength' if m.kind == 'memory' else 'score'} {m.strength:g} · "
+            f"{m.agent or '–'}{'' if m.exists else ' · GONE'}\n",
+            style="dim",
+        )
+        t.append("  ")
+        t.append_text(word_diff(m.text, p.survivor_text) if p.survivor_text is not None else Text(m.text))
+        t.append("\n")
+    if len(d.members) > 1 and d.similarities:
+        t.append("\nsimilarity (cosine)\n", style="bold")
+        t.append("      " + "".join(f"{'#' + str(m):>8}" for m in p.members) + "\n", style="dim")
+        for mid, row in zip(p.members, d.similarities, strict=False):
+            t.append(f"{'#' + str(mid):>6}")
+            for v in row:
+                t.append(
+                    f"{'–' if v is None else format(v, '.3f'):>8}",
+                    style="green" if v is not None and v >= 0.9 else "",
+                )
+            t.append("\n")
+    hidden = (
+        "similarities",
+        "survivor_id",
+        "member_state",
+        "audit_mark",
+        "risky",
+        "risky_reason",
+    )  # shown above, or internal
+    extra = {k: v for k, v in p.evidence.items() if k not in hidden}
+    if extra:
+        t.append("\nevidence: ", style="bold")
+        t.append(
+            ", ".join(
+                f"{k} {when(v) if k.startswith('last') and isinstance(v, (int, float)) else v}"
+                for k, v in extra.items()
+            )
+        )
+    return t
+
+
+def evidence_short(p) -> str:
+    e = p.evidence or {}
+    if "min_similarity" in e:
+        return ("⚠ risky · " if risk_of(e) else "") + f"cos ≥ {e['min_similarity']:.3f}"
+    if "idle_days" in e:
+        return f"idle {e['idle_days']:g} d"
+    return ", ".join(f"{k} {v}" for k, v in list(e.items())[:2] if not isinstance(v, (list, dict)))[:40]
+
+
+def run_text(run: CuratorRun | None) -> Text:
+    if run is None:
+        return Text("No curator run yet. Press r to run it (D for a dry run).", style="dim")
+    t = Text()
+    label = "dry run" if run.dry_run else f"run #{run.id}"
+    t.append(f"{label} at {when(run.started_at)}", style="bold")
+    c = run.counts
+    proposed = c.get("proposed", {})
+    t.append(" · proposed " + ", ".join(f"{k} {v}" for k, v in proposed.items()))
+    t.append(
+        f" · compared {c.get('compared', 0)} · stale {c.get('stale', 0)} · skipped {c.get('skipped', 0)}"
+    )
+    if c.get("malformed"):
+        t.append(f" · {c['malformed']} malformed row(s) skipped (doctor)", style="yellow")
+    if run.report_dir:
+        t.append(f" · report {Path(run.report_dir).name}/REPORT.md (v)", style="dim")
+    for p in run.proposals[:8]:
+        t.append(f"\n  #{p.id or '-'} {p.kind} {', '.join(f'#{m}' for m in p.members)} · {p.status}")
+    return t
+
+
+# -- bulk decisions ----------------------------------------------------------------------------------
+def kinds_count(proposals) -> str:
+    """ "9 merge, 3 archive": how many of each kind, most first."""
+    counts: dict[str, int] = {}
+    for p in proposals:
+        counts[p.kind] = counts.get(p.kind, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def bulk_targets(shown, marked: list[int], skip_risky: bool = False) -> tuple[list, int, int]:
+    """The marked rows (or, none marked, every row shown) that are pending; how many of those rows
+    are not pending (left alone); how many risky merges were left out (`skip_risky` and none
+    marked: marking a risky merge includes it)."""
+    rows = [p for p in shown if p.id in marked] if marked else list(shown)
+    pending = [p for p in rows if p.status == "pending"]
+    todo = [p for p in pending if not (skip_risky and not marked and risk_of(p.evidence))]
+    return todo, len(rows) - len(pending), len(pending) - len(todo)
+
+
+def bulk_title(verb: str, proposals) -> str:
+    """ "Approve 12 proposals: 9 merge, 3 archive"."""
+    n = len(proposals)
+    return f"{verb} {n} proposal{'' if n == 1 else 's'}: {kinds_count(proposals)}"
+
+
+def bulk_body(verb: str, proposals, left_out: int, marked: bool, risky_skipped: int = 0) -> str:
+    """What a bulk decision will change, in words (the confirmation's body)."""
+    ids = ", ".join(f"#{p.id}" for p in proposals[:20]) + (" …" if len(proposals) > 20 else "")
+    src = "the marked rows" if marked else "every row the current filter shows"
+    body = (
+        f"{verb} {ids} ({src}). Each is decided in its own transaction; a stale one is refused and reported."
+    )
+    if verb.startswith("Approve"):
+        body += " Approving applies each at once (merges make one new memory, archives archive, …)."
+    if left_out:
+        body += f" {left_out} shown row(s) are not pending and are left alone."
+    if risky_skipped:
+        body += (
+            f" {risky_skipped} risky merge(s) (members differ only in numbers or dates) are skipped:"
+            " mark them with space to include them."
+        )
+    if n := sum(1 for p in proposals if risk_of(p.evidence)):
+        body += f" Includes {n} RISKY merge(s) you marked (members differ only in numbers or dates)."
+    return body
+
+
+def bulk_result(verb: str, outcomes) -> str:
+    """One notice for a bulk decision: how many went through, which were refused and why."""
+    ok = [o for o in outcomes if o.ok]
+    bad = [o for o in outcomes if not o.ok]
+    msg = f"{verb} {len(ok)} of {len(outcomes)} proposal(s)."
+    if skipped := [o for o in bad if o.skipped]:
+        msg += f" {len(skipped)} risky skipped."
+        bad = [o for o in bad if not o.skipped]
+    if bad:
+        msg += " Refused: " + "; ".join(f"#{o.id} {o.error}" for o in bad[:3])
+        msg += " …" if len(bad) > 3 else ""
+    return msg
+
+
+def undo_body(p) -> str:
+    """What undoing an applied proposal restores (the confirmation's body)."""
+    return (
+        f"Undo proposal #{p.id} ({p.kind}): restore {', '.join(f'#{m}' for m in p.members)} "
+        f"exactly as they were before it was applied"
+        + (
+            f", and delete #{p.result_id} which it created"
+            if p.result_id and p.kind in ("merge", "promote")
+            else ""
+        )
+        + ". Refused if any of them changed since."
+    )
+
+
+def row_cells(r: ProposalRow, marked: bool) -> list:
+    """One row of the queue: mark, id, kind, the text it is about (fourth: on screen at 80 columns),
+    state, agents, members, evidence."""
+    p = r.proposal
+    return [
+        MARK if marked else "",
+        p.id,
+        f"{p.kind} {p.target_kind}",
+        " ".join(r.text.split()),  # the whole text, one line: the column cuts it to the width
+        p.status,
+        ", ".join(r.agents),
+        ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
+        evidence_short(p),
+        when(p.created_at)[:10],
+    ]

@@ -1,0 +1,1 @@
+"""The decay pane (pane.py) and the helpers only it uses."""

@@ -1,0 +1,1 @@
+"""The rules pane (pane.py) and the helpers only it uses."""

@@ -1,0 +1,1 @@
+"""The search pane (pane.py) and the helpers only it uses."""

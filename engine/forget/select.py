@@ -20,6 +20,7 @@ from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
 from engine.sql import chunked, in_list, marks
 from engine.tables import memories as memories_table
+from engine.tables import proposals as proposals_table
 
 DERIVED = "derived: merged from forgotten memory"
 SOURCE = "source of a forgotten merged memory"
@@ -234,7 +235,7 @@ class Selection:
         for i in rows_containing(["\n".join(x or "" for x in (r[1], r[2], r[3])) for r in rows], texts):
             self.proposals.add(int(rows[i][0]))
         counts = self.counts()
-        _delete(conn, "proposals", self.proposals)
+        proposals_table.delete(conn, self.proposals)
         if self.revive:
             memories_table.unabsorb(conn, sorted(self.revive))
         memories_table.delete(conn, sorted(self.memories))

@@ -10,11 +10,6 @@ import json
 from typing import Any
 
 
-def row(conn: Any, request_id: int) -> Any:
-    """The whole row (None: no such case)."""
-    return conn.execute("SELECT * FROM forget_requests WHERE id = ?", (request_id,)).fetchone()
-
-
 def insert(
     conn: Any,
     scope_kind: str,

@@ -144,12 +144,8 @@ class SessionsService:
                 raise NotFound(f"no session with id {cut(session_id)}")
             ids = []
             for role, content, tool, at, tc, meta in rows:
-                got = conn.execute(
-                    "INSERT INTO messages(session_id, role, content, tool_name, at, token_count, metadata)"
-                    " VALUES (?,?,?,?,?,?,?) RETURNING id",
-                    (session_id, role, content, tool, at if at is not None else now, tc, meta),
-                ).fetchall()
-                ids.append(int(got[0][0]))
+                at = at if at is not None else now
+                ids.append(sessions_table.insert_message(conn, session_id, role, content, tool, at, tc, meta))
             audit.append(
                 conn, at=now, actor=self.ctx.actor, action="add-messages", target_kind="session",
                 target_id=session_id, summary={"messages": len(ids)},

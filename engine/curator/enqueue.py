@@ -12,24 +12,20 @@ from engine.curator import state as curator_state
 from engine.curator.candidates import Candidate
 from engine.curator.memory_merge import merge_candidate
 from engine.sql import chunked, marks
+from engine.tables import proposals as proposals_table
 
 
 def insert_proposal(conn, actor: str, c: Candidate, run_id: int, now: float) -> int:
-    pid = int(
-        conn.execute(
-            "INSERT INTO proposals(kind, target_kind, status, members, survivor_text, evidence,"
-            " fingerprint, run_id, created_at) VALUES (?,?,'pending',?,?,?,?,?,?) RETURNING id",
-            (
-                c.kind,
-                c.target_kind,
-                json.dumps(c.members),
-                c.survivor_text,
-                json.dumps(c.evidence),
-                c.fingerprint,
-                run_id,
-                now,
-            ),
-        ).fetchall()[0][0]
+    pid = proposals_table.insert_pending(
+        conn,
+        c.kind,
+        c.target_kind,
+        json.dumps(c.members),
+        c.survivor_text,
+        json.dumps(c.evidence),
+        c.fingerprint,
+        run_id,
+        now,
     )
     curator_apply.record(
         conn,

@@ -32,6 +32,7 @@ from engine.curator.types import (
 from engine.errors import InvalidInput
 from engine.memories import MemoriesService
 from engine.memory_input import check_text
+from engine.tables import proposals as proposals_table
 from engine.types import load_json
 
 
@@ -102,17 +103,14 @@ class Curator:
             )
             ids = [insert_proposal(conn, self.ctx.actor, c, run_id, started) for c in fresh]
             for pid, c in updates:
-                conn.execute(
-                    "UPDATE proposals SET members = ?, survivor_text = ?, evidence = ?,"
-                    " fingerprint = ?, run_id = ? WHERE id = ? AND status = 'pending'",
-                    (
-                        json.dumps(c.members),
-                        c.survivor_text,
-                        json.dumps(c.evidence),
-                        c.fingerprint,
-                        run_id,
-                        pid,
-                    ),
+                proposals_table.regrow(
+                    conn,
+                    pid,
+                    json.dumps(c.members),
+                    c.survivor_text,
+                    json.dumps(c.evidence),
+                    c.fingerprint,
+                    run_id,
                 )
                 curator_apply.record(
                     conn,
@@ -215,11 +213,7 @@ class Curator:
             cur = conn.execute("SELECT status FROM proposals WHERE id = ?", (r["id"],)).fetchone()
             if cur[0] != "pending":
                 raise InvalidInput(f"proposal {r['id']} is {cur[0]}; only a pending proposal can be approved")
-            conn.execute(
-                "UPDATE proposals SET status = 'approved', decided_at = ?, decided_by = ?, reason = ?,"
-                " survivor_text = coalesce(?, survivor_text) WHERE id = ?",
-                (now, self.ctx.actor, reason, text, r["id"]),
-            )
+            proposals_table.approved(conn, r["id"], now, self.ctx.actor, reason, text)
             curator_apply.record(
                 conn,
                 self.ctx.actor,
@@ -255,11 +249,7 @@ class Curator:
         row = conn.execute("SELECT * FROM proposals WHERE id = ?", (pid,)).fetchone()
         ap = curator_apply.Applier(self.ctx, self.memories, conn, row, now, reason)
         result, snapshot = ap.apply(row["survivor_text"], vector)
-        conn.execute(
-            "UPDATE proposals SET status = 'applied', applied_at = ?, result_id = ?, snapshot = ?"
-            " WHERE id = ?",
-            (now, result, json.dumps(snapshot, ensure_ascii=False), pid),
-        )
+        proposals_table.applied(conn, pid, now, result, json.dumps(snapshot, ensure_ascii=False))
         curator_apply.record(
             conn,
             self.ctx.actor,
@@ -286,11 +276,7 @@ class Curator:
         now = self.ctx.clock.now()
 
         def write(conn):
-            conn.execute(
-                "UPDATE proposals SET status = 'rejected', decided_at = ?, decided_by = ?, reason = ?"
-                " WHERE id = ?",
-                (now, self.ctx.actor, reason, r["id"]),
-            )
+            proposals_table.rejected(conn, r["id"], now, self.ctx.actor, reason)
             curator_apply.record(
                 conn,
                 self.ctx.actor,
@@ -351,10 +337,7 @@ class Curator:
                     f"proposal {r['id']} is {row['status']}; only an applied proposal can be undone"
                 )
             done = curator_apply.undo(conn, row)
-            conn.execute(
-                "UPDATE proposals SET status = 'undone', undone_at = ?, snapshot = NULL WHERE id = ?",
-                (now, r["id"]),
-            )
+            proposals_table.undone(conn, r["id"], now)
             curator_apply.record(
                 conn,
                 self.ctx.actor,

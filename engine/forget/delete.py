@@ -24,6 +24,7 @@ from engine.forget.verify import (
     walk_strings,
 )
 from engine.keys import keyed_hash
+from engine.tables import forget_requests
 
 
 def delete_case(
@@ -67,10 +68,7 @@ def delete_case(
                  summary={"scope": req.scope_kind, "counts": counts, "content_hash": digest})  # fmt: skip
     # The chain's head after this forget: a later truncation of the log shows from the case.
     counts["audit_head"] = list(audit_head(conn))
-    conn.execute("UPDATE forget_requests SET status = 'executed', executed_at = ?, scope_value = ?,"
-                 " reason = ?, selected = ?, counts = ? WHERE id = ?",
-                 (now, value, reason, json.dumps({**full.as_ids(), "seal": token}),
-                  json.dumps(counts), req.id))  # fmt: skip
+    forget_requests.executed(conn, req.id, now, value, reason, {**full.as_ids(), "seal": token}, counts)
 
 
 def redact_audit(conn: Any, texts: list[str]) -> int:

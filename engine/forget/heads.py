@@ -5,9 +5,8 @@ recorded head lies among them follow (rehead)."""
 
 from __future__ import annotations
 
-import json
-
 from engine.audit import log as audit
+from engine.tables import forget_requests
 from engine.types import load_json
 
 GENESIS = "0" * 64
@@ -42,7 +41,7 @@ def rehead_cases(conn, first: int) -> None:
         row = conn.execute("SELECT hash FROM audit WHERE id = ?", (counts["audit_head"][0],)).fetchone()
         if row is not None and row[0] != counts["audit_head"][1]:
             counts["audit_head"][1] = row[0]
-            conn.execute("UPDATE forget_requests SET counts = ? WHERE id = ?", (json.dumps(counts), cid))
+            forget_requests.set_counts(conn, cid, counts)
 
 
 def check_case_heads(conn) -> list[str]:

@@ -20,6 +20,9 @@ from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
 from engine.sql import chunked, in_list, marks
 from engine.tables import memories as memories_table
+from engine.tables import proposals as proposals_table
+from engine.tables import rules as rules_table
+from engine.tables import sessions as sessions_table
 
 DERIVED = "derived: merged from forgotten memory"
 SOURCE = "source of a forgotten merged memory"
@@ -234,35 +237,29 @@ class Selection:
         for i in rows_containing(["\n".join(x or "" for x in (r[1], r[2], r[3])) for r in rows], texts):
             self.proposals.add(int(rows[i][0]))
         counts = self.counts()
-        _delete(conn, "proposals", self.proposals)
+        proposals_table.delete(conn, self.proposals)
         if self.revive:
             memories_table.unabsorb(conn, sorted(self.revive))
         memories_table.delete(conn, sorted(self.memories))
-        _delete(conn, "rules", self.rules)
-        _delete(conn, "flows", self.flows)
+        rules_table.delete(conn, sorted(self.rules))
+        _delete_flows(conn, self.flows)
         if self.messages:
             memories_table.unlink(conn, "message_id", sorted(self.messages))
-            _delete(conn, "messages", self.messages)
+            sessions_table.delete_messages(conn, self.messages)
         if self.sessions:
             sids = sorted(self.sessions)
-            conn.execute(f"DELETE FROM messages WHERE session_id IN ({marks(len(sids))})", sids)
+            sessions_table.delete_messages_of(conn, sids)
             memories_table.unlink(conn, "session_id", sids)
-            conn.execute(
-                "UPDATE sessions SET parent_session_id = NULL"
-                f" WHERE parent_session_id IN ({marks(len(sids))})",
-                sids,
-            )
-            _delete(conn, "sessions", self.sessions)
+            sessions_table.delete(conn, sids)
         if self.titles:
-            tids = sorted(self.titles)
-            conn.execute(f"UPDATE sessions SET title = '' WHERE id IN ({marks(len(tids))})", tids)
+            sessions_table.clear_titles(conn, sorted(self.titles))
         return counts
 
 
-def _delete(conn: Any, table: str, ids: Iterable[Any]) -> None:
-    ids = sorted(ids)
-    for chunk in chunked(ids):
-        conn.execute(f"DELETE FROM {table} WHERE id IN ({marks(len(chunk))})", chunk)
+def _delete_flows(conn: Any, ids: Iterable[int]) -> None:
+    """Flows in scope go whole (the flows table has no gateway yet: engine/lifecycle/flows.py)."""
+    for chunk in chunked(sorted(ids)):
+        conn.execute(f"DELETE FROM flows WHERE id IN ({marks(len(chunk))})", chunk)
 
 
 def resolve(conn, kind: str, value: str) -> Selection:

@@ -19,7 +19,6 @@ interrupted anywhere is finished by running `execute` (or `verify`) again from a
 from __future__ import annotations
 
 import builtins
-import json
 import os
 import time
 from pathlib import Path
@@ -53,6 +52,7 @@ from engine.forget.verify import (
     targets,
 )
 from engine.paths import home_of
+from engine.tables import forget_requests
 
 if TYPE_CHECKING:
     from engine.context import Context
@@ -96,10 +96,7 @@ class Forget:
         def write(conn: Any) -> int:
             if scope_kind != "query":
                 resolve(conn, scope_kind, value)  # a scope naming nothing is refused up front
-            rid = int(conn.execute(
-                "INSERT INTO forget_requests(scope_kind, scope_value, reason, requested_by, requested_at,"
-                " deadline, status) VALUES (?,?,?,?,?,?,'open') RETURNING id",
-                (scope_kind, value, reason, actor, now, dl)).fetchall()[0][0])  # fmt: skip
+            rid = forget_requests.insert(conn, scope_kind, value, reason, actor, now, dl)
             # A query names the content itself: the audit keeps only its hash.
             shown = query_digest(value) if scope_kind == "query" else value
             audit.append(conn, at=now, actor=actor, action="forget-request", target_kind="forget_request",
@@ -137,10 +134,7 @@ class Forget:
                 full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
                 items = listed_items(conn, full)
                 keep = {"seal": req.selected["seal"]} if req.selected.get("seal") else {}  # an earlier try's
-                conn.execute(
-                    "UPDATE forget_requests SET status = 'previewed', selected = ?, counts = ? WHERE id = ?",
-                    (json.dumps({**sel.as_ids(), **keep}), json.dumps(full.counts()), req.id),
-                )
+                forget_requests.previewed(conn, req.id, {**sel.as_ids(), **keep}, full.counts())
                 audit.append(conn, at=now, actor=actor, action="forget-preview", target_kind="forget_request",
                              target_id=req.id, summary=full.counts())  # fmt: skip
                 return items, full.counts()
@@ -171,9 +165,8 @@ class Forget:
         token = req.selected.get("seal")
         if not token:  # recorded first, so a run killed mid-way leaves no seal nobody can name
             token = new_token()
-            selected = json.dumps({**req.selected, "seal": token})
-            self.store.write(lambda c: c.execute("UPDATE forget_requests SET selected = ? WHERE id = ?",
-                                                 (selected, req.id)))  # fmt: skip
+            selected = {**req.selected, "seal": token}
+            self.store.write(lambda c: forget_requests.set_selected(c, req.id, selected))
 
         server = eraser.server
         packed = server.compressed if server is not None else None
@@ -203,8 +196,7 @@ class Forget:
                 self.path, held[0] + held[1]
             )
             if counts != req.counts:
-                self.store.write(lambda c: c.execute("UPDATE forget_requests SET counts = ? WHERE id = ?",
-                                                     (json.dumps(counts), req.id)))  # fmt: skip
+                self.store.write(lambda c: forget_requests.set_counts(c, req.id, counts))
         ver = self.verify(req.id) if verify else None
         req = self.get(req.id)
         return ForgetResult(req.id, req.status, req.counts, req.residue, ver)
@@ -298,11 +290,9 @@ class Forget:
         def write(conn: Any) -> None:
             status = "verified" if residue == 0 and truncated else "executed"
             if marks is not None:
-                conn.execute("UPDATE forget_requests SET selected = ? WHERE id = ?",
-                             (json.dumps({**req.selected, "prints": marks}), req.id))  # fmt: skip
-            conn.execute("UPDATE forget_requests SET residue = ?, status = ?, verified_at = ?, counts = ?"
-                         " WHERE id = ?", (residue, status, now if status == "verified" else None,
-                                           json.dumps(counts), req.id))  # fmt: skip
+                forget_requests.set_selected(conn, req.id, {**req.selected, "prints": marks})
+            forget_requests.verified(conn, req.id, residue, status,
+                                     now if status == "verified" else None, counts)  # fmt: skip
             audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
                          target_id=req.id, summary={"residue": residue, "files": files,
                                                     "substrings": ver.checked_substrings,
@@ -332,7 +322,7 @@ class Forget:
         now, actor = self.ctx.clock.now(), self.ctx.actor
 
         def write(conn: Any) -> None:
-            conn.execute("UPDATE forget_requests SET residue = ? WHERE id = ?", (hits, req.id))
+            forget_requests.set_residue(conn, req.id, hits)
             audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
                          target_id=req.id,
                          summary={"recurrence": hits, "fingerprints": searched})  # fmt: skip

@@ -1,13 +1,14 @@
 """The `rules` table gateway: every INSERT, UPDATE and DELETE of a rule row goes through these
 functions, inside the caller's transaction (the rules service, the decay pass, the curator's
-apply and undo). Column names are fixed here, never input. A forget's cascade is the one
-exception: it erases rows of any table by id (engine/forget/select.py)."""
+apply and undo, a forget's cascade). Column names are fixed here, never input. A forget's scrub is
+the one exception: it redacts quoted text in rows of any table (engine/forget/scrub.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from engine.sql import chunked, marks
 from engine.tables import columns
 from engine.tables.columns import checked
 
@@ -52,6 +53,7 @@ def restore(conn: Any, row: Mapping[str, Any], real: Iterable[str]) -> None:
 
 
 def delete(conn: Any, rule_ids: Sequence[int]) -> None:
-    """Delete rules by id (a curator undo removes the rule its apply created; history cascades)."""
-    for rid in rule_ids:
-        conn.execute("DELETE FROM rules WHERE id = ?", (rid,))
+    """Delete rules by id (a curator undo removes the rule its apply created, a forget's cascade
+    the rules promoted from forgotten memories; history cascades)."""
+    for chunk in chunked(list(rule_ids)):
+        conn.execute(f"DELETE FROM rules WHERE id IN ({marks(len(chunk))})", chunk)

@@ -16,6 +16,7 @@ import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from engine.errors import cut
 
@@ -341,9 +342,10 @@ def validate(s: Settings) -> Settings:
     return s
 
 
-def load_settings(path: str | os.PathLike | None = None) -> Settings:
-    """Defaults, overlaid with the TOML file if there is one, every value checked. A bad file is
-    one clear InvalidInput naming the file and the key."""
+def read_config(path: str | os.PathLike | None = None) -> tuple[Path, dict[str, Any] | None]:
+    """(the config file, its TOML tables — None when there is no file): `path`, else
+    `$MEMCONSOLE_CONFIG`, else the user config dir's. One reader for the engine's settings and the
+    console's; a bad file is one clear InvalidInput naming it."""
     from engine.errors import InvalidInput
 
     if path is None:
@@ -356,13 +358,23 @@ def load_settings(path: str | os.PathLike | None = None) -> Settings:
             path = config_file()
     p = Path(path)
     if not p.exists():
-        return Settings()
+        return p, None
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        return p, tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(f"{p}: not valid TOML ({exc})") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{p}: cannot read the configuration ({exc})") from exc
+
+
+def load_settings(path: str | os.PathLike | None = None) -> Settings:
+    """Defaults, overlaid with the TOML file if there is one, every value checked. A bad file is
+    one clear InvalidInput naming the file and the key."""
+    from engine.errors import InvalidInput
+
+    p, data = read_config(path)
+    if data is None:
+        return Settings()
     data.pop(CONSOLE_SECTION, None)
     try:
         return validate(_apply(Settings(), data))

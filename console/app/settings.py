@@ -8,9 +8,7 @@ engine's settings (engine/config.py) leave this section to the console.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -21,21 +19,12 @@ class ConsoleSettings:
 def load_console_settings(path: str | os.PathLike | None = None) -> ConsoleSettings:
     """Defaults, overlaid with the file's `[keymap]` if there is one. A bad file or a key bound to
     something other than a string is one clear InvalidInput naming the file and the key."""
+    from engine.config import read_config
     from engine.errors import InvalidInput
 
-    if path is None:
-        from engine.paths import config_file
-
-        path = os.environ.get("MEMCONSOLE_CONFIG") or config_file()
-    p = Path(path)
-    if not p.exists():
+    p, data = read_config(path)
+    if data is None:
         return ConsoleSettings()
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"{p}: not valid TOML ({exc})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{p}: cannot read the configuration ({exc})") from exc
     keymap = data.get("keymap", {})
     if not isinstance(keymap, dict):
         raise InvalidInput(f"{p}: keymap must be a table of values (got {_got(keymap)})")

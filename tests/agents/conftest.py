@@ -59,6 +59,13 @@ def http_server(db: Path, token_file: Path, port: int) -> Iterator[subprocess.Po
          "--token-file", str(token_file)],
         env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
+    with listening(proc, port):
+        yield proc
+
+
+@contextmanager
+def listening(proc: subprocess.Popen, port: int) -> Iterator[subprocess.Popen]:
+    """Wait until the server `proc` listens on `port` (or say why it exited); stop it after."""
     try:
         deadline = time.monotonic() + 30
         while True:

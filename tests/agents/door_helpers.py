@@ -4,9 +4,7 @@ arguments and, when asked, a lowered descriptor limit; plus raw HTTP helpers."""
 from __future__ import annotations
 
 import resource
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +13,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .conftest import MEMCONSOLE, child_env
+from .conftest import MEMCONSOLE, child_env, listening
 
 INIT = {
     "jsonrpc": "2.0",
@@ -69,27 +67,8 @@ def door_server(
         env=child_env(MEMCONSOLE_CONFIG=str(cfg)), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         preexec_fn=limit,
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    err = proc.stderr.read().decode() if proc.stderr else ""
-                    raise RuntimeError(f"server exited: {err}") from None
-                if time.monotonic() > deadline:
-                    raise TimeoutError("server did not listen in 30 s") from None
-                time.sleep(0.1)
+    with listening(proc, port):
         yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def stderr_of(proc: subprocess.Popen) -> str:

@@ -1,7 +1,7 @@
 """Forget requests: tracked cases that remove content everywhere it lives and prove it is gone.
 
 open -> previewed -> executed -> verified. Executing deletes, in one transaction, the selected
-memories (their FTS entries and vec0 rows go with them through triggers), the merged memories built
+memories (their keyword and vector index entries go with them), the merged memories built
 from them (forgotten too; their other sources are restored to active, so only the forgotten part is
 lost), rules promoted from them, the messages and sessions in scope, the proposals that mention any
 of it (their snapshots hold copies), and the audit previews quoting it (the chain is re-hashed and

@@ -19,9 +19,30 @@ from typing import Any, Protocol, TypeVar
 from engine.storage.curator import CuratorReads
 from engine.storage.dump import TableDump
 from engine.storage.erasure import Eraser
+from engine.storage.gateways.audit import AuditRows
+from engine.storage.gateways.curator_runs import CuratorRunRows
+from engine.storage.gateways.flow_runs import FlowRunRows
+from engine.storage.gateways.flows import FlowRows
+from engine.storage.gateways.forget_requests import ForgetRequestRows
+from engine.storage.gateways.import_watermarks import ImportWatermarkRows
+from engine.storage.gateways.memories import MemoryRows
+from engine.storage.gateways.messages import MessageRows
+from engine.storage.gateways.meta import MetaRows
+from engine.storage.gateways.proposals import ProposalRows
+from engine.storage.gateways.rule_history import RuleHistoryRows
+from engine.storage.gateways.rules import RuleRows
+from engine.storage.gateways.sessions import SessionRows
+from engine.storage.gateways.tombstones import TombstoneRows
 from engine.storage.health import HealthChecks
 from engine.storage.indexes import KeywordIndex, VectorStore
 from engine.storage.lifecycle import DecayAccess
+from engine.storage.queries.audit import AuditQueries
+from engine.storage.queries.curator import CuratorQueries
+from engine.storage.queries.forget import ForgetQueries
+from engine.storage.queries.health import HealthQueries
+from engine.storage.queries.imports import ImportQueries
+from engine.storage.queries.lifecycle import LifecycleQueries
+from engine.storage.queries.memory import MemoryQueries
 
 T = TypeVar("T")
 
@@ -35,11 +56,76 @@ class Row(Protocol):
 
 
 class Connection(Protocol):
-    """The connection a read or write function receives (DB-API shaped)."""
+    """The connection a read or write function receives: the table gateways (one writer per table)
+    and the read models, each bound to this connection and rendered in the adapter's own SQL.
+    Services call these, never `execute` (engine/storage alone holds SQL)."""
 
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ...) -> Any: ...
+    @property
+    def meta(self) -> MetaRows: ...
 
-    def executemany(self, sql: str, params: Any) -> Any: ...
+    @property
+    def sessions(self) -> SessionRows: ...
+
+    @property
+    def messages(self) -> MessageRows: ...
+
+    @property
+    def memories(self) -> MemoryRows: ...
+
+    @property
+    def rules(self) -> RuleRows: ...
+
+    @property
+    def rule_history(self) -> RuleHistoryRows: ...
+
+    @property
+    def flows(self) -> FlowRows: ...
+
+    @property
+    def flow_runs(self) -> FlowRunRows: ...
+
+    @property
+    def proposals(self) -> ProposalRows: ...
+
+    @property
+    def curator_runs(self) -> CuratorRunRows: ...
+
+    @property
+    def audit(self) -> AuditRows: ...
+
+    @property
+    def forget_requests(self) -> ForgetRequestRows: ...
+
+    @property
+    def tombstones(self) -> TombstoneRows: ...
+
+    @property
+    def import_watermarks(self) -> ImportWatermarkRows: ...
+
+    @property
+    def memory_queries(self) -> MemoryQueries: ...
+
+    @property
+    def audit_queries(self) -> AuditQueries: ...
+
+    @property
+    def forget_queries(self) -> ForgetQueries: ...
+
+    @property
+    def curator_queries(self) -> CuratorQueries: ...
+
+    @property
+    def lifecycle_queries(self) -> LifecycleQueries: ...
+
+    @property
+    def imports_queries(self) -> ImportQueries: ...
+
+    @property
+    def health_queries(self) -> HealthQueries: ...
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ...) -> Any:
+        """The adapter's own SQL (its dialect); only engine/storage calls it."""
+        ...
 
 
 @dataclass
@@ -115,6 +201,11 @@ class Storage(Protocol):
     def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]: ...
 
     def read_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any: ...
+
+    def query(self, fn: Callable[[Connection], T]) -> T:
+        """`fn(conn)` on one read snapshot, retried while the database is busy: how services read
+        through the gateways and read models outside a write."""
+        ...
 
     def reading(self) -> AbstractContextManager[Any]:
         """Several reads that must see one snapshot."""

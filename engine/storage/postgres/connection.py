@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 
 from engine.errors import EngineError, InvalidInput
+from engine.storage.postgres.gateways import Gateways
 from engine.storage.postgres.sqlmap import translate
 
 
@@ -59,11 +60,27 @@ class _Empty:
         return iter(())
 
 
-class PgConnection:
-    """Wraps one psycopg connection for the duration of a read or write."""
+class PgConnection(Gateways):
+    """Wraps one psycopg connection for the duration of a read or write; carries the gateways."""
 
     def __init__(self, raw: psycopg.Connection) -> None:
         self.raw = raw
+
+    def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """PostgreSQL's own SQL (`%s` / `%(name)s` placeholders, a literal % written %%): what
+        the gateways, read models and adapter parts run. Driver errors become one-line ones."""
+        try:
+            return self.raw.execute(sql, params or None)
+        except (UnicodeEncodeError, OverflowError) as exc:
+            raise InvalidInput(f"a value cannot be stored ({exc})") from None
+        except psycopg.errors.NumericValueOutOfRange as exc:
+            raise InvalidInput(f"a number is out of range ({exc})") from None
+
+    def run_many(self, sql: str, params: Any) -> Any:
+        """`run` for each parameter set (PostgreSQL's own SQL)."""
+        cur = self.raw.cursor()
+        cur.executemany(sql, list(params))
+        return cur
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         words = sql.lower().split()

@@ -284,6 +284,15 @@ class PgStore:
         with self._plain_errors(), self.pool.connection() as raw:
             return PgConnection(raw).execute(sql, params).fetchone()
 
+    def query(self, fn: Callable[[Any], T]) -> T:
+        """`fn(conn)` outside a write: in autocommit on a pooled connection (each statement reads
+        the newest commit), or inside this thread's write or `reading()`, on its snapshot."""
+        conn = self._current()
+        if conn is not None:
+            return fn(conn)
+        with self._plain_errors(), self.pool.connection() as raw:
+            return fn(PgConnection(raw))
+
     @contextmanager
     def reading(self) -> Iterator[Any]:
         """Several reads that see one snapshot."""

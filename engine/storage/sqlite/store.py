@@ -24,6 +24,7 @@ from engine.errors import DatabaseDamaged, DiskFull, EngineError, InvalidInput, 
 from engine.storage.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.sqlite import identity, room, schema
+from engine.storage.sqlite.connection import SqliteConnection
 from engine.storage.sqlite.curator import SqliteCuratorReads
 from engine.storage.sqlite.decay import SqliteDecayAccess
 from engine.storage.sqlite.dump import SqliteDump
@@ -89,7 +90,11 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
         if identity.check(p, GENERATION) == identity.NEW:
             raise EngineError(f"{p}: no such database")
         conn = sqlite3.connect(
-            identity.uri(p, mode="ro"), uri=True, isolation_level=None, check_same_thread=False
+            identity.uri(p, mode="ro"),
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=SqliteConnection,
         )
     else:
         if p.is_dir():
@@ -104,7 +109,13 @@ def connect(path: str | os.PathLike, *, readonly: bool = False) -> sqlite3.Conne
             ) from None
         old_umask = os.umask(0o077)  # -wal and -shm are born private too
         try:
-            conn = sqlite3.connect(identity.uri(p), uri=True, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                identity.uri(p),
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=SqliteConnection,
+            )
         except sqlite3.Error as exc:  # a directory (`--db ""` is "."), a vanished folder, ...
             raise EngineError(f"{p}: cannot open the database ({exc})") from None
         finally:
@@ -222,6 +233,12 @@ class Store:
     def read_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         with self.lock:
             return self._retry_read(lambda: self.conn.execute(sql, params).fetchone())
+
+    def query(self, fn: Callable[[Any], T]) -> T:
+        """`fn(conn)` outside a write: each statement reads the newest commit (inside a write or a
+        `reading()`, that transaction's snapshot), retried while the file is busy."""
+        with self.lock:
+            return self._retry_read(lambda: fn(self.conn))
 
     def _retry_read(self, fn: Callable[[], T]) -> T:
         try:

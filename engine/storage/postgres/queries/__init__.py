@@ -1,0 +1,1 @@
+"""The read models' postgres SQL (the port's engine/storage/queries/)."""

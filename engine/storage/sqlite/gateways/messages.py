@@ -1,0 +1,9 @@
+"""`messages` rows in SQLite's SQL."""
+
+from __future__ import annotations
+
+from engine.storage.gateways.messages import MessageRows
+
+
+class SqliteMessageRows(MessageRows):
+    pass

@@ -1,0 +1,9 @@
+"""`proposals` rows in SQLite's SQL."""
+
+from __future__ import annotations
+
+from engine.storage.gateways.proposals import ProposalRows
+
+
+class SqliteProposalRows(ProposalRows):
+    pass

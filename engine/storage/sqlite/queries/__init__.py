@@ -1,0 +1,1 @@
+"""The read models' sqlite SQL (the port's engine/storage/queries/)."""

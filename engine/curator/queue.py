@@ -34,7 +34,7 @@ class ProposalQueue:
         """(target kind, id) -> the member's text now ("" when it is gone), for the report."""
         want: dict[str, set[int]] = {"memory": set(), "rule": set()}
         for p in proposals:
-            want[p.target_kind].update(p.members)
+            want[_kind(p.target_kind)].update(p.members)
 
         def read(c: Connection) -> dict:
             return {k: c.curator_queries.member_texts(k, ids) for k, ids in want.items() if ids}
@@ -43,7 +43,7 @@ class ProposalQueue:
         out = {}
         for p in proposals:
             for m in p.members:
-                got = found.get(p.target_kind, {}).get(m)
+                got = found.get(_kind(p.target_kind), {}).get(m)
                 out[(p.target_kind, m)] = got[0] if got else ""
         return out
 
@@ -68,7 +68,7 @@ class ProposalQueue:
         members: builtins.list[ProposalMember] = []
         vecs = {}
         rows = self.ctx.store.query(
-            lambda c: {m: c.curator_queries.member(p.target_kind, m) for m in p.members}
+            lambda c: {m: c.curator_queries.member(_kind(p.target_kind), m) for m in p.members}
         )
         for m in p.members:
             r = rows[m]
@@ -142,3 +142,8 @@ class ProposalQueue:
             return None
         f = Path(run.report_dir) / "REPORT.md"
         return f.read_text(encoding="utf-8") if f.exists() else None
+
+
+def _kind(target_kind: str) -> str:
+    """The table a member is read from: memories for a memory proposal, rules otherwise."""
+    return "memory" if target_kind == "memory" else "rule"

@@ -29,7 +29,7 @@ from engine.curator.types import (
     ProposalDetail,
     ProposalRow,
 )
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, NotFound
 from engine.memories import MemoriesService
 from engine.memory_input import check_text
 from engine.storage.port import Connection
@@ -238,6 +238,8 @@ class Curator:
 
     def _apply_in(self, conn: Connection, pid: int, now: float, reason: str, vector) -> None:
         row = conn.curator_queries.proposal(pid)
+        if row is None:
+            raise NotFound(f"no proposal with id {pid}")
         ap = curator_apply.Applier(self.ctx, self.memories, conn, row, now, reason)
         result, snapshot = ap.apply(row["survivor_text"], vector)
         conn.proposals.applied(pid, now, result, json.dumps(snapshot, ensure_ascii=False))
@@ -322,6 +324,8 @@ class Curator:
 
         def write(conn: Connection) -> None:
             row = conn.curator_queries.proposal(r["id"])
+            if row is None:
+                raise NotFound(f"no proposal with id {r['id']}")
             if row["status"] != "applied":
                 raise InvalidInput(
                     f"proposal {r['id']} is {row['status']}; only an applied proposal can be undone"

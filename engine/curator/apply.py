@@ -15,6 +15,7 @@ import numpy as np
 from engine.audit import log as audit
 from engine.curator import state as curator_state
 from engine.errors import InvalidInput
+from engine.storage.port import Connection
 from engine.tables import memories as memories_table
 from engine.tables import rule_history
 from engine.tables import rules as rules_table
@@ -26,20 +27,14 @@ if TYPE_CHECKING:
     from engine.memories import MemoriesService
 
 
-def _row(conn, table: str, rid: int) -> dict | None:
-    r = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (rid,)).fetchone()
-    return None if r is None else dict(r)
+def _row(conn: Connection, table: str, rid: int) -> dict | None:
+    return conn.curator_queries.touched_row(table, rid)
 
 
-def _columns(conn, table: str) -> set[str]:
-    """The table's real columns, from the cursor's description (portable DB-API)."""
-    return {d[0] for d in conn.execute(f"SELECT * FROM {table} WHERE 1 = 0").description}
-
-
-def _restore(conn, table: str, row: dict) -> None:
+def _restore(conn: Connection, table: str, row: dict) -> None:
     cols = [c for c in row if c != "id"]
     # Column names come from a stored snapshot (data): only the table's real columns pass.
-    known = _columns(conn, table)
+    known = conn.curator_queries.columns(table)
     if not set(cols) <= known:
         raise InvalidInput(
             f"snapshot names unknown {table} column(s): {', '.join(sorted(set(cols) - known))[:200]}"
@@ -51,7 +46,13 @@ class Applier:
     """One apply (or undo) inside the caller's write transaction."""
 
     def __init__(
-        self, ctx: Context, memories: MemoriesService, conn, proposal_row, now: float, reason: str = ""
+        self,
+        ctx: Context,
+        memories: MemoriesService,
+        conn: Connection,
+        proposal_row,
+        now: float,
+        reason: str = "",
     ) -> None:
         self.ctx, self.memories = ctx, memories
         self.conn, self.p, self.now = conn, proposal_row, now
@@ -279,12 +280,14 @@ def band(score: float) -> str:
     return "critical" if score >= 9 else "active" if score >= 5 else "dormant" if score >= 3 else "retired"
 
 
-def undo(conn, proposal_row) -> dict:
+def undo(conn: Connection, proposal_row) -> dict:
     """Put back exactly what apply found. Refuses if a touched row changed after the apply."""
     snap = load_json(proposal_row["snapshot"])
     if not snap:
         raise InvalidInput(f"proposal {proposal_row['id']} has no snapshot to undo")
     for table, rows in snap["after"].items():
+        if table not in ("memories", "rules"):
+            raise InvalidInput(f"proposal {proposal_row['id']}'s snapshot names an unknown table")
         for rid, row in rows.items():
             now_row = _row(conn, table, int(rid))
             if now_row != row:
@@ -307,7 +310,7 @@ def undo(conn, proposal_row) -> dict:
 
 
 def record(
-    conn,
+    conn: Connection,
     actor: str,
     pid: int,
     action: str,

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from engine.context import Context
 from engine.curator.types import Proposal, ProposalRow
 from engine.errors import EngineError
-from engine.sql import chunked, marks
+from engine.storage.port import Connection
 
 
 @dataclass
@@ -30,13 +31,14 @@ def member_info(ctx: Context, proposals: list[Proposal]) -> dict[tuple[str, int]
     want: dict[str, set[int]] = {"memory": set(), "rule": set()}
     for p in proposals:
         want[p.target_kind].update(p.members)
+
+    def read(c: Connection) -> dict[str, dict[int, tuple[Any, Any]]]:
+        return {kind: c.curator_queries.member_texts(kind, ids) for kind, ids in want.items() if ids}
+
     out: dict[tuple[str, int], tuple[str, str]] = {}
-    for kind, table, col in (("memory", "memories", "content"), ("rule", "rules", "text")):
-        for chunk in chunked(sorted(want[kind])):
-            for r in ctx.store.read(
-                f"SELECT id, {col}, agent FROM {table} WHERE id IN ({marks(len(chunk))})", tuple(chunk)
-            ):
-                out[(kind, int(r[0]))] = (str(r[1] or ""), str(r[2] or ""))
+    for kind, found in ctx.store.query(read).items():
+        for mid, (text, agent) in found.items():
+            out[(kind, mid)] = (str(text or ""), str(agent or ""))
     return out
 
 

@@ -12,18 +12,18 @@ from engine.curator.state import int_ as _int
 from engine.curator.state import skip as _skip
 from engine.curator.state import str_ as _str
 from engine.curator.union_find import UnionFind
-from engine.sql import marks
+from engine.storage.port import Connection
 
 DAY = 86400.0
 
 
-def rule_clusters(conn, settings, embedder, malformed: list | None = None) -> tuple[list[Candidate], dict]:
+def rule_clusters(
+    conn: Connection, settings, embedder, malformed: list | None = None
+) -> tuple[list[Candidate], dict]:
     """Near-duplicate rules of one agent: the same first N characters, or cosine >= threshold."""
     cs = settings.curator
     rows = []
-    for r in conn.execute(
-        "SELECT * FROM rules WHERE status != 'retired' AND absorbed_into IS NULL ORDER BY id"
-    ):
+    for r in conn.curator_queries.open_rules():
         with _skip(malformed, "rule", r):  # text a string, score finite, agent text: or skipped
             if not isinstance(r["text"], str) or not isinstance(r["agent"], str):
                 raise TypeError("text or agent is not text")
@@ -76,21 +76,13 @@ def rule_clusters(conn, settings, embedder, malformed: list | None = None) -> tu
 
 
 def archive_candidates(
-    conn, settings, now: float, malformed: list | None = None
+    conn: Connection, settings, now: float, malformed: list | None = None
 ) -> tuple[list[Candidate], dict]:
     """Active memories idle past the archive window; never pinned or core."""
     cs = settings.curator
-    last = "max(created_at, coalesce(last_accessed_at, 0), last_reinforced_at)"
-    stale = conn.execute(
-        f"SELECT count(*) FROM memories WHERE tier = 'active' AND pinned = 0 AND absorbed_into IS NULL"
-        f" AND {last} < ? AND {last} >= ?",
-        (now - cs.stale_days * DAY, now - cs.archive_days * DAY),
-    ).fetchone()[0]
-    rows = conn.execute(
-        f"SELECT id, {last} AS last FROM memories WHERE tier = 'active' AND pinned = 0"
-        f" AND absorbed_into IS NULL AND {last} < ? ORDER BY id",
-        (now - cs.archive_days * DAY,),
-    ).fetchall()
+    q = conn.curator_queries
+    stale = q.idle_memory_count(now - cs.stale_days * DAY, now - cs.archive_days * DAY)
+    rows = q.idle_memories(now - cs.archive_days * DAY)
     out = []
     for r in rows:
         with _skip(malformed, "memory", r):
@@ -109,19 +101,13 @@ def archive_candidates(
     return out, {"stale": int(stale)}
 
 
-def promote_candidates(conn, settings, malformed: list | None = None) -> list[Candidate]:
+def promote_candidates(conn: Connection, settings, malformed: list | None = None) -> list[Candidate]:
     """Learnings and discoveries reinforced repeatedly, not yet a rule."""
     cs = settings.curator
     cats = tuple(cs.promote_categories)
     if not cats:
         return []
-    rows = conn.execute(
-        f"SELECT * FROM memories WHERE category IN ({marks(len(cats))}) AND tier != 'archived'"
-        " AND absorbed_into IS NULL AND access_count >= ? AND NOT EXISTS (SELECT 1 FROM rules"
-        " WHERE json_valid(rules.metadata) AND json_extract(rules.metadata, '$.promoted_from') = memories.id)"
-        " ORDER BY id",
-        (*cats, int(cs.promote_min_reinforcements)),
-    ).fetchall()
+    rows = conn.curator_queries.promotable_memories(cats, int(cs.promote_min_reinforcements))
     out = []
     for r in rows:
         with _skip(malformed, "memory", r):
@@ -143,15 +129,12 @@ def promote_candidates(conn, settings, malformed: list | None = None) -> list[Ca
     return out
 
 
-def retire_candidates(conn, settings, now: float, malformed: list | None = None) -> list[Candidate]:
+def retire_candidates(
+    conn: Connection, settings, now: float, malformed: list | None = None
+) -> list[Candidate]:
     """Dormant rules unreinforced past the retire window; never pinned."""
     cs = settings.curator
-    last = "coalesce(last_reinforced_at, created_at)"
-    rows = conn.execute(
-        f"SELECT *, {last} AS last FROM rules WHERE status = 'dormant' AND pinned = 0 AND {last} < ?"
-        " ORDER BY id",
-        (now - cs.retire_days * DAY,),
-    ).fetchall()
+    rows = conn.curator_queries.dormant_rules(now - cs.retire_days * DAY)
     out = []
     for r in rows:
         with _skip(malformed, "rule", r):

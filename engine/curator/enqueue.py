@@ -11,13 +11,12 @@ from engine.curator import apply as curator_apply
 from engine.curator import state as curator_state
 from engine.curator.candidates import Candidate
 from engine.curator.memory_merge import merge_candidate
-from engine.sql import chunked, marks
-from engine.tables import proposals as proposals_table
+from engine.storage.indexes import VectorStore
+from engine.storage.port import Connection
 
 
-def insert_proposal(conn, actor: str, c: Candidate, run_id: int, now: float) -> int:
-    pid = proposals_table.insert_pending(
-        conn,
+def insert_proposal(conn: Connection, actor: str, c: Candidate, run_id: int, now: float) -> int:
+    pid = conn.proposals.insert_pending(
         c.kind,
         c.target_kind,
         json.dumps(c.members),
@@ -39,18 +38,15 @@ def insert_proposal(conn, actor: str, c: Candidate, run_id: int, now: float) -> 
     return pid
 
 
-def dedup(conn, backend, cands: list[Candidate]):
+def dedup(conn: Connection, backend: VectorStore, cands: list[Candidate]):
     """Drop what was proposed before (any status); grow a pending merge that gained members."""
-    seen = {r[0] for r in conn.execute("SELECT fingerprint FROM proposals")}
+    seen = conn.curator_queries.fingerprints()
     pending_of: dict[int, int] = {}
     pending_members: dict[int, list[int]] = {}
-    for r in conn.execute(
-        "SELECT id, members FROM proposals WHERE status = 'pending' AND kind = 'merge'"
-        " AND target_kind = 'memory'"
-    ):
-        pending_members[r[0]] = curator_state.parse_members(r[1])
-        for m in pending_members[r[0]]:
-            pending_of.setdefault(m, r[0])
+    for pid, members in conn.curator_queries.pending_memory_merges():
+        pending_members[pid] = curator_state.parse_members(members)
+        for m in pending_members[pid]:
+            pending_of.setdefault(m, pid)
     fresh: list[Candidate] = []
     updates: list[tuple[int, Candidate]] = []
     skipped = 0
@@ -76,16 +72,8 @@ def dedup(conn, backend, cands: list[Candidate]):
     return fresh, updates, skipped
 
 
-def grown_merge(conn, backend, members: list[int]) -> Candidate | None:
-    rows = {
-        int(r["id"]): r
-        for part in chunked(members)
-        for r in conn.execute(
-            f"SELECT * FROM memories WHERE id IN ({marks(len(part))}) AND tier != 'archived'"
-            " AND absorbed_into IS NULL",
-            part,
-        )
-    }
+def grown_merge(conn: Connection, backend: VectorStore, members: list[int]) -> Candidate | None:
+    rows = conn.curator_queries.live_memory_rows(members)
     vecs = {int(r[0]): np.frombuffer(r[1], dtype=np.float32) for r in backend.entries(conn, members)}
     keep = [m for m in members if m in rows and m in vecs]
     if len(keep) < 2:

@@ -10,16 +10,16 @@ from engine.curator.candidates import Candidate, content_sha, fingerprint
 from engine.curator.risky import numeric_risk
 from engine.curator.state import skip as _skip
 from engine.curator.union_find import UnionFind
-from engine.sql import marks
 from engine.storage.curator import CuratorReads
 from engine.storage.indexes import VectorStore
+from engine.storage.port import Connection
 
 DIM = 384  # all-MiniLM-L6-v2: the width of an empty matrix
 BLOCK = 256  # rows of new vectors per matrix product (bounds memory: 256 x N floats)
 
 
 def load_vectors(
-    conn, reads: CuratorReads | None, vectors: VectorStore
+    conn: Connection, reads: CuratorReads | None, vectors: VectorStore
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """(ids, vectors, row, agents) of every mergeable memory (core/active, not absorbed, embedded):
     the vector of ids[i] is vectors[row[i]] (no copy of the whole matrix is made to reorder it).
@@ -30,10 +30,7 @@ def load_vectors(
         np.zeros(0, dtype=np.int64),
         [],
     )
-    meta = conn.execute(
-        "SELECT id, agent FROM memories WHERE tier IN ('core', 'active')"
-        " AND absorbed_into IS NULL AND embedded = 1 ORDER BY id"
-    ).fetchall()
+    meta = conn.curator_queries.mergeable_memories()
     if not meta:
         return empty
     want = np.fromiter((r[0] for r in meta), dtype=np.int64, count=len(meta))
@@ -47,12 +44,7 @@ def load_vectors(
         ok = vids[order][pos] == want
         keep = np.nonzero(ok)[0]
         return want[keep], vmat, order[pos[keep]], [agents[i] for i in keep.tolist()]
-    agent_of = {
-        int(r[0]): r[1]
-        for r in conn.execute(
-            "SELECT id, agent FROM memories WHERE tier IN ('core', 'active') AND absorbed_into IS NULL"
-        )
-    }
+    agent_of = conn.curator_queries.unabsorbed_memory_agents()
     rows = sorted((int(r[0]), r[1]) for batch in vectors.scan(conn) for r in batch if int(r[0]) in agent_of)
     if not rows:
         return empty
@@ -67,7 +59,7 @@ def pairwise(mat: np.ndarray) -> list[list[float]]:
 
 
 def memory_clusters(
-    conn,
+    conn: Connection,
     settings,
     new_ids: set[int] | None,
     progress=None,
@@ -112,7 +104,7 @@ def memory_clusters(
     groups = uf.groups()
     if not groups:
         return [], stats
-    members_rows = _memory_rows(conn, [m for g in groups for m in g])
+    members_rows = conn.curator_queries.memory_rows([m for g in groups for m in g])
     wanted = np.asarray(sorted({m for g in groups for m in g}), dtype=np.int64)
     index = dict(
         zip(wanted.tolist(), where[np.searchsorted(ids, wanted)].tolist(), strict=True)
@@ -144,15 +136,6 @@ def _strength_key(r) -> tuple:
         -int(r["access_count"]),
         int(r["id"]),
     )
-
-
-def _memory_rows(conn, ids: list[int]) -> dict[int, object]:
-    out = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        for r in conn.execute(f"SELECT * FROM memories WHERE id IN ({marks(len(chunk))})", chunk):
-            out[int(r["id"])] = r
-    return out
 
 
 def merge_candidate(members: list[int], rows: dict, vecs: np.ndarray) -> Candidate:

@@ -20,7 +20,7 @@ from engine.curator.types import (
 )
 from engine.errors import InvalidInput, NotFound, cut
 from engine.memories import MemoriesService
-from engine.sql import chunked, marks
+from engine.storage.port import Connection
 
 
 class ProposalQueue:
@@ -31,26 +31,27 @@ class ProposalQueue:
         self.memories = memories  # member strengths for display
 
     def member_texts(self, proposals: builtins.list[Proposal]) -> dict:
+        """(target kind, id) -> the member's text now ("" when it is gone), for the report."""
+        want: dict[str, set[int]] = {"memory": set(), "rule": set()}
+        for p in proposals:
+            want[_kind(p.target_kind)].update(p.members)
+
+        def read(c: Connection) -> dict:
+            return {k: c.curator_queries.member_texts(k, ids) for k, ids in want.items() if ids}
+
+        found = self.ctx.store.query(read)
         out = {}
         for p in proposals:
-            table, col = ("memories", "content") if p.target_kind == "memory" else ("rules", "text")
             for m in p.members:
-                r = self.ctx.store.read_one(f"SELECT {col} FROM {table} WHERE id = ?", (m,))
-                out[(p.target_kind, m)] = r[0] if r else ""
+                got = found.get(_kind(p.target_kind), {}).get(m)
+                out[(p.target_kind, m)] = got[0] if got else ""
         return out
 
     def proposals(self, ids: builtins.list[int]) -> builtins.list[Proposal]:
         if not ids:
             return []
-        out = []
-        for chunk in chunked(ids):
-            out += [
-                row_to_proposal(r)
-                for r in self.ctx.store.read(
-                    f"SELECT * FROM proposals WHERE id IN ({marks(len(chunk))}) ORDER BY id", tuple(chunk)
-                )
-            ]
-        return out
+        rows = self.ctx.store.query(lambda c: c.curator_queries.proposals(ids))
+        return [row_to_proposal(r) for r in rows]
 
     def list(
         self, status: str | None = None, kind: str | None = None, limit: int = 1000
@@ -59,27 +60,19 @@ class ProposalQueue:
             raise InvalidInput(f"unknown status {cut(status)}; use one of {', '.join(PROPOSAL_STATUSES)}")
         if kind is not None and kind not in PROPOSAL_KINDS:
             raise InvalidInput(f"unknown kind {cut(kind)}; use one of {', '.join(PROPOSAL_KINDS)}")
-        where: builtins.list[str] = ["1=1"]
-        params: builtins.list[object] = []
-        if status:
-            where.append("status = ?")
-            params.append(status)
-        if kind:
-            where.append("kind = ?")
-            params.append(kind)
-        rows = self.ctx.store.read(
-            f"SELECT * FROM proposals WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
-            (*params, int(limit)),
-        )
+        rows = self.ctx.store.query(lambda c: c.curator_queries.list_proposals(status, kind, int(limit)))
         return [row_to_proposal(r) for r in rows]
 
     def get(self, proposal_id: int) -> ProposalDetail:
         p = row_to_proposal(self.row(proposal_id))
         members: builtins.list[ProposalMember] = []
         vecs = {}
+        rows = self.ctx.store.query(
+            lambda c: {m: c.curator_queries.member(_kind(p.target_kind), m) for m in p.members}
+        )
         for m in p.members:
+            r = rows[m]
             if p.target_kind == "memory":
-                r = self.ctx.store.read_one("SELECT * FROM memories WHERE id = ?", (m,))
                 v = self.ctx.vectors.vector_of(m) if r is not None else None
                 if v is not None:
                     vecs[m] = v
@@ -96,7 +89,6 @@ class ProposalQueue:
                     else ProposalMember(m, "memory", "", "gone", 0.0, "", exists=False)
                 )
             else:
-                r = self.ctx.store.read_one("SELECT * FROM rules WHERE id = ?", (m,))
                 members.append(
                     ProposalMember(
                         m,
@@ -126,24 +118,21 @@ class ProposalQueue:
             pid = int(proposal_id)
         except (TypeError, ValueError):
             raise InvalidInput(f"a proposal id is a whole number, not {cut(proposal_id)}") from None
-        r = self.ctx.store.read_one("SELECT * FROM proposals WHERE id = ?", (pid,))
+        r = self.ctx.store.query(lambda c: c.curator_queries.proposal(pid))
         if r is None:
             raise NotFound(f"no proposal with id {pid}")
         return r
 
     def runs(self, limit: int = 50) -> builtins.list[CuratorRun]:
-        rows = self.ctx.store.read("SELECT * FROM curator_runs ORDER BY id DESC LIMIT ?", (int(limit),))
+        rows = self.ctx.store.query(lambda c: c.curator_queries.runs(int(limit)))
         return [run_from_row(r, []) for r in rows]
 
     def latest_run(self) -> CuratorRun | None:
         """The last real run, with the proposals it made (the Curator pane's report view)."""
-        r = self.ctx.store.read_one("SELECT * FROM curator_runs WHERE dry_run = 0 ORDER BY id DESC LIMIT 1")
+        r = self.ctx.store.query(lambda c: c.curator_queries.latest_run())
         if r is None:
             return None
-        ids = [
-            x[0]
-            for x in self.ctx.store.read("SELECT id FROM proposals WHERE run_id = ? ORDER BY id", (r["id"],))
-        ]
+        ids = self.ctx.store.query(lambda c: c.curator_queries.run_proposal_ids(r["id"]))
         return run_from_row(r, self.proposals(ids))
 
     def latest_report(self) -> str | None:
@@ -153,3 +142,8 @@ class ProposalQueue:
             return None
         f = Path(run.report_dir) / "REPORT.md"
         return f.read_text(encoding="utf-8") if f.exists() else None
+
+
+def _kind(target_kind: str) -> str:
+    """The table a member is read from: memories for a memory proposal, rules otherwise."""
+    return "memory" if target_kind == "memory" else "rule"

@@ -19,6 +19,7 @@ from engine.curator.memory_merge import load_vectors as load_vectors  # re-expor
 from engine.curator.memory_merge import memory_clusters
 from engine.storage.curator import CuratorReads
 from engine.storage.indexes import VectorStore
+from engine.storage.port import Connection
 
 
 @dataclass
@@ -29,23 +30,19 @@ class ScanResult:
     watermark: int = 0
 
 
-def changed_since(conn, since: float | None, watermark: int | None) -> set[int] | None:
+def changed_since(conn: Connection, since: float | None, watermark: int | None) -> set[int] | None:
     """Memories new since the watermark, or edited/restored since the last run (None: all)."""
     if watermark is None or since is None:
         return None
-    new = {int(r[0]) for r in conn.execute("SELECT id FROM memories WHERE id > ?", (watermark,))}
-    for r in conn.execute(
-        "SELECT target_id FROM audit WHERE at >= ? AND target_kind = 'memory'"
-        " AND action IN ('edit', 'restore')",
-        (since,),
-    ):
+    new = set(conn.curator_queries.memory_ids_after(watermark))
+    for target in conn.curator_queries.edited_memory_targets(since):
         with contextlib.suppress(ValueError):
-            new.add(int(r[0]))
+            new.add(int(target))
     return new
 
 
 def scan(
-    conn,
+    conn: Connection,
     settings,
     now: float,
     *,
@@ -59,7 +56,7 @@ def scan(
     """Every detector, in one read snapshot."""
     out = ScanResult()
     t = time.perf_counter()
-    out.watermark = int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
+    out.watermark = conn.curator_queries.max_memory_id()
     new_ids = changed_since(conn, since, watermark)
     out.counts["incremental"] = new_ids is not None
     out.counts["new_or_changed"] = None if new_ids is None else len(new_ids)

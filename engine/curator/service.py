@@ -29,10 +29,10 @@ from engine.curator.types import (
     ProposalDetail,
     ProposalRow,
 )
-from engine.errors import InvalidInput
+from engine.errors import InvalidInput, NotFound
 from engine.memories import MemoriesService
 from engine.memory_input import check_text
-from engine.tables import proposals as proposals_table
+from engine.storage.port import Connection
 from engine.types import load_json
 
 
@@ -54,10 +54,7 @@ class Curator:
         store, clock = self.ctx.store, self.ctx.clock
         started = clock.now()
         t0 = time.perf_counter()
-        prev = store.read_one(
-            "SELECT * FROM curator_runs WHERE dry_run = 0 AND finished_at IS NOT NULL"
-            " ORDER BY id DESC LIMIT 1"
-        )
+        prev = store.query(lambda c: c.curator_queries.latest_run(finished=True))
         embedder = self.ctx.embedder
         emb = embedder.require() if use_model else (embedder.get() if use_model is None else None)
         with store.reading() as conn:
@@ -92,19 +89,12 @@ class Curator:
         res.timings["total"] = round(time.perf_counter() - t0, 4)
         folder = None if dry_run else curator_report.report_dir_for(self.ctx.path, started)
 
-        def write(conn):
+        def write(conn: Connection) -> tuple[int, builtins.list[int]]:
             doc = {**counts, "timings": res.timings}
-            run_id = int(
-                conn.execute(
-                    "INSERT INTO curator_runs(started_at, finished_at, dry_run, counts, report_dir,"
-                    " watermark) VALUES (?,?,0,?,?,?) RETURNING id",
-                    (started, finished, json.dumps(doc), str(folder), res.watermark),
-                ).fetchall()[0][0]
-            )
+            run_id = conn.curator_runs.insert(started, finished, json.dumps(doc), str(folder), res.watermark)
             ids = [insert_proposal(conn, self.ctx.actor, c, run_id, started) for c in fresh]
             for pid, c in updates:
-                proposals_table.regrow(
-                    conn,
+                conn.proposals.regrow(
                     pid,
                     json.dumps(c.members),
                     c.survivor_text,
@@ -209,11 +199,11 @@ class Curator:
         now = self.ctx.clock.now()
         vector = self._vector_for(r, text) if apply else None
 
-        def write(conn):
-            cur = conn.execute("SELECT status FROM proposals WHERE id = ?", (r["id"],)).fetchone()
-            if cur[0] != "pending":
-                raise InvalidInput(f"proposal {r['id']} is {cur[0]}; only a pending proposal can be approved")
-            proposals_table.approved(conn, r["id"], now, self.ctx.actor, reason, text)
+        def write(conn: Connection) -> None:
+            cur = conn.curator_queries.proposal_status(r["id"])
+            if cur != "pending":
+                raise InvalidInput(f"proposal {r['id']} is {cur}; only a pending proposal can be approved")
+            conn.proposals.approved(r["id"], now, self.ctx.actor, reason, text)
             curator_apply.record(
                 conn,
                 self.ctx.actor,
@@ -239,17 +229,20 @@ class Curator:
             return None
         ev = load_json(r["evidence"])
         base = text if text is not None else r["survivor_text"]
-        surv = self.ctx.store.read_one("SELECT content FROM memories WHERE id = ?", (ev.get("survivor_id"),))
-        if surv is not None and base == surv[0]:
+        sid = ev.get("survivor_id")
+        surv = self.ctx.store.query(lambda c: c.curator_queries.member("memory", sid))
+        if surv is not None and base == surv["content"]:
             return None  # apply copies the survivor's vector
         emb = self.ctx.embedder.get()
         return emb.embed([base])[0] if emb is not None else None
 
-    def _apply_in(self, conn, pid: int, now: float, reason: str, vector) -> None:
-        row = conn.execute("SELECT * FROM proposals WHERE id = ?", (pid,)).fetchone()
+    def _apply_in(self, conn: Connection, pid: int, now: float, reason: str, vector) -> None:
+        row = conn.curator_queries.proposal(pid)
+        if row is None:
+            raise NotFound(f"no proposal with id {pid}")
         ap = curator_apply.Applier(self.ctx, self.memories, conn, row, now, reason)
         result, snapshot = ap.apply(row["survivor_text"], vector)
-        proposals_table.applied(conn, pid, now, result, json.dumps(snapshot, ensure_ascii=False))
+        conn.proposals.applied(pid, now, result, json.dumps(snapshot, ensure_ascii=False))
         curator_apply.record(
             conn,
             self.ctx.actor,
@@ -275,8 +268,8 @@ class Curator:
             )
         now = self.ctx.clock.now()
 
-        def write(conn):
-            proposals_table.rejected(conn, r["id"], now, self.ctx.actor, reason)
+        def write(conn: Connection) -> None:
+            conn.proposals.rejected(r["id"], now, self.ctx.actor, reason)
             curator_apply.record(
                 conn,
                 self.ctx.actor,
@@ -320,8 +313,7 @@ class Curator:
         return curator_bulk.decide_each(ids, lambda i: self.reject(i, reason), self._status)
 
     def _status(self, proposal_id: int) -> str | None:
-        r = self.ctx.store.read_one("SELECT status FROM proposals WHERE id = ?", (int(proposal_id),))
-        return None if r is None else str(r[0])
+        return self.ctx.store.query(lambda c: c.curator_queries.proposal_status(int(proposal_id)))
 
     def undo(self, proposal_id: int, reason: str = "") -> Proposal:
         """Restore exactly the state before the apply (refused if a touched row changed since)."""
@@ -330,14 +322,16 @@ class Curator:
             raise InvalidInput(f"proposal {r['id']} is {r['status']}; only an applied proposal can be undone")
         now = self.ctx.clock.now()
 
-        def write(conn):
-            row = conn.execute("SELECT * FROM proposals WHERE id = ?", (r["id"],)).fetchone()
+        def write(conn: Connection) -> None:
+            row = conn.curator_queries.proposal(r["id"])
+            if row is None:
+                raise NotFound(f"no proposal with id {r['id']}")
             if row["status"] != "applied":
                 raise InvalidInput(
                     f"proposal {r['id']} is {row['status']}; only an applied proposal can be undone"
                 )
             done = curator_apply.undo(conn, row)
-            proposals_table.undone(conn, r["id"], now)
+            conn.proposals.undone(r["id"], now)
             curator_apply.record(
                 conn,
                 self.ctx.actor,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 
 from engine.errors import InvalidInput, cut
-from engine.sql import marks
+from engine.storage.port import Connection
 
 _MEMORY = (
     "content",
@@ -69,28 +69,24 @@ def _state(row, cols, h) -> dict:
     return out
 
 
-def member_state(conn, target_kind: str, members: list[int], h=None) -> dict:
+def member_state(conn: Connection, target_kind: str, members: list[int], h=None) -> dict:
     """{str(id): {column: value or keyed hash}} for the members as they are now."""
     h = h or hasher()
-    table, cols = ("memories", _MEMORY) if target_kind == "memory" else ("rules", _RULE)
+    kind, cols = ("memory", _MEMORY) if target_kind == "memory" else ("rule", _RULE)
     ids = [int(m) for m in members]
-    found = {}
-    for start in range(0, len(ids), 500):  # one query per 500 members, not one per member
-        chunk = ids[start : start + 500]
-        for r in conn.execute(
-            f"SELECT id, {', '.join(cols)} FROM {table} WHERE id IN ({marks(len(chunk))})", chunk
-        ):
-            found[int(r[0])] = _state(dict(zip(("id", *cols), r, strict=True)), cols, h)
+    found = {
+        mid: _state(row, cols, h) for mid, row in conn.curator_queries.member_columns(kind, ids, cols).items()
+    }
     return {str(m): found.get(m) for m in ids}
 
 
-def audit_mark(conn) -> int:
+def audit_mark(conn: Connection) -> int:
     """The last audit id when the members were read: any decision on a member after it (archive
     then restore leaves the columns as they were, yet someone decided) voids the proposal."""
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM audit").fetchone()[0])
+    return conn.curator_queries.audit_mark()
 
 
-def check_unchanged(conn, proposal_row, evidence: dict) -> None:
+def check_unchanged(conn: Connection, proposal_row, evidence: dict) -> None:
     """Refuse (InvalidInput, one line) if any member differs from what was proposed."""
     then = evidence.get("member_state")
     if not isinstance(then, dict):
@@ -99,11 +95,7 @@ def check_unchanged(conn, proposal_row, evidence: dict) -> None:
     mark = evidence.get("audit_mark")
     if isinstance(mark, int) and then:
         ids = [str(k) for k in then]
-        hit = conn.execute(
-            f"SELECT target_id, action FROM audit WHERE id > ? AND target_kind = ? AND target_id IN"
-            f" ({marks(len(ids))}) ORDER BY id LIMIT 1",
-            (mark, kind, *ids),
-        ).fetchone()
+        hit = conn.curator_queries.first_audit_after(mark, kind, ids)
         if hit is not None:
             raise InvalidInput(
                 f"proposal {pid} is stale: {kind} {hit[0]} changed since it was proposed"

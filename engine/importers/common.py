@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from engine.context import Context
     from engine.lifecycle.flows import Flows
     from engine.lifecycle.types import FlowStatus
+    from engine.storage.port import Connection
 
 # progress(advance, total): called with how many items were just done and how many there are.
 Progress = Callable[[int, int], None]
@@ -69,22 +70,18 @@ def tick(progress: Progress | None, total: int) -> Callable[[int], None]:
 
 
 # -- watermarks ----------------------------------------------------------------------------------
-def get_watermark(conn, source: str, default=None):
-    row = conn.execute("SELECT value FROM import_watermarks WHERE source = ?", (source,)).fetchone()
-    if row is None:
+def get_watermark(conn: Connection, source: str, default=None):
+    text = conn.import_watermarks.value(source)
+    if text is None:
         return default
     try:
-        return json.loads(row[0])
+        return json.loads(text)
     except ValueError:
         return default
 
 
-def set_watermark(conn, source: str, value, now: float) -> None:
-    conn.execute(
-        "INSERT INTO import_watermarks(source, value, updated_at) VALUES (?,?,?) "
-        "ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        (source, json.dumps(value, ensure_ascii=False, sort_keys=True), now),
-    )
+def set_watermark(conn: Connection, source: str, value, now: float) -> None:
+    conn.import_watermarks.put(source, json.dumps(value, ensure_ascii=False, sort_keys=True), now)
 
 
 # -- forgotten things stay forgotten -------------------------------------------------------------
@@ -110,13 +107,8 @@ def forgotten_content(conn, content: str, kind: str = "memory") -> bool:
 
 
 # -- memories ------------------------------------------------------------------------------------
-def memory_exists(conn, agent: str, content: str) -> bool:
-    return (
-        conn.execute(
-            "SELECT 1 FROM memories WHERE agent = ? AND content = ? LIMIT 1", (agent, content)
-        ).fetchone()
-        is not None
-    )
+def memory_exists(conn: Connection, agent: str, content: str) -> bool:
+    return conn.imports_queries.memory_exists(agent, content)
 
 
 def insert_memory(
@@ -171,7 +163,7 @@ def embed_new(ctx: Context, conn, ids: list[int]) -> int:
 # -- flows ---------------------------------------------------------------------------------------
 def upsert_flow(
     flows: Flows,
-    conn,
+    conn: Connection,
     *,
     name: str,
     agent: str,
@@ -188,10 +180,10 @@ def upsert_flow(
     Goes through `flows.add` (engine/lifecycle/flows.py), so flows imported here obey the same
     rules as any other; the importer's provenance goes in `metadata`. Flow names are unique
     across agents, so another agent's flow of the same name makes this one `agent/name`."""
-    row = conn.execute("SELECT * FROM flows WHERE name = ?", (name,)).fetchone()
+    row = conn.imports_queries.flow_named(name)
     if row is not None and row["agent"] != agent:
         name = f"{agent}/{name}"
-        row = conn.execute("SELECT * FROM flows WHERE name = ?", (name,)).fetchone()
+        row = conn.imports_queries.flow_named(name)
     steps_json = json.dumps(steps, ensure_ascii=False)
     trig_json = json.dumps(triggers, ensure_ascii=False)
     meta_json = json.dumps(metadata, ensure_ascii=False, sort_keys=True)

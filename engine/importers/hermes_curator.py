@@ -23,14 +23,7 @@ def import_curator_runs(conn, s: ImportSummary, files: FilesData, key: str, now:
     done = set(get_watermark(conn, key + "#curator", []) or [])
     for run in files.runs:
         step(1)
-        if (
-            run.id in done
-            or conn.execute(
-                "SELECT 1 FROM audit WHERE target_kind = 'hermes-curator-run' AND target_id = ?"
-                " AND actor = ? LIMIT 1",
-                (run.id, CURATOR_ACTOR),
-            ).fetchone()
-        ):
+        if run.id in done or conn.imports_queries.audited("hermes-curator-run", run.id, CURATOR_ACTOR):
             s.skip("curator run already imported")
             continue
         d, at = run.data, run.started_at if run.started_at is not None else now

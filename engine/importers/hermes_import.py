@@ -65,8 +65,8 @@ def import_home(
     # A FIFO, a device or a symlink out of the home is skipped with a warning, never opened.
     use_db = (db.exists() or db.is_symlink()) and regular_file(home.resolve(), db, state.warnings.append)
     if use_db:
-        wm = ctx.store.read_one("SELECT value FROM import_watermarks WHERE source = ?", (key + "#state.db",))
-        after = int(json.loads(wm[0]).get("message_id", 0)) if wm else 0
+        wm = ctx.store.query(lambda c: c.import_watermarks.value(key + "#state.db"))
+        after = int(json.loads(wm).get("message_id", 0)) if wm is not None else 0
         with tempfile.TemporaryDirectory(prefix="memconsole-hermes-") as tmp:  # 0700
             state = read_state(snapshot(db, Path(tmp), avoid=avoid), db, after_message_id=after)
     files = read_files(home, include_bundled=include_bundled, avoid=avoid)

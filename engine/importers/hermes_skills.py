@@ -50,11 +50,7 @@ def import_skills(
             "imported_from": key,
         }
         content = _skill_content(k)
-        row = conn.execute(
-            "SELECT id, content, tier, pinned, metadata FROM memories WHERE agent = ? AND"
-            " kind = 'procedural' AND json_extract(metadata, '$.hermes_skill') = ?",
-            (agent, k.name),
-        ).fetchone()
+        row = conn.imports_queries.skill_memory(agent, k.name)
         # A forgotten skill is known by its name (the memory's and the flow's tombstones) or by
         # its content; either keeps it out, here or from a copy of the home.
         if row is None and (

@@ -193,9 +193,8 @@ def ingest_file(
     sessions, messages, memories, forgotten = _drop_forgotten(ctx, sessions, messages, memories)
     known = {s["id"] for s in sessions}
     for where, m in messages:
-        if m["session_id"] not in known and not ctx.store.read_one(
-            "SELECT 1 FROM sessions WHERE id = ?", (m["session_id"],)
-        ):
+        sid = m["session_id"]
+        if sid not in known and not ctx.store.query(lambda c, sid=sid: c.imports_queries.session_exists(sid)):
             raise ImportFailed(f"{where}: message refers to unknown session {cut(m['session_id'])}")
     added = {"sessions": 0, "messages": 0, "memories": 0}
     skipped = 0
@@ -206,7 +205,7 @@ def ingest_file(
         skipped = 0
         held["messages"] = added["sessions"] = added["messages"] = 0  # it may run again (busy retry)
         for s in sessions:
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (s["id"],)).fetchone():
+            if conn.imports_queries.session_exists(s["id"]):
                 skipped += 1
             else:
                 sid = s["id"]
@@ -295,9 +294,7 @@ def _drop_forgotten(
         # Content is checked in sessions this database holds (a session new here is a
         # conversation the forget never saw; see importers/hermes_sessions.import_messages).
         held = {
-            sid
-            for sid in {m["session_id"] for _, m in messages}
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()
+            sid for sid in {m["session_id"] for _, m in messages} if conn.imports_queries.session_exists(sid)
         }
         keep_m = [
             (w, m)

@@ -40,8 +40,43 @@ class TableDump(Protocol):
 
     def has_table(self, conn: Any, name: str) -> bool: ...
 
-    def rows(self, conn: Any, table: str, cols: Sequence[str], where: str = "") -> Iterable[Any]:
-        """Every row of `table` (the `cols`), oldest first; `where` is a portable fragment."""
+    def rows(
+        self, conn: Any, table: str, cols: Sequence[str], *, leave_out: Sequence[str] = ()
+    ) -> Iterable[Any]:
+        """Every row of `table` (the `cols`), oldest first; `leave_out`: the keys (meta's `key`
+        column) of rows not read (a database's own identity rows)."""
+        ...
+
+    def count(self, conn: Any, table: str, *, leave_out: Sequence[str] = ()) -> int:
+        """How many rows `rows` would give."""
+        ...
+
+    def any_row(self, conn: Any, table: str) -> bool:
+        """`table` holds at least one row."""
+        ...
+
+    def row(self, conn: Any, table: str, key: Sequence[str], values: Sequence[Any]) -> dict[str, Any] | None:
+        """The whole row of `table` whose `key` columns hold `values` (column -> value), or None."""
+        ...
+
+    def has_id(self, conn: Any, table: str, row_id: int) -> bool:
+        """`table` holds a row with this id."""
+        ...
+
+    def meta(self, conn: Any) -> dict[str, Any]:
+        """Every meta row, key -> value."""
+        ...
+
+    def savepoint(self, conn: Any) -> None:
+        """Mark where a bulk batch starts, inside the caller's transaction (one mark at a time)."""
+        ...
+
+    def rollback_savepoint(self, conn: Any) -> None:
+        """Undo what was written since `savepoint` (the transaction goes on)."""
+        ...
+
+    def release_savepoint(self, conn: Any) -> None:
+        """Keep what was written since `savepoint`; the mark goes."""
         ...
 
     def memories_with_vectors(self, conn: Any, cols: Sequence[str]) -> Iterable[Any]:

@@ -88,7 +88,7 @@ def set_watermark(conn: Connection, source: str, value, now: float) -> None:
 # Tombstones (engine/tombstones.py) hold keyed hashes of a forgotten record's source identity and
 # content: the same record from the same source, a copy of that source elsewhere, or an export
 # written before the forget are all recognised, and no text is kept to recognise them by.
-def forgotten(conn, kind: str, *, ident: str | None = None, texts=()) -> bool:
+def forgotten(conn: Connection, kind: str, *, ident: str | None = None, texts=()) -> bool:
     """A tombstone of `kind` matches the identity or any of the texts."""
     if ident is not None and tombstones.is_forgotten(conn, kind=kind, ident=str(ident)):
         return True
@@ -97,11 +97,11 @@ def forgotten(conn, kind: str, *, ident: str | None = None, texts=()) -> bool:
     )
 
 
-def forgotten_session(conn, session_id: str) -> bool:
+def forgotten_session(conn: Connection, session_id: str) -> bool:
     return forgotten(conn, "session", ident=session_id)
 
 
-def forgotten_content(conn, content: str, kind: str = "memory") -> bool:
+def forgotten_content(conn: Connection, content: str, kind: str = "memory") -> bool:
     """A record of `kind` with this content was forgotten here."""
     return forgotten(conn, kind, texts=(content,))
 
@@ -112,7 +112,7 @@ def memory_exists(conn: Connection, agent: str, content: str) -> bool:
 
 
 def insert_memory(
-    conn,
+    conn: Connection,
     item: dict,
     *,
     actor: str,
@@ -148,7 +148,7 @@ def insert_memory(
     return mid
 
 
-def embed_new(ctx: Context, conn, ids: list[int]) -> int:
+def embed_new(ctx: Context, conn: Connection, ids: list[int]) -> int:
     """Vectors for just-inserted memories, only if a model is loaded now (never wait for one)."""
     emb = ctx.embedder.get()
     if emb is None or not ids:

@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.audit import log as audit
 from engine.importers.common import ImportSummary, get_watermark, set_watermark
 from engine.importers.hermes_files import FilesData
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 CURATOR_ACTOR = "hermes-curator"
 
@@ -17,7 +22,9 @@ _ITEMS = (
 )
 
 
-def import_curator_runs(conn, s: ImportSummary, files: FilesData, key: str, now: float, step) -> None:
+def import_curator_runs(
+    conn: Connection, s: ImportSummary, files: FilesData, key: str, now: float, step
+) -> None:
     """Each report becomes one audit row for the run and one per change it made, by
     `hermes-curator`, dated when the run started. A merge stays a merge, never a prune."""
     done = set(get_watermark(conn, key + "#curator", []) or [])

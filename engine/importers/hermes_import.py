@@ -35,6 +35,7 @@ from engine.importers.markdown import looks_like_preference
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 
 def default_agent(home: Path) -> str:
@@ -80,7 +81,7 @@ def import_home(
     )
     step = tick(progress, total)
 
-    def write(conn) -> ImportSummary:
+    def write(conn: Connection) -> ImportSummary:
         s = ImportSummary(source=str(home), format="hermes", dry_run=dry_run)
         for src in (state, files):
             for reason, n in src.skipped.items():
@@ -122,7 +123,7 @@ def import_home(
 
 def _memories(
     imp: Importers,
-    conn,
+    conn: Connection,
     s: ImportSummary,
     files: FilesData,
     state: StateData,

@@ -21,11 +21,12 @@ from engine.tables import sessions as sessions_table
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 
 def import_sessions(
     imp: Importers,
-    conn,
+    conn: Connection,
     s: ImportSummary,
     state: StateData,
     agent: str,
@@ -126,7 +127,7 @@ def _merge(live, source: dict, was, now: dict) -> dict:
     return {k: live[k] if k in live and was.get(k) == now[k] else v for k, v in source.items()}
 
 
-def _imported_ids(conn, session_id: str, cache: dict[str, set]) -> set:
+def _imported_ids(conn: Connection, session_id: str, cache: dict[str, set]) -> set:
     """Hermes message ids this session already holds (a copy of the home, or another path to
     it, has its own watermark: without this its messages would come in twice)."""
     if session_id not in cache:
@@ -136,7 +137,7 @@ def _imported_ids(conn, session_id: str, cache: dict[str, set]) -> set:
 
 def import_messages(
     imp: Importers,
-    conn,
+    conn: Connection,
     s: ImportSummary,
     state: StateData,
     after: int,

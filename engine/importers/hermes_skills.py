@@ -20,6 +20,7 @@ from engine.tables import memories as memories_table
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 
 def _skill_content(k: Skill) -> str:
@@ -28,7 +29,14 @@ def _skill_content(k: Skill) -> str:
 
 
 def import_skills(
-    imp: Importers, conn, s: ImportSummary, skills: list[Skill], agent: str, key: str, now: float, step
+    imp: Importers,
+    conn: Connection,
+    s: ImportSummary,
+    skills: list[Skill],
+    agent: str,
+    key: str,
+    now: float,
+    step,
 ) -> list[int]:
     live = {k.name for k in skills if not k.archived}
     ids = []

@@ -26,6 +26,7 @@ from engine.sessions import ROLES
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 _TIME_FIELDS = ("started_at", "ended_at", "at", "created_at")
 
@@ -192,15 +193,16 @@ def ingest_file(
             raise ImportFailed(f"{where}: {exc}") from None
     sessions, messages, memories, forgotten = _drop_forgotten(ctx, sessions, messages, memories)
     known = {s["id"] for s in sessions}
+    others = {m["session_id"] for _, m in messages} - known
+    missing = ctx.store.query(lambda c: {sid for sid in others if not c.imports_queries.session_exists(sid)})
     for where, m in messages:
-        sid = m["session_id"]
-        if sid not in known and not ctx.store.query(lambda c, sid=sid: c.imports_queries.session_exists(sid)):
+        if m["session_id"] in missing:
             raise ImportFailed(f"{where}: message refers to unknown session {cut(m['session_id'])}")
     added = {"sessions": 0, "messages": 0, "memories": 0}
     skipped = 0
     held = {"messages": 0}  # already in their session (a re-ingest): not added twice
 
-    def write_log(conn) -> int:
+    def write_log(conn: Connection) -> int:
         """Sessions and messages in one transaction (nested writes join it)."""
         skipped = 0
         held["messages"] = added["sessions"] = added["messages"] = 0  # it may run again (busy retry)

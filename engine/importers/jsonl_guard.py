@@ -11,7 +11,7 @@ from its older exported copy (redacted, edited since) is kept as it is."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.forget.tombstones import flow_text
 from engine.importers.common import forgotten
@@ -59,7 +59,7 @@ def export_database_id(header: dict, records) -> str | None:
 class Guard:
     """Decides, row by row inside the restore's transaction, what is not restored and why."""
 
-    def __init__(self, conn: Any, same_db: bool, dump: TableDump) -> None:
+    def __init__(self, conn: Connection, same_db: bool, dump: TableDump) -> None:
         self.conn = conn
         self.same_db = same_db
         self.dump = dump

@@ -37,6 +37,7 @@ from engine.tables import memories as memories_table
 if TYPE_CHECKING:
     from engine.context import Context
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 FORMAT = "memconsole-jsonl"
 VERSION = 1
@@ -67,7 +68,7 @@ IDENTITY_META = ("app", "generation", "database_id", "pg_schema")
 DERIVED = {"vector_changes"}
 
 
-def tables(dump: TableDump, conn) -> list[tuple[str, list[str], list[str]]]:
+def tables(dump: TableDump, conn: Connection) -> list[tuple[str, list[str], list[str]]]:
     """(table, columns, primary-key columns) for every schema table present, parents first."""
     return dump.tables(conn, [name for name, _ in dump.declared() if name not in DERIVED])
 
@@ -308,7 +309,7 @@ def import_file(
     same_db = here is not None and export_database_id(header, records) == here
     step = tick(progress, len(records))
 
-    def write(conn) -> ImportSummary:
+    def write(conn: Connection) -> ImportSummary:
         s = ImportSummary(source=str(path), format="jsonl", dry_run=dry_run)
         dump.defer_foreign_keys(conn)  # rows arrive parents first anyway
         lines: dict[tuple[str, int], int] = {}  # (table, row key) -> line, for FK errors
@@ -357,7 +358,7 @@ def import_file(
 
 def _restore(
     dump: TableDump,
-    conn,
+    conn: Connection,
     table: str,
     pk: list[str],
     row: dict,
@@ -388,7 +389,7 @@ def _restore(
     return key
 
 
-def audit_restore(conn: Any, ctx: Context, name: str, s: ImportSummary) -> None:
+def audit_restore(conn: Connection, ctx: Context, name: str, s: ImportSummary) -> None:
     """The restore's own audit row (the same for the row-by-row restore and migrate's bulk copy)."""
     audit.append(
         conn,

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import ImportFailed, InvalidInput, cut
 from engine.importers import validate
 from engine.importers.common import ImportSummary
 from engine.importers.jsonl_io import TYPE_OF, audit_restore, only, tables
 from engine.storage.dump import TableDump, VectorRow
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 BATCH = 5000  # rows per executemany / COPY: memory stays bounded, a refusal is found quickly
 EXPORT_NAME = "migrate.jsonl"  # what the restore's audit row names, as when it was a JSONL file
@@ -54,7 +57,9 @@ def copy_all(source: Any, target: Any, label: str) -> Copied:
 class _Restore:
     """One run of the copy inside the target's write (the write may run it again on a retry)."""
 
-    def __init__(self, sdump: TableDump, rconn: Any, dump: TableDump, conn: Any, label: str) -> None:
+    def __init__(
+        self, sdump: TableDump, rconn: Connection, dump: TableDump, conn: Connection, label: str
+    ) -> None:
         self.sdump, self.rconn, self.dump, self.conn, self.label = sdump, rconn, dump, conn, label
         self.out = Copied()
         self.no = 1  # the export's line number of the current record (its header is line 1)

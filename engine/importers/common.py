@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from engine.context import Context
     from engine.lifecycle.flows import Flows
     from engine.lifecycle.types import FlowStatus
+    from engine.storage.port import Connection
 
 # progress(advance, total): called with how many items were just done and how many there are.
 Progress = Callable[[int, int], None]
@@ -69,29 +70,25 @@ def tick(progress: Progress | None, total: int) -> Callable[[int], None]:
 
 
 # -- watermarks ----------------------------------------------------------------------------------
-def get_watermark(conn, source: str, default=None):
-    row = conn.execute("SELECT value FROM import_watermarks WHERE source = ?", (source,)).fetchone()
-    if row is None:
+def get_watermark(conn: Connection, source: str, default=None):
+    text = conn.import_watermarks.value(source)
+    if text is None:
         return default
     try:
-        return json.loads(row[0])
+        return json.loads(text)
     except ValueError:
         return default
 
 
-def set_watermark(conn, source: str, value, now: float) -> None:
-    conn.execute(
-        "INSERT INTO import_watermarks(source, value, updated_at) VALUES (?,?,?) "
-        "ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        (source, json.dumps(value, ensure_ascii=False, sort_keys=True), now),
-    )
+def set_watermark(conn: Connection, source: str, value, now: float) -> None:
+    conn.import_watermarks.put(source, json.dumps(value, ensure_ascii=False, sort_keys=True), now)
 
 
 # -- forgotten things stay forgotten -------------------------------------------------------------
 # Tombstones (engine/tombstones.py) hold keyed hashes of a forgotten record's source identity and
 # content: the same record from the same source, a copy of that source elsewhere, or an export
 # written before the forget are all recognised, and no text is kept to recognise them by.
-def forgotten(conn, kind: str, *, ident: str | None = None, texts=()) -> bool:
+def forgotten(conn: Connection, kind: str, *, ident: str | None = None, texts=()) -> bool:
     """A tombstone of `kind` matches the identity or any of the texts."""
     if ident is not None and tombstones.is_forgotten(conn, kind=kind, ident=str(ident)):
         return True
@@ -100,27 +97,22 @@ def forgotten(conn, kind: str, *, ident: str | None = None, texts=()) -> bool:
     )
 
 
-def forgotten_session(conn, session_id: str) -> bool:
+def forgotten_session(conn: Connection, session_id: str) -> bool:
     return forgotten(conn, "session", ident=session_id)
 
 
-def forgotten_content(conn, content: str, kind: str = "memory") -> bool:
+def forgotten_content(conn: Connection, content: str, kind: str = "memory") -> bool:
     """A record of `kind` with this content was forgotten here."""
     return forgotten(conn, kind, texts=(content,))
 
 
 # -- memories ------------------------------------------------------------------------------------
-def memory_exists(conn, agent: str, content: str) -> bool:
-    return (
-        conn.execute(
-            "SELECT 1 FROM memories WHERE agent = ? AND content = ? LIMIT 1", (agent, content)
-        ).fetchone()
-        is not None
-    )
+def memory_exists(conn: Connection, agent: str, content: str) -> bool:
+    return conn.imports_queries.memory_exists(agent, content)
 
 
 def insert_memory(
-    conn,
+    conn: Connection,
     item: dict,
     *,
     actor: str,
@@ -156,7 +148,7 @@ def insert_memory(
     return mid
 
 
-def embed_new(ctx: Context, conn, ids: list[int]) -> int:
+def embed_new(ctx: Context, conn: Connection, ids: list[int]) -> int:
     """Vectors for just-inserted memories, only if a model is loaded now (never wait for one)."""
     emb = ctx.embedder.get()
     if emb is None or not ids:
@@ -171,7 +163,7 @@ def embed_new(ctx: Context, conn, ids: list[int]) -> int:
 # -- flows ---------------------------------------------------------------------------------------
 def upsert_flow(
     flows: Flows,
-    conn,
+    conn: Connection,
     *,
     name: str,
     agent: str,
@@ -188,10 +180,10 @@ def upsert_flow(
     Goes through `flows.add` (engine/lifecycle/flows.py), so flows imported here obey the same
     rules as any other; the importer's provenance goes in `metadata`. Flow names are unique
     across agents, so another agent's flow of the same name makes this one `agent/name`."""
-    row = conn.execute("SELECT * FROM flows WHERE name = ?", (name,)).fetchone()
+    row = conn.imports_queries.flow_named(name)
     if row is not None and row["agent"] != agent:
         name = f"{agent}/{name}"
-        row = conn.execute("SELECT * FROM flows WHERE name = ?", (name,)).fetchone()
+        row = conn.imports_queries.flow_named(name)
     steps_json = json.dumps(steps, ensure_ascii=False)
     trig_json = json.dumps(triggers, ensure_ascii=False)
     meta_json = json.dumps(metadata, ensure_ascii=False, sort_keys=True)

@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.audit import log as audit
 from engine.importers.common import ImportSummary, get_watermark, set_watermark
 from engine.importers.hermes_files import FilesData
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 CURATOR_ACTOR = "hermes-curator"
 
@@ -17,20 +22,15 @@ _ITEMS = (
 )
 
 
-def import_curator_runs(conn, s: ImportSummary, files: FilesData, key: str, now: float, step) -> None:
+def import_curator_runs(
+    conn: Connection, s: ImportSummary, files: FilesData, key: str, now: float, step
+) -> None:
     """Each report becomes one audit row for the run and one per change it made, by
     `hermes-curator`, dated when the run started. A merge stays a merge, never a prune."""
     done = set(get_watermark(conn, key + "#curator", []) or [])
     for run in files.runs:
         step(1)
-        if (
-            run.id in done
-            or conn.execute(
-                "SELECT 1 FROM audit WHERE target_kind = 'hermes-curator-run' AND target_id = ?"
-                " AND actor = ? LIMIT 1",
-                (run.id, CURATOR_ACTOR),
-            ).fetchone()
-        ):
+        if run.id in done or conn.imports_queries.audited("hermes-curator-run", run.id, CURATOR_ACTOR):
             s.skip("curator run already imported")
             continue
         d, at = run.data, run.started_at if run.started_at is not None else now

@@ -35,6 +35,7 @@ from engine.importers.markdown import looks_like_preference
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 
 def default_agent(home: Path) -> str:
@@ -65,8 +66,8 @@ def import_home(
     # A FIFO, a device or a symlink out of the home is skipped with a warning, never opened.
     use_db = (db.exists() or db.is_symlink()) and regular_file(home.resolve(), db, state.warnings.append)
     if use_db:
-        wm = ctx.store.read_one("SELECT value FROM import_watermarks WHERE source = ?", (key + "#state.db",))
-        after = int(json.loads(wm[0]).get("message_id", 0)) if wm else 0
+        wm = ctx.store.query(lambda c: c.import_watermarks.value(key + "#state.db"))
+        after = int(json.loads(wm).get("message_id", 0)) if wm is not None else 0
         with tempfile.TemporaryDirectory(prefix="memconsole-hermes-") as tmp:  # 0700
             state = read_state(snapshot(db, Path(tmp), avoid=avoid), db, after_message_id=after)
     files = read_files(home, include_bundled=include_bundled, avoid=avoid)
@@ -80,7 +81,7 @@ def import_home(
     )
     step = tick(progress, total)
 
-    def write(conn) -> ImportSummary:
+    def write(conn: Connection) -> ImportSummary:
         s = ImportSummary(source=str(home), format="hermes", dry_run=dry_run)
         for src in (state, files):
             for reason, n in src.skipped.items():
@@ -122,7 +123,7 @@ def import_home(
 
 def _memories(
     imp: Importers,
-    conn,
+    conn: Connection,
     s: ImportSummary,
     files: FilesData,
     state: StateData,

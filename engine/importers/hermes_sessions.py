@@ -21,11 +21,12 @@ from engine.tables import sessions as sessions_table
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 
 def import_sessions(
     imp: Importers,
-    conn,
+    conn: Connection,
     s: ImportSummary,
     state: StateData,
     agent: str,
@@ -39,9 +40,7 @@ def import_sessions(
     blocked: set[str] = set()
     for hs in state.sessions:
         step(1)
-        row = conn.execute(
-            "SELECT agent, title, ended_at, metadata FROM sessions WHERE id = ?", (hs.id,)
-        ).fetchone()
+        row = conn.imports_queries.session_state(hs.id)
         if row is None and forgotten_session(conn, hs.id):
             blocked.add(hs.id)
             s.skip("session was forgotten here (tombstone)")
@@ -128,23 +127,17 @@ def _merge(live, source: dict, was, now: dict) -> dict:
     return {k: live[k] if k in live and was.get(k) == now[k] else v for k, v in source.items()}
 
 
-def _imported_ids(conn, session_id: str, cache: dict[str, set]) -> set:
+def _imported_ids(conn: Connection, session_id: str, cache: dict[str, set]) -> set:
     """Hermes message ids this session already holds (a copy of the home, or another path to
     it, has its own watermark: without this its messages would come in twice)."""
     if session_id not in cache:
-        cache[session_id] = {  # as text: json_extract is typed on SQLite, text on PostgreSQL
-            str(r[0])
-            for r in conn.execute(
-                "SELECT json_extract(metadata, '$.hermes_id') FROM messages WHERE session_id = ?",
-                (session_id,),
-            )
-        }
+        cache[session_id] = conn.imports_queries.hermes_message_ids(session_id)
     return cache[session_id]
 
 
 def import_messages(
     imp: Importers,
-    conn,
+    conn: Connection,
     s: ImportSummary,
     state: StateData,
     after: int,

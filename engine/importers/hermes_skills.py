@@ -20,6 +20,7 @@ from engine.tables import memories as memories_table
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 
 def _skill_content(k: Skill) -> str:
@@ -28,7 +29,14 @@ def _skill_content(k: Skill) -> str:
 
 
 def import_skills(
-    imp: Importers, conn, s: ImportSummary, skills: list[Skill], agent: str, key: str, now: float, step
+    imp: Importers,
+    conn: Connection,
+    s: ImportSummary,
+    skills: list[Skill],
+    agent: str,
+    key: str,
+    now: float,
+    step,
 ) -> list[int]:
     live = {k.name for k in skills if not k.archived}
     ids = []
@@ -50,11 +58,7 @@ def import_skills(
             "imported_from": key,
         }
         content = _skill_content(k)
-        row = conn.execute(
-            "SELECT id, content, tier, pinned, metadata FROM memories WHERE agent = ? AND"
-            " kind = 'procedural' AND json_extract(metadata, '$.hermes_skill') = ?",
-            (agent, k.name),
-        ).fetchone()
+        row = conn.imports_queries.skill_memory(agent, k.name)
         # A forgotten skill is known by its name (the memory's and the flow's tombstones) or by
         # its content; either keeps it out, here or from a copy of the home.
         if row is None and (

@@ -26,6 +26,7 @@ from engine.sessions import ROLES
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 _TIME_FIELDS = ("started_at", "ended_at", "at", "created_at")
 
@@ -192,21 +193,21 @@ def ingest_file(
             raise ImportFailed(f"{where}: {exc}") from None
     sessions, messages, memories, forgotten = _drop_forgotten(ctx, sessions, messages, memories)
     known = {s["id"] for s in sessions}
+    others = {m["session_id"] for _, m in messages} - known
+    missing = ctx.store.query(lambda c: {sid for sid in others if not c.imports_queries.session_exists(sid)})
     for where, m in messages:
-        if m["session_id"] not in known and not ctx.store.read_one(
-            "SELECT 1 FROM sessions WHERE id = ?", (m["session_id"],)
-        ):
+        if m["session_id"] in missing:
             raise ImportFailed(f"{where}: message refers to unknown session {cut(m['session_id'])}")
     added = {"sessions": 0, "messages": 0, "memories": 0}
     skipped = 0
     held = {"messages": 0}  # already in their session (a re-ingest): not added twice
 
-    def write_log(conn) -> int:
+    def write_log(conn: Connection) -> int:
         """Sessions and messages in one transaction (nested writes join it)."""
         skipped = 0
         held["messages"] = added["sessions"] = added["messages"] = 0  # it may run again (busy retry)
         for s in sessions:
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (s["id"],)).fetchone():
+            if conn.imports_queries.session_exists(s["id"]):
                 skipped += 1
             else:
                 sid = s["id"]
@@ -295,9 +296,7 @@ def _drop_forgotten(
         # Content is checked in sessions this database holds (a session new here is a
         # conversation the forget never saw; see importers/hermes_sessions.import_messages).
         held = {
-            sid
-            for sid in {m["session_id"] for _, m in messages}
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()
+            sid for sid in {m["session_id"] for _, m in messages} if conn.imports_queries.session_exists(sid)
         }
         keep_m = [
             (w, m)

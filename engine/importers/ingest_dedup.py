@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.tables import sessions as sessions_table
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 
 def _h(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def new_messages(conn: Any, session_id: str, messages: list[dict]) -> tuple[list[dict], int]:
+def new_messages(conn: Connection, session_id: str, messages: list[dict]) -> tuple[list[dict], int]:
     """(the messages of `messages` the session does not hold yet, how many it already held)."""
     held = sessions_table.held_messages(conn, session_id)
     if not held:

@@ -11,11 +11,14 @@ from its older exported copy (redacted, edited since) is kept as it is."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.forget.tombstones import flow_text
 from engine.importers.common import forgotten
 from engine.storage.dump import TableDump
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 # Integer-keyed tables whose deleted rows a same-database restore must not re-create.
 NEVER_RECREATE = (
@@ -39,12 +42,8 @@ CHILDREN = {
 }
 
 
-def database_id(conn) -> str | None:
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'database_id'").fetchone()
-    except Exception:  # noqa: BLE001 - no meta table: not one of ours yet
-        return None
-    return row[0] if row and row[0] else None
+def database_id(conn: Connection) -> str | None:
+    return conn.imports_queries.database_id()
 
 
 def export_database_id(header: dict, records) -> str | None:
@@ -60,7 +59,7 @@ def export_database_id(header: dict, records) -> str | None:
 class Guard:
     """Decides, row by row inside the restore's transaction, what is not restored and why."""
 
-    def __init__(self, conn: Any, same_db: bool, dump: TableDump) -> None:
+    def __init__(self, conn: Connection, same_db: bool, dump: TableDump) -> None:
         self.conn = conn
         self.same_db = same_db
         self.dump = dump
@@ -91,10 +90,15 @@ class Guard:
         if child and row.get(child[0]) in self.skipped.get(child[1], ()):
             return f"its {child[1][:-1]} was not restored"
         why = self._forgotten(table, row)
-        if why is None and self.same_db and table in NEVER_RECREATE and isinstance(row.get("id"), int):
-            have = self.conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (row["id"],)).fetchone()
-            if have is None and row["id"] <= self._high_water(table):
-                why = "deleted from this database since the export"
+        if (
+            why is None
+            and self.same_db
+            and table in NEVER_RECREATE
+            and isinstance(row.get("id"), int)
+            and not self.dump.has_id(self.conn, table, row["id"])
+            and row["id"] <= self._high_water(table)
+        ):
+            why = "deleted from this database since the export"
         if why is not None:
             key = row.get("id")
             if key is not None:

@@ -37,6 +37,7 @@ from engine.tables import memories as memories_table
 if TYPE_CHECKING:
     from engine.context import Context
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 FORMAT = "memconsole-jsonl"
 VERSION = 1
@@ -67,7 +68,7 @@ IDENTITY_META = ("app", "generation", "database_id", "pg_schema")
 DERIVED = {"vector_changes"}
 
 
-def tables(dump: TableDump, conn) -> list[tuple[str, list[str], list[str]]]:
+def tables(dump: TableDump, conn: Connection) -> list[tuple[str, list[str], list[str]]]:
     """(table, columns, primary-key columns) for every schema table present, parents first."""
     return dump.tables(conn, [name for name, _ in dump.declared() if name not in DERIVED])
 
@@ -84,12 +85,11 @@ def _dec(v):
     return v
 
 
-def _only(table: str) -> str:
-    """The file's own identity (meta app/generation/database_id) is no record to move: the
-    header carries the exporting database's id, and the restoring database keeps its own."""
-    if table != "meta":
-        return ""
-    return " WHERE key NOT IN (" + ", ".join(f"'{k}'" for k in IDENTITY_META) + ")"
+def only(table: str) -> tuple[str, ...]:
+    """The keys of the rows of `table` left out: the file's own identity (meta
+    app/generation/database_id) is no record to move: the header carries the exporting database's
+    id, and the restoring database keeps its own."""
+    return IDENTITY_META if table == "meta" else ()
 
 
 def _dumps(rec: dict) -> str:
@@ -101,10 +101,7 @@ def export_records(imp: Importers, *, vectors: bool = True) -> Iterator[dict[str
     dump = imp.ctx.store.dump
     with imp.ctx.store.reading() as conn:
         tabs = tables(dump, conn)
-        counts = {
-            TYPE_OF.get(t, t): conn.execute(f"SELECT count(*) FROM {t}{_only(t)}").fetchone()[0]
-            for t, _, _ in tabs
-        }
+        counts = {TYPE_OF.get(t, t): dump.count(conn, t, leave_out=only(t)) for t, _, _ in tabs}
         yield {
             "type": "header",
             "format": FORMAT,
@@ -119,7 +116,9 @@ def export_records(imp: Importers, *, vectors: bool = True) -> Iterator[dict[str
             rtype = TYPE_OF.get(t, t)
             with_vectors = t == "memories" and vectors
             rows = (
-                dump.memories_with_vectors(conn, cols) if with_vectors else dump.rows(conn, t, cols, _only(t))
+                dump.memories_with_vectors(conn, cols)
+                if with_vectors
+                else dump.rows(conn, t, cols, leave_out=only(t))
             )
             for r in rows:
                 rec = {"type": rtype, "row": {c: _enc(r[i]) for i, c in enumerate(cols)}}
@@ -310,7 +309,7 @@ def import_file(
     same_db = here is not None and export_database_id(header, records) == here
     step = tick(progress, len(records))
 
-    def write(conn) -> ImportSummary:
+    def write(conn: Connection) -> ImportSummary:
         s = ImportSummary(source=str(path), format="jsonl", dry_run=dry_run)
         dump.defer_foreign_keys(conn)  # rows arrive parents first anyway
         lines: dict[tuple[str, int], int] = {}  # (table, row key) -> line, for FK errors
@@ -359,7 +358,7 @@ def import_file(
 
 def _restore(
     dump: TableDump,
-    conn,
+    conn: Connection,
     table: str,
     pk: list[str],
     row: dict,
@@ -370,8 +369,7 @@ def _restore(
     """ "same" | "kept" for a row already there, else the new row's key (as foreign-key checks
     name it)."""
     if pk and all(k in row for k in pk):
-        where = " AND ".join(f"{k} = ?" for k in pk)
-        have = conn.execute(f"SELECT * FROM {table} WHERE {where}", [row[k] for k in pk]).fetchone()
+        have = dump.row(conn, table, pk, [row[k] for k in pk])
         if have is not None:
             # `embedded` only says whether a vector exists yet: not part of a row's identity.
             if all(have[c] == v for c, v in row.items() if c != "embedded"):
@@ -391,7 +389,7 @@ def _restore(
     return key
 
 
-def audit_restore(conn: Any, ctx: Context, name: str, s: ImportSummary) -> None:
+def audit_restore(conn: Connection, ctx: Context, name: str, s: ImportSummary) -> None:
     """The restore's own audit row (the same for the row-by-row restore and migrate's bulk copy)."""
     audit.append(
         conn,

@@ -24,6 +24,7 @@ from engine.memory_input import check_text, normalize_item
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
+    from engine.storage.port import Connection
 
 _BULLET = re.compile(r"^[-*+]\s+(.*)$")
 _NUMBERED = re.compile(r"^\s{0,3}\d+[.)]\s+(.*)$")
@@ -165,7 +166,7 @@ def import_file(
         items.append(item)
     step = tick(progress, len(items))
 
-    def write(conn) -> ImportSummary:
+    def write(conn: Connection) -> ImportSummary:
         s = ImportSummary(source=str(path), format="markdown", dry_run=dry_run)
         now, ids = ctx.clock.now(), []
         for item in items:

@@ -88,11 +88,7 @@ def _records(eng) -> int:
 
     store = eng.ctx.store
     with store.reading() as conn:
-        return sum(
-            int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
-            for t, _, _ in tables(store.dump, conn)
-            if t != "meta"
-        )
+        return sum(store.dump.count(conn, t) for t, _, _ in tables(store.dump, conn) if t != "meta")
 
 
 def _same_database(a, b) -> bool:

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import ImportFailed, InvalidInput, cut
 from engine.importers import validate
 from engine.importers.common import ImportSummary
-from engine.importers.jsonl_io import IDENTITY_META, TYPE_OF, audit_restore, tables
+from engine.importers.jsonl_io import TYPE_OF, audit_restore, only, tables
 from engine.storage.dump import TableDump, VectorRow
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 BATCH = 5000  # rows per executemany / COPY: memory stays bounded, a refusal is found quickly
 EXPORT_NAME = "migrate.jsonl"  # what the restore's audit row names, as when it was a JSONL file
@@ -51,17 +54,12 @@ def copy_all(source: Any, target: Any, label: str) -> Copied:
         )
 
 
-def _only(table: str) -> str:
-    """As the export: the file's identity rows of meta are no records to move."""
-    if table != "meta":
-        return ""
-    return " WHERE key NOT IN (" + ", ".join(f"'{k}'" for k in IDENTITY_META) + ")"
-
-
 class _Restore:
     """One run of the copy inside the target's write (the write may run it again on a retry)."""
 
-    def __init__(self, sdump: TableDump, rconn: Any, dump: TableDump, conn: Any, label: str) -> None:
+    def __init__(
+        self, sdump: TableDump, rconn: Connection, dump: TableDump, conn: Connection, label: str
+    ) -> None:
         self.sdump, self.rconn, self.dump, self.conn, self.label = sdump, rconn, dump, conn, label
         self.out = Copied()
         self.no = 1  # the export's line number of the current record (its header is line 1)
@@ -74,7 +72,7 @@ class _Restore:
         conn, dump = self.conn, self.dump
         live = {t: cols for t, cols, _ in tables(dump, conn)}
         for t in live:  # checked empty before: another writer may have been quicker since
-            if t != "meta" and conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() is not None:
+            if t != "meta" and dump.any_row(conn, t):
                 raise ImportFailed(
                     f"the target received {TYPE_OF.get(t, t)} records meanwhile; nothing was copied"
                 )
@@ -82,7 +80,7 @@ class _Restore:
         self.vlog = dump.has_table(conn, "vector_changes")
         dump.defer_foreign_keys(conn)  # rows come parents first anyway
         for table, cols, _ in tables(self.sdump, self.rconn):
-            rows = int(self.rconn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            rows = self.sdump.count(self.rconn, table)
             upkeep = dump.deferred_upkeep(conn, table, rows) if table in live else None
             self.table(table, cols, live.get(table), declared.get(table, {}))
             if upkeep is not None:
@@ -102,9 +100,9 @@ class _Restore:
         rows = (
             self.sdump.memories_with_vectors(self.rconn, cols)
             if with_vectors
-            else self.sdump.rows(self.rconn, table, cols, _only(table))
+            else self.sdump.rows(self.rconn, table, cols, leave_out=only(table))
         )
-        have = dict(self.conn.execute("SELECT key, value FROM meta").fetchall()) if table == "meta" else {}
+        have = self.dump.meta(self.conn) if table == "meta" else {}
         n = len(cols)
         unknown = [c for c in cols if live is not None and c not in live]
         batch: list[tuple[int, tuple]] = []
@@ -162,7 +160,7 @@ class _Restore:
         if not batch:
             return 0
         conn, dump = self.conn, self.dump
-        conn.execute("SAVEPOINT mc_bulk")
+        dump.savepoint(conn)
         try:
             dump.insert_rows(conn, table, cols, [values for _, values in batch])
             if vectors:
@@ -171,7 +169,7 @@ class _Restore:
             if dump.disk_full(conn, exc):
                 raise  # the store says "disk full" (nothing of this copy is kept)
             try:
-                conn.execute("ROLLBACK TO SAVEPOINT mc_bulk")
+                dump.rollback_savepoint(conn)
             except dump.error:  # the connection itself failed: no row to name
                 raise self.fail(None, f"cannot restore the {rtype} records ({exc})") from None
             for no, values in batch:
@@ -183,5 +181,5 @@ class _Restore:
                     if dump.disk_full(conn, exc):
                         raise
                     raise self.fail(no, f"cannot restore this {rtype} ({exc})") from None
-        conn.execute("RELEASE SAVEPOINT mc_bulk")
+        dump.release_savepoint(conn)
         return len(batch)

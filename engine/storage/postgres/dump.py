@@ -99,11 +99,49 @@ class PgDump:
         pk = keys[0][2] if keys else []
         return _cols(pk) if pk else pgsql.SQL("ctid")
 
-    def rows(self, conn: Any, table: str, cols: Sequence[str], where: str = "") -> Iterable[Any]:
-        # `where` is a portable fragment built by the exporter (never input): through the mapper
-        head = pgsql.SQL("SELECT {} FROM {}").format(_cols(cols), _ident(table)).as_string(conn.raw)
-        order = pgsql.SQL(" ORDER BY {}").format(self._order(conn, table)).as_string(conn.raw)
-        return conn.raw.execute(head + where + order)
+    def rows(
+        self, conn: Any, table: str, cols: Sequence[str], *, leave_out: Sequence[str] = ()
+    ) -> Iterable[Any]:
+        where, args = _leaving_out(leave_out)
+        query = pgsql.SQL("SELECT {} FROM {}{} ORDER BY {}").format(
+            _cols(cols), _ident(table), where, self._order(conn, table)
+        )
+        return conn.raw.execute(query, args)
+
+    def count(self, conn: Any, table: str, *, leave_out: Sequence[str] = ()) -> int:
+        where, args = _leaving_out(leave_out)
+        query = pgsql.SQL("SELECT count(*) FROM {}{}").format(_ident(table), where)
+        return int(conn.raw.execute(query, args).fetchone()[0])
+
+    def any_row(self, conn: Any, table: str) -> bool:
+        query = pgsql.SQL("SELECT 1 FROM {} LIMIT 1").format(_ident(table))
+        return conn.raw.execute(query).fetchone() is not None
+
+    def row(self, conn: Any, table: str, key: Sequence[str], values: Sequence[Any]) -> dict[str, Any] | None:
+        where = pgsql.SQL(" AND ").join(pgsql.SQL("{} = %s").format(_ident(k)) for k in key)
+        query = pgsql.SQL("SELECT * FROM {} WHERE {}").format(_ident(table), where)
+        # through `run`: a value PostgreSQL cannot hold (a NUL in text) is the input's fault
+        cur = conn.run(query.as_string(conn.raw), list(values))
+        got = cur.fetchone()
+        if got is None:
+            return None
+        return {d.name: got[i] for i, d in enumerate(cur.description)}
+
+    def has_id(self, conn: Any, table: str, row_id: int) -> bool:
+        query = pgsql.SQL("SELECT 1 FROM {} WHERE id = %s").format(_ident(table))
+        return conn.run(query.as_string(conn.raw), [row_id]).fetchone() is not None
+
+    def meta(self, conn: Any) -> dict[str, Any]:
+        return {r[0]: r[1] for r in conn.raw.execute("SELECT key, value FROM meta").fetchall()}
+
+    def savepoint(self, conn: Any) -> None:
+        conn.raw.execute("SAVEPOINT mc_bulk")
+
+    def rollback_savepoint(self, conn: Any) -> None:
+        conn.raw.execute("ROLLBACK TO SAVEPOINT mc_bulk")
+
+    def release_savepoint(self, conn: Any) -> None:
+        conn.raw.execute("RELEASE SAVEPOINT mc_bulk")
 
     def memories_with_vectors(self, conn: Any, cols: Sequence[str]) -> Iterable[Any]:
         query = pgsql.SQL(
@@ -253,3 +291,10 @@ def _with_blobs(cur: Any, n: int, close: Any = None) -> Iterator[list[Any]]:
         if close is not None:
             with suppress(psycopg.Error):  # the snapshot may have ended first
                 close.close()
+
+
+def _leaving_out(keys: Sequence[str]) -> tuple[pgsql.Composable, list[Any]]:
+    """The WHERE clause (and its parameter) that leaves out the rows with these `key`s."""
+    if not keys:
+        return pgsql.SQL(""), []
+    return pgsql.SQL(" WHERE key <> ALL(%s)"), [list(keys)]

@@ -47,8 +47,38 @@ class SqliteDump:
     def has_table(self, conn: Any, name: str) -> bool:
         return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
-    def rows(self, conn: Any, table: str, cols: Sequence[str], where: str = "") -> Iterable[Any]:
-        return conn.execute(f"SELECT {', '.join(cols)} FROM {table}{where} ORDER BY rowid")
+    def rows(
+        self, conn: Any, table: str, cols: Sequence[str], *, leave_out: Sequence[str] = ()
+    ) -> Iterable[Any]:
+        where, args = _leaving_out(leave_out)
+        return conn.execute(f"SELECT {', '.join(cols)} FROM {table}{where} ORDER BY rowid", args)
+
+    def count(self, conn: Any, table: str, *, leave_out: Sequence[str] = ()) -> int:
+        where, args = _leaving_out(leave_out)
+        return int(conn.execute(f"SELECT count(*) FROM {table}{where}", args).fetchone()[0])
+
+    def any_row(self, conn: Any, table: str) -> bool:
+        return conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
+
+    def row(self, conn: Any, table: str, key: Sequence[str], values: Sequence[Any]) -> dict[str, Any] | None:
+        where = " AND ".join(f"{k} = ?" for k in key)
+        got = conn.execute(f"SELECT * FROM {table} WHERE {where}", list(values)).fetchone()
+        return None if got is None else dict(zip(got.keys(), got, strict=True))
+
+    def has_id(self, conn: Any, table: str, row_id: int) -> bool:
+        return conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (row_id,)).fetchone() is not None
+
+    def meta(self, conn: Any) -> dict[str, Any]:
+        return {r[0]: r[1] for r in conn.execute("SELECT key, value FROM meta").fetchall()}
+
+    def savepoint(self, conn: Any) -> None:
+        conn.execute("SAVEPOINT mc_bulk")
+
+    def rollback_savepoint(self, conn: Any) -> None:
+        conn.execute("ROLLBACK TO SAVEPOINT mc_bulk")
+
+    def release_savepoint(self, conn: Any) -> None:
+        conn.execute("RELEASE SAVEPOINT mc_bulk")
 
     def memories_with_vectors(self, conn: Any, cols: Sequence[str]) -> Iterable[Any]:
         return conn.execute(
@@ -129,3 +159,10 @@ class SqliteDump:
             pass
         top = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0] or 0
         return max(seq, int(top))
+
+
+def _leaving_out(keys: Sequence[str]) -> tuple[str, list[str]]:
+    """The WHERE clause (and its parameters) that leaves out the rows with these `key`s."""
+    if not keys:
+        return "", []
+    return f" WHERE key NOT IN ({', '.join('?' * len(keys))})", list(keys)

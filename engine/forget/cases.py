@@ -4,7 +4,7 @@ a preview lists."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import InvalidInput, cut
 from engine.forget.select import Selection
@@ -15,6 +15,9 @@ from engine.forget.types import (
 )
 from engine.keys import keyed_hash
 from engine.types import load_json
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 
 def row_to_request(r: Any) -> ForgetRequest:
@@ -44,12 +47,12 @@ LISTED: tuple[tuple[ForgetKind, str, str], ...] = (
 )  # fmt: skip
 
 
-def listed_items(conn: Any, full: Selection) -> list[ForgetItem]:
+def listed_items(conn: Connection, full: Selection) -> list[ForgetItem]:
     out = []
     for kind, table, col in LISTED:
         for tid, why in full.listing(kind):
-            r = conn.execute(f"SELECT {col} FROM {table} WHERE id = ?", (tid,)).fetchone()
-            text = " ".join((r[0] or "").split()) if r else ""
+            r = conn.forget_queries.column_of(table, col, [tid])
+            text = " ".join((r[0][1] or "").split()) if r else ""
             out.append(ForgetItem(kind, str(tid), text[:160], why))
     return out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
 from engine.forget import tombstones
@@ -24,11 +24,15 @@ from engine.forget.verify import (
     walk_strings,
 )
 from engine.keys import keyed_hash
-from engine.tables import forget_requests
+
+if TYPE_CHECKING:
+    from engine.storage.erasure import Eraser
+    from engine.storage.port import Connection
 
 
 def delete_case(
-    conn: Any,
+    conn: Connection,
+    eraser: Eraser,
     req: ForgetRequest,
     token: str,
     memory_ids: list[int] | None,
@@ -39,7 +43,8 @@ def delete_case(
     compressed: Callable[[Any, dict], int] | None = None,
 ) -> None:
     """The deletion itself, inside the forget's transaction: seal the texts, leave tombstones,
-    delete, scrub quotes, redact the audit, record the case as executed. `compressed(conn, ids)`:
+    delete, scrub quotes (through the store's `eraser`), redact the audit, record the case as
+    executed. `compressed(conn, ids)`:
     on a server, how many selected records hold a value stored compressed (engine/forget/levels.py)."""
     sel = (resolve(conn, req.scope_kind, req.scope_value) if req.status == "open"
            else Selection.from_ids(req.selected))  # fmt: skip
@@ -56,7 +61,7 @@ def delete_case(
         tombstones.record(conn, request_id=req.id, kind=kind, target_id=str(tid), ident=ident,
                           text=text, at=now)  # fmt: skip
     counts = full.delete(conn, texts + strict)
-    counts["scrubbed"] = scrub(conn, texts + strict)
+    counts["scrubbed"] = scrub(conn, texts + strict, eraser)
     counts["audit_redacted"] = redact_audit(conn, texts + strict)
     if packed:
         counts["compressed"] = packed
@@ -68,20 +73,20 @@ def delete_case(
                  summary={"scope": req.scope_kind, "counts": counts, "content_hash": digest})  # fmt: skip
     # The chain's head after this forget: a later truncation of the log shows from the case.
     counts["audit_head"] = list(audit_head(conn))
-    forget_requests.executed(conn, req.id, now, value, reason, {**full.as_ids(), "seal": token}, counts)
+    conn.forget_requests.executed(req.id, now, value, reason, {**full.as_ids(), "seal": token}, counts)
 
 
-def redact_audit(conn: Any, texts: list[str]) -> int:
+def redact_audit(conn: Connection, texts: list[str]) -> int:
     """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
     sec = char_windows(texts)
     if not sec:
         return 0
     changes: dict[int, tuple[str, str]] = {}
-    rows = conn.execute("SELECT id, reason, summary FROM audit ORDER BY id").fetchall()
-    suspects = rows_containing([f"{r['reason']}\n{r['summary']}" for r in rows], texts)
-    for r in (rows[i] for i in sorted(suspects)):
-        reason = redact(r["reason"], sec)
-        summary = r["summary"]
+    rows = conn.forget_queries.audit_texts()
+    suspects = rows_containing([f"{r[1]}\n{r[2]}" for r in rows], texts)
+    for rid, was_reason, was_summary in (rows[i] for i in sorted(suspects)):
+        reason = redact(was_reason, sec)
+        summary = was_summary
         if summary[:1] in ("{", "["):
             try:
                 doc = json.loads(summary)
@@ -92,8 +97,8 @@ def redact_audit(conn: Any, texts: list[str]) -> int:
                 summary = redact(summary, sec)
         else:
             summary = redact(summary, sec)
-        if reason != r["reason"] or summary != r["summary"]:
-            changes[int(r["id"])] = (valid(reason), valid(summary))
+        if reason != was_reason or summary != was_summary:
+            changes[rid] = (valid(reason), valid(summary))
     audit.rewrite(conn, changes)
     if changes:
         rehead_cases(conn, min(changes))

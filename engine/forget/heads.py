@@ -5,54 +5,49 @@ recorded head lies among them follow (rehead)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.audit import log as audit
-from engine.tables import forget_requests
 from engine.types import load_json
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 GENESIS = "0" * 64
 
 
-def audit_head(conn) -> tuple[int, str]:
-    head = getattr(audit, "head", None)
-    if head is not None:
-        return head(conn)
-    r = conn.execute("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").fetchone()
-    return (int(r[0]), r[1]) if r else (0, GENESIS)
+def audit_head(conn: Connection) -> tuple[int, str]:
+    return audit.head(conn)
 
 
-def _cases(conn, first: int = 0) -> list[tuple[int, dict]]:
+def _cases(conn: Connection, first: int = 0) -> list[tuple[int, dict]]:
     out = []
-    for r in conn.execute(
-        "SELECT id, counts FROM forget_requests WHERE status IN ('executed', 'verified')"
-        " AND json_valid(counts) AND json_type(counts, '$.audit_head') = 'array'"
-        " AND json_extract(counts, '$.audit_head[0]') >= ?",
-        (first,),
-    ).fetchall():
-        counts = load_json(r[1])
+    for cid, raw in conn.forget_requests.with_audit_head(first):
+        counts = load_json(raw)
         head = counts.get("audit_head") if isinstance(counts, dict) else None
         if isinstance(head, list) and len(head) == 2 and isinstance(head[0], int):
-            out.append((int(r[0]), counts))
+            out.append((cid, counts))
     return out
 
 
-def rehead_cases(conn, first: int) -> None:
+def rehead_cases(conn: Connection, first: int) -> None:
     """Audit rows from `first` on were just re-chained: cases that recorded one of them follow."""
     for cid, counts in _cases(conn, first):
-        row = conn.execute("SELECT hash FROM audit WHERE id = ?", (counts["audit_head"][0],)).fetchone()
-        if row is not None and row[0] != counts["audit_head"][1]:
-            counts["audit_head"][1] = row[0]
-            forget_requests.set_counts(conn, cid, counts)
+        now = conn.forget_queries.audit_hash(counts["audit_head"][0])
+        if now is not None and now != counts["audit_head"][1]:
+            counts["audit_head"][1] = now
+            conn.forget_requests.set_counts(cid, counts)
 
 
-def check_case_heads(conn) -> list[str]:
+def check_case_heads(conn: Connection) -> list[str]:
     """Problems: a case whose recorded audit head is gone from the log or no longer matches it."""
     out = []
     for cid, counts in _cases(conn):
         hid, h = counts["audit_head"]
-        row = conn.execute("SELECT hash FROM audit WHERE id = ?", (hid,)).fetchone()
-        if row is None:
+        now = conn.forget_queries.audit_hash(hid)
+        if now is None:
             out.append(f"forget case {cid} recorded audit row {hid}, which is gone (the log was cut)")
-        elif row[0] != h:
+        elif now != h:
             out.append(
                 f"forget case {cid} recorded audit row {hid} with another hash (the log was rewritten)"
             )

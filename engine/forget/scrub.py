@@ -6,7 +6,7 @@ counts, import watermarks. The records that hold the text as their content are d
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engine.forget.verify import (
     MIN_PIECE,
@@ -17,16 +17,14 @@ from engine.forget.verify import (
     valid,
     walk_strings,
 )
+from engine.storage.erasure import SCRUBBED
 
-# (table, column, whether the column holds JSON, the table's key)
-PLACES = (
-    ("sessions", "title", False, "id"), ("sessions", "metadata", True, "id"),
-    ("messages", "metadata", True, "id"), ("memories", "metadata", True, "id"),
-    ("rules", "metadata", True, "id"), ("rule_history", "reason", False, "id"),
-    ("flows", "metadata", True, "id"), ("flow_runs", "note", False, "id"),
-    ("curator_runs", "counts", True, "id"), ("import_watermarks", "value", True, "source"),
-    ("forget_requests", "reason", False, "id"),
-)  # fmt: skip
+if TYPE_CHECKING:
+    from engine.storage.erasure import Eraser
+    from engine.storage.port import Connection
+
+# (table, column, whether the column holds JSON, the table's key): the only places rewritten
+PLACES = SCRUBBED
 
 
 def _redact_json(raw: str, sec: Secrets) -> str:
@@ -40,24 +38,23 @@ def _redact_json(raw: str, sec: Secrets) -> str:
     return raw if new == doc else json.dumps(new, ensure_ascii=False, separators=(",", ":"))
 
 
-def scrub(conn: Any, texts: list[str]) -> int:
-    """Redact every place above that quotes one of `texts`. Returns the rows changed."""
+def scrub(conn: Connection, texts: list[str], eraser: Eraser) -> int:
+    """Redact every place above that quotes one of `texts` (read and rewritten through the store's
+    eraser, engine/storage/erasure.py). Returns the rows changed."""
     sec = char_windows(texts)
     if not sec:
         return 0
     changed = 0
-    for table, col, is_json, key in PLACES:
+    for table, col, is_json, _ in PLACES:
         # Nothing shorter than a short whole can quote anything ('{}', '', 'null' are most rows).
         # A stray blob or number in a text column quotes nothing: only text rows are read on.
-        rows = [r for r in conn.execute(f"SELECT {key}, {col} FROM {table} WHERE {col} IS NOT NULL"
-                                        f" AND length({col}) >= {MIN_PIECE}").fetchall()
-                if isinstance(r[1], str)]  # fmt: skip
+        rows = eraser.quoting(conn, table, col, MIN_PIECE)
         if not rows:
             continue
         for i in sorted(rows_containing([r[1] for r in rows], texts)):
             rid, raw = rows[i]
             new = _redact_json(raw, sec) if is_json else redact(raw, sec)
             if new != raw:
-                conn.execute(f"UPDATE {table} SET {col} = ? WHERE {key} = ?", (valid(new), rid))
+                eraser.overwrite(conn, table, col, rid, valid(new))
                 changed += 1
     return changed

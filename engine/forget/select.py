@@ -12,17 +12,20 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import InvalidInput, NotFound, cut
 from engine.forget.fold import fold
 from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
-from engine.sql import chunked, in_list, marks
+from engine.sql import chunked, marks
 from engine.tables import memories as memories_table
 from engine.tables import proposals as proposals_table
 from engine.tables import rules as rules_table
 from engine.tables import sessions as sessions_table
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 DERIVED = "derived: merged from forgotten memory"
 SOURCE = "source of a forgotten merged memory"
@@ -149,16 +152,10 @@ class Selection:
         return sorted(src.items(), key=lambda kv: str(kv[0]))
 
     # -- content (for tombstones, redaction and verification; never stored) -----------------------
-    def _rows(self, conn, table: str, col: str, ids) -> list[tuple]:
-        ids = list(ids)
-        out = []
-        for chunk in chunked(ids):
-            out += conn.execute(
-                f"SELECT id, {col} FROM {table} WHERE id IN ({marks(len(chunk))})", chunk
-            ).fetchall()
-        return [(r[0], r[1] or "") for r in out]
+    def _rows(self, conn: Connection, table: str, col: str, ids: Iterable[Any]) -> list[tuple]:
+        return [(r[0], r[1] or "") for r in conn.forget_queries.column_of(table, col, list(ids))]
 
-    def texts(self, conn) -> list[str]:
+    def texts(self, conn: Connection) -> list[str]:
         """The forgotten texts themselves: redacted wherever a copy of them lies, and scanned for."""
         out = []
         for table, col, ids in (
@@ -172,7 +169,7 @@ class Selection:
             out += [t for t in [name, desc, *_strings(trig), *_strings(steps)] if t.strip()]
         return out
 
-    def extra_texts(self, conn) -> list[str]:
+    def extra_texts(self, conn: Connection) -> list[str]:
         """Strings held in the deleted records' metadata (tool calls, reasoning, system prompts):
         scanned for by verification (where no live record still holds them), never used to redact
         other records (a shared system prompt or file name must stay where it is live)."""
@@ -188,17 +185,11 @@ class Selection:
                 out += [t for t in _strings(raw) if len(t.strip()) >= 12]
         return out
 
-    def _flow_rows(self, conn) -> list:
-        ids = sorted(self.flows)
-        out = []
-        for chunk in chunked(ids):
-            out += conn.execute(
-                f"SELECT id, name, description, triggers, steps FROM flows WHERE id IN ({marks(len(chunk))})",
-                chunk,
-            ).fetchall()
+    def _flow_rows(self, conn: Connection) -> list:
+        out = conn.forget_queries.flows_of(sorted(self.flows))
         return [tuple("" if v is None else v for v in r) for r in out]
 
-    def stones(self, conn) -> list[tuple[str, object, str | None, str | None]]:
+    def stones(self, conn: Connection) -> list[tuple[str, object, str | None, str | None]]:
         """(kind, id, source identity, content) of every removed record, for its tombstone."""
         out = []
         for kind, table, col, ids in (
@@ -232,8 +223,8 @@ class Selection:
         return out
 
     # -- removal --------------------------------------------------------------------------------------
-    def delete(self, conn, texts: list[str]) -> dict:
-        rows = conn.execute("SELECT id, survivor_text, evidence, snapshot FROM proposals").fetchall()
+    def delete(self, conn: Connection, texts: list[str]) -> dict:
+        rows = conn.forget_queries.proposal_texts()
         for i in rows_containing(["\n".join(x or "" for x in (r[1], r[2], r[3])) for r in rows], texts):
             self.proposals.add(int(rows[i][0]))
         counts = self.counts()
@@ -257,85 +248,50 @@ class Selection:
 
 
 def _delete_flows(conn: Any, ids: Iterable[int]) -> None:
-    """Flows in scope go whole (the flows table has no gateway yet: engine/lifecycle/flows.py)."""
+    """Flows in scope go whole (the flows table has no gateway yet: engine/lifecycle/flows.py).
+    TODO(issue #23): the flows gateway (engineer E's) gets a delete of ids; this SQL goes there."""
     for chunk in chunked(sorted(ids)):
         conn.execute(f"DELETE FROM flows WHERE id IN ({marks(len(chunk))})", chunk)
 
 
-def resolve(conn, kind: str, value: str) -> Selection:
+def resolve(conn: Connection, kind: str, value: str) -> Selection:
     """The scope's own records."""
+    q = conn.forget_queries
     s = Selection()
     if kind == "memory":
         ids = [int(v) for v in value.split(",") if v]
-        cond, params = in_list("id", ids)
-        found = {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE {cond}", params)}
+        found = q.existing_memories(ids)
         missing = sorted(set(ids) - found)
         if missing:
             raise NotFound(f"no memory with id {', '.join(map(str, missing))}")
         s.memories = {i: "selected" for i in ids}
     elif kind == "session":
-        if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (value,)).fetchone():
+        if not q.session_exists(value):
             raise NotFound(f"no session with id {cut(value)}")
         s.sessions = {value: "selected"}
-        s.messages = {
-            r[0]: "in session" for r in conn.execute("SELECT id FROM messages WHERE session_id = ?", (value,))
-        }
-        s.memories = {
-            r[0]: "derived from session"
-            for r in conn.execute("SELECT id FROM memories WHERE session_id = ?", (value,))
-        }
+        s.messages = {i: "in session" for i in q.ids_by("messages", "session_id", [value])}
+        s.memories = {i: "derived from session" for i in q.ids_by("memories", "session_id", [value])}
     elif kind in ("agent", "user"):
         col = kind  # fixed column name, never user input
-        s.sessions = {
-            r[0]: f"{kind}'s session"
-            for r in conn.execute(f"SELECT id FROM sessions WHERE {col} = ?", (value,))
-        }
+        s.sessions = {i: f"{kind}'s session" for i in q.ids_by("sessions", col, [value])}
         sids = sorted(s.sessions)
-        for chunk in chunked(sids):
-            s.messages.update(
-                {
-                    r[0]: f"in {kind}'s session"
-                    for r in conn.execute(
-                        f"SELECT id FROM messages WHERE session_id IN ({marks(len(chunk))})", chunk
-                    )
-                }
-            )
-            s.memories.update(
-                {
-                    r[0]: f"from {kind}'s session"
-                    for r in conn.execute(
-                        f"SELECT id FROM memories WHERE session_id IN ({marks(len(chunk))})", chunk
-                    )
-                }
-            )
-        s.memories.update(
-            {
-                r[0]: f"{kind}'s memory"
-                for r in conn.execute(f"SELECT id FROM memories WHERE {col} = ?", (value,))
-            }
-        )
+        s.messages.update({i: f"in {kind}'s session" for i in q.ids_by("messages", "session_id", sids)})
+        s.memories.update({i: f"from {kind}'s session" for i in q.ids_by("memories", "session_id", sids)})
+        s.memories.update({i: f"{kind}'s memory" for i in q.ids_by("memories", col, [value])})
         if kind == "agent":
-            s.rules = {
-                r[0]: "agent's rule" for r in conn.execute("SELECT id FROM rules WHERE agent = ?", (value,))
-            }
-            s.flows = {
-                r[0]: "agent's flow" for r in conn.execute("SELECT id FROM flows WHERE agent = ?", (value,))
-            }
+            s.rules = {i: "agent's rule" for i in q.ids_by("rules", "agent", [value])}
+            s.flows = {i: "agent's flow" for i in q.ids_by("flows", "agent", [value])}
         if not (s.sessions or s.memories or s.rules or s.flows):
             raise NotFound(f"nothing belongs to {kind} {cut(value)}")
     elif kind == "query":
         pats = _patterns(value)
         needles = {fold(value), fold(" ".join(value.split()))}
 
-        def match(table: str, cols: tuple[str, ...], key: str = "id") -> dict:
-            cond = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in cols for _ in pats)
-            params = [p for _ in cols for p in pats]
-            found = {
-                r[0]: "text matches" for r in conn.execute(f"SELECT {key} FROM {table} WHERE {cond}", params)
-            }
-            # LIKE folds ASCII case only (and nothing on PostgreSQL): every row is compared folded
-            # too, so "ZOË MÜLLER" and its full-width form are in the scope of "Zoë Müller".
-            for r in conn.execute(f"SELECT {key}, {', '.join(cols)} FROM {table}").fetchall():
+        def match(table: str, cols: tuple[str, ...]) -> dict:
+            found = {i: "text matches" for i in q.text_matches(table, cols, pats)}
+            # LIKE folds ASCII case only: every row is compared folded too, so "ZOË MÜLLER" and
+            # its full-width form are in the scope of "Zoë Müller".
+            for r in q.text_rows(table, cols):
                 if r[0] not in found and any(_holds(v, needles) for v in r[1:]):
                     found[r[0]] = "text matches"
             return found
@@ -350,7 +306,7 @@ def resolve(conn, kind: str, value: str) -> Selection:
     return s
 
 
-def close_over(conn, sel: Selection, cascade_sources: bool = False) -> Selection:
+def close_over(conn: Connection, sel: Selection, cascade_sources: bool = False) -> Selection:
     """Add what is derived from the selection: merged memories built from it (forgotten too), rules
     promoted from it, and proposals naming any of it. The other sources of a forgotten merged
     memory are revived (so only the forgotten part is lost), unless `cascade_sources` (an operator
@@ -363,41 +319,26 @@ def close_over(conn, sel: Selection, cascade_sources: bool = False) -> Selection
         dict(sel.titles),
         flows=dict(sel.flows),
     )
+    q = conn.forget_queries
     explicit = set(out.memories)
     todo = list(out.memories)
     while todo:
         mid = todo.pop()
-        r = conn.execute("SELECT absorbed_into FROM memories WHERE id = ?", (mid,)).fetchone()
-        if r and r[0] is not None and r[0] not in out.memories:
-            out.memories[int(r[0])] = DERIVED
-            todo.append(int(r[0]))
+        into = q.absorbed_into(mid)
+        if into is not None and into not in out.memories:
+            out.memories[into] = DERIVED
+            todo.append(into)
         if cascade_sources and mid in explicit:
-            for (src,) in conn.execute("SELECT id FROM memories WHERE absorbed_into = ?", (mid,)).fetchall():
+            for src in q.sources_of(mid):
                 if src not in out.memories:
                     out.memories[int(src)] = SOURCE
                     explicit.add(int(src))
                     todo.append(int(src))
     for mid in list(out.memories):
-        out.revive |= {
-            int(r[0])
-            for r in conn.execute("SELECT id FROM memories WHERE absorbed_into = ?", (mid,))
-            if int(r[0]) not in out.memories
-        }
-    mids = sorted(out.memories)
-    for chunk in chunked(mids):
-        out.rules.update(
-            {
-                r[0]: PROMOTED
-                for r in conn.execute(
-                    f"SELECT id FROM rules WHERE json_valid(metadata) AND"
-                    f" json_extract(metadata, '$.promoted_from') IN ({marks(len(chunk))})",
-                    chunk,
-                )
-                if r[0] not in out.rules
-            }
-        )
+        out.revive |= {src for src in q.sources_of(mid) if src not in out.memories}
+    out.rules.update({i: PROMOTED for i in q.promoted_from(sorted(out.memories)) if i not in out.rules})
     mem, rules = set(out.memories), set(out.rules)
-    for r in conn.execute("SELECT id, target_kind, members, result_id, kind FROM proposals"):
+    for r in q.proposal_links():
         members = _members(r[2])
         pool = mem if r[1] == "memory" else rules
         result_pool = rules if (r[4] == "promote" or r[1] == "rule") else mem

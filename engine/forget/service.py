@@ -52,11 +52,10 @@ from engine.forget.verify import (
     targets,
 )
 from engine.paths import home_of
-from engine.tables import forget_requests
 
 if TYPE_CHECKING:
     from engine.context import Context
-    from engine.storage.port import Storage
+    from engine.storage.port import Connection, Storage
 
 DEFAULT_DEADLINE_DAYS = 30.0
 CHECKPOINT_TRIES = 10  # x 0.2 s: how long a forget waits for other readers to let go
@@ -93,10 +92,10 @@ class Forget:
         dl = parse_time(deadline) if isinstance(deadline, str) else deadline
         dl = now + DEFAULT_DEADLINE_DAYS * DAY if dl is None else float(dl)
 
-        def write(conn: Any) -> int:
+        def write(conn: Connection) -> int:
             if scope_kind != "query":
                 resolve(conn, scope_kind, value)  # a scope naming nothing is refused up front
-            rid = forget_requests.insert(conn, scope_kind, value, reason, actor, now, dl)
+            rid = conn.forget_requests.insert(scope_kind, value, reason, actor, now, dl)
             # A query names the content itself: the audit keeps only its hash.
             shown = query_digest(value) if scope_kind == "query" else value
             audit.append(conn, at=now, actor=actor, action="forget-request", target_kind="forget_request",
@@ -107,15 +106,14 @@ class Forget:
         return self.get(self.store.write(write))
 
     def get(self, request_id: int) -> ForgetRequest:
-        r = self.store.read_one("SELECT * FROM forget_requests WHERE id = ?", (as_int(request_id),))
+        rid = as_int(request_id)
+        r = self.store.query(lambda c: c.forget_requests.get(rid))
         if r is None:
             raise NotFound(f"no forget request with id {request_id}")
         return row_to_request(r)
 
     def list(self, status: str | None = None, limit: int = 500) -> builtins.list[ForgetRequest]:
-        where, params = ("WHERE status = ?", [status]) if status else ("", [])
-        rows = self.store.read(f"SELECT * FROM forget_requests {where} ORDER BY id DESC LIMIT ?",
-                               (*params, int(limit)))  # fmt: skip
+        rows = self.store.query(lambda c: c.forget_requests.listed(status or None, int(limit)))
         return [row_to_request(r) for r in rows]
 
     # -- preview -------------------------------------------------------------------------------------
@@ -128,13 +126,13 @@ class Forget:
         actor = self.ctx.actor
         eraser = self.store.eraser
 
-        def write(conn: Any) -> tuple[builtins.list[ForgetItem], dict]:
+        def write(conn: Connection) -> tuple[builtins.list[ForgetItem], dict]:
             with eraser.tolerant(conn):
                 sel = resolve(conn, req.scope_kind, req.scope_value)
                 full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
                 items = listed_items(conn, full)
                 keep = {"seal": req.selected["seal"]} if req.selected.get("seal") else {}  # an earlier try's
-                forget_requests.previewed(conn, req.id, {**sel.as_ids(), **keep}, full.counts())
+                conn.forget_requests.previewed(req.id, {**sel.as_ids(), **keep}, full.counts())
                 audit.append(conn, at=now, actor=actor, action="forget-preview", target_kind="forget_request",
                              target_id=req.id, summary=full.counts())  # fmt: skip
                 return items, full.counts()
@@ -166,14 +164,14 @@ class Forget:
         if not token:  # recorded first, so a run killed mid-way leaves no seal nobody can name
             token = new_token()
             selected = {**req.selected, "seal": token}
-            self.store.write(lambda c: forget_requests.set_selected(c, req.id, selected))
+            self.store.write(lambda c: c.forget_requests.set_selected(req.id, selected))
 
         server = eraser.server
         packed = server.compressed if server is not None else None
 
-        def write(conn: Any) -> None:
+        def write(conn: Connection) -> None:
             with eraser.tolerant(conn):
-                delete_case(conn, req, token, memory_ids, message_ids, now, actor, self.path, packed)
+                delete_case(conn, eraser, req, token, memory_ids, message_ids, now, actor, self.path, packed)
                 eraser.purge_indexes(conn)
                 _test_pause("before-commit")
 
@@ -196,7 +194,7 @@ class Forget:
                 self.path, held[0] + held[1]
             )
             if counts != req.counts:
-                self.store.write(lambda c: forget_requests.set_counts(c, req.id, counts))
+                self.store.write(lambda c: c.forget_requests.set_counts(req.id, counts))
         ver = self.verify(req.id) if verify else None
         req = self.get(req.id)
         return ForgetResult(req.id, req.status, req.counts, req.residue, ver)
@@ -212,12 +210,9 @@ class Forget:
     ) -> ForgetPreview | ForgetResult:
         """One call: open a case (or reuse the open case with the same scope, so a preview and the
         execution after it are one case), preview it, and (unless `preview`) execute and verify it."""
-        same = self.store.read_one(
-            "SELECT id FROM forget_requests WHERE scope_kind = ? AND scope_value = ? AND status IN"
-            " ('open', 'previewed') ORDER BY id DESC LIMIT 1",
-            (scope_kind, scope_value(scope_kind, values) if scope_kind in FORGET_SCOPES else ""),
-        )
-        req = self.get(same[0]) if same else self.open(scope_kind, values, reason, deadline)
+        value = scope_value(scope_kind, values) if scope_kind in FORGET_SCOPES else ""
+        same = self.store.query(lambda c: c.forget_requests.open_case(scope_kind, value))
+        req = self.get(same) if same is not None else self.open(scope_kind, values, reason, deadline)
         pv = self.preview(req.id)
         return pv if preview else self.execute(req.id)
 
@@ -225,8 +220,7 @@ class Forget:
     def generation(self) -> int:
         """How many forget cases have been executed: a cache of recalled text built at another
         generation may hold what a forget removed since (the Hermes provider's prefetch)."""
-        row = self.store.read_one("SELECT count(*) FROM forget_requests WHERE executed_at IS NOT NULL")
-        return int(row[0]) if row else 0
+        return self.store.query(lambda c: c.forget_requests.executed_count())
 
     def is_forgotten(self, kind: str, *, ident: str | None = None, text: str | None = None) -> bool:
         """Would an import skip this? True if a tombstone of `kind` ('session', 'message',
@@ -287,11 +281,11 @@ class Forget:
             with self.store.reading() as conn, eraser.tolerant(conn):
                 marks = prints.take(texts, strict, "\n".join(eraser.live_texts(conn, MIN_PIECE)))
 
-        def write(conn: Any) -> None:
+        def write(conn: Connection) -> None:
             status = "verified" if residue == 0 and truncated else "executed"
             if marks is not None:
-                forget_requests.set_selected(conn, req.id, {**req.selected, "prints": marks})
-            forget_requests.verified(conn, req.id, residue, status,
+                conn.forget_requests.set_selected(req.id, {**req.selected, "prints": marks})
+            conn.forget_requests.verified(req.id, residue, status,
                                      now if status == "verified" else None, counts)  # fmt: skip
             audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
                          target_id=req.id, summary={"residue": residue, "files": files,
@@ -321,8 +315,8 @@ class Forget:
         ]  # fmt: skip
         now, actor = self.ctx.clock.now(), self.ctx.actor
 
-        def write(conn: Any) -> None:
-            forget_requests.set_residue(conn, req.id, hits)
+        def write(conn: Connection) -> None:
+            conn.forget_requests.set_residue(req.id, hits)
             audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
                          target_id=req.id,
                          summary={"recurrence": hits, "fingerprints": searched})  # fmt: skip

@@ -19,8 +19,12 @@ carry `content_sha256` (plain, exact text) and, for sessions, the session id in 
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from engine.keys import keyed_hash
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 KINDS = ("memory", "session", "message", "rule", "flow")
 _CONTENT = "tombstone-content"
@@ -53,71 +57,51 @@ def _kind(kind: str) -> str:
     return kind
 
 
-def is_forgotten(conn, *, kind: str, ident: str | None = None, text: str | None = None) -> bool:
+def is_forgotten(conn: Connection, *, kind: str, ident: str | None = None, text: str | None = None) -> bool:
     """True if a tombstone of this kind matches the identity or the content."""
     _kind(kind)
+    rows = conn.tombstones
     if ident is not None and str(ident) != "":
         ident = str(ident)
-        if conn.execute(
-            "SELECT 1 FROM tombstones WHERE target_kind = ? AND ident_hash = ? LIMIT 1",
-            (kind, ident_digest(kind, ident)),
-        ).fetchone():
+        if rows.has_ident(kind, ident_digest(kind, ident)):
             return True
-        if (
-            kind == "session"
-            and conn.execute(  # legacy rows: the session id itself
-                "SELECT 1 FROM tombstones WHERE target_kind = 'session' AND target_id = ?"
-                " AND content_sha256 != '' LIMIT 1",
-                (ident,),
-            ).fetchone()
-        ):
+        if kind == "session" and rows.has_legacy_session(ident):  # legacy rows: the session id itself
             return True
     if isinstance(text, str) and _norm(text):
-        if conn.execute(
-            "SELECT 1 FROM tombstones WHERE target_kind = ? AND content_hash = ? LIMIT 1",
-            (kind, digest(text)),
-        ).fetchone():
+        if rows.has_content([kind], digest(text)):
             return True
         legacy = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        if conn.execute(
-            "SELECT 1 FROM tombstones WHERE target_kind = ? AND content_sha256 = ?"
-            " AND content_sha256 != '' LIMIT 1",
-            (kind, legacy),
-        ).fetchone():
+        if rows.has_legacy_content(kind, legacy):
             return True
     return False
 
 
-def any_forgotten(conn, texts: list[str]) -> list[int]:
+def any_forgotten(conn: Connection, texts: list[str]) -> list[int]:
     """Indexes of `texts` a forget removed as a memory's, a message's or a rule's content: what
     `remember` through any door refuses. One query per text, none when there are no tombstones."""
-    if not conn.execute("SELECT 1 FROM tombstones WHERE content_hash IS NOT NULL LIMIT 1").fetchone():
+    rows = conn.tombstones
+    if not rows.any_content():
         return []
-    out = []
-    for i, t in enumerate(texts):
-        if (
-            isinstance(t, str)
-            and _norm(t)
-            and conn.execute(
-                "SELECT 1 FROM tombstones WHERE target_kind IN ('memory', 'message', 'rule')"
-                " AND content_hash = ? LIMIT 1",
-                (digest(t),),
-            ).fetchone()
-        ):
-            out.append(i)
-    return out
+    return [
+        i
+        for i, t in enumerate(texts)
+        if isinstance(t, str) and _norm(t) and rows.has_content(("memory", "message", "rule"), digest(t))
+    ]
 
 
 def record(
-    conn, *, request_id: int, kind: str, target_id: str, ident: str | None, text: str | None, at: float
+    conn: Connection,
+    *,
+    request_id: int,
+    kind: str,
+    target_id: str,
+    ident: str | None,
+    text: str | None,
+    at: float,
 ) -> None:
     """One tombstone (inside the forget's transaction). Empty content gets no content hash: it
     would match every empty record."""
     _kind(kind)
     ih = ident_digest(kind, str(ident)) if ident is not None and str(ident) != "" else None
     ch = digest(text) if isinstance(text, str) and _norm(text) else None
-    conn.execute(
-        "INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256, ident_hash,"
-        " content_hash, forgotten_at) VALUES (?,?,?,'',?,?,?)",
-        (request_id, kind, str(target_id), ih, ch, at),
-    )
+    conn.tombstones.insert(request_id, kind, str(target_id), ih, ch, at)

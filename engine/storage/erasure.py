@@ -13,6 +13,25 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from engine.storage.reach import ServerEraser
 
+# Where a forget redacts quotes of the forgotten text in records that stay (engine/forget/scrub.py):
+# (table, column, whether the column holds JSON, the table's key). Nothing else is ever rewritten.
+SCRUBBED = (
+    ("sessions", "title", False, "id"), ("sessions", "metadata", True, "id"),
+    ("messages", "metadata", True, "id"), ("memories", "metadata", True, "id"),
+    ("rules", "metadata", True, "id"), ("rule_history", "reason", False, "id"),
+    ("flows", "metadata", True, "id"), ("flow_runs", "note", False, "id"),
+    ("curator_runs", "counts", True, "id"), ("import_watermarks", "value", True, "source"),
+    ("forget_requests", "reason", False, "id"),
+)  # fmt: skip
+
+
+def scrubbed_key(table: str, column: str) -> str:
+    """The key column of a place a forget may rewrite; ValueError for any other (table, column)."""
+    for t, c, _, key in SCRUBBED:
+        if (t, c) == (table, column):
+            return key
+    raise ValueError(f"not a place a forget rewrites: {table[:40]}.{column[:40]}")
+
 
 class Eraser(Protocol):
     @property
@@ -39,6 +58,15 @@ class Eraser(Protocol):
         """Every text of `shortest`+ characters still held by a real table (and the schema's own
         words), joined per column: what a forgotten text may share with live records without
         being residue."""
+        ...
+
+    def quoting(self, conn: Any, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
+        """(key, text) of the rows of one SCRUBBED place whose value is text of `shortest`+
+        characters (shorter text quotes nothing; a stray blob or number is never read on)."""
+        ...
+
+    def overwrite(self, conn: Any, table: str, column: str, key: Any, value: str) -> None:
+        """Inside the forget's write: replace the value of one SCRUBBED place in the row `key`."""
         ...
 
     def tolerant(self, conn: Any) -> AbstractContextManager[None]:

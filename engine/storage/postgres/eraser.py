@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from engine.storage.erasure import scrubbed_key
 from engine.storage.reach import Reach, Settled
 
 if TYPE_CHECKING:
@@ -71,6 +72,17 @@ class PgEraser:
 
     def live_texts(self, conn: Any, shortest: int) -> list[str]:
         return [blob for _, blob in self._column_texts(conn, shortest)]
+
+    def quoting(self, conn: Any, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
+        key = scrubbed_key(table, column)
+        rows = conn.run(
+            f"SELECT {key}, {column} FROM {table} WHERE {column} IS NOT NULL AND length({column}) >= %s",
+            (int(shortest),),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows if isinstance(r[1], str)]
+
+    def overwrite(self, conn: Any, table: str, column: str, key: Any, value: str) -> None:
+        conn.run(f"UPDATE {table} SET {column} = %s WHERE {scrubbed_key(table, column)} = %s", (value, key))
 
     @contextmanager
     def tolerant(self, conn: Any) -> Iterator[None]:

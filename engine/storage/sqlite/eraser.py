@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.storage.erasure import scrubbed_key
 from engine.storage.sqlite import schema
 
 if TYPE_CHECKING:
@@ -78,6 +79,17 @@ class SqliteEraser:
                 if row and row[0]:
                     out.append(row[0])
         return out
+
+    def quoting(self, conn: Any, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
+        key = scrubbed_key(table, column)
+        rows = conn.execute(
+            f"SELECT {key}, {column} FROM {table} WHERE {column} IS NOT NULL AND length({column}) >= ?",
+            (int(shortest),),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows if isinstance(r[1], str)]
+
+    def overwrite(self, conn: Any, table: str, column: str, key: Any, value: str) -> None:
+        conn.execute(f"UPDATE {table} SET {column} = ? WHERE {scrubbed_key(table, column)} = ?", (value, key))
 
     @contextmanager
     def tolerant(self, conn: Any) -> Iterator[None]:

@@ -2,8 +2,57 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from engine.storage.gateways.tombstones import TombstoneRows
+from engine.storage.sqlite.gateways.columns import marks
 
 
 class SqliteTombstoneRows(TombstoneRows):
-    pass
+    def insert(
+        self,
+        request_id: int,
+        kind: str,
+        target_id: str,
+        ident_hash: str | None,
+        content_hash: str | None,
+        at: float,
+    ) -> None:
+        self.conn.execute(
+            "INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256, ident_hash,"
+            " content_hash, forgotten_at) VALUES (?,?,?,'',?,?,?)",
+            (request_id, kind, target_id, ident_hash, content_hash, at),
+        )
+
+    def _one(self, sql: str, params: Sequence[object] = ()) -> bool:
+        return self.conn.execute(sql, params).fetchone() is not None
+
+    def has_ident(self, kind: str, ident_hash: str) -> bool:
+        return self._one(
+            "SELECT 1 FROM tombstones WHERE target_kind = ? AND ident_hash = ? LIMIT 1", (kind, ident_hash)
+        )
+
+    def has_legacy_session(self, session_id: str) -> bool:
+        return self._one(
+            "SELECT 1 FROM tombstones WHERE target_kind = 'session' AND target_id = ?"
+            " AND content_sha256 != '' LIMIT 1",
+            (session_id,),
+        )
+
+    def has_content(self, kinds: Sequence[str], content_hash: str) -> bool:
+        kinds = list(kinds)
+        return self._one(
+            f"SELECT 1 FROM tombstones WHERE target_kind IN ({marks(len(kinds))})"
+            " AND content_hash = ? LIMIT 1",
+            (*kinds, content_hash),
+        )
+
+    def has_legacy_content(self, kind: str, sha256: str) -> bool:
+        return self._one(
+            "SELECT 1 FROM tombstones WHERE target_kind = ? AND content_sha256 = ?"
+            " AND content_sha256 != '' LIMIT 1",
+            (kind, sha256),
+        )
+
+    def any_content(self) -> bool:
+        return self._one("SELECT 1 FROM tombstones WHERE content_hash IS NOT NULL LIMIT 1")

@@ -4,13 +4,12 @@ the writing transaction (schema.py); appends hold the chain's own advisory lock.
 from __future__ import annotations
 
 from engine.storage.gateways.audit import AuditRows
-
-CHAIN_LOCK = int.from_bytes(b"MCau", "big")  # the audit chain's own transaction lock
+from engine.storage.postgres import audit
 
 
 class PgAuditRows(AuditRows):
     def lock_chain(self) -> None:
-        self.conn.run("SELECT pg_advisory_xact_lock(%s)", (CHAIN_LOCK,)).fetchone()
+        audit.lock_chain(self.conn)
 
     def insert(
         self,

@@ -1,24 +1,20 @@
 """Audit read model in PostgreSQL's SQL. The chain's position is `seq` (assigned inside the
-writing transaction: ids may have gaps, positions never do). A server database's place is its
-address, port and name, its instance the database's oid (a database dropped and created again
-under that name is another one; a writer of its rows cannot change it); it has no file."""
+writing transaction: ids may have gaps, positions never do); a server database has no file, its
+place and instance are in ../audit.py."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from engine.storage.postgres import audit
 from engine.storage.queries.audit import AuditFilter, AuditQueries, like_literal
 
 _HEAD = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit ORDER BY id DESC LIMIT 1"
-PLACE_SQL = (
-    "SELECT coalesce(host(inet_server_addr()), 'local'), current_setting('port'), current_database(),"
-    " (SELECT oid FROM pg_database WHERE datname = current_database())::text"
-)
 
 
 class PgAuditQueries(AuditQueries):
-    position = "seq"
+    position = audit.POSITION
 
     def last(self) -> Any | None:
         return self.conn.run("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
@@ -103,7 +99,4 @@ class PgAuditQueries(AuditQueries):
         return ""  # a server database has no file: the anchor goes by its id and place
 
     def database_place(self) -> tuple[str, str] | None:
-        row = self.conn.run(PLACE_SQL).fetchone()
-        if row is None:
-            return None
-        return f"postgresql://{row[0]}:{row[1]}/{row[2]}", str(row[3])
+        return audit.database_place(self.conn)

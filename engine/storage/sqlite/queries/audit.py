@@ -1,21 +1,20 @@
 """Audit read model in SQLite's SQL. The chain's position is `id`; the database's place is its
-file (`PRAGMA database_list`): the absolute path, and device:inode as its instance (a file made
-anew at that path is another database; a writer of its bytes keeps them)."""
+file (../audit.py)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.storage.queries.audit import AuditFilter, AuditQueries, like_literal
+from engine.storage.sqlite import audit
 from engine.storage.sqlite.gateways.columns import marks
 
 _HEAD = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit ORDER BY id DESC LIMIT 1"
 
 
 class SqliteAuditQueries(AuditQueries):
-    position = "id"
+    position = audit.POSITION
 
     def last(self) -> Any | None:
         return self.conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
@@ -99,17 +98,7 @@ class SqliteAuditQueries(AuditQueries):
         return None if row is None else row[0]
 
     def database_path(self) -> str:
-        for row in self.conn.execute("PRAGMA database_list"):
-            if row[1] == "main":
-                return str(row[2] or "")
-        return ""
+        return audit.database_path(self.conn)
 
     def database_place(self) -> tuple[str, str] | None:
-        path = self.database_path()
-        if not path:
-            return None
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        return os.path.abspath(path), f"{st.st_dev}:{st.st_ino}"
+        return audit.database_place(self.conn)

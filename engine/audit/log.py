@@ -159,6 +159,7 @@ def rekey(conn: Connection, *, at: float, actor: str) -> str:
         )
     rid, _ = _upgrade(conn, hs, at, actor)
     row = conn.audit_queries.row(rid)
+    assert row is not None  # appended just now, in this transaction
     return (
         f"audit chain keyed (row {rid})"
         if '"rekeyed"' in row["summary"]

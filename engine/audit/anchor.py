@@ -36,7 +36,7 @@ from engine.audit.anchor_files import (
     write_json,
 )
 from engine.audit.hashing import KEYED, Hasher, hasher, keyed_from
-from engine.storage import database_path, database_place
+from engine.storage.port import Connection
 
 __all__ = [
     "AnchorError",
@@ -57,22 +57,20 @@ __all__ = [
 
 VERSION = 2  # 2: sealed, with keyed_from, place and instance
 _SAFE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
-HEAD_SQL = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit ORDER BY id DESC LIMIT 1"
 
 
-def database_id(conn) -> str:
+def database_id(conn: Connection) -> str:
     """The database's own id (the `meta` row), else a hash of its absolute path. Never used as a
     file name unless it is plainly safe: the row is data anyone with write access can change."""
     try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'database_id'").fetchone()
+        value = conn.audit_queries.meta_value("database_id")
     except Exception:  # noqa: BLE001 - an older file without a meta table
-        row = None
-    value = row[0] if row else None
+        value = None
     if isinstance(value, str) and _SAFE_ID.match(value):
         return value
     if isinstance(value, str) and value:
         return "id-" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    path = os.path.abspath(database_path(conn))
+    path = os.path.abspath(conn.audit_queries.database_path())
     return "path-" + hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
@@ -92,7 +90,7 @@ def anchor_of(dbid: str) -> dict | None:
         return None if dfd is None else _anchor(dfd, f"{dbid}.json")
 
 
-def read_anchor(conn) -> tuple[str, dict | None]:
+def read_anchor(conn: Connection) -> tuple[str, dict | None]:
     """(database id, its anchor record or None when there is none). AnchorError if unreadable,
     KeyedElsewhere if its seal does not verify under this installation's key."""
     dbid = database_id(conn)
@@ -113,8 +111,8 @@ class Place:
         return None
 
 
-def read_place(conn) -> Place | None:
-    got = database_place(conn)
+def read_place(conn: Connection) -> Place | None:
+    got = conn.audit_queries.database_place()
     if got is None:
         return None
     name = place_name(got[0])
@@ -123,10 +121,10 @@ def read_place(conn) -> Place | None:
     return Place(*got, None if rec is None else check_seal(rec, anchors_dir() / "places" / name))
 
 
-def forget_place(conn) -> None:
+def forget_place(conn: Connection) -> None:
     """Drop the place record of the database `conn` is on: what making a database anew there
     means to the installation (test harnesses that empty a server database in place)."""
-    got = database_place(conn)
+    got = conn.audit_queries.database_place()
     if got is not None:
         with folder(create=False, sub="places") as dfd:
             if dfd is not None:
@@ -134,7 +132,7 @@ def forget_place(conn) -> None:
                     os.unlink(place_name(got[0]), dir_fd=dfd)
 
 
-def anchored_here(conn) -> bool:
+def anchored_here(conn: Connection) -> bool:
     """Has this installation anchored a chain for this database (its id, or its place and
     instance)? Then an unkeyed chain is someone's re-hash, never an older version's log."""
     try:
@@ -146,10 +144,10 @@ def anchored_here(conn) -> bool:
     return pl is not None and pl.record is not None and pl.record.get("instance") == pl.instance
 
 
-def others_for_path(conn, dbid: str) -> list[dict]:
+def others_for_path(conn: Connection, dbid: str) -> list[dict]:
     """Anchors under another database id that name this file's path: when this database's own
     anchor is missing, one of them may be it (its id row changed) — or an older database there."""
-    path, out = database_path(conn), list[dict]()
+    path, out = conn.audit_queries.database_path(), list[dict]()
     with folder(create=False) as dfd:
         if dfd is None or not path:
             return out
@@ -174,7 +172,7 @@ def follows(hs: Hasher, anchor: dict, row) -> bool:
     )
 
 
-def _check_place(conn, dbid: str) -> Place | None:
+def _check_place(conn: Connection, dbid: str) -> Place | None:
     pl = read_place(conn)
     old = pl.changed_from(dbid) if pl else None
     if pl is not None and old is not None:
@@ -194,14 +192,14 @@ def _record_place(pl: Place | None, dbid: str) -> None:
             write_json(dfd, place_name(pl.place), seal(rec))
 
 
-def _check_old(conn, hs: Hasher, old: dict, head) -> None:
+def _check_old(conn: Connection, hs: Hasher, old: dict, head) -> None:
     a_id = old["last_id"]
     if a_id > head["id"]:
         raise AnchorError(
             f"the audit log ends at row {head['id']} but is anchored at row {a_id}: it was truncated;"
             " the anchor stays"
         )
-    row = conn.execute("SELECT * FROM audit WHERE id = ?", (a_id,)).fetchone()
+    row = conn.audit_queries.row(a_id)
     if not follows(hs, old, row):
         raise AnchorError(
             f"audit row {a_id} is not the row anchored there: the log was truncated or replaced;"
@@ -214,7 +212,7 @@ def _check_old(conn, hs: Hasher, old: dict, head) -> None:
         )
 
 
-def advance(conn, dbid: str, head, hs: Hasher) -> dict:
+def advance(conn: Connection, dbid: str, head, hs: Hasher) -> dict:
     """Move the anchor to `head` if it extends the anchored chain; return the anchor as it stands.
     Raises AnchorError (the anchor stays as evidence) when the log no longer reaches it, its
     keyed-from row changed, or this place was anchored under another database id."""
@@ -228,7 +226,7 @@ def advance(conn, dbid: str, head, hs: Hasher) -> dict:
             old = _anchor(dfd, name)
             pl = _check_place(conn, dbid)
             # re-read the head under the lock: whoever holds it last has seen every commit before
-            head = conn.execute(HEAD_SQL).fetchone() or head
+            head = conn.audit_queries.head() or head
             if old is not None:
                 _check_old(conn, hs, old, head)
                 if (
@@ -238,21 +236,18 @@ def advance(conn, dbid: str, head, hs: Hasher) -> dict:
                 ):
                     _record_place(pl, dbid)
                     return old
-                rows = (
-                    int(old.get("rows", 0))
-                    + conn.execute(
-                        "SELECT count(*) FROM audit WHERE id > ? AND id <= ?", (old["last_id"], head["id"])
-                    ).fetchone()[0]
+                rows = int(old.get("rows", 0)) + conn.audit_queries.count(
+                    after=old["last_id"], through=head["id"]
                 )
                 # a version-1 anchor takes the keyed-from row as it stands now, once
                 since = old.get("keyed_from") if old.get("version", 1) >= 2 else keyed_from(conn)
             else:  # bounded by the head read: another process may be committing right now
-                rows = conn.execute("SELECT count(*) FROM audit WHERE id <= ?", (head["id"],)).fetchone()[0]
+                rows = conn.audit_queries.count(through=head["id"])
                 since = keyed_from(conn)
             rec = {
                 "version": VERSION,
                 "database_id": dbid,
-                "path": database_path(conn),
+                "path": conn.audit_queries.database_path(),
                 "place": pl.place if pl else "",
                 "instance": pl.instance if pl else "",
                 "last_id": head["id"],
@@ -275,8 +270,8 @@ def anchor_hook():
     anchor. One indexed read per write when nothing was appended."""
     seen: dict = {}
 
-    def audit_anchor(conn) -> None:
-        head = conn.execute(HEAD_SQL).fetchone()
+    def audit_anchor(conn: Connection) -> None:
+        head = conn.audit_queries.head()
         if head is None or seen.get("head") == (head["id"], head["hash"]):
             return
         dbid = database_id(conn)

@@ -10,19 +10,20 @@ import hmac
 import json
 
 from engine.keys import derived_key
+from engine.storage.port import Connection
 
 GENESIS = "0" * 64
 KEYED, PLAIN = "keyed", "plain"
 KEYED_FROM = "audit_keyed_from"  # meta row: the first audit id hashed under the key
 
 
-def keyed_from(conn) -> int | None:
+def keyed_from(conn: Connection) -> int | None:
     """The first id the chain was keyed from (a meta row written when keying began): rows from
     there on must be keyed even when none is (a whole chain re-hashed without the key). Data a
     writer controls: the anchor records it too (anchor.py), and the anchor wins."""
     try:
-        r = conn.execute("SELECT value FROM meta WHERE key = ?", (KEYED_FROM,)).fetchone()
-        return int(r[0]) if r else None
+        value = conn.audit_queries.meta_value(KEYED_FROM)
+        return int(value) if value is not None else None
     except (ValueError, TypeError, Exception):  # noqa: BLE001 - a damaged row: the anchor still holds
         return None
 

@@ -21,14 +21,15 @@ from engine.audit.hashing import (
     row_hash,  # noqa: F401 - legacy rows (tests build old chains with it)
 )
 from engine.audit.verify import ChainCheck, verify_chain, walk  # noqa: F401 - public names
-from engine.storage import lock_chain, position_column
+from engine.storage.port import Connection
+from engine.storage.queries.audit import AuditFilter
 
 # Hashes this process wrote under the key: an append after one of its own skips re-checking it.
 _recent: OrderedDict[str, None] = OrderedDict()
 
 
 def _insert(
-    conn,
+    conn: Connection,
     hs: Hasher,
     prev: str,
     at: float,
@@ -40,19 +41,25 @@ def _insert(
     summary: str,
 ) -> tuple[int, str]:
     h = hs.keyed(prev, at, actor, action, target_kind, tid, reason, summary)
-    got = conn.execute(
-        "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash)"
-        " VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
-        (at, actor, action, target_kind, tid, reason, summary, prev, h),
-    ).fetchall()
+    rid = conn.audit.insert(
+        at=at,
+        actor=actor,
+        action=action,
+        target_kind=target_kind,
+        target_id=tid,
+        reason=reason,
+        summary=summary,
+        prev_hash=prev,
+        hash=h,
+    )
     _recent[h] = None
     if len(_recent) > 256:
         _recent.popitem(last=False)
-    return int(got[0][0]), h
+    return rid, h
 
 
 def append(
-    conn,
+    conn: Connection,
     *,
     at: float,
     actor: str,
@@ -72,9 +79,9 @@ def append(
     return _insert(conn, hs, prev, at, actor, action, target_kind, tid, reason or "", summary)[0]
 
 
-def _keyed_prev(conn, hs: Hasher, at: float, actor: str) -> str:
-    lock_chain(conn)
-    last = conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+def _keyed_prev(conn: Connection, hs: Hasher, at: float, actor: str) -> str:
+    conn.audit.lock_chain()
+    last = conn.audit_queries.last()
     if last is None:
         _mark_keyed(conn, 1)
         return GENESIS
@@ -83,23 +90,23 @@ def _keyed_prev(conn, hs: Hasher, at: float, actor: str) -> str:
     return _upgrade(conn, hs, at, actor)[1]
 
 
-def _was_keyed(conn) -> bool:
+def _was_keyed(conn: Connection) -> bool:
     """Was this chain keyed before (the meta row, or an anchor for its id or its place, which only
     keyed versions write)? Then an unkeyed tail is someone's re-hash without the key, and re-keying
     it would launder it."""
     return keyed_from(conn) is not None or anchored_here(conn)
 
 
-def _upgrade(conn, hs: Hasher, at: float, actor: str) -> tuple[int, str]:
+def _upgrade(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[int, str]:
     """An unkeyed chain (an older memconsole). Verified intact: re-hash every row under the key.
     Broken: keep every row exactly as found (the break is evidence, never laundered) and say where
     it is; the keyed rows after it pin that prefix. Either way an `audit-rekey` row records it."""
     w = walk(conn, hs, allow_keyed=False)
     if not w.problems:
         prev = GENESIS
-        for r in conn.execute("SELECT * FROM audit ORDER BY id").fetchall():
+        for r in conn.audit_queries.rows_from():
             h = hs.of(KEYED, prev, r)
-            conn.execute("UPDATE audit SET prev_hash = ?, hash = ? WHERE id = ?", (prev, h, r["id"]))
+            conn.audit.relink(r["id"], prev, h)
             prev = h
         reason = "audit chain keyed: the unkeyed chain verified intact and was re-hashed under the key"
         summary = {"rekeyed": w.n, "through": w.last_id, "scheme": "hmac-sha256"}
@@ -131,17 +138,18 @@ def _upgrade(conn, hs: Hasher, at: float, actor: str) -> tuple[int, str]:
     return rid, h
 
 
-def _mark_keyed(conn, first_id: int) -> None:
+def _mark_keyed(conn: Connection, first_id: int) -> None:
+    # `meta` is another area's table: this write moves to its gateway (conn.meta) when it has one.
     conn.execute(
         "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         (KEYED_FROM, str(first_id)),
     )
 
 
-def rekey(conn, *, at: float, actor: str) -> str:
+def rekey(conn: Connection, *, at: float, actor: str) -> str:
     """The explicit re-key step (what the first keyed append does anyway)."""
     hs = hasher()
-    last = conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+    last = conn.audit_queries.last()
     if last is None or hs.scheme(last) != PLAIN:
         return "the audit chain is already keyed" if last is not None else "the audit log is empty"
     if _was_keyed(conn):
@@ -150,18 +158,19 @@ def rekey(conn, *, at: float, actor: str) -> str:
             "without the key); `audit --verify` shows where"
         )
     rid, _ = _upgrade(conn, hs, at, actor)
-    row = conn.execute("SELECT summary FROM audit WHERE id = ?", (rid,)).fetchone()
+    row = conn.audit_queries.row(rid)
+    assert row is not None  # appended just now, in this transaction
     return (
         f"audit chain keyed (row {rid})"
-        if '"rekeyed"' in row[0]
+        if '"rekeyed"' in row["summary"]
         else f"audit chain keyed from row {rid}; the unkeyed rows before it were already broken"
     )
 
 
-def head(conn) -> tuple[int, str]:
+def head(conn: Connection) -> tuple[int, str]:
     """The last audit id and its hash, (0, GENESIS) when the log is empty: a forget case records it."""
-    r = conn.execute("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").fetchone()
-    return (int(r[0]), r[1]) if r else (0, GENESIS)
+    r = conn.audit_queries.head()
+    return (int(r["id"]), r["hash"]) if r else (0, GENESIS)
 
 
 def preview(text: str, n: int = 60) -> str:
@@ -205,7 +214,7 @@ def _entry(r) -> AuditEntry:
 
 
 def list_entries(
-    conn,
+    conn: Connection,
     *,
     target: str | None = None,
     actor: str | None = None,
@@ -219,53 +228,34 @@ def list_entries(
     """Audit rows matching every given filter. `target` is an id ("12") or kind:id ("memory:12");
     `action` ending in `*` is a prefix (`forg*`); `text`: every word appears (any case) in the
     reason or the summary."""
-    conds: list[tuple[str, object]] = []
+    kind = tid = None
     if target:
         kind, _, tid = str(target).rpartition(":")
-        if kind:
-            conds.append(("target_kind = ?", kind))
-        conds.append(("target_id = ?", tid))
-    if actor:
-        conds.append(("actor = ?", actor))
-    if action and action.endswith("*"):
-        conds.append(("action LIKE ? ESCAPE '\\'", _like(action[:-1]) + "%"))
-    elif action:
-        conds.append(("action = ?", action))
-    for word in (text or "").split():
-        pattern = "%" + _like(word.lower()) + "%"
-        conds.append(("(lower(reason) LIKE ? ESCAPE '\\' OR lower(summary) LIKE ? ESCAPE '\\')", pattern))
-    if since is not None:
-        conds.append(("at >= ?", float(since)))
-    if until is not None:
-        conds.append(("at < ?", float(until)))
-    where = ["1=1", *(c for c, _ in conds)]
-    params = [p for c, v in conds for p in [v] * c.count("?")]
-    order = "DESC" if newest_first else "ASC"
-    rows = conn.execute(
-        f"SELECT * FROM audit WHERE {' AND '.join(where)} ORDER BY id {order} LIMIT ?", [*params, int(limit)]
-    ).fetchall()
-    return [_entry(r) for r in rows]
+    prefix = action[:-1] if action and action.endswith("*") else None
+    f = AuditFilter(
+        target_kind=kind or None,
+        target_id=tid,
+        actor=actor or None,
+        action=action if action and prefix is None else None,
+        action_prefix=prefix,
+        words=tuple((text or "").split()),
+        since=since,
+        until=until,
+        limit=int(limit),
+        newest_first=newest_first,
+    )
+    return [_entry(r) for r in conn.audit_queries.entries(f)]
 
 
-def adders(conn, target_kind: str, ids: list[int]) -> dict[int, str]:
+def adders(conn: Connection, target_kind: str, ids: list[int]) -> dict[int, str]:
     """Who added each of `ids` (its first `add` row's actor): who actually wrote it."""
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    rows = conn.execute(
-        f"SELECT target_id, actor FROM audit WHERE target_kind = ? AND action = 'add'"
-        f" AND target_id IN ({marks}) ORDER BY id DESC",
-        [target_kind, *(str(i) for i in ids)],
-    ).fetchall()
-    return {int(r[0]): str(r[1]) for r in rows}  # oldest last: the first add wins
+    rows = conn.audit_queries.adders(target_kind, [str(i) for i in ids])
+    return {int(t): str(a) for t, a in rows}  # oldest last: the first add wins
 
 
-def _like(text: str) -> str:
-    """`text` literal inside a LIKE pattern (escape character: backslash)."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def rewrite(conn, changes: dict[int, tuple[str, str]]) -> int:
+def rewrite(conn: Connection, changes: dict[int, tuple[str, str]]) -> int:
     """Replace (reason, summary) of the given rows and re-chain every row from the first of them,
     under the key, inside the caller's transaction. Used only by forget, whose own audit row lists
     the ids. A row that was already broken (edited, or after a deleted row) gets its new text but
@@ -274,27 +264,23 @@ def rewrite(conn, changes: dict[int, tuple[str, str]]) -> int:
         return 0
     hs = hasher()
     start = min(changes)
-    pos = position_column(conn)  # ids may have gaps on PostgreSQL; positions never do
-    before = conn.execute(
-        f"SELECT {pos}, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1", (start,)
-    ).fetchone()
+    q = conn.audit_queries
+    pos = q.position  # ids may have gaps on PostgreSQL; positions never do
+    before = q.before(start)
     old_prev = new_prev = before[1] if before else GENESIS
     prev_pos = before[0] if before else 0
-    rows = conn.execute("SELECT * FROM audit WHERE id >= ? ORDER BY id", (start,)).fetchall()
+    rows = q.rows_from(start)
     for r in rows:
         reason, summary = changes.get(r["id"], (r["reason"], r["summary"]))
         sound = r[pos] == prev_pos + 1 and r["prev_hash"] == old_prev
         scheme = hs.scheme(r) if sound else None  # each row keeps its scheme (legacy prefix)
         if scheme:
             h = hs.of(scheme, new_prev, r, reason, summary)
-            conn.execute(
-                "UPDATE audit SET reason = ?, summary = ?, prev_hash = ?, hash = ? WHERE id = ?",
-                (reason, summary, new_prev, h, r["id"]),
-            )
+            conn.audit.set_text(r["id"], reason, summary, prev_hash=new_prev, hash=h)
             if scheme == KEYED:
                 _recent[h] = None
         else:
             h = r["hash"]
-            conn.execute("UPDATE audit SET reason = ?, summary = ? WHERE id = ?", (reason, summary, r["id"]))
+            conn.audit.set_text(r["id"], reason, summary)
         old_prev, prev_pos, new_prev = r["hash"], r[pos], h
     return len(rows)

@@ -20,7 +20,7 @@ from engine.audit.anchor import (
 from engine.audit.hashing import GENESIS, KEYED, PLAIN, Hasher, hasher, keyed_from
 from engine.clock import iso
 from engine.keys import key_file
-from engine.storage import position_column
+from engine.storage.port import Connection
 
 __all__ = ["ChainCheck", "keyed_from", "verify_chain", "walk"]
 
@@ -82,7 +82,7 @@ class _Walk:
                 )
 
 
-def walk(conn, hs: Hasher, limit: int = 20, *, allow_keyed: bool = True, since=_META) -> _Walk:
+def walk(conn: Connection, hs: Hasher, limit: int = 20, *, allow_keyed: bool = True, since=_META) -> _Walk:
     """Every row in chain order. Plain rows are accepted only before the first keyed one (a keyed
     row covers its predecessor's hash, so it pins the unkeyed prefix as it was when keying began)
     and before `since`, where keying began (the anchor's record when there is one)."""
@@ -91,8 +91,8 @@ def walk(conn, hs: Hasher, limit: int = 20, *, allow_keyed: bool = True, since=_
         since = None
     elif since is _META:
         since = keyed_from(conn)
-    pos = position_column(conn)
-    for r in conn.execute(f"SELECT * FROM audit ORDER BY {pos}"):
+    pos = conn.audit_queries.position
+    for r in conn.audit_queries.chain():
         w.n += 1
         rid, at = r["id"], r[pos]
         linked = True
@@ -151,7 +151,7 @@ class _View:
     elsewhere: bool = False
 
 
-def _view(conn) -> _View:
+def _view(conn: Connection) -> _View:
     v = _View()
     try:
         v.dbid, v.rec = read_anchor(conn)
@@ -169,13 +169,13 @@ def _view(conn) -> _View:
     return v
 
 
-def _since(conn, v: _View):
+def _since(conn: Connection, v: _View):
     if v.rec is not None and int(v.rec.get("version") or 1) >= 2:
         return v.rec.get("keyed_from")
     return _META
 
 
-def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk, v: _View) -> None:
+def _anchor(conn: Connection, hs: Hasher, chk: ChainCheck, w: _Walk, v: _View) -> None:
     if v.error:
         chk.anchor = "keyed-elsewhere" if v.elsewhere else "unreadable"
         chk.anchor_detail = v.error
@@ -209,7 +209,7 @@ def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk, v: _View) -> None:
         state, chk.truncated_after = "truncated", w.last_id
         detail = f"the audit log was truncated after row {w.last_id} ({when})"
     else:
-        row = conn.execute("SELECT * FROM audit WHERE id = ?", (a_id,)).fetchone()
+        row = conn.audit_queries.row(a_id)
         if row is not None and row["hash"] == rec["last_hash"]:
             state = "ok" if a_id == w.last_id else "behind"
             detail = when + ("" if a_id == w.last_id else f"; {w.last_id - a_id} rows after it")
@@ -239,7 +239,7 @@ def _anchor(conn, hs: Hasher, chk: ChainCheck, w: _Walk, v: _View) -> None:
         )
 
 
-def verify_chain(conn, *, limit_problems: int = 20) -> ChainCheck:
+def verify_chain(conn: Connection, *, limit_problems: int = 20) -> ChainCheck:
     """Recompute every row's hash and link; compare the head with its anchor. A changed, inserted
     or deleted row, a truncated tail, a chain re-hashed without the key, a deleted keyed-from row
     or a changed database identity shows as a failure. (Forget's redaction re-chains on purpose,

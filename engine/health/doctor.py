@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.audit import log as audit
 from engine.audit.verify import verify_chain
@@ -22,6 +22,8 @@ from engine.forget.heads import check_case_heads
 from engine.health import rows as doctor_rows
 from engine.storage import file_integrity
 from engine.storage.health import HealthChecks, Offenders
+from engine.storage.port import Connection
+from engine.storage.queries.health import ORPHAN_CHECKS
 
 if TYPE_CHECKING:
     from engine.context import Context
@@ -29,37 +31,6 @@ if TYPE_CHECKING:
 
 SAMPLE = 20  # offending ids shown per check
 PENDING_SAMPLE = 100  # pending-vector ids listed in a report
-
-# (name, SQL selecting offending ids, what it means)
-ORPHANS = (
-    (
-        "orphans:messages",
-        "SELECT m.id FROM messages m LEFT JOIN sessions s ON s.id = m.session_id WHERE s.id IS NULL",
-        "messages whose session does not exist",
-    ),
-    (
-        "orphans:absorbed_into",
-        "SELECT m.id FROM memories m LEFT JOIN memories t ON t.id = "
-        "m.absorbed_into WHERE m.absorbed_into IS NOT NULL AND t.id IS NULL",
-        "memories absorbed into a memory that does not exist",
-    ),
-    (
-        "orphans:rule_absorbed_into",
-        "SELECT r.id FROM rules r LEFT JOIN rules t ON t.id = "
-        "r.absorbed_into WHERE r.absorbed_into IS NOT NULL AND t.id IS NULL",
-        "rules absorbed into a rule that does not exist",
-    ),
-    (
-        "orphans:rule_history",
-        "SELECT h.id FROM rule_history h LEFT JOIN rules r ON r.id = h.rule_id WHERE r.id IS NULL",
-        "rule history rows whose rule does not exist",
-    ),
-    (
-        "orphans:flow_runs",
-        "SELECT f.id FROM flow_runs f LEFT JOIN flows w ON w.id = f.flow_id WHERE w.id IS NULL",
-        "flow runs whose flow does not exist",
-    ),
-)
 
 
 @dataclass
@@ -84,17 +55,15 @@ class DoctorReport:
         return [c for c in self.checks if not c.ok]
 
 
-def _ids(conn: Any, sql: str) -> Offenders:
-    rows = conn.execute(sql).fetchall()
-    return Offenders(len(rows), [r[0] for r in rows[:SAMPLE]])
+def _orphans(c: Connection, check: str, what: str) -> DoctorCheck:
+    ids = c.health_queries.orphans(check)
+    o = Offenders(len(ids), ids[:SAMPLE])
+    return DoctorCheck(
+        f"orphans:{check}", o.count == 0, f"{o.count} {what}" if o.count else "none", o.count, o.ids
+    )
 
 
-def _orphans(c: Any, name: str, sql: str, what: str) -> DoctorCheck:
-    o = _ids(c, sql)
-    return DoctorCheck(name, o.count == 0, f"{o.count} {what}" if o.count else "none", o.count, o.ids)
-
-
-def _chain(c: Any) -> DoctorCheck:
+def _chain(c: Connection) -> DoctorCheck:
     chain = verify_chain(c, limit_problems=SAMPLE)
     bad = list(dict.fromkeys(int(m.group(1)) for p in chain.problems if (m := re.match(r"row (\d+):", p))))
     return DoctorCheck(
@@ -109,7 +78,7 @@ def _chain(c: Any) -> DoctorCheck:
     )
 
 
-def _case_heads(c: Any) -> list[DoctorCheck]:
+def _case_heads(c: Connection) -> list[DoctorCheck]:
     """One finding per forget case whose recorded audit head was cut or rewritten."""
     found = check_case_heads(c)
     if not found:
@@ -204,8 +173,8 @@ class Health:
                     self._guard(checks, f"fts-ids:{index}", partial(_coverage, h, c, index, table, counts))
                 self._guard(checks, "vectors", lambda: _vectors(h, c, counts))
                 self._guard(checks, "pending-vectors", lambda: pending.extend(_pending(c, counts)))
-                for name, sql, what in ORPHANS:
-                    self._guard(checks, name, partial(_orphans, c, name, sql, what))
+                for check, what in ORPHAN_CHECKS.items():
+                    self._guard(checks, f"orphans:{check}", partial(_orphans, c, check, what))
                 self._guard(checks, "audit-chain", lambda: _chain(c))
                 self._guard(checks, "forget-heads", lambda: _case_heads(c))
                 self._guard(checks, "malformed-rows", lambda: _malformed(h, c))
@@ -229,7 +198,7 @@ class Health:
         actor = self.ctx.actor
         h = self.checks
 
-        def write(conn: Any) -> list[str]:
+        def write(conn: Connection) -> list[str]:
             acts = h.repair(conn)
             audit.append(
                 conn,
@@ -259,11 +228,11 @@ class Health:
         return done
 
 
-def _count(c: Any, table: str, counts: dict) -> None:
-    counts[table] = c.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+def _count(c: Connection, table: str, counts: dict) -> None:
+    counts[table] = c.health_queries.count(table)
 
 
-def _coverage(h: HealthChecks, c: Any, index: str, table: str, counts: dict) -> DoctorCheck:
+def _coverage(h: HealthChecks, c: Connection, index: str, table: str, counts: dict) -> DoctorCheck:
     cov = h.coverage(c, index, table, SAMPLE)
     counts[index] = cov.indexed
     ok = cov.missing.count == 0 and cov.extra.count == 0
@@ -277,7 +246,7 @@ def _coverage(h: HealthChecks, c: Any, index: str, table: str, counts: dict) -> 
     )
 
 
-def _vectors(h: HealthChecks, c: Any, counts: dict) -> list[DoctorCheck]:
+def _vectors(h: HealthChecks, c: Connection, counts: dict) -> list[DoctorCheck]:
     g = h.vector_gaps(c, SAMPLE)
     counts["memories_vec"] = g.stored
     n = g.missing.count
@@ -313,17 +282,12 @@ def _vectors(h: HealthChecks, c: Any, counts: dict) -> list[DoctorCheck]:
     return out
 
 
-def _pending(c: Any, counts: dict) -> list[int]:
-    counts["pending_vectors"] = c.execute("SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0]
-    return [
-        r[0]
-        for r in c.execute(
-            "SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (PENDING_SAMPLE,)
-        )
-    ]
+def _pending(c: Connection, counts: dict) -> list[int]:
+    counts["pending_vectors"], ids = c.health_queries.pending_vectors(PENDING_SAMPLE)
+    return ids
 
 
-def _malformed(h: HealthChecks, c: Any) -> list[DoctorCheck]:
+def _malformed(h: HealthChecks, c: Connection) -> list[DoctorCheck]:
     """One finding per malformed row (table, id, column); one ok line per kind when clean."""
     out: list[DoctorCheck] = []
     for kind, find, clean in (

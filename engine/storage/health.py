@@ -1,12 +1,13 @@
 """The part of the storage port `doctor` needs: the database's own integrity check, the keyword
 indexes against their tables, vectors against memories (and rebuilding what is derived), and the
-raw reads behind the malformed-row checks. Portable checks (orphans, the audit chain) stay in
-engine/health/doctor.py; the verdicts on values stay in engine/health/rows.py.
+raw reads behind the malformed-row checks, each backend in its own SQL (its health.py). The
+portable checks' reads (counts, orphans) are the health read model (conn.health_queries), the audit
+chain's engine/audit/; the verdicts on values stay in engine/health/rows.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -86,27 +87,4 @@ def json_columns(columns: Sequence[tuple[str, str]], table: str) -> dict[str, st
     out.update({n: "array" for n, d in columns if "DEFAULT '[]'" in d})
     if table == "proposals":
         out["snapshot"] = "object"
-    return out
-
-
-def json_suspects(
-    conn: Any, tables: Iterable[Any], key: Callable[[Any], str], sample: int, true: str
-) -> list[tuple[str, Any, str, Any, str]]:
-    """(table, key, column, value, expected type) of JSON columns holding something else: through
-    same-named json_valid/json_type on both backends; `true` is the backend's literal for a row
-    whose text is not JSON at all (`1` on SQLite, `true` on PostgreSQL)."""
-    out = []
-    for t in tables:
-        cols = json_columns(t.columns, t.name)
-        if not cols:
-            continue
-        conds = [
-            f"({n} IS NOT NULL AND CASE WHEN json_valid({n}) THEN json_type({n}) != '{kind}' ELSE {true} END)"
-            for n, kind in cols.items()
-        ]
-        names = list(cols)
-        sql = f"SELECT {key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)}"
-        for row in conn.execute(f"{sql} LIMIT {int(sample)}"):
-            for n, v in zip(names, tuple(row)[1:], strict=True):
-                out.append((t.name, row[0], n, v, cols[n]))
     return out

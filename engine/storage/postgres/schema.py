@@ -84,7 +84,7 @@ _EXTRA_TABLES = (
 # The audit chain's position (audit.py, engine/audit/verify.py): `seq`, assigned inside the writing
 # transaction by a trigger (every insert path: appends, restores, bulk copies), so the id gap a
 # rolled-back insert leaves (a sequence value is taken at insert, not at commit) is no chain gap.
-# Appends hold the writers' lock (and the chain's own, audit.py lock_chain), so
+# Appends hold the writers' lock (and the chain's own, gateways/audit.py lock_chain), so
 # max + 1 is the next position; the unique index refuses two rows at one position. Older
 # databases get the column and their rows numbered in id order (the chain's order).
 AUDIT_POSITION = (

@@ -1,11 +1,16 @@
 """SQLite's side of the audit chain: the file a connection has open (`PRAGMA database_list`), which
 an anchor records beside the database id, and its place (the absolute path) and instance (device
-and inode: a file made anew at that path is another database; a writer of its bytes keeps them)."""
+and inode: a file made anew at that path is another database; a writer of its bytes keeps them).
+The chain's position is `id` (one writer, AUTOINCREMENT); the writer holds the whole file, so the
+chain needs no lock of its own. The audit gateway and read model (gateways/audit.py,
+queries/audit.py) answer through these."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
+
+POSITION = "id"
 
 
 def database_path(conn: Any) -> str:

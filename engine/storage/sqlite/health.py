@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import sqlean as sqlite3
 
 from engine.errors import DatabaseDamaged, EngineError
-from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_suspects
+from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_columns
 from engine.storage.sqlite import schema
 from engine.storage.sqlite.identity import uri
 
@@ -164,7 +164,23 @@ class SqliteHealth:
         return out
 
     def json_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, str]]:
-        return json_suspects(conn, schema.TABLES, _key, sample, true="1")
+        """Through json1: a value that is not JSON at all, or JSON of another type than the
+        column's (doctor's verdict on each is in engine/health/rows.py)."""
+        out = []
+        for t in schema.TABLES:
+            cols = json_columns(t.columns, t.name)
+            if not cols:
+                continue
+            conds = [
+                f"({n} IS NOT NULL AND CASE WHEN json_valid({n}) THEN json_type({n}) != '{kind}' ELSE 1 END)"
+                for n, kind in cols.items()
+            ]
+            names = list(cols)
+            sql = f"SELECT {_key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)}"
+            for row in conn.execute(f"{sql} LIMIT {int(sample)}"):
+                for n, v in zip(names, tuple(row)[1:], strict=True):
+                    out.append((t.name, row[0], n, v, cols[n]))
+        return out
 
     def vector_batches(self, conn: Any) -> Iterator[list[tuple[Any, bytes | None]]]:
         cur = conn.execute("SELECT memory_id, embedding FROM memories_vec")

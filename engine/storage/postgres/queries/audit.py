@@ -1,9 +1,102 @@
-"""Audit read model in PostgreSQL's SQL."""
+"""Audit read model in PostgreSQL's SQL. The chain's position is `seq` (assigned inside the
+writing transaction: ids may have gaps, positions never do); a server database has no file, its
+place and instance are in ../audit.py."""
 
 from __future__ import annotations
 
-from engine.storage.queries.audit import AuditQueries
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine.storage.postgres import audit
+from engine.storage.queries.audit import AuditFilter, AuditQueries, like_literal
+
+_HEAD = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit ORDER BY id DESC LIMIT 1"
 
 
 class PgAuditQueries(AuditQueries):
-    pass
+    position = audit.POSITION
+
+    def last(self) -> Any | None:
+        return self.conn.run("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+
+    def head(self) -> Any | None:
+        return self.conn.run(_HEAD).fetchone()
+
+    def row(self, row_id: int) -> Any | None:
+        return self.conn.run("SELECT * FROM audit WHERE id = %s", (row_id,)).fetchone()
+
+    def rows_from(self, start: int = 0) -> list[Any]:
+        return self.conn.run("SELECT * FROM audit WHERE id >= %s ORDER BY id", (start,)).fetchall()
+
+    def chain(self) -> Iterable[Any]:
+        return self.conn.run("SELECT * FROM audit ORDER BY seq")
+
+    def before(self, row_id: int) -> tuple[int, str] | None:
+        r = self.conn.run(
+            "SELECT seq, hash FROM audit WHERE id < %s ORDER BY id DESC LIMIT 1", (row_id,)
+        ).fetchone()
+        return None if r is None else (r[0], r[1])
+
+    def count(self, *, after: int | None = None, through: int) -> int:
+        if after is None:
+            return int(self.conn.run("SELECT count(*) FROM audit WHERE id <= %s", (through,)).fetchone()[0])
+        return int(
+            self.conn.run(
+                "SELECT count(*) FROM audit WHERE id > %s AND id <= %s", (after, through)
+            ).fetchone()[0]
+        )
+
+    def entries(self, f: AuditFilter) -> list[Any]:
+        conds: list[str] = ["true"]
+        params: list[Any] = []
+        if f.target_kind:
+            conds.append("target_kind = %s")
+            params.append(f.target_kind)
+        if f.target_id is not None:
+            conds.append("target_id = %s")
+            params.append(f.target_id)
+        if f.actor:
+            conds.append("actor = %s")
+            params.append(f.actor)
+        if f.action_prefix is not None:
+            conds.append("action ILIKE %s ESCAPE '\\'")  # case-insensitive, as on SQLite
+            params.append(like_literal(f.action_prefix) + "%")
+        elif f.action:
+            conds.append("action = %s")
+            params.append(f.action)
+        for word in f.words:
+            conds.append("(lower(reason) ILIKE %s ESCAPE '\\' OR lower(summary) ILIKE %s ESCAPE '\\')")
+            pattern = "%" + like_literal(word.lower()) + "%"
+            params += [pattern, pattern]
+        if f.since is not None:
+            conds.append("at >= %s")
+            params.append(float(f.since))
+        if f.until is not None:
+            conds.append("at < %s")
+            params.append(float(f.until))
+        order = "DESC" if f.newest_first else "ASC"
+        return self.conn.run(
+            f"SELECT * FROM audit WHERE {' AND '.join(conds)} ORDER BY id {order} LIMIT %s",
+            [*params, int(f.limit)],
+        ).fetchall()
+
+    def adders(self, target_kind: str, target_ids: Sequence[str]) -> list[tuple[str, str]]:
+        ids = list(target_ids)
+        if not ids:
+            return []
+        rows = self.conn.run(
+            "SELECT target_id, actor FROM audit WHERE target_kind = %s AND action = 'add'"
+            " AND target_id = ANY(%s) ORDER BY id DESC",
+            (target_kind, ids),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def meta_value(self, key: str) -> Any | None:
+        row = self.conn.run("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def database_path(self) -> str:
+        return ""  # a server database has no file: the anchor goes by its id and place
+
+    def database_place(self) -> tuple[str, str] | None:
+        return audit.database_place(self.conn)

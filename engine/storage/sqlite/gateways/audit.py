@@ -6,4 +6,41 @@ from engine.storage.gateways.audit import AuditRows
 
 
 class SqliteAuditRows(AuditRows):
-    pass
+    def lock_chain(self) -> None:
+        return None  # the writer holds the whole file (BEGIN IMMEDIATE)
+
+    def insert(
+        self,
+        *,
+        at: float,
+        actor: str,
+        action: str,
+        target_kind: str,
+        target_id: str,
+        reason: str,
+        summary: str,
+        prev_hash: str,
+        hash: str,
+    ) -> int:
+        got = self.conn.execute(
+            "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash)"
+            " VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
+            (at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash),
+        ).fetchall()
+        return int(got[0][0])
+
+    def relink(self, row_id: int, prev_hash: str, hash: str) -> None:
+        self.conn.execute("UPDATE audit SET prev_hash = ?, hash = ? WHERE id = ?", (prev_hash, hash, row_id))
+
+    def set_text(
+        self, row_id: int, reason: str, summary: str, *, prev_hash: str | None = None, hash: str | None = None
+    ) -> None:
+        if hash is None:
+            self.conn.execute(
+                "UPDATE audit SET reason = ?, summary = ? WHERE id = ?", (reason, summary, row_id)
+            )
+        else:
+            self.conn.execute(
+                "UPDATE audit SET reason = ?, summary = ?, prev_hash = ?, hash = ? WHERE id = ?",
+                (reason, summary, prev_hash, hash, row_id),
+            )

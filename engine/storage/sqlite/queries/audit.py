@@ -1,9 +1,104 @@
-"""Audit read model in SQLite's SQL."""
+"""Audit read model in SQLite's SQL. The chain's position is `id`; the database's place is its
+file (../audit.py)."""
 
 from __future__ import annotations
 
-from engine.storage.queries.audit import AuditQueries
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine.storage.queries.audit import AuditFilter, AuditQueries, like_literal
+from engine.storage.sqlite import audit
+from engine.storage.sqlite.gateways.columns import marks
+
+_HEAD = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit ORDER BY id DESC LIMIT 1"
 
 
 class SqliteAuditQueries(AuditQueries):
-    pass
+    position = audit.POSITION
+
+    def last(self) -> Any | None:
+        return self.conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+
+    def head(self) -> Any | None:
+        return self.conn.execute(_HEAD).fetchone()
+
+    def row(self, row_id: int) -> Any | None:
+        return self.conn.execute("SELECT * FROM audit WHERE id = ?", (row_id,)).fetchone()
+
+    def rows_from(self, start: int = 0) -> list[Any]:
+        return self.conn.execute("SELECT * FROM audit WHERE id >= ? ORDER BY id", (start,)).fetchall()
+
+    def chain(self) -> Iterable[Any]:
+        return self.conn.execute("SELECT * FROM audit ORDER BY id")
+
+    def before(self, row_id: int) -> tuple[int, str] | None:
+        r = self.conn.execute(
+            "SELECT id, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1", (row_id,)
+        ).fetchone()
+        return None if r is None else (r[0], r[1])
+
+    def count(self, *, after: int | None = None, through: int) -> int:
+        if after is None:
+            return int(
+                self.conn.execute("SELECT count(*) FROM audit WHERE id <= ?", (through,)).fetchone()[0]
+            )
+        return int(
+            self.conn.execute(
+                "SELECT count(*) FROM audit WHERE id > ? AND id <= ?", (after, through)
+            ).fetchone()[0]
+        )
+
+    def entries(self, f: AuditFilter) -> list[Any]:
+        conds: list[str] = ["1=1"]
+        params: list[Any] = []
+        if f.target_kind:
+            conds.append("target_kind = ?")
+            params.append(f.target_kind)
+        if f.target_id is not None:
+            conds.append("target_id = ?")
+            params.append(f.target_id)
+        if f.actor:
+            conds.append("actor = ?")
+            params.append(f.actor)
+        if f.action_prefix is not None:
+            conds.append("action LIKE ? ESCAPE '\\'")  # ASCII case-insensitive, as SQLite's LIKE is
+            params.append(like_literal(f.action_prefix) + "%")
+        elif f.action:
+            conds.append("action = ?")
+            params.append(f.action)
+        for word in f.words:
+            conds.append("(lower(reason) LIKE ? ESCAPE '\\' OR lower(summary) LIKE ? ESCAPE '\\')")
+            pattern = "%" + like_literal(word.lower()) + "%"
+            params += [pattern, pattern]
+        if f.since is not None:
+            conds.append("at >= ?")
+            params.append(float(f.since))
+        if f.until is not None:
+            conds.append("at < ?")
+            params.append(float(f.until))
+        order = "DESC" if f.newest_first else "ASC"
+        return self.conn.execute(
+            f"SELECT * FROM audit WHERE {' AND '.join(conds)} ORDER BY id {order} LIMIT ?",
+            [*params, int(f.limit)],
+        ).fetchall()
+
+    def adders(self, target_kind: str, target_ids: Sequence[str]) -> list[tuple[str, str]]:
+        ids = list(target_ids)
+        if not ids:
+            return []
+        rows = self.conn.execute(
+            f"SELECT target_id, actor FROM audit WHERE target_kind = ? AND action = 'add'"
+            f" AND target_id IN ({marks(len(ids))}) ORDER BY id DESC",
+            [target_kind, *ids],
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def meta_value(self, key: str) -> Any | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def database_path(self) -> str:
+        return audit.database_path(self.conn)
+
+    def database_place(self) -> tuple[str, str] | None:
+        return audit.database_place(self.conn)

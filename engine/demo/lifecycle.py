@@ -538,10 +538,7 @@ def write_lifecycle_demo(eng, seed: int = 11) -> dict:
             counts["flow_runs"] += 1 if flow else 0
 
         # Reinforce some memories at past dates so anchors and curves differ.
-        rows = eng.store.read(
-            "SELECT id, created_at FROM memories WHERE tier = 'active' AND pinned = 0"
-            " AND category NOT IN ('state', 'rejected') ORDER BY id"
-        )
+        rows = eng.store.query(lambda c: c.lifecycle_queries.reinforce_candidates(("state", "rejected")))
         for r in rng.sample(rows, min(40, len(rows))):
             t = r["created_at"] + rng.uniform(0.2, 0.9) * (now - r["created_at"])
             clock.t = min(t, now)

@@ -10,7 +10,7 @@ eng.decay (decay_pass.py; forecasts in decay_forecast.py, math in decay.py)     
     last_run_at() -> float | None
     `rates` is a what-if of half-lives in days per kind, e.g. {"semantic": 60}.
 eng.rules (rules.py; reads in rule_reads.py, changes in rule_change.py, history rows through
-    tables/rule_history.py)      Rules(ctx, memories)
+    conn.rule_history)      Rules(ctx, memories)
     list(status=, agent=, domain=, source=, min_score=, max_score=, pinned=, query=,
          include_global=, order=, limit=) -> list[Rule]
     get(id), detail(id, days=30) -> RuleDetail, history(id), counts(agent=None),
@@ -26,6 +26,9 @@ eng.flows (flows.py)      Flows(ctx)
 eng.boot, eng.gates (boot.py, gates.py)      Boot(ctx, rules); Gates(ctx, rules, flows, boot, memories)
     boot.context(agent=None, max_rules=None) -> BootContext (its .text is the fenced block)
     gates.pre(text, agent=None) -> GatePre; gates.post(outcome, summary, agent=, flow=) -> GatePost
-Storage: the decay pass reaches memories through `store.decay_access`
-(engine/storage/lifecycle.py), rules and flows match text through `store.keyword`.
+Storage: no SQL here. Rows go through the gateways `conn.rules`, `conn.rule_history`, `conn.flows`,
+`conn.flow_runs`; views and forecasts through the read model `conn.lifecycle_queries`
+(engine/storage/queries/lifecycle.py); the decay pass reaches memories through
+`store.decay_access` with typed filters and changes (engine/storage/lifecycle.py); rules and flows
+match text through `store.keyword`. Each adapter renders its own SQL.
 """

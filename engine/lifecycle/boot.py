@@ -10,12 +10,12 @@ from __future__ import annotations
 import html
 import math
 import re
-from typing import Any
 
 from engine.clock import iso
 from engine.context import Context
 from engine.lifecycle.rules import Rules
 from engine.lifecycle.types import BootContext, BootItem
+from engine.storage.port import Connection
 
 TAG = "memory-context"
 _TAG_RE = re.compile(r"<(?=\s*/?\s*memory-context)", re.IGNORECASE)
@@ -61,20 +61,10 @@ class Boot:
         self.ctx = ctx
         self.rules = rules
 
-    def items(self, conn: Any, category: str, agent: str | None, limit: int) -> list[BootItem]:
+    def items(self, conn: Connection, category: str, agent: str | None, limit: int) -> list[BootItem]:
         """Inside the caller's read: live memories of `category` for `agent` (with the shared ones),
         core first, then by importance and recency."""
-        where = ["category = ?", "tier IN ('core', 'active')", "absorbed_into IS NULL"]
-        params: list[Any] = [category]
-        if agent:
-            where.append("(agent = ? OR agent = '')")
-            params.append(agent)
-        rows = conn.execute(
-            f"SELECT id, category, content, agent, tier FROM memories WHERE "
-            f"{' AND '.join(where)} ORDER BY tier = 'core' DESC, importance DESC, "
-            f"created_at DESC, id DESC LIMIT ?",
-            [*params, int(limit)],
-        ).fetchall()
+        rows = conn.lifecycle_queries.boot_items(category, agent, int(limit))
         return [BootItem(r["id"], r["category"], r["content"], r["agent"], r["tier"]) for r in rows]
 
     def context(self, agent: str | None = None, *, max_rules: int | None = None) -> BootContext:

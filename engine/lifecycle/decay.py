@@ -1,5 +1,6 @@
-"""Decay math: pure functions for memory strength and rule scores, and the SQL forms of the same
-formulas so a pass or a forecast runs as one set-based statement.
+"""Decay math: pure functions for memory strength and rule scores. Each storage adapter renders the
+same formulas in its own SQL (engine/storage/{sqlite,postgres}/decay.py and the lifecycle read
+models) so a pass or a forecast runs as one set-based statement.
 
 Memory strength is a closed form of (anchor strength, time of last reinforcement, rate of its kind):
 
@@ -22,13 +23,13 @@ from typing import Any
 from engine.clock import DAY
 from engine.config import DecaySettings
 from engine.errors import InvalidInput, cut
+from engine.storage.lifecycle import DecayClock
 from engine.types import KINDS
 
 # Bands operators know: 9–10 critical, 7–8 and 5–6 active, 3–4 dormant, 1–2 (and below) retired.
 BANDS = ((9.0, "critical"), (5.0, "active"), (3.0, "dormant"))
 STATUS_RANK = {"retired": 0, "dormant": 1, "active": 2, "critical": 3}
 SCORE_MIN, SCORE_MAX = 0.0, 10.0
-DECAYING = "tier = 'active' AND pinned = 0"  # the rows a decay pass can archive (a WHERE fragment)
 RETIRE_EDGE = BANDS[-1][0]  # below this a rule is retired and stops decaying
 
 
@@ -38,12 +39,6 @@ def band(score: float) -> str:
         if score >= edge:
             return status
     return "retired"
-
-
-def band_sql(expr: str) -> str:
-    """`band()` as an SQL CASE over an expression (built from constants, never user input)."""
-    whens = " ".join(f"WHEN {expr} >= {edge!r} THEN '{status}'" for edge, status in BANDS)
-    return f"CASE {whens} ELSE 'retired' END"
 
 
 def check_days(days: Any) -> float:
@@ -88,32 +83,10 @@ def crossing_time(anchor: float, last_reinforced_at: float, rate: float, thresho
     return float(last_reinforced_at) + math.log(anchor / threshold) / rate
 
 
-def rate_sql() -> str:
-    """λ for the row's kind, from named parameters :r_<kind> (see rate_params)."""
-    whens = " ".join(f"WHEN '{k}' THEN :r_{k}" for k in KINDS)
-    return f"(CASE kind {whens} ELSE :r_semantic END)"
-
-
-def rate_params(rates: dict[str, float]) -> dict[str, float]:
-    return {f"r_{k}": rates[k] for k in KINDS}
-
-
-def strength_sql(now_param: str = ":now") -> str:
-    """Current strength of a decaying row (callers restrict to active, unpinned rows)."""
-    return f"(anchor_strength * exp(-{rate_sql()} * max(0.0, {now_param} - last_reinforced_at)))"
-
-
-def held_strength_sql(now_param: str = ":now") -> str:
-    """Current strength of any row: core and pinned memories hold their anchor."""
-    return f"(CASE WHEN pinned = 1 OR tier = 'core' THEN anchor_strength ELSE {strength_sql(now_param)} END)"
-
-
-def crossing_sql() -> str:
-    """archive_at for a row: when its strength reaches :thr."""
-    return (
-        f"(CASE WHEN anchor_strength <= :thr THEN last_reinforced_at "
-        f"ELSE last_reinforced_at + ln(anchor_strength / :thr) / {rate_sql()} END)"
-    )
+def clock_for(settings: DecaySettings, now: float, half_lives: dict | None = None) -> DecayClock:
+    """The formulas' inputs as the storage port takes them: `now`, the archive threshold and λ
+    per kind (from the settings or a what-if of half-lives in days)."""
+    return DecayClock(float(now), settings.archive_threshold, rates_for(settings, half_lives))
 
 
 # -- rules ---------------------------------------------------------------------------------------------
@@ -164,25 +137,3 @@ def cycles_to_retire(score: float, settings: DecaySettings) -> int:
     """Daily losses until a score falls into the retired band, where decay stops; so one pass
     after many days ends where daily passes would have."""
     return max(1, math.floor((score - RETIRE_EDGE) / settings.rule_daily_loss) + 1)
-
-
-def rule_decay_sql() -> str:
-    """One SELECT yielding every rule a pass at :now would lower, with old and new values.
-
-    Parameters: :now, :day, :grace (seconds), :loss, :edge (the retire edge, RETIRE_EDGE).
-    Mirrors rule_cycles / rule_score_at.
-    """
-    new_score = "max(0.0, score - :loss * min(j1 - j0, max(1, floor((score - :edge) / :loss) + 1)))"
-    return f"""
-        SELECT id, score AS old_score, {new_score} AS new_score, status AS old_status,
-               {band_sql(new_score)} AS new_status, base + j1 * :day AS decayed_to
-        FROM (SELECT id, score, status, base,
-                     CASE WHEN :now >= base THEN floor((:now - base) / :day) ELSE -1 END AS j1,
-                     CASE WHEN last_decayed_at >= base
-                          THEN floor((last_decayed_at - base) / :day) ELSE -1 END AS j0
-              FROM (SELECT id, score, status, last_decayed_at,
-                           coalesce(last_reinforced_at, created_at) + :grace AS base
-                    FROM rules
-                    WHERE status IN ('active', 'dormant') AND pinned = 0 AND score < 9.0
-                      AND absorbed_into IS NULL))
-        WHERE j1 > j0"""

@@ -4,24 +4,18 @@ strength, the strength distribution now, and crossings per day for the Decay pan
 
 from __future__ import annotations
 
-from typing import Any
-
 from engine.clock import DAY
 from engine.context import Context
 from engine.errors import InvalidInput, NotFound, cut
 from engine.lifecycle.decay import (
-    DECAYING,
     STATUS_RANK,
     check_days,
-    crossing_sql,
+    clock_for,
     crossing_time,
     half_lives_for,
-    held_strength_sql,
-    rate_params,
     rates_for,
     rule_score_at,
     strength_at,
-    strength_sql,
 )
 from engine.lifecycle.types import (
     CurvePoint,
@@ -56,34 +50,12 @@ class DecayForecasts:
         now = self.ctx.clock.now() if now is None else float(now)
         until = now + days * DAY
         ds = self.ctx.settings.decay
-        p: dict[str, Any] = {
-            "now": now,
-            "until": until,
-            "thr": ds.archive_threshold,
-            **rate_params(rates_for(ds, rates)),
-        }
-        where = f"{DECAYING} AND {crossing_sql()} <= :until"
-        if agent is not None:
-            where += " AND agent = :agent"
-            p["agent"] = agent
+        clock = clock_for(ds, now, rates)
         with self.ctx.store.reading() as c:
-            by_kind = {
-                k: n
-                for k, n in c.execute(f"SELECT kind, count(*) FROM memories WHERE {where} GROUP BY kind", p)
-            }
-            rows = c.execute(
-                f"SELECT id, kind, tier, agent, substr(content, 1, 120) AS preview,"
-                f" {strength_sql()} AS s_now, {strength_sql(':until')} AS s_then,"
-                f" {crossing_sql()} AS crosses FROM memories WHERE {where}"
-                f" ORDER BY crosses, id LIMIT :limit",
-                {**p, "limit": int(limit)},
-            ).fetchall()
-            rrows = c.execute(
-                "SELECT * FROM rules WHERE status IN ('active', 'dormant')"
-                " AND pinned = 0 AND absorbed_into IS NULL"
-                + (" AND agent = :agent" if agent is not None else ""),
-                p,
-            ).fetchall()
+            q = c.lifecycle_queries
+            by_kind = q.crossings_by_kind(clock, until, agent)
+            rows = q.crossings(clock, until, agent, int(limit))
+            rrows = q.rules_decaying(agent)
         mems = [
             MemoryForecast(
                 r["id"],
@@ -127,7 +99,8 @@ class DecayForecasts:
         days = check_days(days)
         now = self.ctx.clock.now() if now is None else float(now)
         ds = self.ctx.settings.decay
-        r = self.ctx.store.read_one("SELECT * FROM memories WHERE id = ?", (int(memory_id),))
+        mid = int(memory_id)
+        r = self.ctx.store.query(lambda c: c.lifecycle_queries.memory(mid))
         if r is None:
             raise NotFound(f"no memory with id {memory_id}")
         rate = rates_for(ds, rates)[r["kind"]]
@@ -158,18 +131,12 @@ class DecayForecasts:
         now = self.ctx.clock.now() if now is None else float(now)
         bins = max(1, min(100, int(bins)))
         ds = self.ctx.settings.decay
-        p = {"now": now, "bins": bins, "thr": ds.archive_threshold, **rate_params(rates_for(ds))}
+        clock = clock_for(ds, now)
         counts = {t: [0] * bins for t in ("core", "active", "archived")}
         with self.ctx.store.reading() as c:
-            for tier, b, n in c.execute(
-                f"SELECT tier, min(:bins - 1, CAST({held_strength_sql()} * :bins AS INTEGER)) AS b,"
-                f" count(*) FROM memories GROUP BY tier, b",
-                p,
-            ):
+            for tier, b, n in c.lifecycle_queries.strength_bins(clock, bins):
                 counts.setdefault(tier, [0] * bins)[max(0, int(b))] += n
-            below = c.execute(
-                f"SELECT count(*) FROM memories WHERE {DECAYING} AND {strength_sql()} < :thr", p
-            ).fetchone()[0]
+            below = c.lifecycle_queries.below_threshold(clock)
         return StrengthDistribution(now, [i / bins for i in range(bins + 1)], counts, {"active": below})
 
     def timeline(
@@ -185,27 +152,11 @@ class DecayForecasts:
             raise InvalidInput(f"days must be between 1 and 3650, not {n}")
         now = self.ctx.clock.now() if now is None else float(now)
         ds = self.ctx.settings.decay
-        p: dict[str, Any] = {
-            "now": now,
-            "until": now + n * DAY,
-            "day": DAY,
-            "thr": ds.archive_threshold,
-            **rate_params(rates_for(ds, rates)),
-        }
-        agent_sql = " AND agent = :agent" if agent is not None else ""
-        if agent is not None:
-            p["agent"] = agent
+        clock = clock_for(ds, now, rates)
         counts = {k: [0] * n for k in KINDS}
         overdue = 0
-        # The crossing is computed once per row in the inner query; one pass yields both the
-        # per-day counts and the overdue ones.
-        sql = (
-            f"SELECT kind, CAST(max(0.0, c - :now) / :day AS INTEGER) AS d, count(*),"
-            f" sum(c <= :now) FROM (SELECT kind, {crossing_sql()} AS c FROM memories"
-            f" WHERE {DECAYING}{agent_sql}) WHERE c <= :until GROUP BY kind, d"
-        )
         with self.ctx.store.reading() as c:
-            for kind, d, cnt, late in c.execute(sql, p):
+            for kind, d, cnt, late in c.lifecycle_queries.crossings_per_day(clock, now + n * DAY, DAY, agent):
                 counts.setdefault(kind, [0] * n)[min(n - 1, int(d))] += cnt
                 overdue += late or 0
         per_day = [sum(counts[k][i] for k in counts) for i in range(n)]

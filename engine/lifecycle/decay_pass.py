@@ -16,22 +16,11 @@ index's filter fields, the vector change log) in bulk inside the same transactio
 
 from __future__ import annotations
 
-from typing import Any
-
 from engine.audit import log as audit
 from engine.clock import DAY
 from engine.context import Context
 from engine.errors import InvalidInput, cut
-from engine.lifecycle.decay import (
-    DECAYING,
-    RETIRE_EDGE,
-    STATUS_RANK,
-    crossing_sql,
-    rate_params,
-    rates_for,
-    rule_decay_sql,
-    strength_sql,
-)
+from engine.lifecycle.decay import BANDS, RETIRE_EDGE, STATUS_RANK, clock_for
 from engine.lifecycle.decay_forecast import DecayForecasts
 from engine.lifecycle.types import (
     DECAY_SCOPES,
@@ -42,9 +31,10 @@ from engine.lifecycle.types import (
     ForecastTimeline,
     StrengthDistribution,
 )
-from engine.storage.lifecycle import DecayAccess
-from engine.tables import rule_history
-from engine.tables import rules as rules_table
+from engine.storage.gateways.rule_history import RuleChange
+from engine.storage.lifecycle import DecayAccess, DecayClock, DecayFilter
+from engine.storage.port import Connection
+from engine.storage.queries.lifecycle import RuleDecayStep
 
 AUDIT_ID_CAP = 1000  # ids listed in the pass's audit row; counts are always exact
 LAST_PASS_KEY = "decay.last_pass_at"
@@ -90,19 +80,13 @@ class Decay:
         ctx = self.ctx
         now = ctx.clock.now() if now is None else float(now)
         ds = ctx.settings.decay
-        p = {"now": now, "thr": ds.archive_threshold, "step": ds.snapshot_step, **rate_params(rates_for(ds))}
-        rp = {
-            "now": now,
-            "day": DAY,
-            "grace": ds.rule_grace_days * DAY,
-            "loss": ds.rule_daily_loss,
-            "edge": RETIRE_EDGE,
-        }
+        clock = clock_for(ds, now)
+        rp = RuleDecayStep(now, DAY, ds.rule_grace_days * DAY, ds.rule_daily_loss, RETIRE_EDGE, BANDS)
 
-        def run(conn: Any) -> DecayPassResult:
+        def run(conn: Connection) -> DecayPassResult:
             res = DecayPassResult(now, dry_run, 0, 0, 0, 0, 0, 0)
             if scope != "rules":
-                self._decay_memories(conn, p, res, dry_run, refresh_snapshots)
+                self._decay_memories(conn, clock, ds.snapshot_step, res, dry_run, refresh_snapshots)
             if scope != "memories":
                 self._decay_rules(conn, rp, res, dry_run)
             changed = (
@@ -129,51 +113,34 @@ class Decay:
         return ctx.store.write(run)
 
     def _decay_memories(
-        self, conn: Any, p: dict, res: DecayPassResult, dry_run: bool, refresh_snapshots: bool
+        self,
+        conn: Connection,
+        clock: DecayClock,
+        step: float,
+        res: DecayPassResult,
+        dry_run: bool,
+        refresh_snapshots: bool,
     ) -> None:
         """Schedule new rows, count the decaying ones, archive those past the threshold."""
-        now, access = p["now"], self._access
-        res.memories_scheduled = self._schedule(conn, p, dry_run)
-        last_row = conn.execute("SELECT value FROM meta WHERE key = ?", (LAST_PASS_KEY,)).fetchone()
-        last = float(last_row[0]) if last_row else None
+        now, access = clock.now, self._access
+        res.memories_scheduled = self._schedule(conn, clock, dry_run)
+        last = conn.lifecycle_queries.last_decay_pass(LAST_PASS_KEY)
         if last is None or now > last:
-            # Every decaying memory lost strength since the previous pass (closed form).
-            later = "archive_at > :now" + (  # a dry run has not scheduled new rows
-                f" OR (archive_at IS NULL AND {crossing_sql()} > :now)" if dry_run else ""
-            )
-            res.memories_decayed = access.count(conn, "archive_at", f"({later}) AND {DECAYING}", p)
+            # Every decaying memory lost strength since the previous pass (closed form); a dry
+            # run has not scheduled new rows, so theirs count by their computed crossing.
+            later = DecayFilter(clock, archive_at="later", estimated=dry_run)
+            res.memories_decayed = access.count(conn, "archive_at", later)
         if dry_run:
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    f"SELECT id FROM memories WHERE {DECAYING} AND coalesce(archive_at, "
-                    f"{crossing_sql()}) <= :now ORDER BY id",
-                    p,
-                )
-            ]
+            ids = access.ids(conn, "planner", DecayFilter(clock, archive_at="due", estimated=True))
             if refresh_snapshots:
                 res.snapshots_refreshed = access.count(
-                    conn,
-                    "scan",
-                    f"{DECAYING} AND coalesce(archive_at, {crossing_sql()}) > :now"
-                    f" AND strength - {strength_sql()} >= :step",
-                    p,
+                    conn, "scan", DecayFilter(clock, archive_at="later", estimated=True, stale_by=step)
                 )
         else:
-            ids = access.update_ids(
-                conn,
-                "archive_at",
-                f"tier = 'archived', strength = {strength_sql()}, updated_at = :now",
-                f"archive_at <= :now AND {DECAYING}",
-                p,
-            )
+            ids = access.update_ids(conn, "archive_at", "archive", DecayFilter(clock, archive_at="due"))
             if refresh_snapshots:
                 res.snapshots_refreshed = access.update(
-                    conn,
-                    "scan",
-                    f"strength = {strength_sql()}",
-                    f"{DECAYING} AND strength - {strength_sql()} >= :step",
-                    p,
+                    conn, "scan", "snapshot", DecayFilter(clock, stale_by=step)
                 )
             if last is None or now > last:
                 conn.execute(
@@ -188,26 +155,24 @@ class Decay:
 
     def last_run_at(self) -> float | None:
         """The `now` of the latest decay pass that wrote (None: never)."""
-        r = self.ctx.store.read_one("SELECT value FROM meta WHERE key = ?", (LAST_PASS_KEY,))
-        return float(r[0]) if r else None
+        return self.ctx.store.query(lambda c: c.lifecycle_queries.last_decay_pass(LAST_PASS_KEY))
 
-    def _schedule(self, conn: Any, p: dict, dry_run: bool) -> int:
+    def _schedule(self, conn: Connection, clock: DecayClock, dry_run: bool) -> int:
         """Give archive_at to decaying memories that have none (new, reinforced, restored)."""
         access = self._access
-        pending = f"archive_at IS NULL AND {DECAYING}"
-        n = access.count(conn, "archive_at", pending, {})
+        pending = DecayFilter(clock, archive_at="unscheduled")
+        n = access.count(conn, "archive_at", pending)
         if dry_run or not n:
             return n
-        assignment = f"archive_at = {crossing_sql()}"
         if n > BULK_SCHEDULE:
             with access.archive_index_dropped(conn) as dropped:
-                access.update(conn, "planner" if dropped else "archive_at", assignment, pending, p)
+                access.update(conn, "planner" if dropped else "archive_at", "schedule", pending)
         else:
-            access.update(conn, "archive_at", assignment, pending, p)
+            access.update(conn, "archive_at", "schedule", pending)
         return n
 
-    def _decay_rules(self, conn: Any, rp: dict, res: DecayPassResult, dry_run: bool) -> None:
-        rows = conn.execute(rule_decay_sql(), rp).fetchall()
+    def _decay_rules(self, conn: Connection, rp: RuleDecayStep, res: DecayPassResult, dry_run: bool) -> None:
+        rows = conn.lifecycle_queries.rules_decay_due(rp)
         res.rules_decayed = len(rows)
         for r in rows:
             if r["new_status"] == "retired" and r["old_status"] != "retired":
@@ -219,15 +184,14 @@ class Decay:
             return
         # The update and its history rows come from the same computed set (a few hundred rows a
         # day at most: rules are counted in thousands, not millions).
-        now = rp["now"]
+        now = rp.now
         rows = sorted(rows, key=lambda r: r["id"])
-        rules_table.decay_many(
-            conn, [(r["new_score"], r["new_status"], r["decayed_to"], r["id"]) for r in rows], now
+        conn.rules.decay_many(
+            [(r["new_score"], r["new_status"], r["decayed_to"], r["id"]) for r in rows], now
         )
-        rule_history.record_many(
-            conn,
+        conn.rule_history.record_many(
             (
-                rule_history.RuleChange(
+                RuleChange(
                     rule_id=r["id"],
                     at=now,
                     new_score=r["new_score"],

@@ -30,8 +30,8 @@ from engine.lifecycle.types import (
 )
 from engine.memory_input import check_text
 from engine.retrieval.query import plan, terms
-from engine.sql import marks
 from engine.storage.indexes import KeywordIndex
+from engine.storage.port import Connection
 from engine.types import load_json
 
 TEXT_MATCHES = 50  # full-text candidates considered by check()
@@ -87,18 +87,13 @@ class Flows:
             "min_runs": ls.flow_flag_min_runs,
         }
 
-    def _from_rows(self, conn: Any, rows: Sequence[Any]) -> builtins.list[Flow]:
+    def _from_rows(self, conn: Connection, rows: Sequence[Any]) -> builtins.list[Flow]:
         ids = [r["id"] for r in rows]
         outcomes: dict[int, builtins.list[bool]] = {i: [] for i in ids}
         last: dict[int, float] = {}
-        if ids:
-            for fid, outcome, at in conn.execute(
-                f"SELECT flow_id, outcome, at FROM flow_runs WHERE flow_id IN "
-                f"({marks(len(ids))}) ORDER BY at, id",
-                ids,
-            ):
-                outcomes[fid].append(outcome == "pass")
-                last[fid] = at
+        for fid, outcome, at in conn.flow_runs.outcomes(ids):
+            outcomes[fid].append(outcome == "pass")
+            last[fid] = at
         fs = self._stats_settings()
         return [
             Flow(
@@ -118,12 +113,12 @@ class Flows:
         ]
 
     @staticmethod
-    def _row(conn: Any, name_or_id: str | int) -> Any:
+    def _row(conn: Connection, name_or_id: str | int) -> Any:
         if isinstance(name_or_id, int) or (isinstance(name_or_id, str) and name_or_id.isdigit()):
-            r = conn.execute("SELECT * FROM flows WHERE id = ?", (int(name_or_id),)).fetchone()
+            r = conn.flows.row(int(name_or_id))
             if r is not None:
                 return r
-        r = conn.execute("SELECT * FROM flows WHERE name = ?", (str(name_or_id),)).fetchone()
+        r = conn.flows.named(str(name_or_id))
         if r is None:
             raise NotFound(f"no flow named {cut(name_or_id)}")
         return r
@@ -138,16 +133,8 @@ class Flows:
         flagged: bool | None = None,
     ) -> builtins.list[Flow]:
         """Every flow with its counts, effectiveness and trend, by name."""
-        where: builtins.list[str] = ["1=1"]
-        params: builtins.list[Any] = []
-        for col, val in (("domain", domain), ("agent", agent), ("status", status)):
-            if val is not None:
-                where.append(f"{col} = ?")
-                params.append(val)
         with self.ctx.store.reading() as c:
-            rows = c.execute(
-                f"SELECT * FROM flows WHERE {' AND '.join(where)} ORDER BY name", params
-            ).fetchall()
+            rows = c.lifecycle_queries.flows(domain=domain, agent=agent, status=status)
             flows = self._from_rows(c, rows)
         return [f for f in flows if flagged is None or f.stats.flagged == flagged]
 
@@ -160,9 +147,7 @@ class Flows:
         with self.ctx.store.reading() as c:
             row = self._row(c, name_or_id)
             flow = self._from_rows(c, [row])[0]
-            all_runs = c.execute(
-                "SELECT * FROM flow_runs WHERE flow_id = ? ORDER BY at, id", (row["id"],)
-            ).fetchall()
+            all_runs = c.flow_runs.of_flow(row["id"])
         rolling, passes = [], 0
         start = all_runs[0]["at"] if all_runs else 0.0
         for i, r in enumerate(all_runs, 1):
@@ -181,11 +166,7 @@ class Flows:
         low = " ".join(text.lower().split())
         words = set(terms(text))
         with self.ctx.store.reading() as c:
-            rows = c.execute(
-                "SELECT * FROM flows WHERE status = 'active'"
-                + (" AND (agent = ? OR agent = '')" if agent else ""),
-                (agent,) if agent else (),
-            ).fetchall()
+            rows = c.lifecycle_queries.flows(status="active", for_agent=agent or None)
             by_id = {r["id"]: r for r in rows}
             scored: dict[int, tuple[str, builtins.list[str], float]] = {}
             for r in rows:
@@ -257,24 +238,17 @@ class Flows:
         if metadata is not None:
             vals["metadata"] = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
 
-        def write(conn: Any) -> int:
-            old = conn.execute("SELECT id FROM flows WHERE name = ?", (name,)).fetchone()
+        def write(conn: Connection) -> int:
+            old = conn.flows.named(name)
             if old is not None and not replace:
                 raise InvalidInput(f"a flow named {cut(name)} already exists (use replace to update it)")
             if old is not None:
-                cols = ", ".join(f"{c} = ?" for c in vals)
-                conn.execute(
-                    f"UPDATE flows SET {cols}, updated_at = ? WHERE id = ?", [*vals.values(), now, old[0]]
-                )
-                fid, action = int(old[0]), "flow-update"
+                conn.flows.update(old["id"], vals, now)
+                fid, action = int(old["id"]), "flow-update"
             else:
                 at = float(created_at) if created_at is not None else now
-                got = conn.execute(
-                    f"INSERT INTO flows(name, {', '.join(vals)}, created_at, updated_at) "
-                    f"VALUES (?, {marks(len(vals))}, ?, ?) RETURNING id",
-                    [name, *vals.values(), at, now],
-                ).fetchall()
-                fid, action = int(got[0][0]), "flow-add"
+                fid = conn.flows.insert({"name": name, **vals, "created_at": at, "updated_at": now})
+                action = "flow-add"
             audit.append(
                 conn,
                 at=now,
@@ -324,13 +298,9 @@ class Flows:
         actor, now = self.ctx.actor, self.ctx.clock.now()
         when = float(at) if at is not None else now
 
-        def write(conn: Any) -> FlowRun:
+        def write(conn: Connection) -> FlowRun:
             row = self._row(conn, name_or_id)
-            got = conn.execute(
-                "INSERT INTO flow_runs(flow_id, outcome, note, agent, at) VALUES (?,?,?,?,?) RETURNING id",
-                (row["id"], outcome, note, agent, when),
-            ).fetchall()
-            rid = int(got[0][0])
+            rid = conn.flow_runs.insert(row["id"], outcome, note, agent, when)
             audit.append(
                 conn,
                 at=now,
@@ -350,9 +320,9 @@ class Flows:
             raise InvalidInput(f"unknown flow status {cut(status)}; use one of {', '.join(FLOW_STATUSES)}")
         actor, now = self.ctx.actor, self.ctx.clock.now()
 
-        def write(conn: Any) -> int:
+        def write(conn: Connection) -> int:
             row = self._row(conn, name_or_id)
-            conn.execute("UPDATE flows SET status = ?, updated_at = ? WHERE id = ?", (status, now, row["id"]))
+            conn.flows.update(row["id"], {"status": status}, now)
             audit.append(
                 conn,
                 at=now,

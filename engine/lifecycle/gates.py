@@ -21,6 +21,7 @@ from engine.lifecycle.rules import Rules
 from engine.lifecycle.types import FLOW_OUTCOMES, BootItem, FlowMatch, FlowOutcome, GatePost, GatePre, Rule
 from engine.memory_input import check_text
 from engine.retrieval.query import content_terms
+from engine.storage.port import Connection
 from engine.tables import memories as memories_table
 from engine.types import load_json
 
@@ -70,23 +71,15 @@ class StateMemories(Protocol):
     ) -> int: ...
 
     def reinforce_in(
-        self, conn: Any, ids: Iterable[int], now: float, *, action: str, reason: str = ...
+        self, conn: Connection, ids: Iterable[int], now: float, *, action: str, reason: str = ...
     ) -> None: ...
 
     def embed_one(self, memory_id: int) -> None: ...
 
 
-def state_entries(conn: Any, agent: str | None, limit: int) -> list[Any]:
+def state_entries(conn: Connection, agent: str | None, limit: int) -> list[Any]:
     """The newest active state entries (of `agent`, when given)."""
-    where = [f"category = '{STATE_CATEGORY}'", "tier = 'active'", "absorbed_into IS NULL"]
-    params: list[Any] = []
-    if agent is not None:
-        where.append("agent = ?")
-        params.append(agent)
-    return conn.execute(
-        f"SELECT * FROM memories WHERE {' AND '.join(where)} ORDER BY updated_at DESC, id DESC LIMIT ?",
-        [*params, int(limit)],
-    ).fetchall()
+    return conn.lifecycle_queries.state_entries(STATE_CATEGORY, agent, int(limit))
 
 
 class Gates:
@@ -130,7 +123,7 @@ class Gates:
         actor, now = self.ctx.actor, self.ctx.clock.now()
         threshold = self.ctx.settings.lifecycle.state_similarity
 
-        def write(conn: Any) -> tuple[int | None, bool]:
+        def write(conn: Connection) -> tuple[int | None, bool]:
             for r in state_entries(conn, agent, STATE_SCAN):
                 old = load_json(r["metadata"])
                 same_flow = flow is not None and old.get("flow") == flow

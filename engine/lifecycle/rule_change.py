@@ -4,7 +4,6 @@ pinned or retired), and the change writes a rule_history row and an audit row.""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from engine.audit import log as audit
 from engine.context import Context
@@ -14,8 +13,8 @@ from engine.lifecycle.rule_fields import Changes, check_rule_id, row_to_rule
 from engine.lifecycle.types import (
     Rule,
 )
-from engine.tables import rule_history
-from engine.tables import rules as rules_table
+from engine.storage.gateways.rule_history import RuleChange
+from engine.storage.port import Connection
 
 
 class RuleChanges:
@@ -29,8 +28,8 @@ class RuleChanges:
         rid = check_rule_id(rule_id)
         actor = self.ctx.actor
 
-        def write(conn: Any) -> None:
-            r = conn.execute("SELECT * FROM rules WHERE id = ?", (rid,)).fetchone()
+        def write(conn: Connection) -> None:
+            r = conn.rules.row(rid)
             if r is None:
                 raise NotFound(f"no rule with id {rule_id}")
             before = row_to_rule(r)
@@ -45,13 +44,12 @@ class RuleChanges:
                 and before.status != "retired"
             ):
                 changes["status"] = band(changes["score"])
-            rules_table.update(conn, rid, changes, now)
+            conn.rules.update(rid, changes, now)
             new_score = changes.get("score", before.score)
             new_status = changes.get("status", before.status)
             if new_score != before.score or new_status != before.status:
-                rule_history.record(
-                    conn,
-                    rule_history.RuleChange(
+                conn.rule_history.record(
+                    RuleChange(
                         rule_id=rid,
                         at=now,
                         new_score=new_score,

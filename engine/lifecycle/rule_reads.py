@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import replace
 
 from engine.clock import DAY
 from engine.context import Context
@@ -24,17 +24,11 @@ from engine.lifecycle.types import (
     RuleStatus,
 )
 from engine.retrieval.query import plan
-from engine.sql import marks
 from engine.storage.indexes import KeywordIndex
-from engine.tables import rule_history
+from engine.storage.port import Connection
+from engine.storage.queries.lifecycle import RULE_ORDERS, RuleFilter
 
-ORDERS = {
-    "score": "score DESC, id",
-    "recent": "coalesce(last_reinforced_at, created_at) DESC, id",
-    "created": "created_at DESC, id",
-    "violations": "violations DESC, score DESC, id",
-    "id": "id",
-}
+ORDERS = RULE_ORDERS  # score | recent | created | violations | id (rendered by each adapter)
 
 
 RULE_MATCH_CAP = 20_000  # rules a full-text filter can match (ids bound as parameters)
@@ -52,7 +46,8 @@ class RuleReads:
         return self.ctx.store.keyword
 
     def get(self, rule_id: int) -> Rule:
-        r = self.ctx.store.read_one("SELECT * FROM rules WHERE id = ?", (check_rule_id(rule_id),))
+        rid = check_rule_id(rule_id)
+        r = self.ctx.store.query(lambda c: c.rules.row(rid))
         if r is None:
             raise NotFound(f"no rule with id {rule_id}")
         return row_to_rule(r)
@@ -76,8 +71,6 @@ class RuleReads:
         """Rules matching every given filter. `status` may be one status or several; `agent`
         with `include_global` also returns rules with no agent; `query` is full-text over the text;
         `order` is one of score | recent | created | violations | id."""
-        where: builtins.list[str] = ["1=1"]
-        params: builtins.list[Any] = []
         statuses = as_tuple(status)
         if statuses:
             bad = [s for s in statuses if s not in RULE_STATUSES]
@@ -85,62 +78,41 @@ class RuleReads:
                 raise InvalidInput(
                     f"unknown rule status {cut(bad[0])}; use one of {', '.join(RULE_STATUSES)}"
                 )
-            where.append(f"status IN ({marks(len(statuses))})")
-            params += statuses
-        if agent is not None:
-            where.append("(agent = ? OR agent = '')" if include_global else "agent = ?")
-            params.append(agent)
-        if domain is not None:
-            where.append("domain = ?")
-            params.append(domain)
-        if source is not None:
-            where.append("source = ?")
-            params.append(source)
-        if min_score is not None:
-            where.append("score >= ?")
-            params.append(float(min_score))
-        if max_score is not None:
-            where.append("score <= ?")
-            params.append(float(max_score))
-        if pinned is not None:
-            where.append("pinned = ?")
-            params.append(1 if pinned else 0)
-        if not include_absorbed:
-            where.append("absorbed_into IS NULL")
         if order not in ORDERS:
             raise InvalidInput(f"unknown order {cut(order)}; use one of {', '.join(ORDERS)}")
+        where = RuleFilter(
+            statuses=tuple(statuses or ()),
+            agent=agent,
+            include_global=include_global,
+            domain=domain,
+            source=source,
+            min_score=None if min_score is None else float(min_score),
+            max_score=None if max_score is None else float(max_score),
+            pinned=pinned,
+            include_absorbed=include_absorbed,
+        )
         with self.ctx.store.reading() as c:
             if query:
                 p = plan(query)
                 if p.index != "words":
-                    like = p.like or (f"%{query.strip()}%",)
-                    where.append("(" + " OR ".join("text LIKE ? ESCAPE '\\'" for _ in like) + ")")
-                    params += list(like)
+                    where = replace(where, like=tuple(p.like or (f"%{query.strip()}%",)))
                 else:
                     ids = [i for i, _ in self.keyword.match_ids(c, "rules", p.match or "", RULE_MATCH_CAP)]
-                    where.append(f"id IN ({marks(len(ids))})" if ids else "1 = 0")
-                    params += ids
-            rows = c.execute(
-                f"SELECT * FROM rules WHERE {' AND '.join(where)} ORDER BY {ORDERS[order]} LIMIT ?",
-                [*params, int(limit)],
-            ).fetchall()
+                    where = replace(where, ids=ids)
+            rows = c.lifecycle_queries.rules(where, order, int(limit))
         return [row_to_rule(r) for r in rows]
 
     def counts(self, agent: str | None = None) -> dict[str, int]:
         """Rules per status (absorbed rules excluded), every status present."""
-        sql = "SELECT status, count(*) FROM rules WHERE absorbed_into IS NULL"
-        rows = self.ctx.store.read(
-            sql + (" AND agent = ?" if agent is not None else "") + " GROUP BY status",
-            (agent,) if agent is not None else (),
-        )
+        got = self.ctx.store.query(lambda c: c.lifecycle_queries.rule_counts(agent))
         out: dict[str, int] = {s: 0 for s in RULE_STATUSES}
-        out.update({s: n for s, n in rows})
+        out.update(got)
         return out
 
     def history(self, rule_id: int) -> builtins.list[RuleHistoryPoint]:
         """Every score/status change of a rule, oldest first."""
         with self.ctx.store.reading() as c:
-            rows = rule_history.of_rule(c, check_rule_id(rule_id))
+            rows = c.rule_history.of_rule(check_rule_id(rule_id))
         return [
             RuleHistoryPoint(
                 r["at"],
@@ -159,7 +131,8 @@ class RuleReads:
         days = check_days(days)
         now = self.ctx.clock.now() if now is None else float(now)
         ds = self.ctx.settings.decay
-        r = self.ctx.store.read_one("SELECT * FROM rules WHERE id = ?", (int(rule_id),))
+        rid = int(rule_id)
+        r = self.ctx.store.query(lambda c: c.rules.row(rid))
         if r is None:
             raise NotFound(f"no rule with id {rule_id}")
         pts, cross = [], None
@@ -183,40 +156,13 @@ class RuleReads:
     def facets(self) -> RuleFacets:
         """What the Rules pane's filters offer: every domain and agent a rule has, and the agents
         a boot preview can be shown for."""
-        with self.ctx.store.reading() as c:
-            domains = [
-                r[0]
-                for r in c.execute(
-                    "SELECT DISTINCT domain FROM rules WHERE absorbed_into IS NULL ORDER BY domain"
-                )
-            ]
-            agents = [
-                r[0]
-                for r in c.execute(
-                    "SELECT DISTINCT agent FROM rules WHERE absorbed_into IS NULL ORDER BY agent"
-                )
-            ]
-            mem_agents = [
-                r[0]
-                for r in c.execute("SELECT DISTINCT agent FROM memories WHERE agent != '' ORDER BY agent")
-            ]
-            total = c.execute("SELECT count(*) FROM rules WHERE absorbed_into IS NULL").fetchone()[0]
+        domains, agents, mem_agents, total = self.ctx.store.query(lambda c: c.lifecycle_queries.rule_facets())
         boot = sorted({a for a in agents + mem_agents if a})
         return RuleFacets(domains, agents, boot, total)
 
     def top(
-        self, conn: Any, agent: str | None, statuses: tuple[RuleStatus, ...], limit: int
+        self, conn: Connection, agent: str | None, statuses: tuple[RuleStatus, ...], limit: int
     ) -> builtins.list[Rule]:
         """Inside the caller's read: the best rules of these statuses for `agent` (with the shared
         ones), by score then recency — what boot and the pre-action gate show."""
-        where = [f"status IN ({marks(len(statuses))})", "absorbed_into IS NULL"]
-        params: builtins.list[Any] = list(statuses)
-        if agent:
-            where.append("(agent = ? OR agent = '')")
-            params.append(agent)
-        rows = conn.execute(
-            f"SELECT * FROM rules WHERE {' AND '.join(where)} ORDER BY score DESC, "
-            f"coalesce(last_reinforced_at, created_at) DESC, id LIMIT ?",
-            [*params, int(limit)],
-        ).fetchall()
-        return [row_to_rule(r) for r in rows]
+        return [row_to_rule(r) for r in conn.lifecycle_queries.top_rules(agent, statuses, int(limit))]

@@ -3,7 +3,7 @@
 Bands: 9–10 critical (never decays on its own; only a person retires it), 5–8 active, 3–4 dormant,
 below 3 retired (revivable, never deleted). Status follows the score's band unless the rule is
 pinned. Every score or status change writes a rule_history row (the chart's series, through
-engine/tables/rule_history.py) and an audit row. Near-duplicate rules are not merged here: that
+the rule_history gateway) and an audit row. Near-duplicate rules are not merged here: that
 is a curator proposal.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from engine.audit import log as audit
 from engine.context import Context
@@ -33,8 +33,8 @@ from engine.lifecycle.types import (
     RuleStatus,
 )
 from engine.memory_input import check_text
-from engine.tables import rule_history
-from engine.tables import rules as rules_table
+from engine.storage.gateways.rule_history import RuleChange
+from engine.storage.port import Connection
 
 
 class MemoryAdder(Protocol):
@@ -107,7 +107,7 @@ class Rules:
         return self.reads.facets()
 
     def top(
-        self, conn: Any, agent: str | None, statuses: tuple[RuleStatus, ...], limit: int
+        self, conn: Connection, agent: str | None, statuses: tuple[RuleStatus, ...], limit: int
     ) -> builtins.list[Rule]:
         """Inside the caller's read: the best rules for boot and the pre-action gate."""
         return self.reads.top(conn, agent, statuses, limit)
@@ -145,7 +145,7 @@ class Rules:
 
     def insert(
         self,
-        conn: Any,
+        conn: Connection,
         text: str,
         *,
         score: float,
@@ -168,8 +168,7 @@ class Rules:
         actor, now = self.ctx.actor, self.ctx.clock.now()
         at = float(created_at) if created_at is not None else now
         status = band(score)
-        rid = rules_table.insert(
-            conn,
+        rid = conn.rules.insert(
             {
                 "text": text,
                 "domain": domain,
@@ -184,9 +183,8 @@ class Rules:
                 "updated_at": now,
             },
         )
-        rule_history.record(
-            conn,
-            rule_history.RuleChange(
+        conn.rule_history.record(
+            RuleChange(
                 rule_id=rid,
                 at=at,
                 new_score=score,

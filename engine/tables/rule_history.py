@@ -1,57 +1,30 @@
-"""The `rule_history` table gateway: every row of a rule's score/status history (the Rules pane's
-chart series) is inserted here, inside the caller's transaction. Rows are never updated; a rule's
-history goes with the rule (ON DELETE CASCADE) or with a curator undo."""
+"""The `rule_history` table's old gateway module: delegates to `conn.rule_history`
+(engine/storage/gateways/rule_history.py and each adapter's), kept until the lead removes the
+shims."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-COLUMNS = "rule_id, at, old_score, new_score, old_status, new_status, reason, actor"
+from engine.storage.gateways.rule_history import COLUMNS, RuleChange
 
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
-@dataclass(frozen=True)
-class RuleChange:
-    """One history row: a rule's score/status moved from old (None: it was created) to new."""
-
-    rule_id: int
-    at: float
-    new_score: float
-    new_status: str | None
-    reason: str
-    actor: str
-    old_score: float | None = None
-    old_status: str | None = None
-
-    def values(self) -> tuple[Any, ...]:
-        return (
-            self.rule_id, self.at, self.old_score, self.new_score,
-            self.old_status, self.new_status, self.reason, self.actor,
-        )  # fmt: skip
+__all__ = ["COLUMNS", "RuleChange", "of_rule", "record", "record_many", "remove"]
 
 
-def record(conn: Any, change: RuleChange) -> int:
-    """Insert one history row. Returns its id (a curator undo removes exactly the rows it added)."""
-    got = conn.execute(
-        f"INSERT INTO rule_history({COLUMNS}) VALUES (?,?,?,?,?,?,?,?) RETURNING id", change.values()
-    ).fetchall()
-    return int(got[0][0])
+def record(conn: Connection, *a: Any, **k: Any) -> int:
+    return conn.rule_history.record(*a, **k)
 
 
-def record_many(conn: Any, changes: Iterable[RuleChange]) -> None:
-    """Insert many history rows in one statement (a decay pass's batch)."""
-    conn.executemany(
-        f"INSERT INTO rule_history({COLUMNS}) VALUES (?,?,?,?,?,?,?,?)", [c.values() for c in changes]
-    )
+def record_many(conn: Connection, *a: Any, **k: Any) -> None:
+    return conn.rule_history.record_many(*a, **k)
 
 
-def of_rule(conn: Any, rule_id: int) -> list[Any]:
-    """A rule's history rows, oldest first."""
-    return conn.execute("SELECT * FROM rule_history WHERE rule_id = ? ORDER BY at, id", (rule_id,)).fetchall()
+def of_rule(conn: Connection, *a: Any, **k: Any) -> list[Any]:
+    return conn.rule_history.of_rule(*a, **k)
 
 
-def remove(conn: Any, ids: Iterable[int]) -> None:
-    """Delete history rows by id: a curator undo takes back exactly the rows its apply added."""
-    for hid in ids:
-        conn.execute("DELETE FROM rule_history WHERE id = ?", (hid,))
+def remove(conn: Connection, *a: Any, **k: Any) -> None:
+    return conn.rule_history.remove(*a, **k)

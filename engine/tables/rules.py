@@ -1,59 +1,37 @@
-"""The `rules` table gateway: every INSERT, UPDATE and DELETE of a rule row goes through these
-functions, inside the caller's transaction (the rules service, the decay pass, the curator's
-apply and undo, a forget's cascade). Column names are fixed here, never input. A forget's scrub is
-the one exception: it redacts quoted text in rows of any table (engine/forget/scrub.py)."""
+"""The `rules` table's old gateway module: delegates to `conn.rules` (engine/storage/gateways/
+rules.py and each adapter's), kept until the lead removes the shims."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.sql import chunked, marks
-from engine.tables import columns
-from engine.tables.columns import checked
+from engine.storage.gateways.rules import INSERTABLE, UPDATABLE
 
-# What a rule change (operator, decay, curator) may set; `updated_at` is always set with it.
-UPDATABLE = frozenset(
-    {
-        "text", "domain", "agent", "source", "score", "status", "violations", "last_reinforced_at",
-        "last_decayed_at", "pinned", "absorbed_into", "metadata",
-    }
-)  # fmt: skip
-INSERTABLE = UPDATABLE | {"created_at", "updated_at"}
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
+
+__all__ = ["INSERTABLE", "UPDATABLE", "decay_many", "delete", "insert", "restore", "row", "update"]
 
 
-def row(conn: Any, rule_id: int) -> Any:
-    """The whole row (None: no such rule)."""
-    return conn.execute("SELECT * FROM rules WHERE id = ?", (rule_id,)).fetchone()
+def row(conn: Connection, *a: Any, **k: Any) -> Any:
+    return conn.rules.row(*a, **k)
 
 
-def insert(conn: Any, values: Mapping[str, Any]) -> int:
-    """A new rule built column by column (columns of INSERTABLE). Returns its id."""
-    return int(columns.insert(conn, "rules", values, INSERTABLE, "an insertable rule column"))
+def insert(conn: Connection, *a: Any, **k: Any) -> int:
+    return conn.rules.insert(*a, **k)
 
 
-def update(conn: Any, rule_id: int, changes: Mapping[str, Any], now: float) -> None:
-    """Set `changes` (columns of UPDATABLE) and updated_at."""
-    checked(changes, UPDATABLE, "an updatable rule column")
-    columns.update(conn, "rules", rule_id, {**changes, "updated_at": now}, [*changes, "updated_at"], "")
+def update(conn: Connection, *a: Any, **k: Any) -> None:
+    return conn.rules.update(*a, **k)
 
 
-def decay_many(conn: Any, rows: Iterable[tuple[float, str, float, int]], now: float) -> None:
-    """A decay pass's batch: (score, status, decayed_to, id) per rule, in one statement."""
-    conn.executemany(
-        "UPDATE rules SET score = ?, status = ?, last_decayed_at = ?, updated_at = ? WHERE id = ?",
-        [(score, status, decayed_to, now, rid) for score, status, decayed_to, rid in rows],
-    )
+def decay_many(conn: Connection, *a: Any, **k: Any) -> None:
+    return conn.rules.decay_many(*a, **k)
 
 
-def restore(conn: Any, row: Mapping[str, Any], real: Iterable[str]) -> None:
-    """Write a row back exactly as recorded, every column including updated_at (a curator undo).
-    `real`: the table's real columns; a recorded name outside them is refused."""
-    columns.restore(conn, "rules", row, real, "a rule column")
+def restore(conn: Connection, *a: Any, **k: Any) -> None:
+    return conn.rules.restore(*a, **k)
 
 
-def delete(conn: Any, rule_ids: Sequence[int]) -> None:
-    """Delete rules by id (a curator undo removes the rule its apply created, a forget's cascade
-    the rules promoted from forgotten memories; history cascades)."""
-    for chunk in chunked(list(rule_ids)):
-        conn.execute(f"DELETE FROM rules WHERE id IN ({marks(len(chunk))})", chunk)
+def delete(conn: Connection, *a: Any, **k: Any) -> None:
+    return conn.rules.delete(*a, **k)

@@ -1,4 +1,5 @@
-"""SQLite's side of the decay pass (engine/storage/lifecycle.py): `INDEXED BY` the partial
+"""SQLite's side of the decay pass (engine/storage/lifecycle.py): the decay formulas in SQLite's
+SQL (also what the lifecycle read model's forecasts use), `INDEXED BY` the partial
 archive_at index, `NOT INDEXED` for full rewrites, rebuilding that index from its definition in
 `sqlite_master` around a bulk update, and bursts of tier changes done set-based.
 
@@ -17,12 +18,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from engine.storage.lifecycle import DecayPath, Params
+from engine.storage.lifecycle import DecayChange, DecayClock, DecayFilter, DecayPath
 from engine.storage.sqlite.vector import SqliteVectorStore
+from engine.types import KINDS
+
+Params = Mapping[str, Any] | Sequence[Any]
 
 ARCHIVE_INDEX = "memories_archive_at"
 BURST_FROM = 2_000  # rows; below it the per-row triggers cost less than a schema change
@@ -42,21 +46,124 @@ _TABLE: dict[DecayPath, str] = {
 }
 
 
+# -- the decay formulas (engine/lifecycle/decay.py) in SQLite's SQL ---------------------------------
+DECAYING = "tier = 'active' AND pinned = 0"  # the rows a decay pass can archive
+
+
+def rate_sql() -> str:
+    """λ for the row's kind, from named parameters :r_<kind> (see clock_params)."""
+    whens = " ".join(f"WHEN '{k}' THEN :r_{k}" for k in KINDS)
+    return f"(CASE kind {whens} ELSE :r_semantic END)"
+
+
+def strength_sql(now_param: str = ":now") -> str:
+    """Current strength of a decaying row (callers restrict to active, unpinned rows)."""
+    return f"(anchor_strength * exp(-{rate_sql()} * max(0.0, {now_param} - last_reinforced_at)))"
+
+
+def held_strength_sql(now_param: str = ":now") -> str:
+    """Current strength of any row: core and pinned memories hold their anchor."""
+    return f"(CASE WHEN pinned = 1 OR tier = 'core' THEN anchor_strength ELSE {strength_sql(now_param)} END)"
+
+
+def crossing_sql() -> str:
+    """archive_at for a row: when its strength reaches :thr."""
+    return (
+        f"(CASE WHEN anchor_strength <= :thr THEN last_reinforced_at "
+        f"ELSE last_reinforced_at + ln(anchor_strength / :thr) / {rate_sql()} END)"
+    )
+
+
+def clock_params(clock: DecayClock) -> dict[str, Any]:
+    """:now, :thr and :r_<kind> for every kind (a kind without a rate decays at the semantic one)."""
+    rates = dict(clock.rates)
+    default = rates.get("semantic", 0.0)
+    return {
+        "now": clock.now,
+        "thr": clock.threshold,
+        **{f"r_{k}": float(rates.get(k, default)) for k in KINDS},
+    }
+
+
+_ASSIGN: dict[str, str] = {
+    "schedule": f"archive_at = {crossing_sql()}",
+    "archive": f"tier = 'archived', strength = {strength_sql()}, updated_at = :now",
+    "snapshot": f"strength = {strength_sql()}",
+}
+
+
+def assignments_sql(change: DecayChange) -> str:
+    """The SET list of a decay change."""
+    return _ASSIGN[change]
+
+
+def where_sql(f: DecayFilter) -> tuple[str, dict[str, Any]]:
+    """(WHERE clause, named parameters) of a decay filter."""
+    terms: list[str] = []
+    params = clock_params(f.clock)
+    if f.archive_at == "unscheduled":
+        terms.append("archive_at IS NULL")
+    elif f.archive_at == "due":
+        terms.append(
+            f"coalesce(archive_at, {crossing_sql()}) <= :now" if f.estimated else "archive_at <= :now"
+        )
+    elif f.archive_at == "later":
+        terms.append(
+            f"(archive_at > :now OR (archive_at IS NULL AND {crossing_sql()} > :now))"
+            if f.estimated
+            else "archive_at > :now"
+        )
+    terms.append(DECAYING)
+    if f.stale_by is not None:
+        terms.append(f"strength - {strength_sql()} >= :step")
+        params["step"] = float(f.stale_by)
+    return " AND ".join(terms), params
+
+
 class SqliteDecayAccess:
     def __init__(self, vectors: SqliteVectorStore | None = None) -> None:
         self.vectors = vectors or SqliteVectorStore()
 
-    def count(self, conn: Any, path: DecayPath, where: str, params: Params) -> int:
-        return int(conn.execute(f"SELECT count(*) FROM {_TABLE[path]} WHERE {where}", params).fetchone()[0])
+    def count(self, conn: Any, path: DecayPath, where: DecayFilter) -> int:
+        sql, params = where_sql(where)
+        return self._count(conn, path, sql, params)
 
-    def update(self, conn: Any, path: DecayPath, assignments: str, where: str, params: Params) -> int:
-        return int(conn.execute(f"UPDATE {_TABLE[path]} SET {assignments} WHERE {where}", params).rowcount)
+    def ids(self, conn: Any, path: DecayPath, where: DecayFilter) -> list[int]:
+        sql, params = where_sql(where)
+        return [
+            int(r[0]) for r in conn.execute(f"SELECT id FROM {_TABLE[path]} WHERE {sql} ORDER BY id", params)
+        ]
+
+    def update(self, conn: Any, path: DecayPath, change: DecayChange, where: DecayFilter) -> int:
+        sql, params = where_sql(where)
+        return int(
+            conn.execute(f"UPDATE {_TABLE[path]} SET {assignments_sql(change)} WHERE {sql}", params).rowcount
+        )
 
     def update_ids(
+        self,
+        conn: Any,
+        path: DecayPath,
+        change: DecayChange | str,
+        where: DecayFilter | str,
+        params: Params | None = None,
+    ) -> list[int]:
+        """The port's typed update (a DecayChange, a DecayFilter); within this adapter also SQL
+        fragments with their parameters (how its tests drive a burst of any filter field)."""
+        if isinstance(where, DecayFilter):
+            sql, named = where_sql(where)
+            return self._update_ids(conn, path, assignments_sql(change), sql, named)  # type: ignore[arg-type]
+        return self._update_ids(conn, path, str(change), where, params or {})
+
+    @staticmethod
+    def _count(conn: Any, path: DecayPath, where: str, params: Params) -> int:
+        return int(conn.execute(f"SELECT count(*) FROM {_TABLE[path]} WHERE {where}", params).fetchone()[0])
+
+    def _update_ids(
         self, conn: Any, path: DecayPath, assignments: str, where: str, params: Params
     ) -> list[int]:
         sql = f"UPDATE {_TABLE[path]} SET {assignments} WHERE {where} RETURNING id"
-        n = self.count(conn, path, where, params)
+        n = self._count(conn, path, where, params)
         if n < BURST_FROM:
             return [int(r[0]) for r in conn.execute(sql, params)]
         tier = set_tier(assignments)

@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
-from engine.storage.gateways.rule_history import RuleHistoryRows
+from typing import Any
+
+from engine.storage.gateways.rule_history import COLUMNS, RuleChange, RuleHistoryRows
+
+_INSERT = f"INSERT INTO rule_history({', '.join(COLUMNS)}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
 
 
 class PgRuleHistoryRows(RuleHistoryRows):
-    pass
+    def record(self, change: RuleChange) -> int:
+        got = self.conn.run(_INSERT + " RETURNING id", change.values()).fetchall()
+        return int(got[0][0])
+
+    def of_rule(self, rule_id: int) -> list[Any]:
+        sql = "SELECT * FROM rule_history WHERE rule_id = %s ORDER BY at, id"
+        return list(self.conn.run(sql, (int(rule_id),)).fetchall())
+
+    def _insert_many(self, rows: list[tuple[Any, ...]]) -> None:
+        self.conn.run_many(_INSERT, rows)
+
+    def _delete(self, ids: list[int]) -> None:
+        self.conn.run("DELETE FROM rule_history WHERE id = ANY(%s)", (ids,))

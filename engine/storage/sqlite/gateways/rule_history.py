@@ -2,8 +2,28 @@
 
 from __future__ import annotations
 
-from engine.storage.gateways.rule_history import RuleHistoryRows
+from typing import Any
+
+from engine.sql import chunked
+from engine.storage.gateways.rule_history import COLUMNS, RuleChange, RuleHistoryRows
+from engine.storage.sqlite.gateways.columns import in_list, marks
+
+_INSERT = f"INSERT INTO rule_history({', '.join(COLUMNS)}) VALUES ({marks(len(COLUMNS))})"
 
 
 class SqliteRuleHistoryRows(RuleHistoryRows):
-    pass
+    def record(self, change: RuleChange) -> int:
+        got = self.conn.execute(_INSERT + " RETURNING id", change.values()).fetchall()
+        return int(got[0][0])
+
+    def of_rule(self, rule_id: int) -> list[Any]:
+        sql = "SELECT * FROM rule_history WHERE rule_id = ? ORDER BY at, id"
+        return list(self.conn.execute(sql, (int(rule_id),)).fetchall())
+
+    def _insert_many(self, rows: list[tuple[Any, ...]]) -> None:
+        self.conn.executemany(_INSERT, rows)
+
+    def _delete(self, ids: list[int]) -> None:
+        for chunk in chunked(ids):
+            where, params = in_list("id", chunk)
+            self.conn.execute(f"DELETE FROM rule_history WHERE {where}", params)

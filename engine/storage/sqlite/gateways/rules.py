@@ -2,8 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from engine.sql import chunked
 from engine.storage.gateways.rules import RuleRows
+from engine.storage.sqlite.gateways import columns
+from engine.storage.sqlite.gateways.columns import in_list
 
 
 class SqliteRuleRows(RuleRows):
-    pass
+    def row(self, rule_id: int) -> Any:
+        return self.conn.execute("SELECT * FROM rules WHERE id = ?", (int(rule_id),)).fetchone()
+
+    def ids_of_agent(self, agent: str) -> list[int]:
+        got = self.conn.execute("SELECT id FROM rules WHERE agent = ? ORDER BY id", (agent,))
+        return [int(r[0]) for r in got]
+
+    def _insert(self, values: Mapping[str, Any]) -> Any:
+        return columns.insert(self.conn, "rules", values, values.keys(), "")
+
+    def _update(self, rule_id: int, changes: Mapping[str, Any]) -> None:
+        columns.update(self.conn, "rules", rule_id, changes, changes.keys(), "")
+
+    def _decay_many(self, rows: list[tuple[float, str, float, float, int]]) -> None:
+        self.conn.executemany(
+            "UPDATE rules SET score = ?, status = ?, last_decayed_at = ?, updated_at = ? WHERE id = ?", rows
+        )
+
+    def _delete(self, ids: list[int]) -> None:
+        for chunk in chunked(ids):
+            where, params = in_list("id", chunk)
+            self.conn.execute(f"DELETE FROM rules WHERE {where}", params)

@@ -15,11 +15,9 @@ import numpy as np
 from engine.audit import log as audit
 from engine.curator import state as curator_state
 from engine.errors import InvalidInput
+from engine.storage.gateways.rule_history import RuleChange
 from engine.storage.port import Connection
 from engine.tables import memories as memories_table
-from engine.tables import rule_history
-from engine.tables import rules as rules_table
-from engine.tables.rule_history import RuleChange
 from engine.types import load_json
 
 if TYPE_CHECKING:
@@ -78,8 +76,7 @@ class Applier:
         return row
 
     def _history(self, rule_id: int, old: dict | None, new_score: float, new_status: str) -> None:
-        hid = rule_history.record(
-            self.conn,
+        hid = self.conn.rule_history.record(
             RuleChange(
                 rule_id=rule_id,
                 at=self.now,
@@ -208,8 +205,7 @@ class Applier:
         meta.setdefault("merged_from", [])
         meta["merged_from"] = sorted(set(meta["merged_from"]) | {r["id"] for r in rows if r["id"] != sid})
         status = surv["status"] if surv["pinned"] else band(score)
-        rules_table.update(
-            self.conn,
+        self.conn.rules.update(
             sid,
             {
                 "text": new_text,
@@ -223,7 +219,7 @@ class Applier:
         for r in rows:
             if r["id"] == sid:
                 continue
-            rules_table.update(self.conn, r["id"], {"status": "retired", "absorbed_into": sid}, self.now)
+            self.conn.rules.update(r["id"], {"status": "retired", "absorbed_into": sid}, self.now)
             self._history(r["id"], r, float(r["score"]), "retired")
         return sid
 
@@ -244,8 +240,7 @@ class Applier:
     def _promote(self, text, vector) -> int:
         r = self._live_memory(self.members[0])
         score = float(self.evidence.get("rule_score") or self.ctx.settings.curator.promote_rule_score)
-        rid = rules_table.insert(
-            self.conn,
+        rid = self.conn.rules.insert(
             {
                 "text": text if text is not None else (self.p["survivor_text"] or r["content"]),
                 "domain": "",
@@ -270,7 +265,7 @@ class Applier:
                 f"proposal {self.p['id']} is stale: rule {r['id']} was reinforced after the "
                 "proposal was made; reject it and run the curator again"
             )
-        rules_table.update(self.conn, r["id"], {"status": "retired"}, self.now)
+        self.conn.rules.update(r["id"], {"status": "retired"}, self.now)
         self._history(r["id"], r, float(r["score"]), "retired")
         return r["id"]
 
@@ -296,13 +291,13 @@ def undo(conn: Connection, proposal_row) -> dict:
                     "after it was applied"
                 )
     created = snap["created"]
-    rule_history.remove(conn, created.get("rule_history", []))
+    conn.rule_history.remove(created.get("rule_history", []))
     # Sources first lose their link, then the merged record goes (its FTS and vec0 rows with it).
     for table in ("memories", "rules"):
         for row in snap["before"][table].values():
             _restore(conn, table, row)
     memories_table.delete(conn, created.get("memories", []))
-    rules_table.delete(conn, created.get("rules", []))
+    conn.rules.delete(created.get("rules", []))
     return {
         "restored": sum(len(v) for v in snap["before"].values()),
         "deleted": {k: len(v) for k, v in created.items()},

@@ -20,8 +20,6 @@ from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
 from engine.sql import chunked, marks
 from engine.tables import memories as memories_table
-from engine.tables import proposals as proposals_table
-from engine.tables import rules as rules_table
 from engine.tables import sessions as sessions_table
 
 if TYPE_CHECKING:
@@ -228,11 +226,11 @@ class Selection:
         for i in rows_containing(["\n".join(x or "" for x in (r[1], r[2], r[3])) for r in rows], texts):
             self.proposals.add(int(rows[i][0]))
         counts = self.counts()
-        proposals_table.delete(conn, self.proposals)
+        conn.proposals.delete(self.proposals)
         if self.revive:
             memories_table.unabsorb(conn, sorted(self.revive))
         memories_table.delete(conn, sorted(self.memories))
-        rules_table.delete(conn, sorted(self.rules))
+        conn.rules.delete(sorted(self.rules))
         _delete_flows(conn, self.flows)
         if self.messages:
             memories_table.unlink(conn, "message_id", sorted(self.messages))

@@ -6,6 +6,7 @@ import pytest
 
 from engine import FixedClock, HashEmbedder, InvalidInput, open_engine
 from engine.audit import log as audit
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -38,14 +39,14 @@ def test_chain_detects_an_edited_row_and_rewrite_rechains(eng):
         eng.add_memory(f"note {i} about the release calendar", dedup=False)
     chk = eng.audit.verify()
     assert chk.ok and chk.rows == 3
-    eng.store.conn.execute("UPDATE audit SET reason = 'tampered' WHERE id = 2")
+    direct(eng.store).execute("UPDATE audit SET reason = 'tampered' WHERE id = 2")
     chk = eng.audit.verify()
     assert not chk.ok and chk.first_bad_id == 2
-    eng.store.conn.execute("UPDATE audit SET reason = '' WHERE id = 2")
+    direct(eng.store).execute("UPDATE audit SET reason = '' WHERE id = 2")
     assert eng.audit.verify().ok
     eng.store.write(lambda c: audit.rewrite(c, {2: ("", '{"redacted":true}')}))
     assert eng.audit.verify().ok  # re-chained on purpose
-    eng.store.conn.execute("DELETE FROM audit WHERE id = 2")
+    direct(eng.store).execute("DELETE FROM audit WHERE id = 2")
     assert eng.audit.verify().first_bad_id == 3  # a deleted row breaks the link after it
 
 
@@ -86,7 +87,7 @@ def test_verify_reports_a_forget_case_whose_audit_head_was_cut(eng):
     head = eng.forget.get(res.request_id).counts["audit_head"]
     with eng.store.reading() as c:
         (anchors_dir() / f"{database_id(c)}.json").unlink()  # no head anchor to catch the cut
-    eng.store.conn.execute("DELETE FROM audit WHERE id >= ?", (head[0],))
+    direct(eng.store).execute("DELETE FROM audit WHERE id >= ?", (head[0],))
     chk = eng.audit.verify()
     assert not chk.ok
     assert any(f"forget case {res.request_id}" in p and "gone" in p for p in chk.problems)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.lifecycle.boot import neutralize
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -90,6 +91,6 @@ def test_gate_post_records_runs_and_consolidates_state(eng):
     # another agent's state is never merged into this one
     e = eng.gates.post("pass", "wrote the quarterly report final", agent="scribe")
     assert not e.consolidated
-    n = eng.store.read_one("SELECT count(*) FROM memories WHERE category = 'state'")[0]
+    n = direct(eng.store).one("SELECT count(*) FROM memories WHERE category = 'state'")[0]
     assert n == 3
-    assert eng.store.read_one("SELECT count(*) FROM audit WHERE action = 'state-consolidate'")[0] == 2
+    assert direct(eng.store).one("SELECT count(*) FROM audit WHERE action = 'state-consolidate'")[0] == 2

@@ -11,6 +11,7 @@ import pytest
 
 from engine import HashEmbedder, InvalidInput, open_engine
 from engine.config import CuratorSettings, Settings
+from tests.direct_sql import direct
 from tests.engine.curator_helpers import OTHER, TWIN_A, TWIN_B, add_rule, age, dump
 
 pytestmark = pytest.mark.backends
@@ -173,9 +174,9 @@ def test_promote_learning_to_rule_and_undo(eng):
     assert [p.members for p in prom] == [[m]]
     before = dump(eng)
     p = eng.curator.approve(prom[0].id, text="Run migrations before smoke tests")
-    r = eng.store.read_one("SELECT * FROM rules WHERE id = ?", (p.result_id,))
+    r = direct(eng.store).one("SELECT * FROM rules WHERE id = ?", (p.result_id,))
     assert r["text"] == "Run migrations before smoke tests" and r["score"] == 5.0 and r["status"] == "active"
-    hist = eng.store.read("SELECT * FROM rule_history WHERE rule_id = ?", (p.result_id,))
+    hist = direct(eng.store).all("SELECT * FROM rule_history WHERE rule_id = ?", (p.result_id,))
     assert len(hist) == 1 and hist[0]["new_score"] == 5.0
     assert [x for x in eng.curator.run().proposals if x.kind == "promote"] == []  # already a rule
     eng.curator.undo(p.id)
@@ -198,9 +199,11 @@ def test_retire_dormant_rule_and_undo(eng, clock):
     assert [p.members for p in ret] == [[old]]
     before = dump(eng)
     eng.curator.approve(ret[0].id)
-    r = eng.store.read_one("SELECT status FROM rules WHERE id = ?", (old,))
+    r = direct(eng.store).one("SELECT status FROM rules WHERE id = ?", (old,))
     assert r[0] == "retired"
-    assert eng.store.read_one("SELECT new_status FROM rule_history WHERE rule_id = ?", (old,))[0] == "retired"
+    assert (
+        direct(eng.store).one("SELECT new_status FROM rule_history WHERE rule_id = ?", (old,))[0] == "retired"
+    )
     eng.curator.undo(ret[0].id)
     assert dump(eng) == before
 
@@ -214,8 +217,8 @@ def test_merge_rules_keeps_higher_score_plus_half_and_undo(eng):
     assert props[0].evidence["same_prefix"] is True
     before = dump(eng)
     eng.curator.approve(props[0].id)
-    ra = eng.store.read_one("SELECT * FROM rules WHERE id = ?", (a,))
-    rb = eng.store.read_one("SELECT * FROM rules WHERE id = ?", (b,))
+    ra = direct(eng.store).one("SELECT * FROM rules WHERE id = ?", (a,))
+    rb = direct(eng.store).one("SELECT * FROM rules WHERE id = ?", (b,))
     assert ra["score"] == 7.5 and ra["status"] == "active"
     assert rb["status"] == "retired" and rb["absorbed_into"] == a
     eng.curator.undo(props[0].id)
@@ -306,7 +309,9 @@ def test_vectors_read_from_chunks_equal_vec0_rows(eng, monkeypatch):
             ]
         )
     ]
-    eng.store.write(lambda c: c.execute("DELETE FROM memories WHERE id IN (?, ?)", (ids[1], ids[6])))  # holes
+    eng.store.write(
+        lambda c: direct(c).execute("DELETE FROM memories WHERE id IN (?, ?)", (ids[1], ids[6]))
+    )  # holes
     eng.memories.archive(ids[3])
     with eng.store.reading() as conn:
         assert eng.store.curator.all_vectors(conn) is not None  # the fast path is taken

@@ -10,12 +10,13 @@ import pytest
 from engine import InvalidInput, NotFound
 from engine.clock import DAY
 from engine.lifecycle.decay import band, crossing_time, rule_cycles, strength_at
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
 
 def _snapshot(eng):
-    c = eng.store.conn
+    c = direct(eng.store)
     mem = c.execute(
         "SELECT id, tier, strength, anchor_strength, last_reinforced_at, archive_at,"
         " pinned FROM memories ORDER BY id"
@@ -65,7 +66,7 @@ def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
         [ids["episodic"], ids["semantic"]]
     )
     assert res.memories_decayed == 1  # procedural: still decaying, not archived
-    assert eng.store.read_one("SELECT strength FROM memories WHERE id = ?", (ids["episodic"],))[
+    assert direct(eng.store).one("SELECT strength FROM memories WHERE id = ?", (ids["episodic"],))[
         0
     ] == pytest.approx(m["episodic"].strength)  # the archived row's snapshot was written
     for k in ("pinned", "core"):
@@ -81,7 +82,7 @@ def test_sixty_days_ahead_falls_by_kind_archives_and_spares_frozen(eng, world):
     # every score change is in the history; the pass wrote one audit summary row
     hist = eng.rules.history(rules["late"])
     assert [(h.old_score, h.new_score, h.new_status) for h in hist][-1] == (5.5, 4.5, "dormant")
-    row = eng.store.read_one("SELECT * FROM audit WHERE action = 'decay-pass'")
+    row = direct(eng.store).one("SELECT * FROM audit WHERE action = 'decay-pass'")
     assert row is not None and '"memories_archived":2' in row["summary"]
 
 
@@ -127,11 +128,11 @@ def test_daily_passes_equal_one_big_pass(tmp_path, clock):
     b.decay.run(now=t0 + 60 * DAY)
     q_m = "SELECT id, tier FROM memories ORDER BY id"
     q_r = "SELECT id, score, status FROM rules ORDER BY id"
-    assert [tuple(r) for r in a.store.read(q_m)] == [tuple(r) for r in b.store.read(q_m)]
-    assert [tuple(r) for r in a.store.read(q_r)] == [tuple(r) for r in b.store.read(q_r)]
+    assert [tuple(r) for r in direct(a.store).all(q_m)] == [tuple(r) for r in direct(b.store).all(q_m)]
+    assert [tuple(r) for r in direct(a.store).all(q_r)] == [tuple(r) for r in direct(b.store).all(q_r)]
     # daily history: one row per lost cycle on the daily engine
-    n_a = a.store.read_one("SELECT count(*) FROM rule_history")[0]
-    n_b = b.store.read_one("SELECT count(*) FROM rule_history")[0]
+    n_a = direct(a.store).one("SELECT count(*) FROM rule_history")[0]
+    n_b = direct(b.store).one("SELECT count(*) FROM rule_history")[0]
     assert n_a > n_b
     a.close()
     b.close()
@@ -160,13 +161,13 @@ def test_reinforced_and_restored_memories_are_rescheduled(eng):
     mid = eng.add_memory("semantic fact that gets used", kind="semantic")
     t0 = eng.clock.now()
     eng.decay.run(now=t0)
-    first = eng.store.read_one("SELECT archive_at FROM memories WHERE id = ?", (mid,))[0]
+    first = direct(eng.store).one("SELECT archive_at FROM memories WHERE id = ?", (mid,))[0]
     assert first == pytest.approx(t0 + math.log(1 / 0.3) / eng.settings.decay.rate("semantic"))
     eng.clock.advance(20 * DAY)
     eng.memories.reinforce(mid)
-    assert eng.store.read_one("SELECT archive_at FROM memories WHERE id = ?", (mid,))[0] is None
+    assert direct(eng.store).one("SELECT archive_at FROM memories WHERE id = ?", (mid,))[0] is None
     eng.decay.run()
-    second = eng.store.read_one("SELECT archive_at FROM memories WHERE id = ?", (mid,))[0]
+    second = direct(eng.store).one("SELECT archive_at FROM memories WHERE id = ?", (mid,))[0]
     assert second > first
     # archived, then restored by an operator: the next pass must not archive it straight back
     eng.clock.advance(200 * DAY)

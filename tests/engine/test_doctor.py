@@ -7,6 +7,7 @@ import pytest
 
 from console.cli import main
 from engine import HashEmbedder, open_engine
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -47,7 +48,7 @@ def test_healthy_database_passes_every_check(filled):
 )
 def test_fts_entry_lost_is_found_and_rebuilt(filled):
     eng, ids = filled
-    c = eng.store.conn
+    c = direct(eng.store)
     row = c.execute("SELECT content FROM memories WHERE id = ?", (ids[1],)).fetchone()
     c.execute(
         "INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', ?, ?)", (ids[1], row[0])
@@ -68,7 +69,7 @@ def test_fts_entry_lost_is_found_and_rebuilt(filled):
 )
 def test_missing_and_orphan_vectors_are_found_and_repaired(filled):
     eng, ids = filled
-    c = eng.store.conn
+    c = direct(eng.store)
     c.execute("DELETE FROM memories_vec WHERE memory_id = ?", (ids[0],))
     c.execute(
         "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user) "
@@ -90,7 +91,7 @@ def test_missing_and_orphan_vectors_are_found_and_repaired(filled):
 )
 def test_stale_vector_metadata_is_resynced(filled):
     eng, ids = filled
-    c = eng.store.conn
+    c = direct(eng.store)
     c.execute("DROP TRIGGER memories_vec_meta")  # a bug that skipped the sync
     c.execute("UPDATE memories SET tier = 'archived' WHERE id = ?", (ids[3],))
     r = eng.health.doctor()
@@ -117,7 +118,7 @@ def test_memories_without_a_model_are_listed_pending_not_failing(db_path, clock)
 )
 def test_orphans_are_reported(filled):
     eng, ids = filled
-    c = eng.store.conn
+    c = direct(eng.store)
     c.execute("PRAGMA foreign_keys = OFF")
     c.execute("INSERT INTO messages(session_id, content) VALUES ('no-such-session', 'lost')")
     c.execute("UPDATE memories SET absorbed_into = 424242 WHERE id = ?", (ids[4],))
@@ -131,7 +132,7 @@ def test_orphans_are_reported(filled):
 
 def test_audit_edit_is_reported_as_a_break(filled):
     eng, ids = filled
-    c = eng.store.conn
+    c = direct(eng.store)
     victim = c.execute(
         "SELECT id FROM audit WHERE target_id = ? AND action = 'add'", (str(ids[2]),)
     ).fetchone()[0]
@@ -145,7 +146,7 @@ def test_audit_edit_is_reported_as_a_break(filled):
 
 def test_audit_row_deleted_breaks_the_link_of_the_next(filled):
     eng, _ = filled
-    c = eng.store.conn
+    c = direct(eng.store)
     ids = [r[0] for r in c.execute("SELECT id FROM audit ORDER BY id")]
     c.execute("DELETE FROM audit WHERE id = ?", (ids[3],))
     chain = _check(eng.health.doctor(), "audit-chain")
@@ -157,7 +158,7 @@ def test_audit_rehashed_edit_still_breaks_the_chain(filled):
     from engine.audit import log as audit
 
     eng, _ = filled
-    c = eng.store.conn
+    c = direct(eng.store)
     r = c.execute("SELECT * FROM audit ORDER BY id LIMIT 1 OFFSET 2").fetchone()
     h = audit.row_hash(
         r["prev_hash"],
@@ -178,7 +179,7 @@ def test_audit_rehashed_edit_still_breaks_the_chain(filled):
 def test_repair_is_audited_and_keeps_the_chain(filled):
     eng, _ = filled
     eng.health.doctor(repair=True)
-    row = eng.store.read_one("SELECT action, actor FROM audit ORDER BY id DESC LIMIT 1")
+    row = direct(eng.store).one("SELECT action, actor FROM audit ORDER BY id DESC LIMIT 1")
     assert tuple(row) == ("doctor-repair", "tester")
     assert eng.health.doctor().ok
 
@@ -191,7 +192,7 @@ def test_cli_doctor_exit_code_and_json(filled, capsys):
     assert main(["--db", path, "doctor", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["ok"] is True and doc["counts"]["memories"] == 5
-    eng.store.conn.execute("UPDATE audit SET reason = 'tampered' WHERE id = 2")
+    direct(eng.store).execute("UPDATE audit SET reason = 'tampered' WHERE id = 2")
     assert main(["--db", path, "doctor"]) == 1
     out = capsys.readouterr().out
     assert "FAIL  audit-chain" in out and "problem(s) found" in out
@@ -220,8 +221,8 @@ def test_cli_doctor_repair(filled, capsys, monkeypatch):
 
     monkeypatch.setattr(engine.embed, "MiniLMEmbedder", lambda *a, **k: HashEmbedder())
     eng, ids = filled
-    eng.store.conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (ids[0],))
-    eng.store.conn.execute("DELETE FROM messages_fts_docsize")  # an index gone bad
+    direct(eng.store).execute("DELETE FROM memories_vec WHERE memory_id = ?", (ids[0],))
+    direct(eng.store).execute("DELETE FROM messages_fts_docsize")  # an index gone bad
     path = str(eng.path)
     assert main(["--db", path, "doctor"]) == 1
     capsys.readouterr()
@@ -239,8 +240,8 @@ def test_a_refused_audit_anchor_move_is_a_finding(eng):
     log) is one finding: the write committed, what should follow it did not."""
     for i in range(6):
         eng.add_memory(f"note {i} about the release calendar", dedup=False)
-    eng.store.conn.execute("DELETE FROM audit WHERE id > 3")
-    eng.store.conn.execute("UPDATE sqlite_sequence SET seq = 3 WHERE name = 'audit'")
+    direct(eng.store).execute("DELETE FROM audit WHERE id > 3")
+    direct(eng.store).execute("UPDATE sqlite_sequence SET seq = 3 WHERE name = 'audit'")
     for i in range(5):
         eng.add_memory(f"later {i} about the release calendar", dedup=False)
     assert any("audit_anchor" in e for e in eng.store.hook_errors)
@@ -255,7 +256,7 @@ def test_a_forget_case_whose_audit_head_was_cut_is_a_finding(eng):
     res = eng.forget.run("query", "Quokka-7731-Delta", "asked to")
     assert _check(eng.health.doctor(), "forget-heads").ok
     head = eng.forget.get(res.request_id).counts["audit_head"]
-    eng.store.write(lambda c: c.execute("DELETE FROM audit WHERE id >= ?", (head[0],)))
+    eng.store.write(lambda c: direct(c).execute("DELETE FROM audit WHERE id >= ?", (head[0],)))
     found = [c for c in eng.health.doctor().checks if c.name == "forget-heads"]
     assert len(found) == 1 and not found[0].ok
     assert f"forget case {res.request_id}" in found[0].detail and "gone" in found[0].detail

@@ -7,6 +7,7 @@ import pytest
 from engine import InvalidInput, NotFound
 from engine.clock import DAY
 from engine.lifecycle.flows import flow_stats
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -88,6 +89,6 @@ def test_add_flow_validation_and_replace(eng):
     with pytest.raises(NotFound):
         eng.flows.record_run("nope", "pass")
     actions = [
-        r[0] for r in eng.store.read("SELECT action FROM audit WHERE target_kind = 'flow' ORDER BY id")
+        r[0] for r in direct(eng.store).all("SELECT action FROM audit WHERE target_kind = 'flow' ORDER BY id")
     ]
     assert actions == ["flow-add", "flow-run", "flow-update"]

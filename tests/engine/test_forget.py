@@ -9,6 +9,7 @@ import pytest
 
 from engine import InvalidInput, NotFound
 from engine.storage.sqlite.store import connect
+from tests.direct_sql import direct
 from tests.engine.curator_helpers import OTHER, add_rule
 
 pytestmark = pytest.mark.backends
@@ -80,7 +81,7 @@ def test_forget_query_removes_every_copy_and_verifies(eng, db_path):
 
     assert req.scope_value == query_digest(CANARY)
     assert hashlib.sha256(CANARY.encode()).hexdigest() not in req.scope_value
-    stones = eng.store.read("SELECT * FROM tombstones WHERE request_id = ?", (req.id,))
+    stones = direct(eng.store).all("SELECT * FROM tombstones WHERE request_id = ?", (req.id,))
     assert {(s["target_kind"], s["content_hash"]) for s in stones} >= {("memory", tombstones.digest(SECRET))}
     assert all(s["content_sha256"] == "" for s in stones)
     entries = eng.audit.log(limit=1000)
@@ -118,7 +119,7 @@ def test_forgetting_a_merged_memory_by_id_takes_its_sources(eng):
     merged = eng.curator.approve(eng.curator.run().proposals[0].id).result_id
     res = eng.forget.run("memory", [merged], "gdpr")
     assert res.counts["merged_sources"] == 2 and res.residue == 0
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 0
+    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == 0
     assert {a, b}
 
 
@@ -171,7 +172,7 @@ def test_promoted_rule_is_forgotten_with_its_memory(eng):
     rule = eng.curator.approve(prom.id).result_id
     res = eng.forget.run("memory", [m], "gdpr")
     assert res.counts["rules"] == 1 and res.residue == 0
-    assert eng.store.read_one("SELECT count(*) FROM rules WHERE id = ?", (rule,))[0] == 0
+    assert direct(eng.store).one("SELECT count(*) FROM rules WHERE id = ?", (rule,))[0] == 0
 
 
 def test_query_execute_on_a_chosen_subset(eng):

@@ -9,6 +9,7 @@ import pytest
 
 from engine import ImportFailed
 from engine.importers.hermes_files import read_files
+from tests.direct_sql import direct
 from tests.engine.hermes_fixture import HermesHome, file_digests
 
 pytestmark = pytest.mark.backends
@@ -18,7 +19,7 @@ T = 1_767_000_000.0  # 2025-12-29: before the engine's fixed clock
 
 def table_counts(eng) -> dict[str, int]:
     return {
-        t: eng.store.read_one(f"SELECT count(*) FROM {t}")[0]
+        t: direct(eng.store).one(f"SELECT count(*) FROM {t}")[0]
         for t in ("sessions", "messages", "memories", "flows", "audit")
     }
 
@@ -159,7 +160,7 @@ def test_skills_map_state_pin_steps_and_last_activity(eng, tmp_path):
         skills["write-changelog"].tier == "active" and skills["write-changelog"].metadata["state"] == "stale"
     )
     assert skills["old-report"].tier == "archived" and not skills["old-report"].pinned
-    flows = {r["name"]: r for r in eng.store.read("SELECT * FROM flows")}
+    flows = {r["name"]: r for r in direct(eng.store).all("SELECT * FROM flows")}
     assert json.loads(flows["write-changelog"]["steps"]) == [
         "Collect commits",
         "Group by type",
@@ -173,7 +174,7 @@ def test_curator_reports_become_audit_rows_by_hermes_curator(eng, tmp_path):
     h = build_v2(tmp_path / "hermes")
     h.close()
     eng.importers.hermes(h.root)
-    rows = eng.store.read("SELECT * FROM audit WHERE actor = 'hermes-curator' ORDER BY id")
+    rows = direct(eng.store).all("SELECT * FROM audit WHERE actor = 'hermes-curator' ORDER BY id")
     by_action = {r["action"]: r for r in rows}
     assert set(by_action) == {
         "curator-run",
@@ -376,5 +377,5 @@ def test_forgotten_sessions_and_memories_stay_forgotten_on_reimport(eng, tmp_pat
     assert s.added == {}
     assert s.skipped["session was forgotten here (tombstone)"] == 1
     assert s.skipped["memory entry was forgotten here (tombstone)"] == 1
-    assert not eng.store.read("SELECT 1 FROM sessions WHERE id = 's3'")
+    assert not direct(eng.store).all("SELECT 1 FROM sessions WHERE id = 's3'")
     assert not [m for m in eng.memories.list() if m.content == "Prefers short answers."]

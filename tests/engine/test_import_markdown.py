@@ -7,6 +7,7 @@ import pytest
 
 from engine import ImportFailed, InvalidInput
 from engine.importers.markdown import split_entries, steps_from_body
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -72,4 +73,4 @@ def test_bad_files_fail_cleanly(eng, tmp_path):
         eng.importers.markdown(q, agent="a")
     with pytest.raises(InvalidInput, match="agent is empty"):
         eng.importers.markdown(tmp_path / "x.md", agent="  ")
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 0
+    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == 0

@@ -9,6 +9,7 @@ import stat
 import pytest
 
 from engine import FixedClock, HashEmbedder, ImportFailed, open_engine
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -41,7 +42,8 @@ def populate(eng) -> None:
     )
     eng.memories.archive(ids[0], reason="old")
 
-    def others(c):
+    def others(conn):
+        c = direct(conn)
         c.execute("INSERT INTO meta(key, value) VALUES ('note', 'x')")
         c.execute("INSERT INTO memories(content, created_at, embedded) VALUES ('no vector yet', 5, 0)")
         c.execute(
@@ -139,7 +141,7 @@ def test_import_twice_adds_nothing_and_conflicts_are_refused(eng, eng_b, tmp_pat
     eng_b.importers.jsonl(f1)
     again = eng_b.importers.jsonl(f1)
     assert again.added == {} and again.skipped["memory already present"] == 3
-    eng_b.store.write(lambda c: c.execute("UPDATE rules SET text = 'changed' WHERE id = 1"))
+    eng_b.store.write(lambda c: direct(c).execute("UPDATE rules SET text = 'changed' WHERE id = 1"))
     with pytest.raises(ImportFailed, match=r"a\.jsonl:\d+: rule 1 already exists with different"):
         eng_b.importers.jsonl(f1)
 
@@ -176,8 +178,8 @@ def test_bad_line_names_file_and_line_and_writes_nothing(eng_b, tmp_path, bad, m
     )
     with pytest.raises(ImportFailed, match=message):
         eng_b.importers.jsonl(p)
-    assert eng_b.store.read_one("SELECT count(*) FROM sessions")[0] == 0
-    assert eng_b.store.read_one("SELECT count(*) FROM audit")[0] == 0
+    assert direct(eng_b.store).one("SELECT count(*) FROM sessions")[0] == 0
+    assert direct(eng_b.store).one("SELECT count(*) FROM audit")[0] == 0
 
 
 def test_a_file_without_header_is_refused(eng_b, tmp_path):
@@ -193,5 +195,5 @@ def test_dry_run_restores_nothing(eng, eng_b, tmp_path):
     ex = eng.importers.export_jsonl(f1)
     s = eng_b.importers.jsonl(f1, dry_run=True)
     assert s.dry_run and s.added == ex.records
-    assert eng_b.store.read_one("SELECT count(*) FROM memories")[0] == 0
-    assert eng_b.store.read_one("SELECT count(*) FROM audit")[0] == 0
+    assert direct(eng_b.store).one("SELECT count(*) FROM memories")[0] == 0
+    assert direct(eng_b.store).one("SELECT count(*) FROM audit")[0] == 0

@@ -12,6 +12,7 @@ from engine import HashEmbedder, open_engine
 from engine.retrieval import vector_matrix
 from engine.retrieval.filters import Filters
 from engine.retrieval.vector_matrix import FIELDS, VectorMatrix
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -59,14 +60,16 @@ def _content(m: VectorMatrix) -> dict:
 
 def _table(eng) -> dict:
     with eng.store.reading() as c:
-        rows = c.execute("SELECT id, tier, kind, category, agent, user FROM memories WHERE embedded = 1")
+        rows = direct(c).execute(
+            "SELECT id, tier, kind, category, agent, user FROM memories WHERE embedded = 1"
+        )
         return {int(r[0]): tuple(x or "" for x in r[1:]) for r in rows}
 
 
 def test_bulk_load_equals_the_row_by_row_load(eng):
     _fill(eng)
     # a deleted memory leaves an invalid slot in a vec0 chunk; the load must skip it
-    eng.store.write(lambda c: c.execute("DELETE FROM memories WHERE id IN (5, 17)"))
+    eng.store.write(lambda c: direct(c).execute("DELETE FROM memories WHERE id IN (5, 17)"))
     fast, slow = _load(eng, bulk=True), _load(eng, bulk=False)
     got = _content(fast)
     assert got == _content(slow)

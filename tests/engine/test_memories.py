@@ -3,6 +3,7 @@
 import pytest
 
 from engine import HashEmbedder, InvalidInput, NotFound, open_engine
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -27,7 +28,7 @@ def test_add_stores_every_field_and_audits(eng):
         0.8,
     )
     assert m.metadata == {"src": "chat"} and m.embedded and m.strength == 1.0
-    rows = eng.store.read("SELECT action, actor, target_id FROM audit WHERE target_kind = 'memory'")
+    rows = direct(eng.store).all("SELECT action, actor, target_id FROM audit WHERE target_kind = 'memory'")
     assert [tuple(r) for r in rows] == [("add", "tester", str(mid))]
 
 
@@ -44,7 +45,7 @@ def test_add_stores_every_field_and_audits(eng):
 def test_add_refuses_bad_content_cleanly(eng, bad, msg):
     with pytest.raises(InvalidInput, match=msg):
         eng.add_memory(bad)
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 0
+    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == 0
 
 
 @pytest.mark.parametrize("field, value", [("kind", "dream"), ("tier", "hot"), ("importance", 3)])
@@ -56,7 +57,7 @@ def test_add_refuses_bad_fields(eng, field, value):
 def test_batch_is_validated_before_anything_is_written(eng):
     with pytest.raises(InvalidInput):
         eng.add_memories([{"content": "good one"}, {"content": ""}])
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 0
+    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == 0
 
 
 def test_exact_duplicate_reinforces_instead_of_inserting(eng, clock):
@@ -117,7 +118,10 @@ def test_operator_edits_are_audited(eng):
     m = eng.memories.get(mid)
     assert m.pinned and m.importance == 0.9 and m.tier == "archived" and m.content == "tweaked"
     actions = [
-        r[0] for r in eng.store.read("SELECT action FROM audit WHERE target_id = ? ORDER BY id", (str(mid),))
+        r[0]
+        for r in direct(eng.store).all(
+            "SELECT action FROM audit WHERE target_id = ? ORDER BY id", (str(mid),)
+        )
     ]
     assert actions == ["add", "pin", "set-importance", "archive", "edit"]
     with pytest.raises(NotFound):
@@ -148,4 +152,4 @@ def test_batches_fail_at_the_bad_batch_in_order(eng):
     items[250] = {"content": "x", "importance": 7}
     with pytest.raises(InvalidInput, match="importance"):
         eng.add_memories(items, dedup=False, batch_size=100)
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 200
+    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == 200

@@ -6,6 +6,7 @@ import pytest
 
 from engine import InvalidInput, NotFound
 from engine.clock import DAY
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -13,7 +14,7 @@ pytestmark = pytest.mark.backends
 def _audit_actions(eng, rule_id):
     return [
         r[0]
-        for r in eng.store.read(
+        for r in direct(eng.store).all(
             "SELECT action FROM audit WHERE target_kind = 'rule' AND target_id = ? ORDER BY id",
             (str(rule_id),),
         )

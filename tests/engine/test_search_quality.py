@@ -9,6 +9,7 @@ import pytest
 from engine import HashEmbedder, open_engine
 from engine.retrieval.filters import Filters
 from engine.retrieval.vector_matrix import VectorMatrix
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -91,7 +92,7 @@ def test_matrix_equals_vec0_and_follows_other_connections(tmp_path, clock):
         # a narrow filter (scored over its own rows only) sees the archive at once
         assert [m for m, _ in a.vectors.knn(q, 5, Filters(tiers=("archived",)))] == [archived]
         victim = _exact(a, q, 3, f_y)[-1][0]
-        b.store.write(lambda c: c.execute("DELETE FROM memories WHERE id = ?", (victim,)))
+        b.store.write(lambda c: direct(c).execute("DELETE FROM memories WHERE id = ?", (victim,)))
         got = a.vectors.knn(q, 10, f_y)
         assert got[0][0] == new_id
         assert victim not in [m for m, _ in got]
@@ -136,7 +137,7 @@ def test_matrix_reloads_when_log_was_pruned(tmp_path, clock):
         assert m.n == 5
         eng.add_memories([{"content": f"later note {i} about figs"} for i in range(3)], dedup=False)
         # simulate another process's pruning past what this matrix has applied
-        eng.store.write(lambda c: c.execute("DELETE FROM vector_changes"))
+        eng.store.write(lambda c: direct(c).execute("DELETE FROM vector_changes"))
         eng.add_memory("fig jam recipe", dedup=False)
         with eng.store.reading() as c:
             m.sync(c)

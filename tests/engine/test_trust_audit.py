@@ -19,6 +19,7 @@ from engine.audit import log as audit
 from engine.audit.anchor import anchors_dir, database_id, read_anchor
 from engine.audit.hashing import GENESIS, row_hash
 from engine.storage.sqlite.store import connect
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -47,7 +48,7 @@ def _plain_rechain(conn, edit: dict[int, str] | None = None) -> None:
 def test_an_edit_rehashed_with_plain_sha256_is_detected(eng):
     _add(eng, 4)
     assert eng.audit.verify().ok
-    _plain_rechain(eng.store.conn, {2: "nothing to see here"})
+    _plain_rechain(direct(eng.store), {2: "nothing to see here"})
     chk = eng.audit.verify()
     assert not chk.ok and chk.first_bad_id == 1, chk.message  # no row verifies under the key
     assert any("re-hashed without the key" in p for p in chk.problems)
@@ -60,7 +61,7 @@ def test_a_plain_rehash_is_not_laundered_even_without_the_anchor(eng):
     _add(eng, 3)
     with eng.store.reading() as c:
         (anchors_dir() / f"{database_id(c)}.json").unlink()
-    _plain_rechain(eng.store.conn, {2: "nothing to see here"})
+    _plain_rechain(direct(eng.store), {2: "nothing to see here"})
     assert "not re-keyed" in eng.audit.rekey()
     _add(eng, 1)
     chk = eng.audit.verify()
@@ -69,7 +70,7 @@ def test_a_plain_rehash_is_not_laundered_even_without_the_anchor(eng):
 
 def test_deleting_the_last_rows_is_reported_as_truncation(eng):
     _add(eng, 6)
-    conn = eng.store.conn
+    conn = direct(eng.store)
     conn.execute("DELETE FROM audit WHERE id > 4")
     chk = eng.audit.verify()
     assert not chk.ok and chk.anchor == "truncated" and chk.truncated_after == 4
@@ -81,7 +82,7 @@ def test_deleting_the_last_rows_is_reported_as_truncation(eng):
 )
 def test_truncate_then_refill_keeps_the_anchor_as_evidence(eng):
     _add(eng, 6)
-    conn = eng.store.conn
+    conn = direct(eng.store)
     conn.execute("DELETE FROM audit WHERE id > 3")
     conn.execute("UPDATE sqlite_sequence SET seq = 3 WHERE name = 'audit'")  # hide the ids, too
     _add(eng, 5, "later")  # legitimate writes reach (and pass) the old head
@@ -93,7 +94,7 @@ def test_truncate_then_refill_keeps_the_anchor_as_evidence(eng):
 
 def test_deleting_a_middle_row_and_relinking_is_detected(eng):
     _add(eng, 5)
-    conn = eng.store.conn
+    conn = direct(eng.store)
     conn.execute("DELETE FROM audit WHERE id = 3")
     _plain_rechain(conn)
     chk = eng.audit.verify()
@@ -112,7 +113,7 @@ def test_forget_redaction_stays_intact_and_the_anchor_follows(eng):
     with eng.store.reading() as c:
         head = audit.head(c)
         _, rec = read_anchor(c)
-        assert "cobalt" not in json.dumps([tuple(r) for r in c.execute("SELECT * FROM audit")])
+        assert "cobalt" not in json.dumps([tuple(r) for r in direct(c).execute("SELECT * FROM audit")])
     assert (rec["last_id"], rec["last_hash"]) == head and head[0] > len(ids)
     assert eng.store.hook_errors == []
 
@@ -120,7 +121,7 @@ def test_forget_redaction_stays_intact_and_the_anchor_follows(eng):
 def test_forget_never_launders_an_earlier_edit(eng):
     secret = eng.add_memory("The vault passphrase is cobalt-heron-42", dedup=False)
     _add(eng, 3)
-    eng.store.conn.execute("UPDATE audit SET reason = 'tampered' WHERE id = 3")
+    direct(eng.store).execute("UPDATE audit SET reason = 'tampered' WHERE id = 3")
     eng.forget.run("memory", [secret], "request 12")  # re-chains from row 1 (the add preview)
     chk = eng.audit.verify()
     assert not chk.ok and chk.first_bad_id == 3, chk.problems
@@ -214,7 +215,7 @@ def test_a_legacy_plain_chain_upgrades_to_keyed_and_verifies(db_path):
         chk = eng.audit.verify()
         assert chk.ok and chk.keyed and chk.legacy_rows == 0 and chk.rows == 7, chk.message
         assert [e.action for e in eng.audit.log(limit=2)] == ["add", "audit-rekey"]
-        _plain_rechain(eng.store.conn)  # and the old attack no longer works on it
+        _plain_rechain(direct(eng.store))  # and the old attack no longer works on it
         assert not eng.audit.verify().ok
     finally:
         eng.close()
@@ -242,7 +243,7 @@ def test_cli_verify_reports_truncation_with_exit_1(db_path, capsys, monkeypatch)
     monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "none")
     eng = open_engine(db_path, embedder=HashEmbedder())
     _add(eng, 4)
-    eng.store.conn.execute("DELETE FROM audit WHERE id > 2")
+    direct(eng.store).execute("DELETE FROM audit WHERE id > 2")
     eng.close()
     assert main(["--db", str(db_path), "audit", "--verify"]) == 1
     out = capsys.readouterr().out
@@ -257,7 +258,7 @@ def test_cli_verify_reports_truncation_with_exit_1(db_path, capsys, monkeypatch)
 )
 @pytest.mark.parametrize("bad", ["../../escape", "x" * 200])
 def test_a_hostile_database_id_never_names_a_path(eng, bad):
-    eng.store.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('database_id', ?)", (bad,))
+    direct(eng.store).execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('database_id', ?)", (bad,))
     with eng.store.reading() as c:
         dbid = database_id(c)
     assert dbid.startswith("id-") and "/" not in dbid
@@ -272,7 +273,7 @@ def test_a_changed_database_id_is_named_when_its_anchor_goes_missing(eng):
     _add(eng, 3)
     with eng.store.reading() as c:
         old = database_id(c)
-    eng.store.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('database_id', 'forged0id')")
+    direct(eng.store).execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('database_id', 'forged0id')")
     chk = eng.audit.verify()
     assert not chk.ok and chk.anchor == "identity-changed", chk.message
     assert "identity changed" in chk.message

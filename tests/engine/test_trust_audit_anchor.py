@@ -22,6 +22,7 @@ from engine import EngineError, HashEmbedder, keys, open_engine
 from engine.audit import log as audit
 from engine.audit.anchor import anchors_dir, database_id
 from engine.audit.hashing import GENESIS, KEYED_FROM, row_hash
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -65,7 +66,7 @@ def _dbid(eng) -> str:
 
 def test_a_plain_rehash_with_the_marker_deleted_is_reported_and_never_laundered(eng):
     _add(eng, 4)
-    conn = eng.store.conn
+    conn = direct(eng.store)
     _plain_rechain(conn)
     conn.execute("DELETE FROM meta WHERE key = ?", (KEYED_FROM,))
     chk = _checked(eng)
@@ -81,7 +82,7 @@ def test_a_plain_rehash_with_the_marker_deleted_is_reported_and_never_laundered(
 def test_a_new_database_id_is_reported_as_a_changed_identity_naming_the_old_anchor(eng):
     _add(eng, 3)
     old = _dbid(eng)
-    conn = eng.store.conn
+    conn = direct(eng.store)
     _plain_rechain(conn)  # and the chain re-hashed, the marker gone: an "older version's" log
     conn.execute("DELETE FROM meta WHERE key = ?", (KEYED_FROM,))
     conn.execute("UPDATE meta SET value = 'forged0id' WHERE key = 'database_id'")
@@ -102,7 +103,7 @@ def test_a_new_database_id_is_reported_as_a_changed_identity_naming_the_old_anch
 
 def test_a_deleted_keyed_from_marker_is_reported(eng):
     _add(eng, 3)
-    eng.store.conn.execute("DELETE FROM meta WHERE key = ?", (KEYED_FROM,))
+    direct(eng.store).execute("DELETE FROM meta WHERE key = ?", (KEYED_FROM,))
     for _ in range(2):
         chk = _checked(eng)
         assert not chk.ok, chk.message
@@ -112,7 +113,7 @@ def test_a_deleted_keyed_from_marker_is_reported(eng):
 
 def test_a_truncated_tail_and_a_reset_sequence_are_reported(eng, backend):
     _add(eng, 6)
-    conn = eng.store.conn
+    conn = direct(eng.store)
     conn.execute("DELETE FROM audit WHERE id > 3")
     if backend == "postgres":
         conn.execute("SELECT setval(pg_get_serial_sequence('audit', 'id'), 3)").fetchall()
@@ -277,14 +278,14 @@ def test_an_older_postgres_database_gets_its_chain_positions(db_path, backend, c
     _add(eng, 2)
     _rolled_back_append(eng)
     _add(eng, 2)
-    conn = eng.store.conn
+    conn = direct(eng.store)
     conn.execute("DROP TRIGGER audit_position ON audit")  # as a version before issue 22 left it
     conn.execute("ALTER TABLE audit DROP COLUMN seq")
     conn.execute("UPDATE meta SET value = 'older' WHERE key = 'pg_schema'")
     eng.close()
     eng = open_engine(db_path, embedder=HashEmbedder(), clock=clock)  # reconciles: adds, backfills
     try:
-        assert [r[0] for r in eng.store.conn.execute("SELECT seq FROM audit ORDER BY id").fetchall()] == [
+        assert [r[0] for r in direct(eng.store).execute("SELECT seq FROM audit ORDER BY id").fetchall()] == [
             1,
             2,
             3,
@@ -315,7 +316,7 @@ def test_a_version_1_anchor_is_sealed_with_its_keyed_from_on_the_next_write(eng)
 
 def test_two_edited_rows_amid_keyed_ones_are_edits_not_another_key(eng):
     _add(eng, 5)
-    eng.store.conn.execute("UPDATE audit SET reason = 'tampered' WHERE id IN (3, 4)")
+    direct(eng.store).execute("UPDATE audit SET reason = 'tampered' WHERE id IN (3, 4)")
     chk = _checked(eng)
     assert not chk.ok and chk.first_bad_id == 3, chk.problems
     assert [p for p in chk.problems if p.startswith("row")] == [

@@ -9,13 +9,14 @@ import json
 import pytest
 
 from engine import InvalidInput
+from tests.direct_sql import direct
 from tests.engine.curator_helpers import OTHER, TWIN_A, TWIN_B, add_rule, age
 
 pytestmark = pytest.mark.backends
 
 
 def _raw(eng, sql, params=()):
-    eng.store.write(lambda c: c.execute(sql, params))
+    eng.store.write(lambda c: direct(c).execute(sql, params))
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import sqlean
 
 from engine import DiskFull, HashEmbedder, open_engine
 from engine.importers.migrate import migrate
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -37,13 +38,13 @@ def full_disk(monkeypatch, *engines: Any, spare: int = 0) -> Iterator[None]:
 
     monkeypatch.setattr(sqlean, "connect", capped)
     for e in engines:
-        cap(e.store.conn)
+        cap(direct(e.store))
     try:
         yield
     finally:
         monkeypatch.setattr(sqlean, "connect", real)
         for e in engines:
-            e.store.conn.execute("PRAGMA max_page_count = 4294967294")
+            direct(e.store).execute("PRAGMA max_page_count = 4294967294")
 
 
 def _quiet() -> suppress[sqlean.Error]:
@@ -57,7 +58,7 @@ def _assert_disk_full(exc: BaseException) -> None:
 
 
 def _snapshot(eng) -> dict[str, int]:
-    return {t: eng.store.read_one(f"SELECT count(*) FROM {t}")[0] for t in _TABLES}
+    return {t: direct(eng.store).one(f"SELECT count(*) FROM {t}")[0] for t in _TABLES}
 
 
 _TABLES = (
@@ -101,7 +102,7 @@ def test_a_forget_on_a_full_disk_says_so_and_forgets_nothing(eng, monkeypatch):
         t: before[t] for t in ("memories", "messages", "tombstones")
     }
     assert after["forget_requests"] == 1
-    assert eng.store.read_one("SELECT status FROM forget_requests")[0] in ("open", "previewed")
+    assert direct(eng.store).one("SELECT status FROM forget_requests")[0] in ("open", "previewed")
     eng.forget.run("memory", ids[:40], "user asked")  # room again: it goes through
     assert _snapshot(eng)["memories"] == before["memories"] - 40 and _snapshot(eng)["forget_requests"] == 1
 
@@ -164,7 +165,7 @@ def test_a_servers_full_disk_is_said_as_disk_full(eng, backend):
     n = _snapshot(eng)["memories"]
 
     def write(conn: Any) -> None:
-        conn.execute("INSERT INTO sessions(id, agent) VALUES ('s-x', 'a')")
+        direct(conn).execute("INSERT INTO sessions(id, agent) VALUES ('s-x', 'a')")
         if backend == "postgres":
             import psycopg
 
@@ -198,5 +199,5 @@ def test_a_report_file_that_hits_a_full_disk_is_said_and_not_left_half_written(e
         eng.curator.run()
     monkeypatch.setattr(os, "write", real)
     _assert_disk_full(e.value)
-    folder = Path(eng.store.read_one("SELECT report_dir FROM curator_runs ORDER BY id DESC")[0])
+    folder = Path(direct(eng.store).one("SELECT report_dir FROM curator_runs ORDER BY id DESC")[0])
     assert not [p.name for p in folder.iterdir() if p.stat().st_size]  # nothing half-written

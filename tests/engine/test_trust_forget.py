@@ -20,6 +20,7 @@ import pytest
 from engine import EngineError, HashEmbedder, open_engine
 from engine.forget import tombstones
 from engine.storage.sqlite.store import connect
+from tests.direct_sql import direct
 from tests.engine.curator_helpers import add_rule
 
 pytestmark = pytest.mark.backends
@@ -100,7 +101,9 @@ def test_console_forget_then_another_writer_then_console_keeps_every_write(eng, 
     # ... the console's next write goes to an orphaned WAL, and it stops seeing other writers
     eng.add_memory("written by the console after the other process", dedup=False)
     run_child(other.replace("sys.argv[1]", repr("written by another process later")), db_path)
-    assert eng.store.read_one("SELECT count(*) FROM memories WHERE content LIKE '%another process%'")[0] == 2
+    assert (
+        direct(eng.store).one("SELECT count(*) FROM memories WHERE content LIKE '%another process%'")[0] == 2
+    )
     eng.add_memory("written by the console last", dedup=False)
     eng.close()
     c = connect(db_path)
@@ -215,7 +218,7 @@ def test_tombstones_hold_keyed_hashes_of_identity_and_content_only(eng, db_path)
     eng.flows.add("unlock-door", [f"type {CANARY}"], agent="scout", description="opens it")
     res = eng.forget.run("agent", "scout", "agent decommissioned")
     assert res.status == "verified"
-    rows = eng.store.read("SELECT * FROM tombstones WHERE request_id = ?", (res.request_id,))
+    rows = direct(eng.store).all("SELECT * FROM tombstones WHERE request_id = ?", (res.request_id,))
     assert {r["target_kind"] for r in rows} == {"session", "message", "memory", "rule", "flow"}
     blob = json.dumps([list(r) for r in rows])
     assert CANARY not in blob and "unlock-door" not in blob and "locker" not in blob
@@ -272,7 +275,7 @@ def test_a_forget_killed_mid_execute_is_finished_by_another_process(tmp_path, db
         assert e.forget.get(rid).status == ("previewed" if stage == "before-commit" else "executed")
         res = e.forget.execute(rid)  # what `memconsole forget-request ID --execute` runs
         assert res.status == "verified" and res.residue == 0
-        assert e.store.read_one("SELECT count(*) FROM memories")[0] == 1
+        assert direct(e.store).one("SELECT count(*) FROM memories")[0] == 1
         assert not any((db_path.parent / "forget").glob("*.sealed"))  # proven gone: seal removed
     finally:
         e.close()
@@ -352,10 +355,10 @@ def test_a_symlinked_curator_folder_is_refused_by_the_curator_and_forget(eng, db
         eng.curator.run()
     assert "\n" not in str(ei.value)
     assert list(outside.iterdir()) == []
-    n = eng.store.read_one("SELECT count(*) FROM memories")[0]
+    n = direct(eng.store).one("SELECT count(*) FROM memories")[0]
     with pytest.raises(EngineError, match="symbolic link"):
         eng.forget.run("query", CANARY, "x")
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == n  # nothing lost
+    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == n  # nothing lost
 
 
 @pytest.mark.parametrize("kind", ["symlink-inside", "symlink-outside", "hardlink"])
@@ -378,7 +381,7 @@ def test_a_linked_report_file_is_refused_and_its_target_untouched(eng, db_path, 
         eng.forget.run("query", CANARY, "x")
     assert "\n" not in str(ei.value)
     assert target.read_bytes() == before
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 2
+    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == 2
 
 
 @pytest.mark.sqlite_only(
@@ -402,7 +405,8 @@ def test_malformed_rows_never_make_forget_fail(eng, db_path):
     sid = eng.sessions.add(agent="scout", title=f"about {CANARY}")
     eng.sessions.add_message(sid, "user", f"hi {CANARY}")
 
-    def poison(c):
+    def poison(conn):
+        c = direct(conn)
         c.execute(
             "UPDATE memories SET metadata = '{not json', importance = ? WHERE id = ?", (float("inf"), m)
         )
@@ -446,14 +450,14 @@ def test_each_executed_case_records_the_audit_head(eng):
     eng.add_memory(SECRET, dedup=False)
     res = eng.forget.run("query", CANARY, "head")
     head = eng.forget.get(res.request_id).counts["audit_head"]
-    row = eng.store.read_one("SELECT id, hash, action FROM audit WHERE id = ?", (head[0],))
+    row = direct(eng.store).one("SELECT id, hash, action FROM audit WHERE id = ?", (head[0],))
     assert row["action"] == "forget" and row["hash"] == head[1]
     # a later forget that redacts earlier rows re-chains them: the earlier case follows
     eng.add_memory("Another secret: Wombat-99x-Sierra lives here", dedup=False)
     eng.forget.run("query", "Wombat-99x-Sierra", "second")
     head2 = eng.forget.get(res.request_id).counts["audit_head"]
     with eng.store.reading() as c:
-        assert c.execute("SELECT hash FROM audit WHERE id = ?", (head2[0],)).fetchone()[0] == head2[1]
+        assert direct(c).execute("SELECT hash FROM audit WHERE id = ?", (head2[0],)).fetchone()[0] == head2[1]
         assert audit.head(c)[0] > head2[0]
 
 
@@ -465,7 +469,7 @@ def test_a_cut_audit_tail_shows_from_the_forget_cases(eng):
     with eng.store.reading() as c:
         assert check_case_heads(c) == []
     head = eng.forget.get(res.request_id).counts["audit_head"]
-    eng.store.write(lambda c: c.execute("DELETE FROM audit WHERE id >= ?", (head[0],)))
+    eng.store.write(lambda c: direct(c).execute("DELETE FROM audit WHERE id >= ?", (head[0],)))
     with eng.store.reading() as c:
         problems = check_case_heads(c)
     assert len(problems) == 1 and f"forget case {res.request_id}" in problems[0] and "gone" in problems[0]
@@ -510,6 +514,6 @@ def test_a_symlinked_seal_folder_is_refused_and_nothing_is_forgotten(eng, db_pat
     with pytest.raises(EngineError, match="symbolic link") as ei:
         eng.forget.run("query", CANARY, "x")
     assert "\n" not in str(ei.value) and list(outside.iterdir()) == []
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == 1  # rolled back whole
+    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == 1  # rolled back whole
     case = eng.forget.list()[0]
     assert case.status == "previewed"

@@ -15,6 +15,7 @@ import pytest
 
 from engine import Forgotten, HashEmbedder, open_engine
 from engine.forget.scan import bounded
+from tests.direct_sql import direct
 from tests.engine.test_trust_forget import every_text, file_bytes
 
 pytestmark = pytest.mark.backends
@@ -105,11 +106,11 @@ def test_remember_through_any_door_refuses_tombstoned_text(eng, tmp_path, backen
     text = f"{NAME} lives at Rosenweg 4"
     eng.add_memory(text, dedup=False)
     eng.forget.run("query", NAME, "erasure request")
-    before = eng.store.read_one("SELECT count(*) FROM memories")[0]
+    before = direct(eng.store).one("SELECT count(*) FROM memories")[0]
     with pytest.raises(Forgotten, match="^not remembered: a forget removed this text") as ei:
         eng.add_memory(f"  {text.upper()} ", dedup=False)  # folded and trimmed, still the text
     assert "\n" not in str(ei.value)
-    refused = eng.store.read("SELECT summary FROM audit WHERE action = 'remember-refused'")
+    refused = direct(eng.store).all("SELECT summary FROM audit WHERE action = 'remember-refused'")
     assert len(refused) == 1 and NAME not in refused[0][0]
     if backend == "sqlite":  # the MCP door, through the provider's in-process server
         from console.hermes.provider import MemconsoleProvider
@@ -127,7 +128,7 @@ def test_remember_through_any_door_refuses_tombstoned_text(eng, tmp_path, backen
         assert main(["--db", str(db_path), "add", text]) != 0
         err = capsys.readouterr().err.strip()
         assert "not remembered: a forget removed this text" in err and "\n" not in err, err
-    assert eng.store.read_one("SELECT count(*) FROM memories")[0] == before
+    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == before
 
 
 @pytest.mark.sqlite_only("the Hermes provider is configured with a database file")
@@ -151,7 +152,7 @@ def test_hermes_prefetch_and_session_notes_never_bring_forgotten_text_back(tmp_p
     assert p.flush(timeout=60) and p.failures == 0, p.last_error
     p.shutdown()
     with open_engine(db_path, embedder=HashEmbedder(), actor="operator") as op:
-        notes = op.store.read("SELECT content FROM memories WHERE category = 'context'")
+        notes = direct(op.store).all("SELECT content FROM memories WHERE category = 'context'")
         assert notes and all(NAME not in n[0] and "Last request" not in n[0] for n in notes)
         assert all(NAME not in m.content for m in op.memories.list())
 

@@ -18,6 +18,7 @@ import pytest
 
 from console.cli import main
 from engine import HashEmbedder, ImportFailed, open_engine
+from tests.direct_sql import direct
 from tests.engine.hermes_fixture import HermesHome
 
 pytestmark = pytest.mark.backends
@@ -44,7 +45,7 @@ def deadline(seconds: int):
 
 def counts(eng) -> tuple:
     return tuple(
-        eng.store.read_one(f"SELECT count(*) FROM {t}")[0]
+        direct(eng.store).one(f"SELECT count(*) FROM {t}")[0]
         for t in ("sessions", "messages", "memories", "rules", "flows", "audit")
     )
 
@@ -246,9 +247,13 @@ def test_fifos_symlinks_out_loops_and_depth_are_skipped_with_warnings(eng, tmp_p
     assert "state.db: a FIFO" in text
     assert "USER.md: a symlink that leaves" in text and "escape: a symlink that leaves" in text
     assert "deeper than" in text and "sockdir/SKILL.md: a socket" in text
-    names = [r[0] for r in eng.store.read("SELECT json_extract(metadata, '$.hermes_skill') FROM memories")]
+    d = direct(eng.store)
+    if d.postgres:
+        names = [r[0] for r in d.all("SELECT metadata::jsonb ->> 'hermes_skill' FROM memories")]
+    else:
+        names = [r[0] for r in d.all("SELECT json_extract(metadata, '$.hermes_skill') FROM memories")]
     assert names == ["ok"]
-    assert not eng.store.read("SELECT 1 FROM memories WHERE content LIKE '%secret%'")
+    assert not d.all("SELECT 1 FROM memories WHERE content LIKE '%secret%'")
 
 
 def test_a_memories_folder_linked_out_of_the_home_is_not_read(eng, tmp_path):

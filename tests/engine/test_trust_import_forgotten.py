@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from engine import FixedClock, HashEmbedder, open_engine
+from tests.direct_sql import direct
 from tests.engine.hermes_fixture import HermesHome
 from tests.engine.test_trust_import import T, counts
 
@@ -46,7 +47,7 @@ def residue(eng) -> list[str]:
     ):
         for c in cols:
             for needle in (CANARY, "nebula-88", "secret session"):
-                if eng.store.read_one(f"SELECT 1 FROM {table} WHERE {c} LIKE ?", (f"%{needle}%",)):
+                if direct(eng.store).one(f"SELECT 1 FROM {table} WHERE {c} LIKE ?", (f"%{needle}%",)):
                     out.append(f"{table}.{c}:{needle}")
     return out
 
@@ -160,5 +161,5 @@ def test_a_scrubbed_system_prompt_stays_scrubbed_while_the_session_moves_on(eng,
     h.close()
     s = eng.importers.hermes(tmp_path / "hermes")
     assert s.added.get("messages") == 1 and residue(eng) == []
-    meta = json.loads(eng.store.read_one("SELECT metadata FROM sessions WHERE id = 's1'")[0])
+    meta = json.loads(direct(eng.store).one("SELECT metadata FROM sessions WHERE id = 's1'")[0])
     assert meta["hermes"]["message_count"] == 2

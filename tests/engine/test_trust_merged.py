@@ -11,6 +11,7 @@ import pytest
 
 from engine import HashEmbedder, InvalidInput, open_engine
 from engine.errors import MergedAway
+from tests.direct_sql import direct
 from tests.engine.curator_helpers import OTHER, TWIN_A, TWIN_B
 
 pytestmark = pytest.mark.backends
@@ -28,13 +29,13 @@ def merged(eng):
 
 
 def _row(eng, mid: int) -> tuple:
-    return tuple(eng.store.read_one("SELECT * FROM memories WHERE id = ?", (mid,)))
+    return tuple(direct(eng.store).one("SELECT * FROM memories WHERE id = ?", (mid,)))
 
 
 def _audit(eng, action: str) -> list[tuple]:
     return [
         tuple(r)
-        for r in eng.store.read(
+        for r in direct(eng.store).all(
             "SELECT target_id, summary FROM audit WHERE action = ? ORDER BY id", (action,)
         )
     ]

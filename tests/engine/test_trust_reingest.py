@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.direct_sql import direct
+
 pytestmark = pytest.mark.backends
 
 
@@ -36,7 +38,7 @@ RECORDS = [
 
 def _counts(eng) -> tuple[int, int, int]:
     return tuple(
-        eng.store.read_one(f"SELECT count(*) FROM {t}")[0] for t in ("sessions", "messages", "memories")
+        direct(eng.store).one(f"SELECT count(*) FROM {t}")[0] for t in ("sessions", "messages", "memories")
     )
 
 

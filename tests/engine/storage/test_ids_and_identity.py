@@ -1,6 +1,6 @@
 """Issue 12 (Trust), storage: ids are never reused; a database is recognised as ours by its
 content and anything else is refused byte-identical; nothing opens the file by path behind a live
-connection. (Plain errors and doctor findings: test_trust_storage_errors.py.)"""
+connection. (Plain errors and doctor findings: test_storage_errors.py.)"""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from engine.storage.sqlite import schema
 from engine.storage.sqlite.identity import APP_ID
 from engine.storage.sqlite.store import connect
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures"
 
 # Every table whose integer id must never be handed out twice.

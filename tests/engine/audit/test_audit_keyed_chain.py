@@ -23,7 +23,7 @@ from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _add(eng, n: int, word: str = "note") -> list[int]:

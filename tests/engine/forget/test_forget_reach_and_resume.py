@@ -25,7 +25,7 @@ from tests.engine.curator_helpers import add_rule
 
 pytestmark = pytest.mark.backends
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CANARY = "Canary-Zebra-7f3a9c-Quokka"
 SECRET = f"The locker combination {CANARY} opens the east door"
 TWIN = f"The locker combination {CANARY} opens the east door!"

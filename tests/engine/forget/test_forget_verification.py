@@ -16,7 +16,7 @@ import pytest
 from engine import Forgotten, HashEmbedder, open_engine
 from engine.forget.scan import bounded
 from tests.direct_sql import direct
-from tests.engine.test_trust_forget import every_text, file_bytes
+from tests.engine.forget.test_forget_reach_and_resume import every_text, file_bytes
 
 pytestmark = pytest.mark.backends
 
@@ -196,7 +196,7 @@ def test_a_killed_exports_temp_folder_is_private_and_removed_at_next_start(db_pa
     import stat
     import time
 
-    from tests.engine.test_trust_forget import child
+    from tests.engine.forget.test_forget_reach_and_resume import child
 
     marker = tmp_path / "exporting"
     p = child(

@@ -15,7 +15,7 @@ from engine import EngineError, HashEmbedder, open_engine
 from engine.storage.sqlite import schema
 from engine.storage.sqlite.identity import APP_ID
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 GENERATIONS = sorted(FIXTURES.glob("schema_gen*.db.gz"))
 
 

@@ -20,7 +20,7 @@ from engine.retrieval.filters import Filters
 from engine.storage.sqlite import decay as sqlite_decay
 from engine.storage.sqlite.vector import SqliteVectorStore
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 AGENTS = ("ops", "a-very-long-agent-name", "coder")  # one past vec0's 12-byte inline prefix
 FIELDS = "tier, kind, category, agent, user"
 

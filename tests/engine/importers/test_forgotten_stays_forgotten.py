@@ -11,7 +11,7 @@ import pytest
 from engine import FixedClock, HashEmbedder, open_engine
 from tests.direct_sql import direct
 from tests.engine.hermes_fixture import HermesHome
-from tests.engine.test_trust_import import T, counts
+from tests.engine.importers.test_import_input_checks import T, counts
 
 pytestmark = pytest.mark.backends
 

@@ -17,7 +17,7 @@ import sqlean
 
 from engine import EngineError, HashEmbedder, open_engine
 from engine.storage.sqlite import schema
-from tests.engine.test_trust_storage import ROOT, _folder, _raw, _sha
+from tests.engine.storage.test_ids_and_identity import ROOT, _folder, _raw, _sha
 
 
 # -- plain errors ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from engine import HashEmbedder, open_engine
 from engine.retrieval import keyword_matrix
 from engine.retrieval.filters import Filters
 from engine.retrieval.query import plan
-from tests.engine.test_keyword_matrix import _assert_same, _seed, _unbounded, _wait_for_matrix
+from tests.engine.retrieval.test_keyword_matrix import _assert_same, _seed, _unbounded, _wait_for_matrix
 
 pytestmark = pytest.mark.backends
 

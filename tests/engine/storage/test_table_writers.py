@@ -15,7 +15,7 @@ import re
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCANNED = ("engine", "console", "screens")
 SKIPPED = ("engine/storage/",)
 

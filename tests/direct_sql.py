@@ -138,8 +138,8 @@ class Direct:
         current = self._store._current()
         return None if current is None else current.raw
 
-    def _pg(self, sql: str, params: Params, many: bool = False) -> Any:
-        text, named = pg_sql(sql)
+    def _pg(self, sql: str, params: Params, many: bool = False, rewrite: bool = True) -> Any:
+        text, named = pg_sql(sql) if rewrite else (sql, isinstance(params, dict))
         raw = self._pg_raw_conn()
         if raw is not None:
             if many:
@@ -161,6 +161,13 @@ class Direct:
         if self.postgres:
             return self._pg(sql, params)
         return (self._conn if self._conn is not None else self._store.conn).execute(sql, params)
+
+    def native(self, sql: str, params: Params = ()) -> Any:
+        """`execute` for SQL already in the backend's own dialect (an adapter's statement, `%s` on
+        PostgreSQL): run as given, never rewritten."""
+        if self.postgres:
+            return self._pg(sql, params, rewrite=False)
+        return self.execute(sql, params)
 
     def executemany(self, sql: str, seq: Any) -> Any:
         if self.postgres:

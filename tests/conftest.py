@@ -31,8 +31,8 @@ T0 = "2026-01-01T00:00:00Z"
 TIMING_SENSITIVE = (
     "tests/screens/",
     "tests/console/test_app",
-    "tests/engine/test_concurrency",
-    "tests/engine/test_crash",
+    "tests/engine/storage/test_concurrency",
+    "tests/engine/storage/test_crash_safety",
 )
 
 

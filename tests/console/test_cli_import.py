@@ -7,7 +7,7 @@ import pytest
 
 from console.cli import main
 from tests.engine.hermes_fixture import file_digests
-from tests.engine.test_import_hermes import build_v2
+from tests.engine.importers.test_hermes_import import build_v2
 
 
 @pytest.fixture

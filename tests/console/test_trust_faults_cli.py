@@ -12,7 +12,7 @@ import pytest
 from console.cli import main
 from engine import HashEmbedder, open_engine
 from engine.errors import DISK_FULL_EXIT
-from tests.engine.test_trust_faults import full_disk
+from tests.engine.storage.test_disk_full import full_disk
 
 HUGE = "x" * 3_000_000
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine.clock import DAY
+from tests.direct_sql import direct
 
 TABLES = ("memories", "rules", "rule_history", "sessions", "messages")
 
@@ -14,7 +15,7 @@ def dump(eng) -> dict:
     for index, _ in health.keyword_indexes():
         ok, detail = health.index_integrity(index)
         assert ok, f"{index}: {detail}"
-    c = eng.store.conn
+    c = direct(eng.store)
     out = {t: [tuple(r) for r in c.execute(f"SELECT * FROM {t} ORDER BY id")] for t in TABLES}
     vs = eng.store.vector_store
     with eng.store.reading() as conn:
@@ -29,11 +30,13 @@ def add_rule(eng, text, *, score=5.0, status="active", agent="", last=None, pinn
 
     def w(conn):
         return int(
-            conn.execute(
+            direct(conn)
+            .execute(
                 "INSERT INTO rules(text, agent, score, status, last_reinforced_at, created_at, pinned, updated_at)"
                 " VALUES (?,?,?,?,?,?,?,?) RETURNING id",
                 (text, agent, score, status, last, last, pinned, now),
-            ).fetchone()[0]
+            )
+            .fetchone()[0]
         )
 
     return eng.store.write(w)
@@ -43,7 +46,7 @@ def age(eng, memory_id: int, days: float) -> None:
     """Make a memory look idle for `days` (as if written then and never touched)."""
     t = eng.clock.now() - days * DAY
     eng.store.write(
-        lambda c: c.execute(
+        lambda c: direct(c).execute(
             "UPDATE memories SET created_at = ?, last_reinforced_at = ?, last_accessed_at = NULL WHERE id = ?",
             (t, t, memory_id),
         )

@@ -15,6 +15,7 @@ import pytest
 import sqlean
 
 from engine import EngineError, HashEmbedder, open_engine
+from tests.direct_sql import direct
 
 pytestmark = pytest.mark.backends
 
@@ -200,7 +201,7 @@ def test_a_tampered_undo_snapshot_cannot_inject_sql(eng):
     eng.add_memory(OTHER, agent="atlas", dedup=False)
     pid = eng.curator.run().proposals[0].id
     eng.curator.approve(pid, reason="same fact")
-    c = eng.store.conn
+    c = direct(eng.store)
     snap = json.loads(c.execute("SELECT snapshot FROM proposals WHERE id = ?", (pid,)).fetchone()[0])
     row = snap["before"]["memories"][str(a)]
     row["content = 'pwned', tier"] = row.pop("tier")

@@ -13,6 +13,7 @@ from psycopg.conninfo import conninfo_to_dict
 from console.cli import main
 from engine import FixedClock, HashEmbedder, open_engine
 from engine.errors import EngineError
+from tests.direct_sql import direct
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -64,9 +65,11 @@ def test_a_lost_or_wrong_keyword_entry_is_found_and_rebuilt(pg_db):
     e = _open(pg_db)
     try:
         ids = _fill(e)
-        e.store.conn.execute("DELETE FROM fts_docs WHERE src = 'memories' AND doc_id = ?", (ids[1],))
-        e.store.conn.execute("DELETE FROM fts_terms WHERE src = 'memories' AND doc_id = ?", (ids[1],))
-        e.store.conn.execute("UPDATE fts_terms SET tf = 9 WHERE src = 'memories' AND doc_id = ?", (ids[2],))
+        direct(e.store).execute("DELETE FROM fts_docs WHERE src = 'memories' AND doc_id = ?", (ids[1],))
+        direct(e.store).execute("DELETE FROM fts_terms WHERE src = 'memories' AND doc_id = ?", (ids[1],))
+        direct(e.store).execute(
+            "UPDATE fts_terms SET tf = 9 WHERE src = 'memories' AND doc_id = ?", (ids[2],)
+        )
         r = e.health.doctor()
         got = _checks(r)
         assert not got["fts-ids:memories_words"].ok and got["fts-ids:memories_words"].ids == [ids[1]]
@@ -86,8 +89,8 @@ def test_missing_and_stale_vectors_are_found_and_repaired(pg_db):
     e = _open(pg_db)
     try:
         ids = _fill(e)
-        e.store.conn.execute("DELETE FROM memory_vectors WHERE memory_id = ?", (ids[0],))
-        e.store.conn.execute("UPDATE memory_vectors SET tier = 'core' WHERE memory_id = ?", (ids[3],))
+        direct(e.store).execute("DELETE FROM memory_vectors WHERE memory_id = ?", (ids[0],))
+        direct(e.store).execute("UPDATE memory_vectors SET tier = 'core' WHERE memory_id = ?", (ids[3],))
         got = _checks(e.health.doctor())
         assert got["vectors:missing"].ids == [ids[0]] and got["vectors:metadata"].ids == [ids[3]]
         fixed = e.health.doctor(repair=True)
@@ -103,9 +106,9 @@ def test_missing_indexes_and_triggers_are_named_one_line_each_and_repair_remakes
     e = _open(own_db)
     try:
         _fill(e)
-        e.store.conn.execute("DROP INDEX memory_vectors_hnsw")
-        e.store.conn.execute("DROP TRIGGER memories_fts_aiu ON memories")
-        e.store.conn.execute("DELETE FROM mc_changes")
+        direct(e.store).execute("DROP INDEX memory_vectors_hnsw")
+        direct(e.store).execute("DROP TRIGGER memories_fts_aiu ON memories")
+        direct(e.store).execute("DELETE FROM mc_changes")
         r = e.health.doctor()
         server = [c.detail for c in r.checks if c.name == "server"]
         assert server == [

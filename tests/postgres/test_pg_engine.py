@@ -8,6 +8,7 @@ import psycopg
 import pytest
 
 from engine import EngineError, FixedClock, HashEmbedder, open_engine
+from tests.direct_sql import direct
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -94,10 +95,12 @@ def test_change_counter_moves_on_write_only(pg_eng):
 
 def test_dry_run_counts_then_rolls_back(pg_eng):
     assert (
-        pg_eng.store.dry_run(lambda c: c.execute("INSERT INTO meta(key, value) VALUES ('x', '1')").rowcount)
+        pg_eng.store.dry_run(
+            lambda c: direct(c).execute("INSERT INTO meta(key, value) VALUES ('x', '1')").rowcount
+        )
         == 1
     )
-    assert pg_eng.store.read_one("SELECT count(*) FROM meta WHERE key = 'x'")[0] == 0
+    assert direct(pg_eng.store).one("SELECT count(*) FROM meta WHERE key = 'x'")[0] == 0
 
 
 def test_what_the_slice_does_not_cover_says_so(pg_eng):

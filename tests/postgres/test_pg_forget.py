@@ -15,6 +15,7 @@ import pytest
 from engine import FixedClock, HashEmbedder, open_engine
 from engine.paths import server_folder_name, state_dir
 from engine.storage.postgres.eraser import PgEraser
+from tests.direct_sql import direct
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -223,7 +224,7 @@ def test_every_scope_cascades_on_a_server(pg_eng, monkeypatch, scope):
     assert [m.id for m in pg_eng.memories.list()] == [other] and derived not in [
         m.id for m in pg_eng.memories.list()
     ]
-    assert pg_eng.store.read_one("SELECT count(*) FROM messages")[0] == 0
+    assert direct(pg_eng.store).one("SELECT count(*) FROM messages")[0] == 0
     assert pg_eng.forget.is_forgotten("memory", text=secret + " (noted)")
     assert pg_eng.audit.verify().ok
 

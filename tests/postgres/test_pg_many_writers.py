@@ -18,6 +18,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.direct_sql import direct
+
 ROOT = Path(__file__).resolve().parents[2]
 T0 = "2026-01-01T00:00:00Z"
 
@@ -76,7 +78,7 @@ def check_database(url: str, acks: list[Acks]) -> dict[str, int]:
 
     eng = open_engine(url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
     try:
-        rows = {int(r[0]): r[1] for r in eng.store.read("SELECT id, content FROM memories")}
+        rows = {int(r[0]): r[1] for r in direct(eng.store).all("SELECT id, content FROM memories")}
         acked = {mid: wi for a in acks for mid, wi in a.memories.items()}
         missing = [mid for mid in acked if mid not in rows]
         assert not missing, f"acknowledged but absent: {missing[:10]}"
@@ -84,18 +86,20 @@ def check_database(url: str, acks: list[Acks]) -> dict[str, int]:
             assert rows[mid] == content(wid, i), mid
         docs = {
             int(r[0]): int(r[1])
-            for r in eng.store.read("SELECT doc_id, len FROM fts_docs WHERE src = 'memories'")
+            for r in direct(eng.store).all("SELECT doc_id, len FROM fts_docs WHERE src = 'memories'")
         }
         assert set(docs) == set(rows), "fts_docs and memories disagree"
         terms: dict[int, Counter[str]] = {}
-        for doc, term, tf in eng.store.read("SELECT doc_id, term, tf FROM fts_terms WHERE src = 'memories'"):
+        for doc, term, tf in direct(eng.store).all(
+            "SELECT doc_id, term, tf FROM fts_terms WHERE src = 'memories'"
+        ):
             terms.setdefault(int(doc), Counter())[term] = int(tf)
         for mid, text in rows.items():
             want, length = counted(text)
             assert terms.get(mid) == want and docs[mid] == length, mid
-        assert eng.store.read_one("SELECT count(*) FROM fts_pending")[0] == 0
-        embedded = {int(r[0]) for r in eng.store.read("SELECT id FROM memories WHERE embedded = 1")}
-        vectors = {int(r[0]) for r in eng.store.read("SELECT memory_id FROM memory_vectors")}
+        assert direct(eng.store).one("SELECT count(*) FROM fts_pending")[0] == 0
+        embedded = {int(r[0]) for r in direct(eng.store).all("SELECT id FROM memories WHERE embedded = 1")}
+        vectors = {int(r[0]) for r in direct(eng.store).all("SELECT memory_id FROM memory_vectors")}
         assert embedded == vectors == set(rows), "vectors and memories disagree"
         for mid, (wid, i) in list(acked.items())[:: max(1, len(acked) // 40)]:
             hits = eng.search(f"w{wid}x{i}", mode="keyword", record_access=False).hits

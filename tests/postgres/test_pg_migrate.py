@@ -12,6 +12,7 @@ from engine import FixedClock, HashEmbedder, open_engine
 from engine.demo.build import write_demo
 from engine.errors import ImportFailed, InvalidInput
 from engine.importers.migrate import migrate
+from tests.direct_sql import direct
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -59,7 +60,7 @@ def test_sqlite_to_postgres_to_jsonl_equals_the_sqlite_export(demo_db, pg_url):
     with _open(pg_url) as eng:
         assert eng.audit.verify().ok  # the chain came over intact, the restore's row linked to it
         assert eng.search("deploy", mode="keyword").hits  # indexes built on the way in
-        logged = eng.store.read_one("SELECT count(DISTINCT memory_id) FROM vector_changes")[0]
+        logged = direct(eng.store).one("SELECT count(DISTINCT memory_id) FROM vector_changes")[0]
         assert logged == res.vectors  # other processes' in-memory matrices learn of every vector
         new = eng.add_memory("written after the migration")  # ids continue past the restored ones
         assert new > max(json.loads(x)["row"]["id"] for x in a["memory"])

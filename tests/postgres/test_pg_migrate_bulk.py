@@ -18,6 +18,7 @@ from engine.demo.build import write_demo
 from engine.errors import ImportFailed
 from engine.importers.jsonl_io import tables
 from engine.importers.migrate import migrate
+from tests.direct_sql import direct
 from tests.pg_trgm_server import pg_trgm_server  # noqa: F401 - the fixture, for one test here
 
 T0 = "2026-01-01T00:00:00Z"
@@ -51,7 +52,8 @@ def source(tmp_path_factory):
                 sid, [{"role": "user", "content": f"line {i}\twith\n \\ and 'quotes' {s}"} for i in range(30)]
             )
 
-        def odd(c):  # a memory without a vector and a meta row of its own
+        def odd(conn):  # a memory without a vector and a meta row of its own
+            c = direct(conn)
             c.execute("INSERT INTO memories(content, created_at, embedded) VALUES ('no vector yet', 5, 0)")
             c.execute("INSERT INTO meta(key, value) VALUES ('note', 'x')")
 
@@ -102,17 +104,17 @@ def test_a_few_thousand_rows_keep_every_row_both_ways(source, pg_url, tmp_path):
     for where in (pg_url, back):
         with _open(where) as eng:
             assert eng.audit.verify().ok  # the chain came over whole, each restore's row linked to it
-            last = eng.store.read_one("SELECT actor, summary FROM audit ORDER BY id DESC LIMIT 1")
+            last = direct(eng.store).one("SELECT actor, summary FROM audit ORDER BY id DESC LIMIT 1")
             assert last[0] == "mover" and json.loads(last[1]) == {
                 "added": (there if where == pg_url else home).added,
                 "skipped": {},
             }
             assert eng.search("service 17 step", k=3, mode="keyword").hits  # postings built on the way in
-            ids = eng.store.read_one("SELECT max(id) FROM memories")[0]
+            ids = direct(eng.store).one("SELECT max(id) FROM memories")[0]
             assert eng.add_memory("zebra written after the migration") == ids + 1  # sequences moved on
             hits = eng.search("zebra", mode="keyword").hits  # the keyword index still follows writes
             assert [h.id for h in hits] == [ids + 1]
-            logged = eng.store.read_one("SELECT count(DISTINCT memory_id) FROM vector_changes")[0]
+            logged = direct(eng.store).one("SELECT count(DISTINCT memory_id) FROM vector_changes")[0]
             assert logged >= there.vectors
 
 
@@ -128,11 +130,13 @@ def test_the_bulk_copy_leaves_what_the_row_by_row_restore_leaves(source, pg_url,
         rows = []
         for where in (pg_url, other):
             with _open(where) as eng:
-                r = eng.store.read_one(
+                r = direct(eng.store).one(
                     "SELECT action, target_kind, target_id, summary FROM audit ORDER BY id DESC LIMIT 1"
                 )
                 rows.append(tuple(r))
-                keyword = eng.store.read("SELECT src, doc_id, term, tf FROM fts_terms ORDER BY 1, 2, 3")
+                keyword = direct(eng.store).all(
+                    "SELECT src, doc_id, term, tf FROM fts_terms ORDER BY 1, 2, 3"
+                )
                 rows.append(hashlib.sha256(repr([tuple(k) for k in keyword]).encode()).hexdigest())
         assert rows[0] == rows[2] and rows[1] == rows[3]  # the restore's own row, the keyword postings
         assert json.loads(rows[0][3]) == {"added": slow.added, "skipped": slow.skipped}
@@ -212,7 +216,7 @@ def test_meta_the_target_already_holds_is_kept_as_a_restore_keeps_it(tmp_path):
     for path, value in ((src, "from the source"), (dst, "the target's own")):
         with _open(path) as eng:
             eng.store.write(
-                lambda c, v=value: c.execute("INSERT INTO meta(key, value) VALUES ('note', ?)", (v,))
+                lambda c, v=value: direct(c).execute("INSERT INTO meta(key, value) VALUES ('note', ?)", (v,))
             )
     with _open(src) as eng:
         eng.add_memory("Deploys go through staging first")
@@ -220,4 +224,4 @@ def test_meta_the_target_already_holds_is_kept_as_a_restore_keeps_it(tmp_path):
     assert res.added["memory"] == 1
     assert res.skipped == {"meta differs from this database's; kept this database's": 1}
     with _open(dst) as eng:
-        assert eng.store.read_one("SELECT value FROM meta WHERE key = 'note'")[0] == "the target's own"
+        assert direct(eng.store).one("SELECT value FROM meta WHERE key = 'note'")[0] == "the target's own"

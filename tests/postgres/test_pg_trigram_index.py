@@ -18,6 +18,7 @@ from engine.retrieval.query import plan
 from engine.storage.postgres import trigram_index
 from engine.storage.postgres.keyword_trigram import candidates, fold
 from engine.types import TIERS
+from tests.direct_sql import direct
 from tests.pg_trgm_server import TrgmServer, pg_trgm_server  # noqa: F401 - the fixture, for these tests only
 from tests.postgres.test_pg_keyword_parity import CJK_TEXTS
 
@@ -63,7 +64,10 @@ def _results(eng: Any) -> dict[str, Any]:
 
 def _plan(conn: Any, src: str, term: str) -> str:
     sql, args = candidates(src, fold(term), None, None)
-    return "\n".join(str(r[0]) for r in conn.execute("EXPLAIN " + sql, args).fetchall())
+    d = direct(conn)
+    # The adapter's own statement: PostgreSQL's SQL (%s) once issue 23 converts it, SQLite-flavoured before.
+    run = d.native if "%s" in sql else d.execute
+    return "\n".join(str(r[0]) for r in run("EXPLAIN " + sql, args).fetchall())
 
 
 @pytest.fixture
@@ -79,10 +83,12 @@ def test_opening_builds_the_trigram_indexes_and_the_candidate_query_uses_them(tr
         _fill(eng)
         with eng.store.reading() as c:
             defs = dict(
-                c.execute(
+                direct(c)
+                .execute(
                     "SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(?)",
                     [list(trigram_index.INDEXES.values())],
-                ).fetchall()
+                )
+                .fetchall()
             )
             assert set(defs) == {"memories_trgm", "messages_trgm"}
             for table, name in trigram_index.INDEXES.items():
@@ -90,7 +96,7 @@ def test_opening_builds_the_trigram_indexes_and_the_candidate_query_uses_them(tr
             assert trigram_index.state(c).indexed
             # The exact query the search runs, for a CJK term and a substring, reaches the index
             # (these tables are tiny, so the planner is told a scan costs too much).
-            c.execute("SET LOCAL enable_seqscan = off")
+            direct(c).execute("SET LOCAL enable_seqscan = off")
             for src, term in (("memories", "東京タワー"), ("messages", "okyo"), ("memories", "a_b")):
                 assert f"Bitmap Index Scan on {src}_trgm" in _plan(c, src, term), (src, term)
     finally:
@@ -209,11 +215,17 @@ def test_without_pg_trgm_the_scan_runs_and_doctor_says_so(pg_url):
         _fill(eng)
         with eng.store.reading() as c:
             assert (
-                c.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'").fetchone() is None
+                direct(c).execute("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'").fetchone()
+                is None
             )
-            assert not c.execute(
-                "SELECT 1 FROM pg_indexes WHERE indexname = ANY(?)", [list(trigram_index.INDEXES.values())]
-            ).fetchall()
+            assert (
+                not direct(c)
+                .execute(
+                    "SELECT 1 FROM pg_indexes WHERE indexname = ANY(?)",
+                    [list(trigram_index.INDEXES.values())],
+                )
+                .fetchall()
+            )
             assert "Seq Scan on memories" in _plan(c, "memories", "東京タワー")
         report = eng.health.doctor()
         line = {ch.name: ch for ch in report.checks}["trigram-search"]

@@ -9,6 +9,7 @@ import numpy as np
 from engine import FixedClock, HashEmbedder, open_engine
 from engine.retrieval.filters import Filters
 from engine.retrieval.vector_matrix import VectorMatrix
+from tests.direct_sql import direct
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -40,15 +41,17 @@ def test_knn_is_exact_below_the_threshold_and_hnsw_past_it(pg_db):
             assert vs.last_path == "exact"
             plan = " ".join(
                 r[0]
-                for r in c.execute(
+                for r in direct(c)
+                .execute(
                     "EXPLAIN SELECT memory_id, (embedding <=> ?) + 0 AS d FROM memory_vectors"
                     " ORDER BY d, memory_id LIMIT 10",
                     [np.frombuffer(q, dtype=np.float32)],
-                ).fetchall()
+                )
+                .fetchall()
             )
             assert "memory_vectors_hnsw" not in plan
             vs.exact_below, vs._size = 0, (0.0, 0)
-            c.execute("SET LOCAL enable_seqscan = off")  # 200 rows: make the planner take the index
+            direct(c).execute("SET LOCAL enable_seqscan = off")  # 200 rows: make the planner take the index
             approx = vs.knn(c, q, 10, Filters(("active", "core")))
             assert vs.last_path == "hnsw"
         assert [i for i, _ in approx] == [i for i, _ in exact]  # 200 vectors: the graph finds all
@@ -61,7 +64,7 @@ def test_a_filter_that_keeps_fewer_rows_than_the_threshold_is_scanned_exactly(pg
     e = _open(pg_db)
     try:
         _fill(e)  # 200 vectors, 4 of agent "rare"
-        e.store.conn.execute("ANALYZE memory_vectors")
+        direct(e.store).execute("ANALYZE memory_vectors")
         vs = e.store.vector_store
         vs.exact_below, vs._size = 50, (0.0, 0)
         with e.store.reading() as c:
@@ -86,10 +89,10 @@ def test_a_narrow_filter_still_gets_k_rows_from_hnsw(pg_db):
         vs = e.store.vector_store
         vs.exact_below, vs.ef_search, vs._size = 0, 1, (0.0, 0)
         with e.store.reading() as c:
-            c.execute("SET LOCAL enable_seqscan = off")
+            direct(c).execute("SET LOCAL enable_seqscan = off")
             got = vs.knn(c, _unit(2), 4, Filters(("active", "core"), category="rare"))
             assert vs.last_path == "hnsw"
-            c.execute("SET LOCAL hnsw.iterative_scan = off")
+            direct(c).execute("SET LOCAL hnsw.iterative_scan = off")
             without = vs.knn(c, _unit(2), 4, Filters(("active", "core"), category="rare"))
         rare = {ids[i] for i in range(200) if i % (200 // 3) == 0}
         assert len(rare) == 4 and {i for i, _ in got} == rare

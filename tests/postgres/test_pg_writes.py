@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from engine import FixedClock, HashEmbedder, open_engine
+from tests.direct_sql import direct
 
 T0 = "2026-01-01T00:00:00Z"
 
@@ -35,9 +36,9 @@ def test_concurrent_writers_from_two_engines_lose_nothing(pg_url):
         t.join()
     assert errors == []
     e = engines[0]
-    assert e.store.read_one("SELECT count(*) FROM memories")[0] == 60
-    assert e.store.read_one("SELECT count(*) FROM fts_docs WHERE src = 'memories'")[0] == 60
-    assert e.store.read_one("SELECT count(*) FROM fts_pending")[0] == 0
+    assert direct(e.store).one("SELECT count(*) FROM memories")[0] == 60
+    assert direct(e.store).one("SELECT count(*) FROM fts_docs WHERE src = 'memories'")[0] == 60
+    assert direct(e.store).one("SELECT count(*) FROM fts_pending")[0] == 0
     assert len(e.search("zebras", k=100, mode="keyword").hits) == 60
     assert e.audit.verify().ok
     for x in engines:
@@ -59,13 +60,13 @@ def test_a_failed_write_leaves_the_index_as_it_was(pg_url):
     e.add_memory("kept apples")
 
     def boom(conn):
-        conn.execute("INSERT INTO memories(content) VALUES (?)", ("lost oranges",))
+        direct(conn).execute("INSERT INTO memories(content) VALUES (?)", ("lost oranges",))
         raise RuntimeError("rolled back")
 
     with pytest.raises(RuntimeError):
         e.store.write(boom)
     assert e.search("oranges", mode="keyword").hits == []
-    assert e.store.read_one("SELECT count(*) FROM fts_terms WHERE term = 'orang'")[0] == 0
+    assert direct(e.store).one("SELECT count(*) FROM fts_terms WHERE term = 'orang'")[0] == 0
     e.close()
 
 

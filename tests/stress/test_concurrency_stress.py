@@ -1,10 +1,10 @@
 """Concurrency, full version (`make stress`): 8 writer processes x 500 memories and 500 messages
-while a console-like process searches continuously (see tests/engine/test_concurrency.py;
+while a console-like process searches continuously (see tests/engine/storage/test_concurrency.py;
 writers use HashEmbedder for the reason given there)."""
 
 from __future__ import annotations
 
-from tests.engine.test_concurrency import run_load
+from tests.engine.storage.test_concurrency import run_load
 
 
 def test_eight_writers_five_hundred_each_and_a_searcher(tmp_path):

@@ -1,5 +1,5 @@
 """Crash safety, full version (`make stress`): 60 SIGKILLs of a mixed writer at random moments
-across 6 database files, each file checked after every kill (see tests/engine/test_crash.py)."""
+across 6 database files, each file checked after every kill (see tests/engine/storage/test_crash_safety.py)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def _restore(conn: Connection, table: str, row: dict) -> None:
         raise InvalidInput(
             f"snapshot names unknown {table} column(s): {', '.join(sorted(set(cols) - known))[:200]}"
         )
-    (memories_table if table == "memories" else rules_table).restore(conn, row, known)
+    (conn.memories if table == "memories" else conn.rules).restore(row, known)
 
 
 class Applier:

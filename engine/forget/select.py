@@ -18,7 +18,6 @@ from engine.errors import InvalidInput, NotFound, cut
 from engine.forget.fold import fold
 from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
-from engine.sql import chunked, marks
 from engine.tables import memories as memories_table
 from engine.tables import sessions as sessions_table
 
@@ -231,7 +230,7 @@ class Selection:
             memories_table.unabsorb(conn, sorted(self.revive))
         memories_table.delete(conn, sorted(self.memories))
         conn.rules.delete(sorted(self.rules))
-        _delete_flows(conn, self.flows)
+        conn.flows.delete(sorted(self.flows))
         if self.messages:
             memories_table.unlink(conn, "message_id", sorted(self.messages))
             sessions_table.delete_messages(conn, self.messages)
@@ -243,13 +242,6 @@ class Selection:
         if self.titles:
             sessions_table.clear_titles(conn, sorted(self.titles))
         return counts
-
-
-def _delete_flows(conn: Any, ids: Iterable[int]) -> None:
-    """Flows in scope go whole (the flows table has no gateway yet: engine/lifecycle/flows.py).
-    TODO(issue #23): the flows gateway (engineer E's) gets a delete of ids; this SQL goes there."""
-    for chunk in chunked(sorted(ids)):
-        conn.execute(f"DELETE FROM flows WHERE id IN ({marks(len(chunk))})", chunk)
 
 
 def resolve(conn: Connection, kind: str, value: str) -> Selection:

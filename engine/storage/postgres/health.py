@@ -7,17 +7,16 @@ malformed-row checks. Every problem is one line."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
 
-from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_suspects
+from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_columns
 from engine.storage.lexemes import counted
 from engine.storage.postgres import schema, trigram_index
-from engine.storage.tables import INDEXES as SHARED_INDEXES
-from engine.storage.tables import TABLES, Table
+from engine.storage.postgres.connection import PgConnection
 
 if TYPE_CHECKING:
     from engine.storage.postgres.store import PgStore
@@ -30,8 +29,8 @@ INDEXES = {f"{src}_words": src for src in schema.KEYWORD_SOURCES}
 PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 
-def _offenders(conn: Any, sql: str, sample: int, params: Any = ()) -> Offenders:
-    rows = conn.execute(sql, params).fetchall()
+def _offenders(conn: PgConnection, sql: str, sample: int, params: Sequence[Any] = ()) -> Offenders:
+    rows = conn.run(sql, params).fetchall()
     return Offenders(len(rows), [r[0] for r in rows[:sample]])
 
 
@@ -40,17 +39,17 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def expected_tables() -> list[str]:
-    return [t.name for t in TABLES] + list(schema.EXTRA_TABLE_NAMES)
+    return [t.name for t in schema.PG_TABLES] + list(schema.EXTRA_TABLE_NAMES)
 
 
 def expected_indexes() -> list[str]:
-    return [i.name for i in SHARED_INDEXES] + list(schema.EXTRA_INDEX_NAMES)
+    return list(schema.PG_INDEXES) + list(schema.EXTRA_INDEX_NAMES)
 
 
-def server_problems(conn: Any) -> list[str]:
+def server_problems(conn: PgConnection) -> list[str]:
     """What is missing or wrong on the server for this engine, one line each (empty: all there)."""
     out: list[str] = []
-    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    row = conn.run("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
     if row is None:
         out.append(
             "pgvector: the 'vector' extension is not installed in this database (CREATE EXTENSION vector)"
@@ -60,7 +59,7 @@ def server_problems(conn: Any) -> list[str]:
             f"pgvector {row[0]}: filtered HNSW search needs >= {'.'.join(map(str, VECTOR_MIN))}"
             " (iterative scan); vector search scans exactly"
         )
-    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    meta = dict(conn.run("SELECT key, value FROM meta").fetchall())
     gen = int(meta.get("generation") or 0)
     if gen != schema.GENERATION:
         out.append(
@@ -69,18 +68,18 @@ def server_problems(conn: Any) -> list[str]:
     elif meta.get("pg_schema") != schema.schema_hash():
         out.append("the schema differs from this memconsole's (functions, triggers): open it read-write once")
     have_tables = {
-        r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        r[0] for r in conn.run("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
     }
     missing = [t for t in expected_tables() if t not in have_tables]
     if missing:
         out.append(f"missing tables: {', '.join(missing)}")
     have_idx = {
-        r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
+        r[0] for r in conn.run("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
     }
     missing = [i for i in expected_indexes() if i not in have_idx]
     if missing:
         out.append(f"missing indexes: {', '.join(missing)}")
-    have_trg = {r[0] for r in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+    have_trg = {r[0] for r in conn.run("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
     missing = [t for t in schema.TRIGGER_NAMES if t not in have_trg]
     if missing:
         out.append(f"missing triggers (keyword index / vector upkeep): {', '.join(missing)}")
@@ -89,28 +88,28 @@ def server_problems(conn: Any) -> list[str]:
             t
             for t in expected_tables()
             if t in have_tables
-            and not conn.execute("SELECT has_table_privilege(?, ?)", (t, priv)).fetchone()[0]
+            and not conn.run("SELECT has_table_privilege(%s, %s)", [t, priv]).fetchone()[0]
         ]
         if lacking:
             out.append(f"this role ({_role(conn)}) cannot {priv} on: {', '.join(lacking)}")
-    if not conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0]:
+    if not conn.run("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0]:
         out.append(
             f"this role ({_role(conn)}) cannot CREATE in schema {_schema(conn)}: a newer memconsole could not"
             " add its tables"
         )
     if "mc_changes" in have_tables:
-        n = conn.execute("SELECT count(*) FROM mc_changes WHERE id = 1").fetchone()[0]
+        n = conn.run("SELECT count(*) FROM mc_changes WHERE id = 1").fetchone()[0]
         if n != 1:
             out.append("the change counter (mc_changes) has no row: live views cannot see changes")
     return out
 
 
-def _role(conn: Any) -> str:
-    return str(conn.execute("SELECT current_user").fetchone()[0])
+def _role(conn: PgConnection) -> str:
+    return str(conn.run("SELECT current_user").fetchone()[0])
 
 
-def _schema(conn: Any) -> str:
-    return str(conn.execute("SELECT current_schema()").fetchone()[0])
+def _schema(conn: PgConnection) -> str:
+    return str(conn.run("SELECT current_schema()").fetchone()[0])
 
 
 class PgHealth:
@@ -121,10 +120,10 @@ class PgHealth:
     def __init__(self, store: PgStore) -> None:
         self._store = store
 
-    def integrity(self, conn: Any) -> list[str]:
+    def integrity(self, conn: PgConnection) -> list[str]:
         return server_problems(conn)
 
-    def paths(self, conn: Any) -> list[tuple[str, bool, str]]:
+    def paths(self, conn: PgConnection) -> list[tuple[str, bool, str]]:
         """(check, sound, one line) for what this server can serve more than one way: which path
         trigram (CJK, substring) search takes to its candidates, and why."""
         trigram = trigram_index.state(conn)
@@ -133,22 +132,22 @@ class PgHealth:
     def keyword_indexes(self) -> list[tuple[str, str]]:
         return [(name, schema.KEYWORD_SOURCES[src][0]) for name, src in INDEXES.items()]
 
-    def coverage(self, conn: Any, index: str, table: str, sample: int) -> IndexCoverage:
+    def coverage(self, conn: PgConnection, index: str, table: str, sample: int) -> IndexCoverage:
         src = INDEXES[index]
-        n_idx = conn.execute("SELECT count(*) FROM fts_docs WHERE src = ?", (src,)).fetchone()[0]
+        n_idx = conn.run("SELECT count(*) FROM fts_docs WHERE src = %s", [src]).fetchone()[0]
         missing = _offenders(
             conn,
             f"SELECT id FROM {table} t WHERE NOT EXISTS"
-            " (SELECT 1 FROM fts_docs d WHERE d.src = ? AND d.doc_id = t.id) ORDER BY id",
+            " (SELECT 1 FROM fts_docs d WHERE d.src = %s AND d.doc_id = t.id) ORDER BY id",
             sample,
-            (src,),
+            [src],
         )
         extra = _offenders(
             conn,
-            f"SELECT doc_id FROM fts_docs d WHERE d.src = ? AND NOT EXISTS (SELECT 1 FROM {table} t"
+            f"SELECT doc_id FROM fts_docs d WHERE d.src = %s AND NOT EXISTS (SELECT 1 FROM {table} t"
             " WHERE t.id = d.doc_id) ORDER BY doc_id",
             sample,
-            (src,),
+            [src],
         )
         return IndexCoverage(int(n_idx), missing, extra)
 
@@ -159,15 +158,15 @@ class PgHealth:
         table, cols = schema.KEYWORD_SOURCES[src]
         with self._store.reading() as conn:
             stored: dict[int, dict[str, int]] = defaultdict(dict)
-            for doc, term, tf in conn.execute("SELECT doc_id, term, tf FROM fts_terms WHERE src = ?", (src,)):
+            for doc, term, tf in conn.run("SELECT doc_id, term, tf FROM fts_terms WHERE src = %s", [src]):
                 stored[int(doc)][term] = int(tf)
             lengths = {
                 int(r[0]): int(r[1])
-                for r in conn.execute("SELECT doc_id, len FROM fts_docs WHERE src = ?", (src,))
+                for r in conn.run("SELECT doc_id, len FROM fts_docs WHERE src = %s", [src])
             }
             names = ", ".join(f'"{c}"' for c in cols)
             wrong: list[int] = []
-            for r in conn.execute(f"SELECT id, {names} FROM {table} ORDER BY id"):
+            for r in conn.run(f"SELECT id, {names} FROM {table} ORDER BY id"):
                 tf, length = counted(" ".join(str(v) for v in tuple(r)[1:] if v is not None))
                 doc = int(r[0])
                 if doc in lengths and (lengths[doc] != length or stored.get(doc, {}) != dict(tf)):
@@ -176,8 +175,8 @@ class PgHealth:
             return False, f"{len(wrong)} indexed rows differ from their text (ids {wrong[:5]})"
         return True, "ok"
 
-    def vector_gaps(self, conn: Any, sample: int) -> VectorGaps:
-        stored = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+    def vector_gaps(self, conn: PgConnection, sample: int) -> VectorGaps:
+        stored = conn.run("SELECT count(*) FROM memory_vectors").fetchone()[0]
         missing = _offenders(
             conn,
             "SELECT id FROM memories m WHERE embedded = 1 AND NOT EXISTS"
@@ -198,33 +197,33 @@ class PgHealth:
         )
         return VectorGaps(int(stored), missing, orphans, stale)
 
-    def repair(self, conn: Any) -> list[str]:
+    def repair(self, conn: PgConnection) -> list[str]:
         acts = []
         lost = [p for p in server_problems(conn) if p.startswith("missing ")]
         if lost:  # every statement is idempotent: only what is missing is made
-            for stmt in schema.create_statements():
-                conn.raw.execute(stmt)  # DDL as written (no parameter translation)
+            for stmt in schema.reconcile_statements():
+                conn.run(stmt)
             acts.append("re-created " + "; ".join(p.removeprefix("missing ") for p in lost))
         # Every row goes back to the tokenizer before this write commits; index rows of deleted
         # rows go.
         for src, (table, _) in schema.KEYWORD_SOURCES.items():
-            conn.execute("DELETE FROM fts_terms WHERE src = ?", (src,))
-            conn.execute("DELETE FROM fts_docs WHERE src = ?", (src,))
-            conn.execute(f"INSERT INTO fts_pending(src, doc_id) SELECT ?, id FROM {table}", (src,))
+            conn.run("DELETE FROM fts_terms WHERE src = %s", [src])
+            conn.run("DELETE FROM fts_docs WHERE src = %s", [src])
+            conn.run(f"INSERT INTO fts_pending(src, doc_id) SELECT %s, id FROM {table}", [src])
         acts.append("rebuilt full-text indexes")
-        n = conn.execute(
+        n = conn.run(
             "DELETE FROM memory_vectors v"
             " WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = v.memory_id)"
         ).rowcount
         if n:
             acts.append(f"removed {n} orphan vectors")
-        n = conn.execute(
+        n = conn.run(
             "UPDATE memories m SET embedded = 0 WHERE embedded = 1"
             " AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)"
         ).rowcount
         if n:
             acts.append(f"{n} memories without a vector marked pending")
-        n = conn.execute(
+        n = conn.run(
             "UPDATE memory_vectors v SET tier = m.tier, kind = m.kind, category = m.category,"
             " agent = coalesce(m.agent, ''), \"user\" = coalesce(m.\"user\", '') FROM memories m"
             f" WHERE v.memory_id = m.id AND m.embedded = 1 AND ({_DIFFERS})"
@@ -234,32 +233,49 @@ class PgHealth:
         return acts
 
     # -- the reads behind the malformed-row checks ------------------------------------------------
-    def number_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
+    def number_suspects(self, conn: PgConnection, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
         """Columns are typed here (bigint, double precision): only a double can be NaN or infinite."""
         out = []
-        for t in TABLES:
-            cols = [n for n, d in t.columns if n != "id" and d.split()[0] == "REAL"]
+        for t in schema.PG_TABLES:
+            cols = [n for n, d in t.columns if n != "id" and d.startswith("double precision")]
             if not cols:
                 continue
             bad = " OR ".join(
                 f"{n} IN ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)" for n in cols
             )
-            for row in conn.execute(
+            for row in conn.run(
                 f"SELECT {_key(t)}, {', '.join(cols)} FROM {t.name} WHERE {bad} LIMIT {int(sample)}"
             ):
                 for n, v in zip(cols, tuple(row)[1:], strict=True):
                     out.append((t.name, row[0], n, v, _reference(n)))
         return out
 
-    def json_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, str]]:
-        return json_suspects(conn, TABLES, _key, sample, true="true")
+    def json_suspects(self, conn: PgConnection, sample: int) -> list[tuple[str, Any, str, Any, str]]:
+        """JSON columns (text here) holding no JSON, or JSON of another type than the code expects:
+        validity by `pg_input_is_valid` (no exception per row), the type by `jsonb_typeof`."""
+        out = []
+        for t in schema.PG_TABLES:
+            cols = json_columns(t.columns, t.name)
+            if not cols:
+                continue
+            conds = [
+                f"({n} IS NOT NULL AND CASE WHEN pg_input_is_valid({n}, 'jsonb')"
+                f" THEN jsonb_typeof({n}::jsonb) <> '{kind}' ELSE true END)"
+                for n, kind in cols.items()
+            ]
+            names = list(cols)
+            sql = f"SELECT {_key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)}"
+            for row in conn.run(f"{sql} LIMIT {int(sample)}"):
+                for n, v in zip(names, tuple(row)[1:], strict=True):
+                    out.append((t.name, row[0], n, v, cols[n]))
+        return out
 
-    def vector_batches(self, conn: Any) -> Iterator[list[tuple[Any, bytes | None]]]:
-        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+    def vector_batches(self, conn: PgConnection) -> Iterator[list[tuple[Any, bytes | None]]]:
+        rows = conn.run("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
         for i in range(0, len(rows), 4096):
             yield [(r[0], _blob(r[1])) for r in rows[i : i + 4096]]
 
-    def vectors_one_by_one(self, conn: Any) -> Iterator[tuple[Any, bytes | None, str | None]]:
+    def vectors_one_by_one(self, conn: PgConnection) -> Iterator[tuple[Any, bytes | None, str | None]]:
         for batch in self.vector_batches(conn):
             for mid, blob in batch:
                 yield mid, blob, None
@@ -275,5 +291,5 @@ def _reference(name: str) -> bool:
     return name.endswith("_id") or name in ("absorbed_into", "watermark")
 
 
-def _key(t: Table) -> str:
+def _key(t: schema.PgTable) -> str:
     return "id" if t.columns and t.columns[0][0] == "id" else t.columns[0][0]

@@ -17,6 +17,7 @@ substring search) is keyword_trigram.py. Any other operator says it is not suppo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -151,7 +152,7 @@ class PgKeywordIndex:
             dfs = {
                 i: len(given[i])
                 if i in given
-                else self.stats.df(corpus, t[0], lambda t=t: self._df(conn, src, t[0]))
+                else self.stats.df(corpus, t[0], partial(self._df, conn, src, t[0]))
                 for i, t in enumerate(terms)
             }
         return scored_sql(src, terms, corpus, given, join, where, above, dfs)

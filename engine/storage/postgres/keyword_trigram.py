@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from engine.storage.postgres.connection import PgConnection
@@ -98,6 +98,10 @@ class TrigramIndex:
                 out[int(r[0])] = (tf, max(len(text) - 2, 0))
         return out
 
+    def _df(self, conn: PgConnection, src: str, term: str) -> int:
+        """How many texts of `src` hold `term` (the whole table: IDF is the whole index's)."""
+        return len(self._hits(conn, src, term, None))
+
     def top(
         self,
         conn: PgConnection,
@@ -117,9 +121,7 @@ class TrigramIndex:
         corpus = self.stats.get(conn, _TABLES[src])
         hits = [self._hits(conn, src, t, above) for t in terms]
         dfs = [
-            len(h)
-            if above is None
-            else self.stats.df(corpus, fold(t), lambda t=t: len(self._hits(conn, src, t, None)))
+            len(h) if above is None else self.stats.df(corpus, fold(t), partial(self._df, conn, src, t))
             for t, h in zip(terms, hits, strict=True)
         ]
         docs: dict[int, int] = {}

@@ -157,7 +157,7 @@ class PgStore:
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         except psycopg.errors.InsufficientPrivilege:
-            who = conn.execute("SELECT current_user, current_database()").fetchone()
+            who: Any = conn.execute("SELECT current_user, current_database()").fetchone()
             raise EngineError(
                 f"{shown(self.url)}: pgvector is on the server but not installed in database {who[1]}, and"
                 f" role {who[0]} may not install it: ask an administrator to run CREATE EXTENSION vector"

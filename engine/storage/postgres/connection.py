@@ -1,13 +1,16 @@
-"""The connection a read or write function receives on PostgreSQL: DB-API shaped like the SQLite
-one (`execute` returning a cursor with fetchone/fetchall/rowcount, iteration), taking the services'
-`?` / `:name` parameters (sqlmap.py) and giving rows addressable by index and name (rows.py)."""
+"""The connection a read or write function receives on PostgreSQL, carrying the gateways and read
+models. `run` / `run_many` take PostgreSQL's own SQL (`%s` / `%(name)s`): what every part of this
+adapter runs. `execute` / `executemany` still take the services' SQLite-flavoured SQL (`?` /
+`:name`, translated by sqlmap.py) while services move to the gateways. Rows are addressable by index
+and name (rows.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import psycopg
+from psycopg_pool import ConnectionPool
 
 from engine.errors import EngineError, InvalidInput
 from engine.storage.postgres.gateways import Gateways
@@ -63,7 +66,7 @@ class _Empty:
 class PgConnection(Gateways):
     """Wraps one psycopg connection for the duration of a read or write; carries the gateways."""
 
-    def __init__(self, raw: psycopg.Connection) -> None:
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
         self.raw = raw
 
     def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
@@ -76,7 +79,7 @@ class PgConnection(Gateways):
         except psycopg.errors.NumericValueOutOfRange as exc:
             raise InvalidInput(f"a number is out of range ({exc})") from None
 
-    def run_many(self, sql: str, params: Any) -> Any:
+    def run_many(self, sql: str, params: Iterable[Sequence[Any] | dict[str, Any]]) -> psycopg.Cursor[Any]:
         """`run` for each parameter set (PostgreSQL's own SQL)."""
         cur = self.raw.cursor()
         cur.executemany(sql, list(params))
@@ -139,8 +142,18 @@ class DirectConnection:
     (no writers' lock, no change counter); inside this thread's write it is that write's connection.
     What tools and tests use to look at or tamper with rows directly."""
 
-    def __init__(self, pool: Any, current: Any) -> None:
+    def __init__(self, pool: ConnectionPool[Any], current: Callable[[], PgConnection | None]) -> None:
         self._pool, self._current = pool, current
+
+    def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """PostgreSQL's own SQL (`%s` placeholders), as `PgConnection.run`."""
+        conn = self._current()
+        if conn is not None:
+            return conn.run(sql, params)
+        with self._pool.connection() as raw:
+            cur = PgConnection(raw).run(sql, params)
+            rows = cur.fetchall() if cur.description is not None else []
+            return _Fetched(rows, cur.rowcount, cur.description)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         conn = self._current()

@@ -1,8 +1,7 @@
 """PostgreSQL's rendering of a search's filters (engine/storage/indexes.py, `MemoryFilter`): a
-WHERE fragment over memory columns (or `memory_vectors`' filter columns). `user` is a reserved word
-here (bare, it is CURRENT_USER), so the column is quoted by this renderer itself. Parameters are
-written `?`, the form every statement of this adapter's keyword and vector code is written in
-(postgres/connection.py binds them as psycopg's). Values always go in as parameters."""
+WHERE fragment over memory columns (or `memory_vectors`' filter columns) in PostgreSQL's own SQL:
+`%s` placeholders, the tiers as one array parameter (`tier = ANY(%s)`), and the column `user`
+quoted (a reserved word here: bare, it is CURRENT_USER). Values always go in as parameters."""
 
 from __future__ import annotations
 
@@ -15,12 +14,12 @@ _COLUMN = {"kind": "kind", "category": "category", "agent": "agent", "user": '"u
 
 def where(filters: MemoryFilter, prefix: str = "") -> tuple[str, list[Any]]:
     """(fragment, parameters); `prefix` like 'm.' names the memories' alias."""
-    tiers = filters.tiers
-    parts = [f"{prefix}tier IN ({','.join('?' * len(tiers))})" if tiers else "FALSE"]
-    params: list[Any] = list(tiers)
+    tiers = list(filters.tiers)
+    parts = [f"{prefix}tier = ANY(%s)" if tiers else "FALSE"]
+    params: list[Any] = [tiers] if tiers else []
     for col in FILTER_FIELDS:
         val = getattr(filters, col)
         if val is not None:
-            parts.append(f"{prefix}{_COLUMN[col]} = ?")
+            parts.append(f"{prefix}{_COLUMN[col]} = %s")
             params.append(val)
     return " AND ".join(parts), params

@@ -7,7 +7,7 @@ malformed-row checks. Every problem is one line."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,8 +16,7 @@ import psycopg
 from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_columns
 from engine.storage.lexemes import counted
 from engine.storage.postgres import schema, trigram_index
-from engine.storage.tables import INDEXES as SHARED_INDEXES
-from engine.storage.tables import TABLES, Table
+from engine.storage.postgres.connection import PgConnection
 
 if TYPE_CHECKING:
     from engine.storage.postgres.store import PgStore
@@ -30,7 +29,7 @@ INDEXES = {f"{src}_words": src for src in schema.KEYWORD_SOURCES}
 PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 
-def _offenders(conn: Any, sql: str, sample: int, params: Any = ()) -> Offenders:
+def _offenders(conn: PgConnection, sql: str, sample: int, params: Sequence[Any] = ()) -> Offenders:
     rows = conn.run(sql, params).fetchall()
     return Offenders(len(rows), [r[0] for r in rows[:sample]])
 
@@ -40,14 +39,14 @@ def _version(text: str) -> tuple[int, ...]:
 
 
 def expected_tables() -> list[str]:
-    return [t.name for t in TABLES] + list(schema.EXTRA_TABLE_NAMES)
+    return [t.name for t in schema.PG_TABLES] + list(schema.EXTRA_TABLE_NAMES)
 
 
 def expected_indexes() -> list[str]:
-    return [i.name for i in SHARED_INDEXES] + list(schema.EXTRA_INDEX_NAMES)
+    return list(schema.PG_INDEXES) + list(schema.EXTRA_INDEX_NAMES)
 
 
-def server_problems(conn: Any) -> list[str]:
+def server_problems(conn: PgConnection) -> list[str]:
     """What is missing or wrong on the server for this engine, one line each (empty: all there)."""
     out: list[str] = []
     row = conn.run("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
@@ -89,7 +88,7 @@ def server_problems(conn: Any) -> list[str]:
             t
             for t in expected_tables()
             if t in have_tables
-            and not conn.run("SELECT has_table_privilege(%s, %s)", (t, priv)).fetchone()[0]
+            and not conn.run("SELECT has_table_privilege(%s, %s)", [t, priv]).fetchone()[0]
         ]
         if lacking:
             out.append(f"this role ({_role(conn)}) cannot {priv} on: {', '.join(lacking)}")
@@ -105,11 +104,11 @@ def server_problems(conn: Any) -> list[str]:
     return out
 
 
-def _role(conn: Any) -> str:
+def _role(conn: PgConnection) -> str:
     return str(conn.run("SELECT current_user").fetchone()[0])
 
 
-def _schema(conn: Any) -> str:
+def _schema(conn: PgConnection) -> str:
     return str(conn.run("SELECT current_schema()").fetchone()[0])
 
 
@@ -121,10 +120,10 @@ class PgHealth:
     def __init__(self, store: PgStore) -> None:
         self._store = store
 
-    def integrity(self, conn: Any) -> list[str]:
+    def integrity(self, conn: PgConnection) -> list[str]:
         return server_problems(conn)
 
-    def paths(self, conn: Any) -> list[tuple[str, bool, str]]:
+    def paths(self, conn: PgConnection) -> list[tuple[str, bool, str]]:
         """(check, sound, one line) for what this server can serve more than one way: which path
         trigram (CJK, substring) search takes to its candidates, and why."""
         trigram = trigram_index.state(conn)
@@ -133,22 +132,22 @@ class PgHealth:
     def keyword_indexes(self) -> list[tuple[str, str]]:
         return [(name, schema.KEYWORD_SOURCES[src][0]) for name, src in INDEXES.items()]
 
-    def coverage(self, conn: Any, index: str, table: str, sample: int) -> IndexCoverage:
+    def coverage(self, conn: PgConnection, index: str, table: str, sample: int) -> IndexCoverage:
         src = INDEXES[index]
-        n_idx = conn.run("SELECT count(*) FROM fts_docs WHERE src = %s", (src,)).fetchone()[0]
+        n_idx = conn.run("SELECT count(*) FROM fts_docs WHERE src = %s", [src]).fetchone()[0]
         missing = _offenders(
             conn,
             f"SELECT id FROM {table} t WHERE NOT EXISTS"
             " (SELECT 1 FROM fts_docs d WHERE d.src = %s AND d.doc_id = t.id) ORDER BY id",
             sample,
-            (src,),
+            [src],
         )
         extra = _offenders(
             conn,
             f"SELECT doc_id FROM fts_docs d WHERE d.src = %s AND NOT EXISTS (SELECT 1 FROM {table} t"
             " WHERE t.id = d.doc_id) ORDER BY doc_id",
             sample,
-            (src,),
+            [src],
         )
         return IndexCoverage(int(n_idx), missing, extra)
 
@@ -159,11 +158,11 @@ class PgHealth:
         table, cols = schema.KEYWORD_SOURCES[src]
         with self._store.reading() as conn:
             stored: dict[int, dict[str, int]] = defaultdict(dict)
-            for doc, term, tf in conn.run("SELECT doc_id, term, tf FROM fts_terms WHERE src = %s", (src,)):
+            for doc, term, tf in conn.run("SELECT doc_id, term, tf FROM fts_terms WHERE src = %s", [src]):
                 stored[int(doc)][term] = int(tf)
             lengths = {
                 int(r[0]): int(r[1])
-                for r in conn.run("SELECT doc_id, len FROM fts_docs WHERE src = %s", (src,))
+                for r in conn.run("SELECT doc_id, len FROM fts_docs WHERE src = %s", [src])
             }
             names = ", ".join(f'"{c}"' for c in cols)
             wrong: list[int] = []
@@ -176,7 +175,7 @@ class PgHealth:
             return False, f"{len(wrong)} indexed rows differ from their text (ids {wrong[:5]})"
         return True, "ok"
 
-    def vector_gaps(self, conn: Any, sample: int) -> VectorGaps:
+    def vector_gaps(self, conn: PgConnection, sample: int) -> VectorGaps:
         stored = conn.run("SELECT count(*) FROM memory_vectors").fetchone()[0]
         missing = _offenders(
             conn,
@@ -198,19 +197,19 @@ class PgHealth:
         )
         return VectorGaps(int(stored), missing, orphans, stale)
 
-    def repair(self, conn: Any) -> list[str]:
+    def repair(self, conn: PgConnection) -> list[str]:
         acts = []
         lost = [p for p in server_problems(conn) if p.startswith("missing ")]
         if lost:  # every statement is idempotent: only what is missing is made
-            for stmt in schema.create_statements():
-                conn.raw.execute(stmt)  # DDL as written (no parameter translation)
+            for stmt in schema.reconcile_statements():
+                conn.run(stmt)
             acts.append("re-created " + "; ".join(p.removeprefix("missing ") for p in lost))
         # Every row goes back to the tokenizer before this write commits; index rows of deleted
         # rows go.
         for src, (table, _) in schema.KEYWORD_SOURCES.items():
-            conn.run("DELETE FROM fts_terms WHERE src = %s", (src,))
-            conn.run("DELETE FROM fts_docs WHERE src = %s", (src,))
-            conn.run(f"INSERT INTO fts_pending(src, doc_id) SELECT %s, id FROM {table}", (src,))
+            conn.run("DELETE FROM fts_terms WHERE src = %s", [src])
+            conn.run("DELETE FROM fts_docs WHERE src = %s", [src])
+            conn.run(f"INSERT INTO fts_pending(src, doc_id) SELECT %s, id FROM {table}", [src])
         acts.append("rebuilt full-text indexes")
         n = conn.run(
             "DELETE FROM memory_vectors v"
@@ -234,11 +233,11 @@ class PgHealth:
         return acts
 
     # -- the reads behind the malformed-row checks ------------------------------------------------
-    def number_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
+    def number_suspects(self, conn: PgConnection, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
         """Columns are typed here (bigint, double precision): only a double can be NaN or infinite."""
         out = []
-        for t in TABLES:
-            cols = [n for n, d in t.columns if n != "id" and d.split()[0] == "REAL"]
+        for t in schema.PG_TABLES:
+            cols = [n for n, d in t.columns if n != "id" and d.startswith("double precision")]
             if not cols:
                 continue
             bad = " OR ".join(
@@ -251,11 +250,11 @@ class PgHealth:
                     out.append((t.name, row[0], n, v, _reference(n)))
         return out
 
-    def json_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, str]]:
-        """JSON columns are text here: a value that does not parse as jsonb, or parses as another
-        JSON type than the column's (doctor's verdict on each is in engine/health/rows.py)."""
+    def json_suspects(self, conn: PgConnection, sample: int) -> list[tuple[str, Any, str, Any, str]]:
+        """JSON columns (text here) holding no JSON, or JSON of another type than the code expects:
+        validity by `pg_input_is_valid` (no exception per row), the type by `jsonb_typeof`."""
         out = []
-        for t in TABLES:
+        for t in schema.PG_TABLES:
             cols = json_columns(t.columns, t.name)
             if not cols:
                 continue
@@ -271,12 +270,12 @@ class PgHealth:
                     out.append((t.name, row[0], n, v, cols[n]))
         return out
 
-    def vector_batches(self, conn: Any) -> Iterator[list[tuple[Any, bytes | None]]]:
+    def vector_batches(self, conn: PgConnection) -> Iterator[list[tuple[Any, bytes | None]]]:
         rows = conn.run("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
         for i in range(0, len(rows), 4096):
             yield [(r[0], _blob(r[1])) for r in rows[i : i + 4096]]
 
-    def vectors_one_by_one(self, conn: Any) -> Iterator[tuple[Any, bytes | None, str | None]]:
+    def vectors_one_by_one(self, conn: PgConnection) -> Iterator[tuple[Any, bytes | None, str | None]]:
         for batch in self.vector_batches(conn):
             for mid, blob in batch:
                 yield mid, blob, None
@@ -292,5 +291,5 @@ def _reference(name: str) -> bool:
     return name.endswith("_id") or name in ("absorbed_into", "watermark")
 
 
-def _key(t: Table) -> str:
+def _key(t: schema.PgTable) -> str:
     return "id" if t.columns and t.columns[0][0] == "id" else t.columns[0][0]

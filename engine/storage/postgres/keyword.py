@@ -16,13 +16,15 @@ substring search) is keyword_trigram.py. Any other operator says it is not suppo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from engine.storage.indexes import FtsIndex, FtsTable, MemoryFilter, Postings
 from engine.storage.lexemes import lexemes
+from engine.storage.postgres.connection import PgConnection
 from engine.storage.postgres.filters import where as render
 from engine.storage.postgres.keyword_phrases import phrase_hits, quoted
 from engine.storage.postgres.keyword_stats import Corpus, CorpusStats
@@ -30,6 +32,13 @@ from engine.storage.postgres.keyword_trigram import TrigramIndex
 
 K1, B, IDF_FLOOR = 1.2, 0.75, 1e-6
 Term = tuple[str, ...]  # one lexeme, or a phrase of several
+
+
+def _native(fragment: str) -> str:
+    """The episodic log's filter fragment as the service writes it (` AND m.session_id = ?`,
+    portable `?` parameters, no literals) in this adapter's placeholders, until that filter crosses
+    the port as a value (tests/test_port_types.py LEFT: KeywordIndex.messages)."""
+    return fragment.replace("%", "%%").replace("?", "%s")
 
 
 def parse(match: str) -> list[Term]:
@@ -47,29 +56,29 @@ def scored_sql(
     above: int | None = None,
     dfs: dict[int, int] | None = None,
 ) -> tuple[str, list[Any]]:
-    """SQL yielding (doc_id, score) for every document matching any of `terms`, with its `?`
-    parameters; `join`/`where` restrict the documents (their `?` parameters follow). `given`:
+    """SQL yielding (doc_id, score) for every document matching any of `terms`, with its `%s`
+    parameters; `join`/`where` restrict the documents (their `%s` parameters follow). `given`:
     {term index: {doc: tf}} for phrases, counted by the engine. `above`: documents above that id
     only, read as such from the index, with `dfs` the whole index's frequencies (IDF stays FTS5's)."""
     ctes: list[str] = []
     params: list[Any] = []
-    win = "" if above is None else " AND doc_id > ?"
+    win = "" if above is None else " AND doc_id > %s"
     for i, t in enumerate(terms):
         if i in given:
             ids = [d for d in given[i] if above is None or d > above]
             ctes.append(
-                f"t{i} AS MATERIALIZED (SELECT * FROM unnest(CAST(? AS bigint[]), CAST(? AS integer[]))"
+                f"t{i} AS MATERIALIZED (SELECT * FROM unnest(CAST(%s AS bigint[]), CAST(%s AS integer[]))"
                 " AS u(doc_id, tf))"
             )
             params += [ids, [given[i][d] for d in ids]]
         else:
             ctes.append(
-                f"t{i} AS MATERIALIZED (SELECT doc_id, tf FROM fts_terms WHERE src = ? AND term = ?{win})"
+                f"t{i} AS MATERIALIZED (SELECT doc_id, tf FROM fts_terms WHERE src = %s AND term = %s{win})"
             )
             params += [src, t[0], *([] if above is None else [above])]
     hits = " UNION ALL ".join(f"SELECT {i} AS q, doc_id, tf FROM t{i}" for i in range(len(terms)))
     idf = " UNION ALL ".join(
-        f"SELECT {i} AS q, ?::float8 AS df"
+        f"SELECT {i} AS q, %s::float8 AS df"
         if dfs is not None
         else f"SELECT {i} AS q, (SELECT count(*) FROM t{i})::float8 AS df"
         for i in range(len(terms))
@@ -77,31 +86,31 @@ def scored_sql(
     ctes.append(f"hits AS ({hits})")
     ctes.append(
         "idf AS (SELECT q, CASE WHEN v <= 0 THEN 1e-6::float8 ELSE v END AS v FROM (SELECT q,"
-        " ln((?::float8 - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS v FROM (" + idf + ") d) x)"
+        " ln((%s::float8 - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS v FROM (" + idf + ") d) x)"
     )
-    params.append(float(corpus.n))  # N's `?` comes before the frequencies' in the text
+    params.append(float(corpus.n))  # N's `%s` comes before the frequencies' in the text
     if dfs is not None:
         params += [float(dfs[i]) for i in range(len(terms))]
     sql = (
         "WITH " + ", ".join(ctes) + " SELECT h.doc_id, -1.0::float8 * sum("
         "i.v * ((h.tf::float8 * (1.2::float8 + 1.0::float8)) / (h.tf::float8 + 1.2::float8 *"
-        " (1::float8 - 0.75::float8 + 0.75::float8 * fd.len::float8 / ?::float8)))"
+        " (1::float8 - 0.75::float8 + 0.75::float8 * fd.len::float8 / %s::float8)))"
         " ORDER BY h.q) AS score"
-        " FROM hits h JOIN idf i ON i.q = h.q JOIN fts_docs fd ON fd.src = ? AND fd.doc_id = h.doc_id"
+        " FROM hits h JOIN idf i ON i.q = h.q JOIN fts_docs fd ON fd.src = %s AND fd.doc_id = h.doc_id"
         f" {join} {('WHERE ' + where) if where else ''} GROUP BY h.doc_id"
     )
     return sql, [*params, corpus.avgdl, src]
 
 
 class PgKeywordIndex:
-    def __init__(self, sync: Any) -> None:
+    def __init__(self, sync: Callable[[PgConnection], None]) -> None:
         self._sync = sync  # tokenizes the open write's pending rows before any keyword read
         self.stats = CorpusStats()
         self.trigram = TrigramIndex(self.stats)
 
     def _scores(
         self,
-        conn: Any,
+        conn: PgConnection,
         src: str,
         match: str,
         *,
@@ -116,12 +125,19 @@ class PgKeywordIndex:
             return []
         sql = f"SELECT doc_id, score FROM ({sql}) r ORDER BY score, doc_id DESC"  # ties: the newer
         if limit is not None:
-            sql += " LIMIT ?"
-        rows = conn.execute(sql, [*p, *params, *([int(limit)] if limit is not None else [])]).fetchall()
+            sql += " LIMIT %s"
+        rows = conn.run(sql, [*p, *params, *([int(limit)] if limit is not None else [])]).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def _scored(
-        self, conn: Any, src: str, match: str, *, join: str = "", where: str = "", above: int | None = None
+        self,
+        conn: PgConnection,
+        src: str,
+        match: str,
+        *,
+        join: str = "",
+        where: str = "",
+        above: int | None = None,
     ) -> tuple[str, list[Any]]:
         """The scoring SQL for `match` over `src` ('' when nothing can match) and its parameters
         (the `join`/`where` parameters follow them)."""
@@ -136,40 +152,40 @@ class PgKeywordIndex:
             dfs = {
                 i: len(given[i])
                 if i in given
-                else self.stats.df(corpus, t[0], lambda t=t: self._df(conn, src, t[0]))
+                else self.stats.df(corpus, t[0], partial(self._df, conn, src, t[0]))
                 for i, t in enumerate(terms)
             }
         return scored_sql(src, terms, corpus, given, join, where, above, dfs)
 
     @staticmethod
-    def _df(conn: Any, src: str, lexeme: str) -> int:
+    def _df(conn: PgConnection, src: str, lexeme: str) -> int:
         return int(
-            conn.execute(
-                "SELECT count(*) FROM fts_terms WHERE src = ? AND term = ?", [src, lexeme]
-            ).fetchone()[0]
+            conn.run("SELECT count(*) FROM fts_terms WHERE src = %s AND term = %s", [src, lexeme]).fetchone()[
+                0
+            ]
         )
 
-    def _docs_matching(self, conn: Any, src: str, match: str, doc_id: int | None = None) -> set[int]:
+    def _docs_matching(self, conn: PgConnection, src: str, match: str, doc_id: int | None = None) -> set[int]:
         self._sync(conn)
         out: set[int] = set()
         for t in parse(match):
             if len(t) > 1:
                 out |= set(phrase_hits(conn, src, t, doc_id))
                 continue
-            sql = "SELECT doc_id FROM fts_terms WHERE src = ? AND term = ?"
-            rows = conn.execute(
-                sql + ("" if doc_id is None else " AND doc_id = ?"),
+            sql = "SELECT doc_id FROM fts_terms WHERE src = %s AND term = %s"
+            rows = conn.run(
+                sql + ("" if doc_id is None else " AND doc_id = %s"),
                 [src, t[0], *([] if doc_id is None else [doc_id])],
             ).fetchall()
             out |= {int(r[0]) for r in rows}
         return out
 
     # -- memories --------------------------------------------------------------------------------
-    def doc_freq(self, conn: Any, match: str) -> int:
+    def doc_freq(self, conn: PgConnection, match: str) -> int:
         return len(self._docs_matching(conn, "memories", match))
 
     def top(
-        self, conn: Any, index: FtsIndex, match: str, limit: int, above: int | None = None
+        self, conn: PgConnection, index: FtsIndex, match: str, limit: int, above: int | None = None
     ) -> list[tuple[int, float]]:
         if index == "trigram":
             return self.trigram.top(conn, "memories", match, limit=limit, above=above)
@@ -177,7 +193,7 @@ class PgKeywordIndex:
 
     def top_where(
         self,
-        conn: Any,
+        conn: PgConnection,
         index: FtsIndex,
         match: str,
         filters: MemoryFilter,
@@ -200,11 +216,11 @@ class PgKeywordIndex:
             above=above,
         )
 
-    def postings(self, conn: Any) -> Postings:
+    def postings(self, conn: PgConnection) -> Postings:
         self._sync(conn)
         # One row per lexeme, its documents and counts as text lists parsed in one go (psycopg
         # would build a Python int per element from arrays).
-        rows = conn.execute(
+        rows = conn.run(
             "SELECT term, count(*), string_agg(doc_id::text, ',' ORDER BY doc_id),"
             " string_agg(tf::text, ',' ORDER BY doc_id) FROM fts_terms WHERE src = 'memories' GROUP BY term"
         ).fetchall()
@@ -215,17 +231,17 @@ class PgKeywordIndex:
         starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return Postings([r[0] for r in rows], starts, docs, tfs.astype(np.int32))
 
-    def passing(self, conn: Any, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
+    def passing(self, conn: PgConnection, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
         if not ids:
             return set()
         where, params = render(filters, "m.")
-        rows = conn.execute(
-            f"SELECT m.id FROM memories m WHERE m.id = ANY(?) AND ({where})", [list(ids), *params]
+        rows = conn.run(
+            f"SELECT m.id FROM memories m WHERE m.id = ANY(%s) AND ({where})", [list(ids), *params]
         ).fetchall()
         return {int(r[0]) for r in rows}
 
     def rank_of(
-        self, conn: Any, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
+        self, conn: PgConnection, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
     ) -> tuple[int | None, int]:
         scored = self.top_where(conn, index, match, filters, limit=None)  # every match
         mine = next((s for i, s in scored if i == memory_id), None)
@@ -233,28 +249,29 @@ class PgKeywordIndex:
             return None, len(scored)
         return sum(1 for _, s in scored if s < mine) + 1, len(scored)
 
-    def score_of(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> float | None:
+    def score_of(self, conn: PgConnection, index: FtsIndex, match: str, memory_id: int) -> float | None:
         if index == "trigram":
-            got = self.trigram.top(conn, "memories", match, where="m.id = ?", params=[memory_id])
+            got = self.trigram.top(conn, "memories", match, where="m.id = %s", params=[memory_id])
         else:
-            got = self._scores(conn, "memories", match, where="h.doc_id = ?", params=[memory_id])
+            got = self._scores(conn, "memories", match, where="h.doc_id = %s", params=[memory_id])
         return got[0][1] if got else None
 
-    def has(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> bool:
+    def has(self, conn: PgConnection, index: FtsIndex, match: str, memory_id: int) -> bool:
         if index == "trigram":
             return self.trigram.has(conn, "memories", match, memory_id)
         return bool(self._docs_matching(conn, "memories", match, memory_id))
 
-    def contains(self, conn: Any, memory_id: int, text: str) -> bool:
-        row = conn.execute(
-            "SELECT 1 FROM memories WHERE id = ? AND strpos(content, ?) > 0", (memory_id, text)
+    def contains(self, conn: PgConnection, memory_id: int, text: str) -> bool:
+        row = conn.run(
+            "SELECT 1 FROM memories WHERE id = %s AND strpos(content, %s) > 0", (memory_id, text)
         ).fetchone()
         return row is not None
 
     # -- the episodic log ---------------------------------------------------------------------------
     def messages(
-        self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], limit: int
+        self, conn: PgConnection, index: FtsIndex, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[Any]:
+        where = _native(where)
         if index == "trigram":
             scored = self.trigram.top(
                 conn, "messages", match, where="TRUE" + where, params=params, limit=limit
@@ -262,11 +279,11 @@ class PgKeywordIndex:
             if not scored:
                 return []
             sql = (
-                "SELECT m.*, s.title AS session_title FROM unnest(CAST(? AS bigint[]), CAST(? AS float8[]))"
+                "SELECT m.*, s.title AS session_title FROM unnest(CAST(%s AS bigint[]), CAST(%s AS float8[]))"
                 " AS r(doc_id, score) JOIN messages m ON m.id = r.doc_id"
                 " JOIN sessions s ON s.id = m.session_id ORDER BY r.score, m.id"
             )
-            return list(conn.execute(sql, [[i for i, _ in scored], [s for _, s in scored]]).fetchall())
+            return list(conn.run(sql, [[i for i, _ in scored], [s for _, s in scored]]).fetchall())
         sql, p = self._scored(
             conn,
             "messages",
@@ -277,13 +294,15 @@ class PgKeywordIndex:
         if not sql:
             return []
         return list(
-            conn.execute(
+            conn.run(
                 f"SELECT m.*, s.title AS session_title FROM ({sql}) r JOIN messages m ON m.id = r.doc_id"
-                " JOIN sessions s ON s.id = m.session_id ORDER BY r.score, m.id LIMIT ?",
+                " JOIN sessions s ON s.id = m.session_id ORDER BY r.score, m.id LIMIT %s",
                 [*p, *params, int(limit)],
             ).fetchall()
         )
 
     # -- rules and flows -------------------------------------------------------------------------------
-    def match_ids(self, conn: Any, table: FtsTable, match: str, limit: int) -> list[tuple[int, float]]:
+    def match_ids(
+        self, conn: PgConnection, table: FtsTable, match: str, limit: int
+    ) -> list[tuple[int, float]]:
         return self._scores(conn, table, match, limit=limit)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.storage.lexemes import lexemes
-from engine.storage.postgres.connection import unsupported
+from engine.storage.postgres.connection import PgConnection, unsupported
 from engine.storage.postgres.schema import KEYWORD_SOURCES
 
 BATCH = 2000
@@ -46,22 +46,24 @@ def count_in(columns: Sequence[Any], phrase: Sequence[str]) -> int:
     return sum(occurrences(lexemes(str(v)), phrase) for v in columns if v is not None)
 
 
-def phrase_hits(conn: Any, src: str, phrase: Sequence[str], doc_id: int | None = None) -> dict[int, int]:
+def phrase_hits(
+    conn: PgConnection, src: str, phrase: Sequence[str], doc_id: int | None = None
+) -> dict[int, int]:
     """{document id: occurrences} of `phrase` in source `src` (only `doc_id`, when given)."""
     distinct = sorted(set(phrase))
-    rows = conn.execute(
-        "SELECT doc_id FROM fts_terms WHERE src = ? AND term = ANY(?)"
-        + ("" if doc_id is None else " AND doc_id = ?")
-        + " GROUP BY doc_id HAVING count(*) = ?",
+    rows = conn.run(
+        "SELECT doc_id FROM fts_terms WHERE src = %s AND term = ANY(%s)"
+        + ("" if doc_id is None else " AND doc_id = %s")
+        + " GROUP BY doc_id HAVING count(*) = %s",
         [src, distinct, *([] if doc_id is None else [doc_id]), len(distinct)],
     ).fetchall()
     candidates = sorted(int(r[0]) for r in rows)
     table, cols = KEYWORD_SOURCES[src]
     # Names from the fixed map above, never from input.
-    query = f"SELECT id, {', '.join(cols)} FROM {table} WHERE id = ANY(?)"
+    query = f"SELECT id, {', '.join(cols)} FROM {table} WHERE id = ANY(%s)"
     out: dict[int, int] = {}
     for at in range(0, len(candidates), BATCH):
-        for r in conn.execute(query, [candidates[at : at + BATCH]]).fetchall():
+        for r in conn.run(query, [candidates[at : at + BATCH]]).fetchall():
             n = count_in(list(r)[1:], phrase)
             if n:
                 out[int(r[0])] = n

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from engine.storage.postgres.connection import PgConnection
 
 STATS_TTL_S = 300.0
 EXACT_BELOW = 10_000
@@ -23,8 +26,8 @@ DF_CACHE_MAX = 50_000
 # (count and total length, highest id) for each source: the fts_docs rows, or (trigram) the text
 # itself, whose FTS5 length is one token per position with three characters: length - 2.
 _WORDS = (
-    "SELECT count(*), coalesce(sum(len), 0), coalesce(max(doc_id), 0) FROM fts_docs WHERE src = ?",
-    "SELECT coalesce(max(doc_id), 0) FROM fts_docs WHERE src = ?",
+    "SELECT count(*), coalesce(sum(len), 0), coalesce(max(doc_id), 0) FROM fts_docs WHERE src = %s",
+    "SELECT coalesce(max(doc_id), 0) FROM fts_docs WHERE src = %s",
 )
 TRIGRAM_TABLES = {"memories_tri": "memories", "messages_tri": "messages"}
 
@@ -61,14 +64,14 @@ class CorpusStats:
             [],
         )
 
-    def get(self, conn: Any, src: str) -> Corpus:
+    def get(self, conn: PgConnection, src: str) -> Corpus:
         full, top_only, params = self._queries(src)
         cached = self._by_src.get(src)
         if cached is not None and cached.n >= EXACT_BELOW and time.monotonic() - cached.at <= STATS_TTL_S:
-            top = int(conn.execute(top_only, params).fetchone()[0])
+            top = int(conn.run(top_only, params).fetchone()[0])
             if abs(top - cached.top) <= 0.1 * cached.n:
                 return cached
-        n, total, top = conn.execute(full, params).fetchone()
+        n, total, top = conn.run(full, params).fetchone()
         fresh = Corpus(int(n), int(total), int(top), time.monotonic())
         with self._lock:
             old = self._by_src.get(src)
@@ -77,7 +80,7 @@ class CorpusStats:
             self._by_src[src] = fresh
         return fresh
 
-    def df(self, corpus: Corpus, term: str, read: Any) -> int:
+    def df(self, corpus: Corpus, term: str, read: Callable[[], int]) -> int:
         """The cached document frequency of `term`, read with `read()` on a miss."""
         got = corpus.df.get(term)
         if got is None:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
+from engine.storage.postgres.connection import PgConnection
 from engine.storage.postgres.keyword_phrases import quoted
 from engine.storage.postgres.keyword_stats import CorpusStats
 
@@ -63,15 +64,15 @@ def bm25(tfs: Sequence[int], dfs: Sequence[int], length: int, n: int, avgdl: flo
 
 def candidates(src: str, folded: str, above: int | None, doc_id: int | None) -> tuple[str, list[Any]]:
     """The texts of `src` that may hold `folded` (a superset: the engine counts the occurrences).
-    The adapter reads LIKE as ILIKE, which folds case as lower() does, and a pg_trgm index on
-    `content` (trigram_index.py) answers it; without one it is a scan."""
-    cond = ["content LIKE ? ESCAPE '\\'"]
+    ILIKE folds case as lower() does, and a pg_trgm index on `content` (trigram_index.py) answers
+    it; without one it is a scan."""
+    cond = ["content ILIKE %s ESCAPE '\\'"]
     args: list[Any] = [_like(folded.lower())]
     if above is not None:
-        cond.append("id > ?")
+        cond.append("id > %s")
         args.append(above)
     if doc_id is not None:
-        cond.append("id = ?")
+        cond.append("id = %s")
         args.append(doc_id)
     return f"SELECT id, content FROM {src} WHERE " + " AND ".join(cond), args
 
@@ -81,14 +82,14 @@ class TrigramIndex:
         self.stats = stats
 
     def _hits(
-        self, conn: Any, src: str, term: str, above: int | None, doc_id: int | None = None
+        self, conn: PgConnection, src: str, term: str, above: int | None, doc_id: int | None = None
     ) -> dict[int, tuple[int, int]]:
         """{id: (tf, length)} of the texts of `src` holding `term`."""
         folded = fold(term)
         if len(folded) < 3:  # FTS5: no trigram, no match
             return {}
         sql, args = candidates(src, folded, above, doc_id)
-        rows = conn.execute(sql, args).fetchall()
+        rows = conn.run(sql, args).fetchall()
         out: dict[int, tuple[int, int]] = {}
         for r in rows:
             text = r[1] or ""
@@ -97,9 +98,13 @@ class TrigramIndex:
                 out[int(r[0])] = (tf, max(len(text) - 2, 0))
         return out
 
+    def _df(self, conn: PgConnection, src: str, term: str) -> int:
+        """How many texts of `src` hold `term` (the whole table: IDF is the whole index's)."""
+        return len(self._hits(conn, src, term, None))
+
     def top(
         self,
-        conn: Any,
+        conn: PgConnection,
         src: str,
         match: str,
         *,
@@ -116,9 +121,7 @@ class TrigramIndex:
         corpus = self.stats.get(conn, _TABLES[src])
         hits = [self._hits(conn, src, t, above) for t in terms]
         dfs = [
-            len(h)
-            if above is None
-            else self.stats.df(corpus, fold(t), lambda t=t: len(self._hits(conn, src, t, None)))
+            len(h) if above is None else self.stats.df(corpus, fold(t), partial(self._df, conn, src, t))
             for t, h in zip(terms, hits, strict=True)
         ]
         docs: dict[int, int] = {}
@@ -126,8 +129,8 @@ class TrigramIndex:
             for d, (_, length) in h.items():
                 docs[d] = length
         if where and docs:
-            rows = conn.execute(
-                f"SELECT m.id FROM {_FROM[src]} WHERE m.id = ANY(?) AND ({where})", [sorted(docs), *params]
+            rows = conn.run(
+                f"SELECT m.id FROM {_FROM[src]} WHERE m.id = ANY(%s) AND ({where})", [sorted(docs), *params]
             ).fetchall()
             keep = {int(r[0]) for r in rows}
             docs = {d: ln for d, ln in docs.items() if d in keep}
@@ -148,5 +151,5 @@ class TrigramIndex:
         out = [(d, s) for s, d in scored]
         return out if limit is None else out[: int(limit)]
 
-    def has(self, conn: Any, src: str, match: str, doc_id: int) -> bool:
+    def has(self, conn: PgConnection, src: str, match: str, doc_id: int) -> bool:
         return any(self._hits(conn, src, t, None, doc_id) for t in quoted(match))

@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import psycopg
 from psycopg import sql as pgsql
 
 from engine.storage.lexemes import counted
 from engine.storage.postgres import schema
 
 
-def tokenize_pending(raw: Any) -> None:
+def tokenize_pending(raw: psycopg.Connection[Any]) -> None:
     """Empty `fts_pending` into fts_terms / fts_docs on the write's own connection `raw`."""
     pending: dict[str, set[int]] = defaultdict(set)
     for src, doc_id in raw.execute("DELETE FROM fts_pending RETURNING src, doc_id").fetchall():

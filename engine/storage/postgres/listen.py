@@ -38,7 +38,7 @@ class ChangeListener:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._conn: Any = None
+        self._conn: psycopg.Connection[Any] | None = None
 
     def current(self) -> int:
         """The change counter: from memory while listening, else read (and listening restarted)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from psycopg.cursor import BaseCursor
+
 
 class PgRow(tuple):
     """A result row: a tuple that also answers `row["column"]` and `keys()`."""
@@ -25,7 +27,7 @@ class PgRow(tuple):
         return list(self._names)
 
 
-def row_factory(cursor: Any) -> Callable[[Sequence[Any]], PgRow]:
+def row_factory(cursor: BaseCursor[Any, Any]) -> Callable[[Sequence[Any]], PgRow]:
     desc = cursor.description
     if desc is None:
         return tuple  # type: ignore[return-value]

@@ -2,7 +2,8 @@
 
 Services write SQLite-flavoured parameters (`?`, `:name`); psycopg takes `%s` / `%(name)s` and reads
 every `%` as a placeholder. Translation walks the text once, leaving string literals, quoted
-identifiers and comments alone (a `?` inside `'...'` stays a question mark), doubles every `%`, and
+identifiers and comments alone (a `?` inside `'...'` stays a question mark), doubles every other
+`%` (a `%s` or `%(name)s` already there is the adapter's own native SQL, kept as it is), and
 bridges the two SQLite-isms that would otherwise give silently different answers on PostgreSQL:
 
 - the column `user` (a reserved word there: a bare `user` is CURRENT_USER) is quoted;
@@ -11,10 +12,12 @@ bridges the two SQLite-isms that would otherwise give silently different answers
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 _WORD_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _WORD_CHARS = _WORD_START | frozenset("0123456789$")
+_NATIVE_NAMED = re.compile(r"%\(\w+\)s")
 
 
 @lru_cache(maxsize=4096)
@@ -44,6 +47,13 @@ def translate(sql: str) -> tuple[str, bool]:
         elif c == "?":
             out.append("%s")
             i += 1
+        elif c == "%" and sql.startswith("%s", i) and (i + 2 == n or sql[i + 2] not in _WORD_CHARS):
+            out.append("%s")  # a native fragment (the adapter's own, e.g. a filter) inside: kept
+            i += 2
+        elif c == "%" and (m := _NATIVE_NAMED.match(sql, i)):
+            out.append(m.group())
+            named = True
+            i = m.end()
         elif c == "%":
             out.append("%%")
             i += 1

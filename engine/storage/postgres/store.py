@@ -88,7 +88,7 @@ class PgStore:
         self.path = Path(shown(url))  # no file: nothing exists there (the vector matrix stays off)
         self.readonly = readonly
         self._iterative = False  # pgvector >= 0.8 (set by _check_server)
-        self.after_commit: list[Callable[[Any], None]] = []
+        self.after_commit: list[Callable[[PgConnection], None]] = []
         self.hook_errors: list[str] = []
         self._local = threading.local()
         self._check_server()
@@ -122,7 +122,7 @@ class PgStore:
         self.listener = ChangeListener(url, CHANNEL, self._read_counter)  # started by data_version()
 
     # -- opening ------------------------------------------------------------------------------------
-    def _configure(self, conn: psycopg.Connection) -> None:
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
         register_vector(conn)
         conn.row_factory = row_factory
         if self._iterative:  # filtered HNSW scans go on until k rows pass (pgvector >= 0.8)
@@ -151,20 +151,20 @@ class PgStore:
         finally:
             conn.close()
 
-    def _install_vector(self, conn: Any) -> None:
+    def _install_vector(self, conn: psycopg.Connection[Any]) -> None:
         if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
             return
         try:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         except psycopg.errors.InsufficientPrivilege:
-            who = conn.execute("SELECT current_user, current_database()").fetchone()
+            who: Any = conn.execute("SELECT current_user, current_database()").fetchone()
             raise EngineError(
                 f"{shown(self.url)}: pgvector is on the server but not installed in database {who[1]}, and"
                 f" role {who[0]} may not install it: ask an administrator to run CREATE EXTENSION vector"
                 " there"
             ) from None
 
-    def _identity(self, conn: Any) -> int:
+    def _identity(self, conn: psycopg.Connection[Any]) -> int:
         """The database's generation (0: empty); refuses a foreign or newer database."""
         tables = {
             r[0]
@@ -211,7 +211,7 @@ class PgStore:
                 raw.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
                 self._identity(raw)  # another process may have changed it meanwhile
                 have = self._columns(raw)
-                for t in schema.TABLES:
+                for t in schema.PG_TABLES:
                     if t.name not in have:
                         raw.execute(schema.pg_table(t))
                         out.created.append(t.name)
@@ -220,7 +220,7 @@ class PgStore:
                         if col not in have[t.name]:
                             raw.execute(f"ALTER TABLE {t.name} ADD COLUMN {schema.pg_add_column(col, decl)}")
                             out.added_columns.append(f"{t.name}.{col}")
-                for stmt in schema.create_statements():
+                for stmt in schema.reconcile_statements():
                     raw.execute(stmt)
                 out.created += [n for n in ("fts_terms", "fts_docs", "memory_vectors") if n not in have]
                 for key, value in (
@@ -244,7 +244,7 @@ class PgStore:
         return out
 
     @staticmethod
-    def _meta(raw: Any, key: str) -> str | None:
+    def _meta(raw: psycopg.Connection[Any], key: str) -> str | None:
         try:
             row = raw.execute("SELECT value FROM meta WHERE key = %s", [key]).fetchone()
         except psycopg.Error:
@@ -252,7 +252,7 @@ class PgStore:
         return None if row is None else row[0]
 
     @staticmethod
-    def _columns(raw: Any) -> dict[str, set[str]]:
+    def _columns(raw: psycopg.Connection[Any]) -> dict[str, set[str]]:
         have: dict[str, set[str]] = defaultdict(set)
         for r in raw.execute(
             "SELECT table_name, column_name FROM information_schema.columns"
@@ -284,7 +284,7 @@ class PgStore:
         with self._plain_errors(), self.pool.connection() as raw:
             return PgConnection(raw).execute(sql, params).fetchone()
 
-    def query(self, fn: Callable[[Any], T]) -> T:
+    def query(self, fn: Callable[[PgConnection], T]) -> T:
         """`fn(conn)` outside a write: in autocommit on a pooled connection (each statement reads
         the newest commit), or inside this thread's write or `reading()`, on its snapshot."""
         conn = self._current()
@@ -294,7 +294,7 @@ class PgStore:
             return fn(PgConnection(raw))
 
     @contextmanager
-    def reading(self) -> Iterator[Any]:
+    def reading(self) -> Iterator[PgConnection]:
         """Several reads that see one snapshot."""
         conn = self._current()
         if conn is not None:
@@ -323,10 +323,10 @@ class PgStore:
     def in_write(self) -> bool:
         return bool(getattr(self._local, "writing", False))
 
-    def write(self, fn: Callable[[Any], T]) -> T:
+    def write(self, fn: Callable[[PgConnection], T]) -> T:
         return self._transaction(fn, commit=True)
 
-    def dry_run(self, fn: Callable[[Any], T]) -> T:
+    def dry_run(self, fn: Callable[[PgConnection], T]) -> T:
         conn = self._current()
         if self.in_write and conn is not None:
             conn.raw.execute("SAVEPOINT dry_run")
@@ -337,7 +337,7 @@ class PgStore:
                 conn.raw.execute("RELEASE SAVEPOINT dry_run")
         return self._transaction(fn, commit=False)
 
-    def _transaction(self, fn: Callable[[Any], T], *, commit: bool) -> T:
+    def _transaction(self, fn: Callable[[PgConnection], T], *, commit: bool) -> T:
         if self.in_write:
             return fn(self._local.conn)
         if self.readonly:
@@ -401,7 +401,7 @@ class PgStore:
                 self.hook_errors.append(f"{getattr(hook, '__name__', hook)}: {exc}")
 
     # -- the keyword index's upkeep -----------------------------------------------------------------
-    def _sync_if_writing(self, conn: Any) -> None:
+    def _sync_if_writing(self, conn: PgConnection) -> None:
         current = self._current()
         if self.in_write and current is not None and conn is current:
             self._sync(current)

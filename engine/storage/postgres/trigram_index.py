@@ -19,6 +19,8 @@ from typing import Any
 
 import psycopg
 
+from engine.storage.postgres.connection import PgConnection
+
 EXTENSION = "pg_trgm"
 INDEXES = {"memories": "memories_trgm", "messages": "messages_trgm"}  # table -> index
 BUILD_KEY = int.from_bytes(b"MTrg", "big")  # the advisory lock one index builder holds
@@ -37,11 +39,18 @@ class TrigramPath:
     can_install: bool = False  # the extension is missing but this role may install it
 
 
-def _one(conn: Any, sql: str) -> Any:
-    return conn.execute(sql).fetchone()  # Any: the store's rows and psycopg's tuples alike
+Conn = PgConnection | psycopg.Connection[Any]
 
 
-def state(conn: Any) -> TrigramPath:
+def _raw(conn: Conn) -> psycopg.Connection[Any]:
+    return conn.raw if isinstance(conn, PgConnection) else conn
+
+
+def _one(conn: Conn, sql: str) -> Any:
+    return _raw(conn).execute(sql).fetchone()  # Any: the store's rows and psycopg's tuples alike
+
+
+def state(conn: Conn) -> TrigramPath:
     """What the catalogs say now (reads only; `conn` may be the store's or a raw psycopg one)."""
     ext = _one(
         conn,
@@ -71,10 +80,14 @@ def state(conn: Any) -> TrigramPath:
             f"engine n-gram scan: pg_trgm is on the server but role {role} may not install it in {db}"
             f" (an administrator can: CREATE EXTENSION {EXTENSION})",
         )
-    rows = conn.execute(
-        "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-        f" WHERE c.relname IN ({_NAMES}) AND " + _OURS
-    ).fetchall()
+    rows = (
+        _raw(conn)
+        .execute(
+            "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            f" WHERE c.relname IN ({_NAMES}) AND " + _OURS
+        )
+        .fetchall()
+    )
     valid = {r[0] for r in rows if r[1]}
     lacking = [n for n in INDEXES.values() if n not in valid]
     if lacking:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import numpy as np
 from pgvector import Vector
 
 from engine.storage.indexes import MemoryFilter
+from engine.storage.postgres.connection import PgConnection
 from engine.storage.postgres.filters import where as render
 
 
@@ -38,7 +39,12 @@ SIZE_TTL_S = 10.0  # how long the table's size estimate is trusted
 
 class PgVectorStore:
     def __init__(
-        self, reader: Any, *, exact_below: int = 10_000, ef_search: int = 100, hnsw: bool = True
+        self,
+        reader: Callable[[], AbstractContextManager[PgConnection]],
+        *,
+        exact_below: int = 10_000,
+        ef_search: int = 100,
+        hnsw: bool = True,
     ) -> None:
         self._reader = reader  # the store's snapshot reader
         self.exact_below = exact_below
@@ -47,17 +53,15 @@ class PgVectorStore:
         self._size: tuple[float, int] = (0.0, 0)
         self.last_path = ""  # "exact" or "hnsw": what the last knn did (tests, benches)
 
-    def _estimated(self, conn: Any) -> int:
+    def _estimated(self, conn: PgConnection) -> int:
         at, n = self._size
         if time.monotonic() - at > SIZE_TTL_S:
-            row = conn.execute(
-                "SELECT reltuples FROM pg_class WHERE oid = 'memory_vectors'::regclass"
-            ).fetchone()
+            row = conn.run("SELECT reltuples FROM pg_class WHERE oid = 'memory_vectors'::regclass").fetchone()
             n = max(0, int(row[0])) if row else 0  # -1: never counted (new, small)
             self._size = (time.monotonic(), n)
         return n
 
-    def use_hnsw(self, conn: Any, where: str = "TRUE", params: Sequence[Any] = ()) -> bool:
+    def use_hnsw(self, conn: PgConnection, where: str = "TRUE", params: Sequence[Any] = ()) -> bool:
         """Past the threshold, and only when the filter keeps at least as many rows as the
         threshold (the planner's estimate): a selective filter is cheaper scanned exactly than
         walked through the graph (bench/pg_vectors.py: 10% of 100k, 14 ms exact vs 18 ms HNSW at
@@ -66,14 +70,14 @@ class PgVectorStore:
             return False
         if where.strip().upper() == "TRUE":
             return True
-        plan = conn.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_vectors WHERE {where}", params)
+        plan = conn.run(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_vectors WHERE {where}", params)
         doc = plan.fetchone()[0]
         rows = (doc if isinstance(doc, list) else json.loads(doc))[0]["Plan"]["Plan Rows"]
         return float(rows) >= self.exact_below
 
     def put(
         self,
-        conn: Any,
+        conn: PgConnection,
         memory_id: int,
         embedding: bytes,
         tier: str,
@@ -82,85 +86,83 @@ class PgVectorStore:
         agent: str,
         user: str,
     ) -> None:
-        conn.execute(
-            "INSERT INTO memory_vectors(memory_id, embedding, tier, kind, category, agent, user)"
-            " VALUES (?,?,?,?,?,?,?) ON CONFLICT (memory_id) DO UPDATE SET embedding = excluded.embedding,"
-            " tier = excluded.tier, kind = excluded.kind, category = excluded.category,"
-            " agent = excluded.agent, user = excluded.user",
+        conn.run(
+            'INSERT INTO memory_vectors(memory_id, embedding, tier, kind, category, agent, "user")'
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (memory_id) DO UPDATE SET"
+            " embedding = excluded.embedding, tier = excluded.tier, kind = excluded.kind,"
+            ' category = excluded.category, agent = excluded.agent, "user" = excluded."user"',
             (memory_id, _vec(embedding), tier, kind, category, agent, user),
         )
 
-    def delete(self, conn: Any, memory_ids: Sequence[int]) -> None:
+    def delete(self, conn: PgConnection, memory_ids: Sequence[int]) -> None:
         if memory_ids:
-            conn.execute("DELETE FROM memory_vectors WHERE memory_id = ANY(?)", [list(memory_ids)])
+            conn.run("DELETE FROM memory_vectors WHERE memory_id = ANY(%s)", [list(memory_ids)])
 
-    def knn(self, conn: Any, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
+    def knn(self, conn: PgConnection, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
         q = _vec(query)
         where, params = render(filters)
         if self.use_hnsw(conn, where, params):
             self.last_path = "hnsw"
             ef = max(int(self.ef_search), min(int(k), 1000))
-            conn.execute(f"SET hnsw.ef_search = {ef}")
+            conn.run(f"SET hnsw.ef_search = {ef}")
             # The scan's first ef rows that pass the filter, re-sorted exactly, then k: with a
             # filter, the first k passing rows of a relaxed-order scan miss a quarter of the true
             # top 10 at 100k (bench/pg_vectors.py); ef of them do not.
-            rows = conn.execute(
-                "WITH c AS MATERIALIZED (SELECT memory_id, embedding <=> ? AS d FROM memory_vectors WHERE "
+            rows = conn.run(
+                "WITH c AS MATERIALIZED (SELECT memory_id, embedding <=> %s AS d FROM memory_vectors WHERE "
                 + where
-                + " ORDER BY embedding <=> ? LIMIT ?)"
-                " SELECT memory_id, d FROM c ORDER BY d, memory_id LIMIT ?",
+                + " ORDER BY embedding <=> %s LIMIT %s)"
+                " SELECT memory_id, d FROM c ORDER BY d, memory_id LIMIT %s",
                 [q, *params, q, max(ef, int(k)), int(k)],
             ).fetchall()
         else:
             self.last_path = "exact"
             # `+ 0` keeps the planner off the HNSW index: below the threshold a scan is exact.
-            rows = conn.execute(
-                "SELECT memory_id, (embedding <=> ?) + 0 AS d FROM memory_vectors WHERE "
+            rows = conn.run(
+                "SELECT memory_id, (embedding <=> %s) + 0 AS d FROM memory_vectors WHERE "
                 + where
-                + " ORDER BY d, memory_id LIMIT ?",
+                + " ORDER BY d, memory_id LIMIT %s",
                 [q, *params, int(k)],
             ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def distances(self, conn: Any, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
+    def distances(self, conn: PgConnection, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
         if not ids:
             return []
-        rows = conn.execute(
-            "SELECT memory_id, embedding <=> ? FROM memory_vectors WHERE memory_id = ANY(?)",
+        rows = conn.run(
+            "SELECT memory_id, embedding <=> %s FROM memory_vectors WHERE memory_id = ANY(%s)",
             [_vec(query), list(ids)],
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def count_closer(self, conn: Any, query: bytes, distance: float, filters: MemoryFilter) -> int:
+    def count_closer(self, conn: PgConnection, query: bytes, distance: float, filters: MemoryFilter) -> int:
         where, params = render(filters)
-        row = conn.execute(
-            f"SELECT count(*) FROM memory_vectors WHERE {where} AND (embedding <=> ?) < ?",
+        row = conn.run(
+            f"SELECT count(*) FROM memory_vectors WHERE {where} AND (embedding <=> %s) < %s",
             [*params, _vec(query), distance],
         ).fetchone()
         return int(row[0])
 
-    def embedding(self, conn: Any, memory_id: int) -> bytes | None:
-        row = conn.execute(
-            "SELECT embedding FROM memory_vectors WHERE memory_id = ?", (memory_id,)
-        ).fetchone()
+    def embedding(self, conn: PgConnection, memory_id: int) -> bytes | None:
+        row = conn.run("SELECT embedding FROM memory_vectors WHERE memory_id = %s", [memory_id]).fetchone()
         return None if row is None else _blob(row[0])
 
-    def entries(self, conn: Any, ids: Sequence[int]) -> list[Any]:
+    def entries(self, conn: PgConnection, ids: Sequence[int]) -> list[Any]:
         if not ids:
             return []
-        rows = conn.execute(
-            "SELECT memory_id, embedding, tier, kind, category, agent, user FROM memory_vectors"
-            " WHERE memory_id = ANY(?)",
+        rows = conn.run(
+            'SELECT memory_id, embedding, tier, kind, category, agent, "user" FROM memory_vectors'
+            " WHERE memory_id = ANY(%s)",
             [list(ids)],
         ).fetchall()
         # In the order of `ids`, as the SQLite store answers (heap order moves with updates).
         at = {int(r[0]): r for r in rows}
         return [(r[0], _blob(r[1]), *r[2:]) for i in dict.fromkeys(int(x) for x in ids) if (r := at.get(i))]
 
-    def scan(self, conn: Any, batch: int = 4096) -> Iterator[list[Any]]:
-        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+    def scan(self, conn: PgConnection, batch: int = 4096) -> Iterator[list[Any]]:
+        rows = conn.run("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
         for i in range(0, len(rows), batch):
             yield [(r[0], _blob(r[1])) for r in rows[i : i + batch]]
 
-    def reader(self, path: Path) -> AbstractContextManager[Any]:
+    def reader(self, path: Path) -> AbstractContextManager[PgConnection]:
         return self._reader()

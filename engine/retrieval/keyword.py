@@ -184,15 +184,13 @@ class KeywordRetriever:
         counts without new ids); stale figures only shift where the bounds fall a little."""
         store = self.ctx.store
         cache = self.stats
-        # Two statements: SQLite answers a lone min() or max() from the index, both at once by a scan.
-        hi = store.read_one("SELECT max(id) FROM memories")[0] or 0
-        lo = store.read_one("SELECT min(id) FROM memories")[0] or 0
+        hi, lo = store.query(lambda c: c.memory_queries.id_range())
         if (
             cache is None
             or abs(hi - cache.top_at_count) > 0.1 * max(cache.n, 1)
             or time.monotonic() - cache.at > STATS_TTL_S
         ):
-            tiers = {r[0]: int(r[1]) for r in store.read("SELECT tier, count(*) FROM memories GROUP BY tier")}
+            tiers = store.query(lambda c: c.memory_queries.tier_counts())
             cache = self.stats = TermStats(hi, sum(tiers.values()), tiers, time.monotonic())
         cache.top, cache.bottom = hi, lo
         return cache
@@ -227,14 +225,9 @@ class KeywordRetriever:
             return {}
         try:
             if p.index == "like":
-                where, params = filters.sql("m.")
-                conds = " OR ".join("m.content LIKE ? ESCAPE '\\'" for _ in p.like)
-                rows = self.ctx.store.read(
-                    f"SELECT m.id, 0.0 FROM memories m WHERE ({conds}) AND {where}"
-                    " ORDER BY m.id DESC LIMIT ?",
-                    (*p.like, *params, n),
-                )
-                return {int(r[0]): (i + 1, 0.0) for i, r in enumerate(rows)}
+                like = p.like
+                ids = self.ctx.store.query(lambda c: c.memory_queries.like_ranked(like, filters, n))
+                return {mid: (i + 1, 0.0) for i, mid in enumerate(ids)}
             got = self._matrix_top(p, filters, n)
             if got is not None:
                 ranked = sorted(got.items(), key=lambda kv: (-kv[1], -kv[0]))[:n]

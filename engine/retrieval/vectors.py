@@ -22,11 +22,10 @@ from engine.retrieval.filters import Filters
 from engine.retrieval.keyword_matrix import give_back_memory
 from engine.retrieval.loading import Loader
 from engine.retrieval.vector_matrix import VectorMatrix, ordered
-from engine.tables import memories as table
 
 if TYPE_CHECKING:
     from engine.storage.indexes import VectorStore
-    from engine.storage.port import Storage
+    from engine.storage.port import Connection, Storage
 
 
 def blob(vec: np.ndarray) -> bytes:
@@ -91,13 +90,13 @@ class VectorIndex:
         return self._live_matrix()
 
     # -- writes (inside the caller's transaction) ---------------------------------------------
-    def put(self, conn: Any, memory_id: int, vec: np.ndarray, row: Any) -> None:
+    def put(self, conn: Connection, memory_id: int, vec: np.ndarray, row: Any) -> None:
         """Store the memory's vector (filter fields from its `row`) and mark it embedded."""
         self.backend.put(
             conn, memory_id, blob(vec), row["tier"], row["kind"], row["category"], row["agent"] or "",
             row["user"] or "",
         )  # fmt: skip
-        table.set_embedded(conn, memory_id, True)
+        conn.memories.set_embedded(memory_id, True)
 
     # -- reads ---------------------------------------------------------------------------------
     def knn(self, q: np.ndarray, k: int, filters: Filters, conn: Any = None) -> list[tuple[int, float]]:

@@ -133,7 +133,7 @@ class MemoryQueries(Gateway):
         raise NotImplementedError
 
     # -- the in-memory matrices' loading -------------------------------------------------------------
-    def all_ids(self) -> list[int]:
+    def all_ids(self) -> Iterator[int]:
         """Every memory id, ascending."""
         raise NotImplementedError
 

@@ -217,8 +217,8 @@ class PgMemoryQueries(MemoryQueries):
         return {r[0]: int(r[1]) for r in self._all("SELECT tier, count(*) FROM memories GROUP BY tier")}
 
     # -- the in-memory matrices' loading -------------------------------------------------------------
-    def all_ids(self) -> list[int]:
-        return [r[0] for r in self._all("SELECT id FROM memories ORDER BY id")]
+    def all_ids(self) -> Iterator[int]:
+        return (r[0] for r in self._all("SELECT id FROM memories ORDER BY id"))
 
     def text_length(self, ids: Sequence[int]) -> int:
         if not ids:

@@ -203,8 +203,8 @@ class SqliteMemoryQueries(MemoryQueries):
         }
 
     # -- the in-memory matrices' loading -------------------------------------------------------------
-    def all_ids(self) -> list[int]:
-        return [r[0] for r in self.conn.execute("SELECT id FROM memories ORDER BY id")]
+    def all_ids(self) -> Iterator[int]:
+        return (r[0] for r in self.conn.execute("SELECT id FROM memories ORDER BY id"))
 
     def text_length(self, ids: Sequence[int]) -> int:
         total = 0

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.errors import EngineError
 from engine.paths import is_server
@@ -33,6 +33,7 @@ from engine.retrieval.query import FtsPlan, plan, quote
 if TYPE_CHECKING:
     from engine.context import Context
     from engine.storage.indexes import FtsIndex, KeywordIndex
+    from engine.storage.port import Connection
 
 STATS_TTL_S = 300.0
 DF_CACHE_MAX = 50_000
@@ -195,7 +196,7 @@ class KeywordRetriever:
         cache.top, cache.bottom = hi, lo
         return cache
 
-    def doc_freq(self, conn: Any, term: str) -> int:
+    def doc_freq(self, conn: Connection, term: str) -> int:
         """How many memories contain `term` (cached until the counts are re-read)."""
         cache = self.stats
         assert cache is not None, "term_stats() first"
@@ -245,7 +246,13 @@ class KeywordRetriever:
         return {mid: (i + 1, sc) for i, (mid, sc) in enumerate(ranked)}
 
     def _bm25_top(
-        self, conn: Any, index: FtsIndex, match: str, filters: Filters, n: int, above: int | None = None
+        self,
+        conn: Connection,
+        index: FtsIndex,
+        match: str,
+        filters: Filters,
+        n: int,
+        above: int | None = None,
     ) -> dict[int, float]:
         """The n best memories by BM25 that pass `filters` (and have ids above `above`)."""
         # Tier counts as plan() last read them (it refreshes them): no queries per call.
@@ -263,7 +270,7 @@ class KeywordRetriever:
                 return dict(kept)
         return {mid: -b for mid, b in self.index.top_where(conn, index, match, filters, n, above)}
 
-    def _windowed_scores(self, conn: Any, p: FtsPlan, filters: Filters, n: int) -> dict[int, float]:
+    def _windowed_scores(self, conn: Connection, p: FtsPlan, filters: Filters, n: int) -> dict[int, float]:
         """Rarer words over every memory, all kept words over the newest: the max of the two is
         each memory's exact BM25 inside the window and its rarer-word BM25 outside it. A window
         that a narrow filter leaves under n matches is widened (×4) until it has n or is whole."""

@@ -99,14 +99,18 @@ class VectorIndex:
         conn.memories.set_embedded(memory_id, True)
 
     # -- reads ---------------------------------------------------------------------------------
-    def knn(self, q: np.ndarray, k: int, filters: Filters, conn: Any = None) -> list[tuple[int, float]]:
+    def knn(
+        self, q: np.ndarray, k: int, filters: Filters, conn: Connection | None = None
+    ) -> list[tuple[int, float]]:
         """Top-k (memory_id, cosine similarity) among memories passing `filters`."""
         m = self._live_matrix() if conn is None else None
         if m is not None:
             return m.knn(q, k, filters, self.bits_from, self.rescore)
         return self.knn_sql(q, k, filters, conn)
 
-    def knn_sql(self, q: np.ndarray, k: int, filters: Filters, conn: Any = None) -> list[tuple[int, float]]:
+    def knn_sql(
+        self, q: np.ndarray, k: int, filters: Filters, conn: Connection | None = None
+    ) -> list[tuple[int, float]]:
         """The vector store's exact KNN (the plain approach, and the path without a matrix)."""
         if conn is not None:
             rows = self.backend.knn(conn, blob(q), int(k), filters)
@@ -152,7 +156,11 @@ class VectorIndex:
             self._sync(self.matrix)
 
     def best_matches(
-        self, conn: Any, vecs: np.ndarray, agents: list[str], tiers: tuple[str, ...] = ("core", "active")
+        self,
+        conn: Connection,
+        vecs: np.ndarray,
+        agents: list[str],
+        tiers: tuple[str, ...] = ("core", "active"),
     ) -> list[tuple[int | None, float]]:
         """Inside a write transaction: for each vector, the most similar memory of its agent.
         Uses the matrix as of its last sync plus the rows logged since (read through `conn`, so

@@ -111,3 +111,14 @@ def test_memory_read_model(eng):
     assert q(lambda c: c.memory_queries.sessions(text="kitch\\")) == []
     tiers, rules, pending, forgets, sessions = q(lambda c: c.memory_queries.counts())
     assert (tiers, sessions) == ({"active": 5}, 1)
+
+
+def test_meta_rows(eng):
+    eng.store.write(lambda c: c.meta.put("t.k", "1"))
+    eng.store.write(lambda c: c.meta.put("t.k", "2"))
+    eng.store.write(lambda c: c.meta.put_missing("t.k", "3"))
+    eng.store.write(lambda c: c.meta.put_missing("t.new", "4"))
+    assert eng.store.query(lambda c: c.meta.get("t.k")) == "2"
+    assert eng.store.query(lambda c: c.meta.get("t.none")) is None
+    held = eng.store.query(lambda c: c.meta.all())
+    assert held["t.k"] == "2" and held["t.new"] == "4"

@@ -299,16 +299,9 @@ class MemoryEngine:
 
     # -- overview ------------------------------------------------------------------------------------
     def counts(self) -> Counts:
-        with self.store.reading() as c:
-            tiers = {t: 0 for t in ("core", "active", "archived")}
-            for tier, n in c.execute("SELECT tier, count(*) FROM memories GROUP BY tier"):
-                tiers[tier] = n
-            rules = c.execute("SELECT count(*) FROM rules WHERE status != 'retired'").fetchone()[0]
-            pending = c.execute("SELECT count(*) FROM proposals WHERE status = 'pending'").fetchone()[0]
-            forgets = c.execute(
-                "SELECT count(*) FROM forget_requests WHERE status IN ('open', 'previewed')"
-            ).fetchone()[0]
-            sessions = c.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        by_tier, rules, pending, forgets, sessions = self.store.query(lambda c: c.memory_queries.counts())
+        tiers = {t: 0 for t in ("core", "active", "archived")}
+        tiers.update(by_tier)
         return Counts(tiers, rules, pending, forgets, sessions)
 
     def data_version(self) -> int:

@@ -1,6 +1,7 @@
 """Memories: the write path (validation, embedding, near-duplicate reinforcement), reads, and the
 operator's edits (pin, importance, tier, content). Every mutation is audited; rows are written
-through the memories table gateway (engine/tables/memories.py)."""
+through the memories gateway (`conn.memories`) and read through the memory read model
+(`conn.memory_queries`)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ from engine.lifecycle.decay import strength_at
 from engine.memory_bulk import MemoryOutcome
 from engine.memory_bulk import apply as apply_bulk
 from engine.memory_input import as_memory_id, check_text, normalize_item
-from engine.tables import memories as table
-from engine.tables.memories import NewMemory
+from engine.storage.gateways.memories import NewMemory
 from engine.types import TIERS, AddResult, Memory, load_json
 
 if TYPE_CHECKING:
     from engine.context import Context
+    from engine.storage.port import Connection
 
 
 def row_to_memory(r: Any) -> Memory:
@@ -133,7 +134,7 @@ class MemoriesService:
         if dedup and vecs is not None:  # big batches check duplicates in memory, all at once
             vectors.prepare_batch(len(norm), ctx.settings.search.dedup_matrix_from)
 
-        def write(conn: Any) -> list[AddResult] | None:
+        def write(conn: Connection) -> list[AddResult] | None:
             gone = tombstones.any_forgotten(conn, [n["content"] for n in norm])
             if gone:  # text a forget removed is never remembered again, whatever the door
                 for i in gone:
@@ -166,9 +167,9 @@ class MemoriesService:
                     results.append(AddResult(dup, True))
                     continue
                 created = float(n["created_at"]) if n["created_at"] is not None else now
-                mid = table.insert(conn, n, created=created, now=now)
+                mid = conn.memories.insert(n, created=created, now=now)
                 if vec is not None:
-                    vectors.put(conn, mid, vec, table.row(conn, mid))
+                    vectors.put(conn, mid, vec, conn.memories.row(mid))
                     fresh[i] = (mid, n["agent"])
                 audit.append(
                     conn, at=now, actor=ctx.actor, action="add", target_kind="memory", target_id=mid,
@@ -186,7 +187,7 @@ class MemoriesService:
 
     def _find_duplicate(
         self,
-        conn: Any,
+        conn: Connection,
         n: NewMemory,
         vec: np.ndarray | None,
         thr: float,
@@ -195,11 +196,7 @@ class MemoriesService:
         """A stored memory `n` repeats. `near`: (id, similarity) of the closest stored memory of
         the same agent (batched)."""
         if vec is None:  # keyword-only engine: exact text is the only safe duplicate test
-            row = conn.execute(
-                "SELECT id FROM memories WHERE content = ? AND agent = ? AND tier != 'archived' LIMIT 1",
-                (n["content"], n["agent"]),
-            ).fetchone()
-            return int(row[0]) if row else None
+            return conn.memory_queries.same_text(n["content"], n["agent"])
         if near is not None and near[0] is not None and near[1] >= thr:
             return near[0]
         return None
@@ -207,7 +204,7 @@ class MemoriesService:
     # -- strength and reinforcement ----------------------------------------------------------------
     def reinforce_in(
         self,
-        conn: Any,
+        conn: Connection,
         ids: Iterable[int],
         now: float,
         *,
@@ -219,14 +216,14 @@ class MemoriesService:
         and reset the anchor, audited as `action` (search access, gate, duplicate...)."""
         boost = self.ctx.settings.decay.reinforce_boost
         for asked in ids:
-            first = table.row(conn, asked)
+            first = conn.memories.row(asked)
             r = merged.survivor_row(conn, first)  # a merge absorbed it: the survivor is reinforced
             if r is None:
                 continue
             mid = int(r["id"])
             before = self.current_strength(r, now)
             after = min(1.0, before + boost)
-            table.reinforce(conn, mid, after, now, count_access=count_access)
+            conn.memories.reinforce(mid, after, now, count_access=count_access)
             summary: dict[str, Any] = {"strength": [round(before, 3), round(after, 3)]}
             if mid != asked:
                 summary["asked_for"] = asked  # merged into this one
@@ -249,7 +246,7 @@ class MemoriesService:
         It keeps the strength it holds now; a memory restored from the archive is lifted to the
         threshold plus one reinforcement, so the next decay pass does not archive it straight back.
         """
-        r = self.ctx.store.read_one("SELECT * FROM memories WHERE id = ?", (int(memory_id),))
+        r = self.ctx.store.query(lambda c: c.memories.row(int(memory_id)))
         if r is None:
             return {}
         now = self.ctx.clock.now()
@@ -265,13 +262,13 @@ class MemoriesService:
         self.ctx.store.write(
             lambda c: self.reinforce_in(c, [mem.id], self.ctx.clock.now(), action="reinforce", reason=reason)
         )
-        with self.ctx.store.reading() as conn:
-            landed = merged.survivor_row(conn, table.row(conn, mem.id))
+        landed = self.ctx.store.query(lambda c: merged.survivor_row(c, c.memories.row(mem.id)))
         return self.get(int(landed["id"]) if landed is not None else mem.id)
 
     # -- reads ---------------------------------------------------------------------------------------
     def get(self, memory_id: int) -> Memory:
-        r = self.ctx.store.read_one("SELECT * FROM memories WHERE id = ?", (as_memory_id(memory_id),))
+        mid = as_memory_id(memory_id)
+        r = self.ctx.store.query(lambda c: c.memories.row(mid))
         if r is None:
             raise NotFound(f"no memory with id {memory_id}")
         return self._with_strength(r)
@@ -283,7 +280,7 @@ class MemoriesService:
         return m
 
     def from_message(self, message_id: int) -> builtins.list[Memory]:
-        rows = self.ctx.store.read("SELECT * FROM memories WHERE message_id = ? ORDER BY id", (message_id,))
+        rows = self.ctx.store.query(lambda c: c.memory_queries.from_message(message_id))
         return [row_to_memory(r) for r in rows]
 
     def list(
@@ -294,14 +291,8 @@ class MemoriesService:
         session_id: str | None = None,
         limit: int = 500,
     ) -> builtins.list[Memory]:
-        where, params = ["1=1"], []
-        for col, val in (("tier", tier), ("agent", agent), ("session_id", session_id)):
-            if val:
-                where.append(f"{col} = ?")
-                params.append(val)
-        rows = self.ctx.store.read(
-            f"SELECT * FROM memories WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
-            (*params, int(limit)),
+        rows = self.ctx.store.query(
+            lambda c: c.memory_queries.listed(tier=tier, agent=agent, session_id=session_id, limit=int(limit))
         )
         return [self._with_strength(r) for r in rows]
 
@@ -310,12 +301,12 @@ class MemoriesService:
         before = self.get(memory_id)
         now = self.ctx.clock.now()
 
-        def write(conn: Any) -> int | None:
+        def write(conn: Connection) -> int | None:
             # Read inside the write: a merge applied since `before` was read is caught here.
-            survivor = merged.refused(self.ctx, conn, table.row(conn, before.id), action, now, reason)
+            survivor = merged.refused(self.ctx, conn, conn.memories.row(before.id), action, now, reason)
             if survivor is not None:
                 return survivor
-            table.update(conn, before.id, changes, now)
+            conn.memories.update(before.id, changes, now)
             summary = {c: [getattr(before, c, None), v] for c, v in changes.items() if c != "content"}
             if "content" in changes:
                 summary["content"] = [audit.preview(before.content), audit.preview(changes["content"])]
@@ -393,14 +384,14 @@ class MemoriesService:
         store = self.ctx.store
         emb = self.ctx.embedder.get()
         if emb is None:
-            store.write(lambda c: table.set_embedded(c, memory_id, False))
+            store.write(lambda c: c.memories.set_embedded(memory_id, False))
             return
-        r = store.read_one("SELECT * FROM memories WHERE id = ?", (memory_id,))
+        r = store.query(lambda c: c.memories.row(memory_id))
         vec = emb.embed([r["content"]])[0]
         store.write(lambda c: self.ctx.vectors.put(c, memory_id, vec, r))
 
     def pending_vectors(self) -> int:
-        return int(self.ctx.store.read_one("SELECT count(*) FROM memories WHERE embedded = 0")[0])
+        return self.ctx.store.query(lambda c: c.memory_queries.pending_count())
 
     def backfill_vectors(self, batch: int = 256, progress: Callable[[int], object] | None = None) -> int:
         """Embed memories written while no model was loaded. Returns how many were filled."""
@@ -410,15 +401,15 @@ class MemoriesService:
             return 0
         done = 0
         while self.closing is None or not self.closing.is_set():
-            rows = store.read("SELECT * FROM memories WHERE embedded = 0 ORDER BY id LIMIT ?", (batch,))
+            rows = store.query(lambda c: c.memory_queries.pending(batch))
             if not rows:
                 return done
             vecs = emb.embed([r["content"] for r in rows])
 
-            def write(conn: Any, rows: list[Any] = rows, vecs: np.ndarray = vecs) -> None:
+            def write(conn: Connection, rows: list[Any] = rows, vecs: np.ndarray = vecs) -> None:
                 for r, v in zip(rows, vecs, strict=True):
-                    cur = conn.execute("SELECT content FROM memories WHERE id = ?", (r["id"],)).fetchone()
-                    if cur is not None and cur[0] == r["content"]:  # skip rows edited meanwhile
+                    cur = conn.memory_queries.content_of(r["id"])
+                    if cur is not None and cur == r["content"]:  # skip rows edited meanwhile
                         self.ctx.vectors.put(conn, r["id"], v, r)
 
             store.write(write)

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine import memory_merged as merged
 from engine.audit import log as audit
 from engine.memory_input import as_memory_id
-from engine.tables import memories as table
 
 if TYPE_CHECKING:
     from engine.context import Context
+    from engine.storage.port import Connection
 
 Outcome = Literal["done", "unchanged", "missing", "refused"]
 
@@ -53,10 +53,10 @@ def apply(ctx: Context, ids: list[int], change: Change, reason: str) -> list[Mem
     wanted = list(dict.fromkeys(as_memory_id(i) for i in ids))  # bad ids refused before writing
     now = ctx.clock.now()
 
-    def write(conn: Any) -> list[MemoryOutcome]:
+    def write(conn: Connection) -> list[MemoryOutcome]:
         out: list[MemoryOutcome] = []
         for mid in wanted:
-            r = table.row(conn, mid)  # read inside the write: a mark may be stale by now
+            r = conn.memories.row(mid)  # read inside the write: a mark may be stale by now
             if r is None:
                 out.append(MemoryOutcome(mid, "missing", note=f"no memory with id {mid}"))
                 continue
@@ -69,7 +69,7 @@ def apply(ctx: Context, ids: list[int], change: Change, reason: str) -> list[Mem
             if not changes:
                 out.append(MemoryOutcome(mid, "unchanged", r["tier"], bool(r["pinned"]), note))
                 continue
-            table.update(conn, mid, changes, now)
+            conn.memories.update(mid, changes, now)
             audit.append(
                 conn, at=now, actor=ctx.actor, action=change, target_kind="memory", target_id=mid,
                 reason=reason, summary=_summary(r, changes),

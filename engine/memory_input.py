@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import InvalidInput, cut
-from engine.tables.memories import Kind, NewMemory, Tier
+from engine.storage.gateways.memories import Kind, NewMemory, Tier
 from engine.types import KINDS, TIERS
 
 MAX_CONTENT = 1_000_000

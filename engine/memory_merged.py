@@ -10,15 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
-from engine.tables import memories as table
 
 if TYPE_CHECKING:
     from engine.context import Context
+    from engine.storage.port import Connection
 
 MAX_HOPS = 16  # a survivor merged again: follow the chain this far
 
 
-def refused(ctx: Context, conn: Any, r: Any, action: str, now: float, reason: str = "") -> int | None:
+def refused(ctx: Context, conn: Connection, r: Any, action: str, now: float, reason: str = "") -> int | None:
     """Inside the caller's write: the survivor when a merge absorbed memory row `r` (a `refused`
     audit row written: the caller commits it, then raises MergedAway), else None."""
     if r is None or r["absorbed_into"] is None:
@@ -31,11 +31,11 @@ def refused(ctx: Context, conn: Any, r: Any, action: str, now: float, reason: st
     return survivor
 
 
-def survivor_row(conn: Any, r: Any) -> Any:
+def survivor_row(conn: Connection, r: Any) -> Any:
     """The row a write to `r` lands on: `r` itself, or the memory its merges ended in (None: the
     survivor is gone too)."""
     for _ in range(MAX_HOPS):
         if r is None or r["absorbed_into"] is None:
             return r
-        r = table.row(conn, int(r["absorbed_into"]))
+        r = conn.memories.row(int(r["absorbed_into"]))
     return r

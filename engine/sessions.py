@@ -12,12 +12,12 @@ from engine.audit import log as audit
 from engine.errors import InvalidInput, NotFound, cut
 from engine.memory_input import check_text
 from engine.retrieval.query import clean, plan
-from engine.tables import sessions as sessions_table
 from engine.types import Message, MessageHit, Session, SessionDetail, load_json
 
 if TYPE_CHECKING:
     from engine.context import Context
     from engine.storage.indexes import FtsIndex, KeywordIndex
+    from engine.storage.port import Connection
 
 ROLES = ("user", "assistant", "system", "tool")
 
@@ -88,11 +88,10 @@ class SessionsService:
             check_text(val or "", name, allow_empty=True, limit=10_000)
         now = self.ctx.clock.now()
 
-        def write(conn: Any) -> None:
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone():
+        def write(conn: Connection) -> None:
+            if conn.sessions.exists(sid):
                 raise InvalidInput(f"a session with id {cut(sid)} already exists")
-            sessions_table.insert(
-                conn,
+            conn.sessions.insert(
                 {
                     "id": sid, "agent": agent or "", "user": user or "", "source": source or "",
                     "model": model or "", "title": title or "",
@@ -139,13 +138,13 @@ class SessionsService:
             rows.append((role, content, m.get("tool_name"), m.get("at"), int(tc), meta))
         now = self.ctx.clock.now()
 
-        def write(conn: Any) -> list[int]:
-            if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+        def write(conn: Connection) -> list[int]:
+            if not conn.sessions.exists(session_id):
                 raise NotFound(f"no session with id {cut(session_id)}")
             ids = []
             for role, content, tool, at, tc, meta in rows:
                 at = at if at is not None else now
-                ids.append(sessions_table.insert_message(conn, session_id, role, content, tool, at, tc, meta))
+                ids.append(conn.messages.insert(session_id, role, content, tool, at, tc, meta))
             audit.append(
                 conn, at=now, actor=self.ctx.actor, action="add-messages", target_kind="session",
                 target_id=session_id, summary={"messages": len(ids)},
@@ -165,60 +164,37 @@ class SessionsService:
         text: str | None = None,
         limit: int = 500,
     ) -> builtins.list[Session]:
-        where: list[str] = ["1=1"]
-        params: list[Any] = []
-        for col, val in (("s.agent", agent), ("s.user", user), ("s.source", source)):
-            if val:
-                where.append(f"{col} = ?")
-                params.append(val)
-        if since is not None:
-            where.append("s.started_at >= ?")
-            params.append(since)
-        if until is not None:
-            where.append("s.started_at < ?")
-            params.append(until)
-        if text:
-            t = f"%{clean(text)}%"
-            where.append("(s.title LIKE ? OR s.id LIKE ? OR s.agent LIKE ? OR s.user LIKE ?)")
-            params += [t, t, t, t]
-        rows = self.ctx.store.read(
-            "SELECT s.*, (SELECT count(*) FROM messages WHERE session_id = s.id) AS n FROM sessions s"
-            f" WHERE {' AND '.join(where)} ORDER BY s.started_at DESC LIMIT ?",
-            (*params, int(limit)),
+        found = clean(text) if text else None
+        rows = self.ctx.store.query(
+            lambda c: c.memory_queries.sessions(
+                agent=agent, user=user, source=source, since=since, until=until, text=found, limit=int(limit)
+            )
         )
         return [row_to_session(r) for r in rows]
 
     def get(self, session_id: str) -> SessionDetail:
         with self.ctx.store.reading() as conn:
-            r = conn.execute(
-                "SELECT s.*, (SELECT count(*) FROM messages WHERE session_id = s.id) AS n"
-                " FROM sessions s WHERE id = ?",
-                (session_id,),
-            ).fetchone()
+            q: Connection = conn
+            r = q.memory_queries.session(session_id)
             if r is None:
                 raise NotFound(f"no session with id {cut(session_id)}")
-            msgs = conn.execute(
-                "SELECT * FROM messages WHERE session_id = ? ORDER BY at, id", (session_id,)
-            ).fetchall()
+            msgs = q.memory_queries.messages_of(session_id)
             parent = None
             if r["parent_session_id"]:
-                p = conn.execute("SELECT * FROM sessions WHERE id = ?", (r["parent_session_id"],)).fetchone()
+                p = q.sessions.row(r["parent_session_id"])
                 parent = row_to_session(p) if p else None
-            kids = conn.execute(
-                "SELECT * FROM sessions WHERE parent_session_id = ? ORDER BY started_at", (session_id,)
-            ).fetchall()
+            kids = q.memory_queries.children(session_id)
         return SessionDetail(
             row_to_session(r), [row_to_message(m) for m in msgs], parent, [row_to_session(k) for k in kids]
         )
 
     def agent_of(self, session_id: str) -> str | None:
         """The agent a session belongs to ("" for none), or None when there is no such session."""
-        with self.ctx.store.reading() as conn:
-            r = conn.execute("SELECT agent FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return None if r is None else str(r[0] or "")
+        r = self.ctx.store.query(lambda c: c.sessions.row(session_id))
+        return None if r is None else str(r["agent"] or "")
 
     def get_message(self, message_id: int) -> Message:
-        r = self.ctx.store.read_one("SELECT * FROM messages WHERE id = ?", (message_id,))
+        r = self.ctx.store.query(lambda c: c.messages.row(message_id))
         if r is None:
             raise NotFound(f"no message with id {message_id}")
         return row_to_message(r)
@@ -229,26 +205,20 @@ class SessionsService:
         """Full-text search of transcripts: words (porter) for most text, trigram for CJK, and
         a LIKE scan for CJK shorter than three characters. Never raises on odd input."""
         p = plan(query)
-        extra, params = "", []
-        if session_id:
-            extra += " AND m.session_id = ?"
-            params.append(session_id)
-        if agent:
-            extra += " AND s.agent = ?"
-            params.append(agent)
         if p.index == "none":
             return []
         if p.index == "like":
-            conds = " OR ".join("m.content LIKE ? ESCAPE '\\'" for _ in p.like)
-            rows = self.ctx.store.read(
-                "SELECT m.*, s.title AS session_title FROM messages m JOIN sessions s ON s.id = m.session_id"
-                f" WHERE ({conds}){extra} ORDER BY m.at DESC LIMIT ?",
-                (*p.like, *params, int(limit)),
+            like = p.like
+            rows = self.ctx.store.query(
+                lambda c: c.memory_queries.messages_like(
+                    like, session_id=session_id, agent=agent, limit=int(limit)
+                )
             )
         else:
             index: FtsIndex = "words" if p.index == "words" else "trigram"
             match = p.match or ""
             with self.ctx.store.reading() as conn:
+                extra, params = conn.memory_queries.message_scope(session_id, agent)
                 rows = self.index.messages(conn, index, match, extra, params, int(limit))
         return [
             MessageHit(row_to_message(r), _snippet(r["content"], p.terms), r["session_title"]) for r in rows

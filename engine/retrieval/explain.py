@@ -200,7 +200,7 @@ class Explainer:
         boost = self.retrieval.boost_of(mem.id, fctx) if result.mode == "hybrid" else 1.0
         fused = (fusion.one(fctx, s, kw, vec) * boost if kw or vec else 0.0) + near
         now = self.ctx.clock.now()
-        r = self.ctx.store.read_one("SELECT * FROM memories WHERE id = ?", (mem.id,))
+        r = self.ctx.store.query(lambda c: c.memories.row(mem.id))
         rec = fusion.recency(now, max(mem.created_at or 0, mem.last_accessed_at or 0), s)
         return fusion.weight(fused, self.memories.current_strength(r, now), mem.importance, rec, s)
 

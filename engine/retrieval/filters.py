@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import InvalidInput, cut
-from engine.sql import in_list
 from engine.types import KINDS, TIERS
 
 DEFAULT_TIERS = ("core", "active")
@@ -52,20 +51,6 @@ class Filters:
         if category is not None and not str(category).strip():
             category = None
         return cls(tiers, kind or None, category, agent or None, user or None)
-
-    def sql(self, prefix: str = "") -> tuple[str, list[Any]]:
-        """A WHERE fragment over memory columns (`prefix` like 'm.'), and its parameters.
-        Column names are fixed here; values always go in as parameters. Only for the SQL the
-        retrieval services still write themselves (session context, the LIKE fallback): the
-        keyword and vector indexes take the Filters as values and render their own."""
-        tiers, params = in_list(f"{prefix}tier", self.tiers)
-        parts = [tiers]
-        for col in ("kind", "category", "agent", "user"):
-            val = getattr(self, col)
-            if val is not None:
-                parts.append(f"{prefix}{col} = ?")
-                params.append(val)
-        return " AND ".join(parts), params
 
     def excludes(self, mem: Any) -> list[str]:
         """Plain reasons these filters keep memory `mem` out of the searched set."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.errors import EngineError
 from engine.paths import is_server
@@ -33,6 +33,7 @@ from engine.retrieval.query import FtsPlan, plan, quote
 if TYPE_CHECKING:
     from engine.context import Context
     from engine.storage.indexes import FtsIndex, KeywordIndex
+    from engine.storage.port import Connection
 
 STATS_TTL_S = 300.0
 DF_CACHE_MAX = 50_000
@@ -184,20 +185,18 @@ class KeywordRetriever:
         counts without new ids); stale figures only shift where the bounds fall a little."""
         store = self.ctx.store
         cache = self.stats
-        # Two statements: SQLite answers a lone min() or max() from the index, both at once by a scan.
-        hi = store.read_one("SELECT max(id) FROM memories")[0] or 0
-        lo = store.read_one("SELECT min(id) FROM memories")[0] or 0
+        hi, lo = store.query(lambda c: c.memory_queries.id_range())
         if (
             cache is None
             or abs(hi - cache.top_at_count) > 0.1 * max(cache.n, 1)
             or time.monotonic() - cache.at > STATS_TTL_S
         ):
-            tiers = {r[0]: int(r[1]) for r in store.read("SELECT tier, count(*) FROM memories GROUP BY tier")}
+            tiers = store.query(lambda c: c.memory_queries.tier_counts())
             cache = self.stats = TermStats(hi, sum(tiers.values()), tiers, time.monotonic())
         cache.top, cache.bottom = hi, lo
         return cache
 
-    def doc_freq(self, conn: Any, term: str) -> int:
+    def doc_freq(self, conn: Connection, term: str) -> int:
         """How many memories contain `term` (cached until the counts are re-read)."""
         cache = self.stats
         assert cache is not None, "term_stats() first"
@@ -227,14 +226,9 @@ class KeywordRetriever:
             return {}
         try:
             if p.index == "like":
-                where, params = filters.sql("m.")
-                conds = " OR ".join("m.content LIKE ? ESCAPE '\\'" for _ in p.like)
-                rows = self.ctx.store.read(
-                    f"SELECT m.id, 0.0 FROM memories m WHERE ({conds}) AND {where}"
-                    " ORDER BY m.id DESC LIMIT ?",
-                    (*p.like, *params, n),
-                )
-                return {int(r[0]): (i + 1, 0.0) for i, r in enumerate(rows)}
+                like = p.like
+                ids = self.ctx.store.query(lambda c: c.memory_queries.like_ranked(like, filters, n))
+                return {mid: (i + 1, 0.0) for i, mid in enumerate(ids)}
             got = self._matrix_top(p, filters, n)
             if got is not None:
                 ranked = sorted(got.items(), key=lambda kv: (-kv[1], -kv[0]))[:n]
@@ -252,7 +246,13 @@ class KeywordRetriever:
         return {mid: (i + 1, sc) for i, (mid, sc) in enumerate(ranked)}
 
     def _bm25_top(
-        self, conn: Any, index: FtsIndex, match: str, filters: Filters, n: int, above: int | None = None
+        self,
+        conn: Connection,
+        index: FtsIndex,
+        match: str,
+        filters: Filters,
+        n: int,
+        above: int | None = None,
     ) -> dict[int, float]:
         """The n best memories by BM25 that pass `filters` (and have ids above `above`)."""
         # Tier counts as plan() last read them (it refreshes them): no queries per call.
@@ -270,7 +270,7 @@ class KeywordRetriever:
                 return dict(kept)
         return {mid: -b for mid, b in self.index.top_where(conn, index, match, filters, n, above)}
 
-    def _windowed_scores(self, conn: Any, p: FtsPlan, filters: Filters, n: int) -> dict[int, float]:
+    def _windowed_scores(self, conn: Connection, p: FtsPlan, filters: Filters, n: int) -> dict[int, float]:
         """Rarer words over every memory, all kept words over the newest: the max of the two is
         each memory's exact BM25 inside the window and its rarer-word BM25 outside it. A window
         that a narrow filter leaves under n matches is widened (×4) until it has n or is whole."""

@@ -32,16 +32,16 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.sql import chunked, marks
+from engine.sql import chunked
 from engine.storage.lexemes import counted, lexemes
 
 if TYPE_CHECKING:
     from engine.storage.indexes import KeywordIndex
-    from engine.storage.port import ChangeFeed
+    from engine.storage.port import ChangeFeed, Connection
 
 K1, B, IDF_FLOOR = 1.2, 0.75, 1e-6
 RELOAD_FROM = 5_000  # overlay memories past this (and past a quarter of all): reload, not overlay
@@ -91,7 +91,7 @@ class KeywordMatrix:
         self._norm: tuple[tuple[int, float], np.ndarray] | None = None
 
     # -- keeping up with the database -------------------------------------------------------------
-    def sync(self, conn: Any, may_reload: bool = True) -> bool:
+    def sync(self, conn: Connection, may_reload: bool = True) -> bool:
         """Apply what changed since the last sync. False: it is too far behind for the overlay and
         `may_reload` is off (nothing changed; the caller reloads it elsewhere). Outside a write
         transaction only: a rolled-back write must never reach the matrix."""
@@ -115,13 +115,13 @@ class KeywordMatrix:
             self.seq = int(top)
             return True
 
-    def load(self, conn: Any) -> None:
+    def load(self, conn: Connection) -> None:
         """Read every memory's postings in bulk (in the caller's read snapshot)."""
         with self.lock:
             self._reset()
             top = self.feed.newest(conn)  # first: anything newer is re-applied, never missed
             p = self.index.postings(conn)
-            ids = np.fromiter((r[0] for r in conn.execute("SELECT id FROM memories ORDER BY id")), np.int64)
+            ids = np.fromiter(conn.memory_queries.all_ids(), np.int64)
             slots = np.minimum(np.searchsorted(ids, p.docs), max(len(ids) - 1, 0))
             keep = ids[slots] == p.docs if len(ids) else np.zeros(len(p.docs), dtype=bool)
             if not keep.all():  # postings of a memory gone meanwhile: drop them
@@ -141,36 +141,29 @@ class KeywordMatrix:
             self.total = float(self.dl.sum())
             self.seq = int(top)
 
-    def _too_much_text(self, conn: Any, ids: list[int]) -> bool:
+    def _too_much_text(self, conn: Connection, ids: list[int]) -> bool:
         """The changed memories' text is past what one sync may tokenize here, or would take the
         overlay past its bound (their length is read, not their text)."""
         room = min(SYNC_MAX_CHARS, OVERLAY_MAX_CHARS - self.extra_chars)
         chars = 0
         for part in chunked(ids):
-            row = conn.execute(
-                f"SELECT coalesce(sum(length(content)), 0) FROM memories WHERE id IN ({marks(len(part))})",
-                part,
-            ).fetchone()
-            chars += int(row[0])
+            chars += conn.memory_queries.text_length(part)
             if chars > room:
                 return True
         return False
 
-    def _apply(self, conn: Any, ids: list[int]) -> None:
+    def _apply(self, conn: Connection, ids: list[int]) -> None:
         held = [mid for mid in ids if self._slot(mid) is not None]  # in the arrays until now
         for mid in ids:  # out of the arrays and the overlay; back below if it still exists
             self._drop(mid)
-        for part in chunked(ids):
-            for mid, content in conn.execute(
-                f"SELECT id, content FROM memories WHERE id IN ({marks(len(part))})", part
-            ).fetchall():
-                tf, n = counted(content or "")
-                self.extra[int(mid)] = (tf, n, len(content or ""))
-                self.extra_chars += len(content or "")
-                for lx, c in tf.items():
-                    self.extra_at.setdefault(lx, {})[int(mid)] = c
-                self.n_docs += 1
-                self.total += n
+        for mid, content in conn.memory_queries.texts(ids):
+            tf, n = counted(content or "")
+            self.extra[int(mid)] = (tf, n, len(content or ""))
+            self.extra_chars += len(content or "")
+            for lx, c in tf.items():
+                self.extra_at.setdefault(lx, {})[int(mid)] = c
+            self.n_docs += 1
+            self.total += n
         if held:
             self._purge(held)
         self._norm = None

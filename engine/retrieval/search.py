@@ -16,7 +16,6 @@ from engine.retrieval.filters import Filters
 from engine.retrieval.keyword import KeywordRetriever
 from engine.retrieval.query import FtsPlan, clean, content_terms, named_one, named_time, plan
 from engine.retrieval.request import SearchRequest
-from engine.sql import chunked, marks
 from engine.types import Breakdown, Explanation, Hit, SearchResult, load_json
 
 if TYPE_CHECKING:
@@ -24,11 +23,6 @@ if TYPE_CHECKING:
     from engine.context import Context
     from engine.memories import MemoriesService
     from engine.sessions import SessionsService
-
-# The columns state weighting reads for each candidate that can still reach the top k.
-WEIGHT_COLUMNS = (
-    "id, kind, tier, pinned, anchor_strength, last_reinforced_at, importance, created_at, last_accessed_at"
-)
 
 
 class Retrieval:
@@ -169,13 +163,7 @@ class Retrieval:
         rows = {m: read[m] for m in ids if m in read}
         missing = [m for m in ids if m not in read]
         if missing:
-            rows.update(
-                (int(r["id"]), r)
-                for r in store.read(
-                    f"SELECT {WEIGHT_COLUMNS} FROM memories WHERE id IN ({marks(len(missing))})",
-                    tuple(missing),
-                )
-            )
+            rows.update((int(r["id"]), r) for r in store.query(lambda c: c.memory_queries.weighting(missing)))
         now = self.ctx.clock.now()
         strength_of = self.memories.current_strength
         finals = []
@@ -192,12 +180,8 @@ class Retrieval:
         top = finals[:k]
         if not top:  # every candidate was deleted meanwhile
             return [], fctx
-        full = {
-            int(r["id"]): r
-            for r in store.read(
-                f"SELECT * FROM memories WHERE id IN ({marks(len(top))})", tuple(t[1] for t in top)
-            )
-        }
+        top_ids = [t[1] for t in top]
+        full = {int(r["id"]): r for r in store.query(lambda c: c.memory_queries.rows(top_ids))}
         scored = []
         for _, mid, strength, importance, rec, final in top:
             r = full.get(mid)
@@ -248,17 +232,14 @@ class Retrieval:
         # A speaker the query names is one of its words: metadata sharing none is not parsed.
         words = [w for w in content_terms(query) if len(w) > 1] if s.speaker_boost else []
         meta: dict[int, tuple[str | None, tuple[int | None, int | None]]] = {}
-        for part in chunked(list(fused), 400):
-            for r in self.ctx.store.read(
-                f"SELECT {WEIGHT_COLUMNS}, metadata FROM memories WHERE id IN ({marks(len(part))})",
-                tuple(part),
-            ):
-                read[int(r["id"])] = r
-                text = r["metadata"] or ""
-                low = text.lower()
-                md = load_json(text) if timed or any(w in low for w in words) else {}
-                dated = fusion.when(md, r["created_at"]) if timed else (None, None)
-                meta[int(r["id"])] = (fusion.speaker_of(md) if words else None, dated)
+        cands = list(fused)
+        for r in self.ctx.store.query(lambda c: c.memory_queries.weighting(cands, metadata=True)):
+            read[int(r["id"])] = r
+            text = r["metadata"] or ""
+            low = text.lower()
+            md = load_json(text) if timed or any(w in low for w in words) else {}
+            dated = fusion.when(md, r["created_at"]) if timed else (None, None)
+            meta[int(r["id"])] = (fusion.speaker_of(md) if words else None, dated)
         speakers = {sp for sp, _ in meta.values() if sp}
         n = fusion.Named(named_one(query, speakers), month, year)
         fctx.named = n
@@ -271,7 +252,7 @@ class Retrieval:
         """fusion.boost for one memory against what a search's query named (explain's path)."""
         if not fctx.named:
             return 1.0
-        r = self.ctx.store.read_one("SELECT metadata, created_at FROM memories WHERE id = ?", (memory_id,))
+        r = self.ctx.store.query(lambda c: c.memory_queries.boost_fields(memory_id))
         if r is None:
             return 1.0
         md = load_json(r["metadata"])
@@ -290,20 +271,12 @@ class Retrieval:
         cands = [m for m, v in fused.items() if v > 0]
         if not cands:
             return {}
-        where, params = filters.sql()
         out: dict[int, float] = {}
-        for part in chunked(cands, 400):
-            rows = self.ctx.store.read(
-                f"SELECT m.id, (SELECT id FROM memories WHERE session_id = m.session_id AND id < m.id"
-                f" AND {where} ORDER BY id DESC LIMIT 1), (SELECT id FROM memories WHERE session_id ="
-                f" m.session_id AND id > m.id AND {where} ORDER BY id LIMIT 1) FROM memories m WHERE"
-                f" m.id IN ({marks(len(part))}) AND m.session_id IS NOT NULL",
-                (*params, *params, *part),
-            )
-            for mid, before, after in rows:
-                for nb in (before, after):
-                    if nb is not None and (only is None or nb in only):
-                        out[int(nb)] = out.get(int(nb), 0.0) + beta * fused[int(mid)]
+        rows = self.ctx.store.query(lambda c: c.memory_queries.session_neighbours(cands, filters))
+        for mid, before, after in rows:
+            for nb in (before, after):
+                if nb is not None and (only is None or nb in only):
+                    out[int(nb)] = out.get(int(nb), 0.0) + beta * fused[int(mid)]
         return out
 
     # -- where else the query matches ----------------------------------------------------------------

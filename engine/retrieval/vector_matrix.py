@@ -17,19 +17,20 @@ row-by-row scan stays as the always-right fallback.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.retrieval.filters import Filters
 from engine.sql import chunked
+from engine.storage.queries.memory import MATRIX_FIELDS
 
 if TYPE_CHECKING:
     from engine.storage.curator import CuratorReads
     from engine.storage.indexes import VectorStore
-    from engine.storage.port import ChangeFeed
+    from engine.storage.port import ChangeFeed, Connection
 
-FIELDS = ("tier", "kind", "category", "agent", "user")
+FIELDS = MATRIX_FIELDS
 RELOAD_FROM = 20_000  # changed ids past this (and past a quarter of the rows): reload, not apply
 PACK_BLOCK = 65_536  # rows per sign-bit packing step (bounds the temporary boolean array)
 SEP = "\x1f"  # joins a row's filter fields in one string while loading (ASCII unit separator)
@@ -61,7 +62,7 @@ class VectorMatrix:
         self._masks: dict = {}
 
     # -- keeping up with the file --------------------------------------------------------------
-    def sync(self, conn: Any) -> bool:
+    def sync(self, conn: Connection) -> bool:
         """Apply what changed since the last sync. Returns True if anything did. Call it outside a
         write transaction (a rolled-back write must never reach the matrix)."""
         with self.lock:
@@ -82,7 +83,7 @@ class VectorMatrix:
                 self._compact()
             return True
 
-    def _load_all(self, conn: Any) -> None:
+    def _load_all(self, conn: Connection) -> None:
         self._reset()
         top = self.feed.newest(conn)
         got = self.bulk.all_vectors(conn) if self.bulk is not None else None
@@ -92,12 +93,7 @@ class VectorMatrix:
         self._reset()
         # the vector index's metadata columns read ~10x slower than the same fields from `memories`;
         # vectors are copied in chunks straight into the matrix (no second copy of every blob)
-        meta = {
-            int(r[0]): r[1:]
-            for r in conn.execute(
-                "SELECT id, tier, kind, category, agent, user FROM memories WHERE embedded = 1"
-            )
-        }
+        meta = {int(r[0]): r[1:] for r in conn.memory_queries.embedded_fields()}
         self._grow(len(meta))
         for batch in self.vectors.scan(conn, 4096):
             rows = [r for r in batch if int(r[0]) in meta]
@@ -118,15 +114,12 @@ class VectorMatrix:
             self.n = j + n
         self.seq = int(top)
 
-    def _load_bulk(self, conn: Any, ids: np.ndarray, mat: np.ndarray) -> bool:
+    def _load_bulk(self, conn: Connection, ids: np.ndarray, mat: np.ndarray) -> bool:
         """Adopt `mat` (row i is the vector of ids[i]) as the matrix, keeping the rows whose memory
         is marked embedded. The five filter fields come joined in one string per row (a few
         hundred distinct ones), so the per-row Python work is one lookup, not five; sign bits
         are packed in blocks. False: a field holds the separator (the caller scans instead)."""
-        joined = " || ? || ".join(FIELDS)  # the separator bound, never spliced in
-        meta = conn.execute(
-            f"SELECT id, {joined} FROM memories WHERE embedded = 1 ORDER BY id", [SEP] * (len(FIELDS) - 1)
-        ).fetchall()
+        meta = conn.memory_queries.embedded_fields_joined(SEP)
         if not meta:
             return True
         mids = np.fromiter((r[0] for r in meta), dtype=np.int64, count=len(meta))
@@ -159,7 +152,7 @@ class VectorMatrix:
         self.n = n
         return True
 
-    def _apply(self, conn: Any, ids: list[int]) -> None:
+    def _apply(self, conn: Connection, ids: list[int]) -> None:
         found: set[int] = set()
         for part in chunked(ids):  # a chunk's blobs at a time, not every changed vector at once
             rows = self.vectors.entries(conn, part)

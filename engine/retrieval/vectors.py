@@ -22,11 +22,10 @@ from engine.retrieval.filters import Filters
 from engine.retrieval.keyword_matrix import give_back_memory
 from engine.retrieval.loading import Loader
 from engine.retrieval.vector_matrix import VectorMatrix, ordered
-from engine.tables import memories as table
 
 if TYPE_CHECKING:
     from engine.storage.indexes import VectorStore
-    from engine.storage.port import Storage
+    from engine.storage.port import Connection, Storage
 
 
 def blob(vec: np.ndarray) -> bytes:
@@ -91,23 +90,27 @@ class VectorIndex:
         return self._live_matrix()
 
     # -- writes (inside the caller's transaction) ---------------------------------------------
-    def put(self, conn: Any, memory_id: int, vec: np.ndarray, row: Any) -> None:
+    def put(self, conn: Connection, memory_id: int, vec: np.ndarray, row: Any) -> None:
         """Store the memory's vector (filter fields from its `row`) and mark it embedded."""
         self.backend.put(
             conn, memory_id, blob(vec), row["tier"], row["kind"], row["category"], row["agent"] or "",
             row["user"] or "",
         )  # fmt: skip
-        table.set_embedded(conn, memory_id, True)
+        conn.memories.set_embedded(memory_id, True)
 
     # -- reads ---------------------------------------------------------------------------------
-    def knn(self, q: np.ndarray, k: int, filters: Filters, conn: Any = None) -> list[tuple[int, float]]:
+    def knn(
+        self, q: np.ndarray, k: int, filters: Filters, conn: Connection | None = None
+    ) -> list[tuple[int, float]]:
         """Top-k (memory_id, cosine similarity) among memories passing `filters`."""
         m = self._live_matrix() if conn is None else None
         if m is not None:
             return m.knn(q, k, filters, self.bits_from, self.rescore)
         return self.knn_sql(q, k, filters, conn)
 
-    def knn_sql(self, q: np.ndarray, k: int, filters: Filters, conn: Any = None) -> list[tuple[int, float]]:
+    def knn_sql(
+        self, q: np.ndarray, k: int, filters: Filters, conn: Connection | None = None
+    ) -> list[tuple[int, float]]:
         """The vector store's exact KNN (the plain approach, and the path without a matrix)."""
         if conn is not None:
             rows = self.backend.knn(conn, blob(q), int(k), filters)
@@ -153,7 +156,11 @@ class VectorIndex:
             self._sync(self.matrix)
 
     def best_matches(
-        self, conn: Any, vecs: np.ndarray, agents: list[str], tiers: tuple[str, ...] = ("core", "active")
+        self,
+        conn: Connection,
+        vecs: np.ndarray,
+        agents: list[str],
+        tiers: tuple[str, ...] = ("core", "active"),
     ) -> list[tuple[int | None, float]]:
         """Inside a write transaction: for each vector, the most similar memory of its agent.
         Uses the matrix as of its last sync plus the rows logged since (read through `conn`, so

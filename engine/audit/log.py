@@ -139,11 +139,7 @@ def _upgrade(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[int, 
 
 
 def _mark_keyed(conn: Connection, first_id: int) -> None:
-    # `meta` is another area's table: this write moves to its gateway (conn.meta) when it has one.
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        (KEYED_FROM, str(first_id)),
-    )
+    conn.meta.put(KEYED_FROM, str(first_id))
 
 
 def rekey(conn: Connection, *, at: float, actor: str) -> str:

@@ -17,7 +17,6 @@ from engine.curator import state as curator_state
 from engine.errors import InvalidInput
 from engine.storage.gateways.rule_history import RuleChange
 from engine.storage.port import Connection
-from engine.tables import memories as memories_table
 from engine.types import load_json
 
 if TYPE_CHECKING:
@@ -160,8 +159,7 @@ class Applier:
             }
         )
         s = max(strengths)
-        new_id = memories_table.insert_row(
-            self.conn,
+        new_id = self.conn.memories.insert_row(
             {
                 "content": text,
                 "kind": surv["kind"],
@@ -191,7 +189,7 @@ class Applier:
         if vector is not None:
             self.ctx.vectors.put(self.conn, new_id, vector, _row(self.conn, "memories", new_id))
         for r in rows:
-            memories_table.update(self.conn, r["id"], {"tier": "archived", "absorbed_into": new_id}, self.now)
+            self.conn.memories.update(r["id"], {"tier": "archived", "absorbed_into": new_id}, self.now)
         return new_id
 
     def _merge_rules(self, text, vector) -> int:
@@ -234,7 +232,7 @@ class Applier:
                 f"proposal {self.p['id']} is stale: memory {r['id']} was used after the "
                 "proposal was made; reject it and run the curator again"
             )
-        memories_table.update(self.conn, r["id"], {"tier": "archived"}, self.now)
+        self.conn.memories.update(r["id"], {"tier": "archived"}, self.now)
         return r["id"]
 
     def _promote(self, text, vector) -> int:
@@ -296,7 +294,7 @@ def undo(conn: Connection, proposal_row) -> dict:
     for table in ("memories", "rules"):
         for row in snap["before"][table].values():
             _restore(conn, table, row)
-    memories_table.delete(conn, created.get("memories", []))
+    conn.memories.delete(created.get("memories", []))
     conn.rules.delete(created.get("rules", []))
     return {
         "restored": sum(len(v) for v in snap["before"].values()),

@@ -18,8 +18,6 @@ from engine.errors import InvalidInput, NotFound, cut
 from engine.forget.fold import fold
 from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
-from engine.tables import memories as memories_table
-from engine.tables import sessions as sessions_table
 
 if TYPE_CHECKING:
     from engine.storage.port import Connection
@@ -227,20 +225,20 @@ class Selection:
         counts = self.counts()
         conn.proposals.delete(self.proposals)
         if self.revive:
-            memories_table.unabsorb(conn, sorted(self.revive))
-        memories_table.delete(conn, sorted(self.memories))
+            conn.memories.unabsorb(sorted(self.revive))
+        conn.memories.delete(sorted(self.memories))
         conn.rules.delete(sorted(self.rules))
         conn.flows.delete(sorted(self.flows))
         if self.messages:
-            memories_table.unlink(conn, "message_id", sorted(self.messages))
-            sessions_table.delete_messages(conn, self.messages)
+            conn.memories.unlink("message_id", sorted(self.messages))
+            conn.messages.delete(self.messages)
         if self.sessions:
             sids = sorted(self.sessions)
-            sessions_table.delete_messages_of(conn, sids)
-            memories_table.unlink(conn, "session_id", sids)
-            sessions_table.delete(conn, sids)
+            conn.messages.delete_of(sids)
+            conn.memories.unlink("session_id", sids)
+            conn.sessions.delete(sids)
         if self.titles:
-            sessions_table.clear_titles(conn, sorted(self.titles))
+            conn.sessions.clear_titles(sorted(self.titles))
         return counts
 
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from engine.audit import log as audit
 from engine.forget import tombstones
 from engine.memory_input import normalize_item
-from engine.tables import memories as memories_table
 
 if TYPE_CHECKING:
     from engine.context import Context
@@ -126,8 +125,8 @@ def insert_memory(
     n = normalize_item(item)
     created = float(n["created_at"]) if n["created_at"] is not None else now
     anchor = float(last_active) if last_active is not None else created
-    mid = memories_table.insert(
-        conn, n, created=created, now=now, anchor=anchor, access_count=access_count, last_accessed=last_active
+    mid = conn.memories.insert(
+        n, created=created, now=now, anchor=anchor, access_count=access_count, last_accessed=last_active
     )
     audit.append(
         conn,
@@ -153,7 +152,7 @@ def embed_new(ctx: Context, conn: Connection, ids: list[int]) -> int:
     emb = ctx.embedder.get()
     if emb is None or not ids:
         return 0
-    rows = [memories_table.row(conn, i) for i in ids]
+    rows = [conn.memories.row(i) for i in ids]
     vecs = emb.embed([r["content"] for r in rows])
     for r, v in zip(rows, vecs, strict=True):
         ctx.vectors.put(conn, r["id"], v, r)

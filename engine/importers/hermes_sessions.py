@@ -17,7 +17,6 @@ from engine.importers.common import (
 from engine.importers.hermes import StateData
 from engine.keys import keyed_hash
 from engine.memory_input import MAX_CONTENT
-from engine.tables import sessions as sessions_table
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
@@ -85,7 +84,7 @@ def import_sessions(
         if (row["title"], row["ended_at"], row["metadata"]) == (title, hs.ended_at, meta_json):
             s.skip("session already imported")
             continue
-        sessions_table.update(conn, hs.id, {"title": title, "ended_at": hs.ended_at, "metadata": meta_json})
+        conn.sessions.update(hs.id, {"title": title, "ended_at": hs.ended_at, "metadata": meta_json})
         audit.append(
             conn,
             at=now,

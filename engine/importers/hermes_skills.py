@@ -16,7 +16,6 @@ from engine.importers.common import (
 )
 from engine.importers.hermes_files import Skill
 from engine.importers.hermes_sessions import json_object
-from engine.tables import memories as memories_table
 
 if TYPE_CHECKING:
     from engine.importers.service import Importers
@@ -115,7 +114,7 @@ def import_skills(
                 }
                 if k.last_activity is not None:
                     changes["last_reinforced_at"] = k.last_activity
-                memories_table.update(conn, mid, changes, now)
+                conn.memories.update(mid, changes, now)
                 imp.ctx.vectors.backend.delete(conn, [mid])
                 audit.append(
                     conn,

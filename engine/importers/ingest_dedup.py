@@ -9,8 +9,6 @@ import hashlib
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from engine.tables import sessions as sessions_table
-
 if TYPE_CHECKING:
     from engine.storage.port import Connection
 
@@ -21,7 +19,7 @@ def _h(text: str) -> str:
 
 def new_messages(conn: Connection, session_id: str, messages: list[dict]) -> tuple[list[dict], int]:
     """(the messages of `messages` the session does not hold yet, how many it already held)."""
-    held = sessions_table.held_messages(conn, session_id)
+    held = conn.messages.held(session_id)
     if not held:
         return messages, 0
     exact = Counter((role, _h(content), tool, at) for role, content, tool, at in held)

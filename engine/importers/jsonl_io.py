@@ -32,7 +32,6 @@ from engine.importers.ingest import json_lines
 from engine.importers.jsonl_guard import Guard, database_id, export_database_id
 from engine.paths import home_of, private_dir
 from engine.storage.dump import TableDump
-from engine.tables import memories as memories_table
 
 if TYPE_CHECKING:
     from engine.context import Context
@@ -385,7 +384,7 @@ def _restore(
         row = {**row, "embedded": 0}  # no vector in the file: backfill makes one
     key = dump.insert(conn, table, row)
     if vec is not None:
-        dump.restore_vector(conn, memories_table.row(conn, row["id"]), vec, log=vlog)
+        dump.restore_vector(conn, conn.memories.row(row["id"]), vec, log=vlog)
     return key
 
 

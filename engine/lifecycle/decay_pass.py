@@ -143,11 +143,7 @@ class Decay:
                     conn, "scan", "snapshot", DecayFilter(clock, stale_by=step)
                 )
             if last is None or now > last:
-                conn.execute(
-                    "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE"
-                    " SET value = excluded.value",
-                    (LAST_PASS_KEY, repr(now)),
-                )
+                conn.meta.put(LAST_PASS_KEY, repr(now))
         ids.sort()
         res.memories_archived = len(ids)
         res.archived_ids = ids[:AUDIT_ID_CAP]

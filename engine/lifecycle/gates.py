@@ -22,7 +22,6 @@ from engine.lifecycle.types import FLOW_OUTCOMES, BootItem, FlowMatch, FlowOutco
 from engine.memory_input import check_text
 from engine.retrieval.query import content_terms
 from engine.storage.port import Connection
-from engine.tables import memories as memories_table
 from engine.types import load_json
 
 STATE_CATEGORY = "state"
@@ -129,8 +128,7 @@ class Gates:
                 same_flow = flow is not None and old.get("flow") == flow
                 if same_flow or similarity(summary, old.get("summary", r["content"])) >= threshold:
                     merged = {**old, **meta, "summary": summary, "updates": int(old.get("updates", 1)) + 1}
-                    memories_table.update(
-                        conn,
+                    conn.memories.update(
                         r["id"],
                         {"content": content, "metadata": json.dumps(merged, ensure_ascii=False)},
                         now,

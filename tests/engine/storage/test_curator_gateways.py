@@ -8,9 +8,6 @@ import json
 import pytest
 
 from engine.audit import log as audit
-from engine.tables import memories as memories_table
-from engine.tables import proposals as proposals_table
-from engine.tables import rules as rules_table
 
 pytestmark = pytest.mark.backends
 
@@ -18,11 +15,11 @@ DAY = 86400.0
 
 
 def _memory(conn, content, **cols) -> int:
-    return memories_table.insert_row(conn, {"content": content, "created_at": 0.0, "updated_at": 0.0, **cols})
+    return conn.memories.insert_row({"content": content, "created_at": 0.0, "updated_at": 0.0, **cols})
 
 
 def _rule(conn, text, **cols) -> int:
-    return rules_table.insert(conn, {"text": text, "created_at": 0.0, "updated_at": 0.0, **cols})
+    return conn.rules.insert({"text": text, "created_at": 0.0, "updated_at": 0.0, **cols})
 
 
 def test_a_proposal_moves_through_its_states(eng):
@@ -76,7 +73,7 @@ def test_listing_filters_and_deleting(eng):
     assert [r["id"] for r in q(lambda cq: cq.list_proposals(None, "archive", 1))] == [ids[2]]
     assert [r["id"] for r in q(lambda cq: cq.proposals([ids[2], ids[0], 999]))] == [ids[0], ids[2]]
     assert q(lambda cq: cq.proposals([])) == []
-    eng.store.write(lambda c: proposals_table.delete(c, [ids[0], ids[2]]))
+    eng.store.write(lambda c: c.proposals.delete([ids[0], ids[2]]))
     eng.store.write(lambda c: c.proposals.delete([]))
     assert [r["id"] for r in q(lambda cq: cq.list_proposals(None, None, 10))] == [ids[1]]
 

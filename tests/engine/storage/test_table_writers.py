@@ -1,12 +1,15 @@
-"""Each table has exactly one writer module (issue #23, STYLE.md "Services and storage"): every
-INSERT INTO, UPDATE and DELETE FROM of these tables sits in its gateway under engine/tables/, and
-services call the gateway. Checked on the SQL text itself: every string literal (f-strings with
-their holes as `{}`) of every module of the application outside engine/storage/.
+"""Each table has exactly one writer (issue #23, STYLE.md "Services and storage"): in each adapter,
+every INSERT INTO, UPDATE and DELETE FROM that names one of the engine's tables sits in that
+table's gateway (`engine/storage/<adapter>/gateways/<table>.py`), and services call the gateway
+on the connection (`conn.<table>`); outside engine/storage/ there is no SQL at all
+(tests/test_services_hold_no_sql.py). Checked on the SQL text itself: every string literal
+(f-strings with their holes as `{}`) of every adapter module.
 
-Known exceptions, on purpose:
-- engine/storage/ (not scanned): the JSONL restore and the migrate copy whole tables through the
-  store's `dump.insert_rows` (executemany / COPY), naming the table as a value, never a literal.
-- Writers whose table name is a value (`INSERT INTO {table}`), listed in GENERIC with why."""
+Known exceptions, on purpose, listed in ALSO with why: the adapters' own parts that write a
+table in bulk by a rule rather than row by row (the decay pass, doctor's repair), the schema's
+triggers and upgrade stamps. Writers whose table name is a value (`INSERT INTO {table}`: the
+column-by-column helpers, the dump's bulk copy, the eraser's fixed list of scrubbed places) are
+not counted by name."""
 
 from __future__ import annotations
 
@@ -15,27 +18,28 @@ import re
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from engine.storage.tables import TABLES
+
 ROOT = Path(__file__).resolve().parents[3]
-SCANNED = ("engine", "console", "screens")
-SKIPPED = ("engine/storage/",)
-
-# table -> the one module allowed to write it (messages belong to their session's gateway)
-WRITERS = {
-    "rules": "engine/tables/rules.py",
-    "memories": "engine/tables/memories.py",
-    "sessions": "engine/tables/sessions.py",
-    "messages": "engine/tables/sessions.py",
-    "rule_history": "engine/tables/rule_history.py",
-    "forget_requests": "engine/tables/forget_requests.py",
-    "proposals": "engine/tables/proposals.py",
+ADAPTERS = ("sqlite", "postgres")
+# (adapter, table) -> other modules of that adapter allowed to write it, and why
+ALSO = {
+    ("sqlite", "memories"): {
+        "health.py": "doctor --repair marks memories whose vector is missing for re-embedding",
+        "schema.py": "the triggers that keep the indexes and the change log in step",
+    },
+    ("postgres", "memories"): {
+        "decay.py": "the decay pass's set-based strength/tier updates (the DecayAccess part)",
+        "health.py": "doctor --repair marks memories whose vector is missing for re-embedding",
+    },
+    ("sqlite", "meta"): {"upgrade.py": "the schema upgrade records its generation"},
+    ("postgres", "meta"): {"store.py": "reconcile records the schema's hash and generation"},
+    ("postgres", "audit"): {"schema.py": "the trigger that numbers the chain (audit.seq)"},
 }
-# modules whose SQL writes a table named by a value, and why that is allowed
-GENERIC = {
-    "engine/tables/columns.py": "the gateways' shared row insert/update; called only by gateways",
-    "engine/forget/scrub.py": "a forget redacts quoted text in a fixed list of (table, column) places",
-}
-
-WRITE = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+(\{\}|\"?\w+\"?)")
+WRITE = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+(\"?\w+\"?)")
+DOMAIN = {t.name for t in TABLES} - {"vector_changes"}  # the change log: the adapters' own
 
 
 def _literals(tree: ast.AST) -> list[str]:
@@ -48,82 +52,65 @@ def _literals(tree: ast.AST) -> list[str]:
     return out
 
 
-def scan(root: Path, packages=SCANNED, skipped=SKIPPED) -> tuple[dict[str, set[str]], set[str]]:
-    """(table -> modules writing it by name, modules writing a table named by a value)."""
+def writers(adapter_dir: Path) -> dict[str, set[str]]:
+    """table -> the adapter's modules naming it in a write."""
     named: dict[str, set[str]] = {}
-    generic: set[str] = set()
-    for pkg in packages:
-        for path in sorted((root / pkg).rglob("*.py")):
-            rel = path.relative_to(root).as_posix()
-            if rel.startswith(skipped):
-                continue
-            for text in _literals(ast.parse(path.read_text(), rel)):
-                for m in WRITE.finditer(text):
-                    target = m.group(1).strip('"')
-                    if target == "{}":
-                        generic.add(rel)
-                    else:
-                        named.setdefault(target, set()).add(rel)
-    return named, generic
+    for path in sorted(adapter_dir.rglob("*.py")):
+        rel = path.relative_to(adapter_dir).as_posix()
+        for text in _literals(ast.parse(path.read_text(encoding="utf-8"), rel)):
+            for m in WRITE.finditer(text):
+                named.setdefault(m.group(1).strip('"'), set()).add(rel)
+    return named
 
 
-def problems(named: dict[str, set[str]], generic: set[str]) -> list[str]:
-    out = [
-        f"{table} is written by {sorted(named.get(table, set()))}, not only {owner}"
-        for table, owner in WRITERS.items()
-        if named.get(table, set()) != {owner}
-    ]
-    out += [f"{mod} writes a table named by a value; add it to GENERIC with why" for mod in
-            sorted(generic - set(GENERIC))]  # fmt: skip
+def problems(adapter: str, adapter_dir: Path) -> list[str]:
+    named = writers(adapter_dir)
+    out = []
+    for table in sorted(DOMAIN):
+        allowed = {f"gateways/{table}.py", *ALSO.get((adapter, table), {})}
+        extra = named.get(table, set()) - allowed
+        if extra:
+            out.append(f"{adapter}: {table} is also written by {sorted(extra)}, not only its gateway")
     return out
 
 
-def test_each_table_has_exactly_one_writer():
-    named, generic = scan(ROOT)
-    assert problems(named, generic) == []
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_each_table_has_exactly_one_writer(adapter):
+    assert problems(adapter, ROOT / "engine" / "storage" / adapter) == []
 
 
-def test_generic_writers_are_only_the_known_ones():
-    _, generic = scan(ROOT)
-    assert generic == set(GENERIC), "a listed exception is gone: drop it from GENERIC"
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_the_listed_exceptions_still_exist(adapter):
+    """An exception that no longer writes is dropped from ALSO (the list stays true)."""
+    named = writers(ROOT / "engine" / "storage" / adapter)
+    stale = [
+        f"{table}: {mod}"
+        for (ad, table), mods in ALSO.items()
+        if ad == adapter
+        for mod in mods
+        if mod not in named.get(table, set())
+    ]
+    assert stale == []
 
 
-def test_columns_helper_is_only_called_by_gateways():
-    """columns.insert/update build `INSERT INTO {table}`: only a gateway may name the table."""
-    callers = set()
-    for pkg in SCANNED:
-        for path in (ROOT / pkg).rglob("*.py"):
-            rel = path.relative_to(ROOT).as_posix()
-            if (
-                "engine.tables import columns" in path.read_text()
-                or "engine.tables.columns" in path.read_text()
-            ):
-                callers.add(rel)
-    assert all(c.startswith("engine/tables/") for c in callers), sorted(callers)
+def test_every_table_has_a_gateway_in_both_adapters():
+    for adapter in ADAPTERS:
+        have = {p.stem for p in (ROOT / "engine" / "storage" / adapter / "gateways").glob("*.py")}
+        assert DOMAIN <= have, (adapter, sorted(DOMAIN - have))
 
 
 def test_a_planted_second_writer_is_caught(tmp_path):
-    for table, owner in WRITERS.items():
-        f = tmp_path / owner
-        f.parent.mkdir(parents=True, exist_ok=True)
-        with f.open("a") as out:
-            out.write(f'SQL_{table.upper()} = "DELETE FROM {table} WHERE id = ?"\n')
-    assert problems(*scan(tmp_path, ("engine",))) == []
-    rogue = tmp_path / "engine" / "forget" / "rogue.py"
-    rogue.parent.mkdir(parents=True, exist_ok=True)
-    rogue.write_text(textwrap.dedent('''
-        def f(conn, ids, table):
+    gw = tmp_path / "gateways"
+    gw.mkdir()
+    (gw / "proposals.py").write_text('Q = "DELETE FROM proposals WHERE id = ?"\n')
+    assert problems("sqlite", tmp_path) == []
+    (tmp_path / "rogue.py").write_text(textwrap.dedent('''
+        def f(conn, ids):
             conn.execute(
                 "UPDATE proposals SET status = 'x'"
                 " WHERE id = ?", (1,))
             conn.execute(f"DELETE FROM messages WHERE id IN ({ids})")
-            conn.execute(f"UPDATE {table} SET x = 1")
     '''))  # fmt: skip
-    found = problems(*scan(tmp_path, ("engine",)))
-    assert any(p.startswith("proposals ") and "engine/forget/rogue.py" in p for p in found), found
-    assert any(p.startswith("messages ") and "engine/forget/rogue.py" in p for p in found), found
-    assert any(p.startswith("engine/forget/rogue.py writes a table named by a value") for p in found), found
-    # a write under engine/storage/ is the adapters' own (dump, schema): not counted
-    (tmp_path / "engine" / "storage").mkdir()
-    rogue.rename(tmp_path / "engine" / "storage" / "dump.py")
-    assert problems(*scan(tmp_path, ("engine",))) == []
+    found = problems("sqlite", tmp_path)
+    assert any(p.startswith("sqlite: proposals ") and "rogue.py" in p for p in found), found
+    assert any(p.startswith("sqlite: messages ") and "rogue.py" in p for p in found), found

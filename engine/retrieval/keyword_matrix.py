@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.sql import chunked
+from engine.batches import chunked
 from engine.storage.lexemes import counted, lexemes
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.retrieval.filters import Filters
-from engine.sql import chunked
+from engine.batches import chunked
 from engine.storage.queries.memory import MATRIX_FIELDS
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine.sql import chunked
+from engine.batches import chunked
 from engine.storage.gateways.base import Gateway, checked
 from engine.storage.tables import TABLES
 
@@ -47,7 +47,7 @@ class CuratorQueries(Gateway):
         return [r for part in chunked(want) for r in self._proposals(part)] if want else []
 
     def _proposals(self, ids: Sequence[int]) -> list[Any]:
-        """The rows of a non-empty, sorted id list (at most engine.sql.CHUNK), in id order."""
+        """The rows of a non-empty, sorted id list (at most engine.batches.CHUNK), in id order."""
         raise NotImplementedError
 
     def list_proposals(self, status: str | None, kind: str | None, limit: int) -> list[Any]:

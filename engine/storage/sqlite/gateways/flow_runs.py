@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.sql import chunked
+from engine.batches import chunked
 from engine.storage.gateways.flow_runs import FlowRunRows
 from engine.storage.sqlite.gateways.columns import in_list
 

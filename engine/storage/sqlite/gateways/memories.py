@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.sql import chunked
+from engine.batches import chunked
 from engine.storage.gateways.memories import MemoryRows
 from engine.storage.sqlite.gateways.columns import marks
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from engine.sql import chunked
+from engine.batches import chunked
 from engine.storage.gateways.messages import MessageRows
 from engine.storage.sqlite.gateways.columns import marks
 

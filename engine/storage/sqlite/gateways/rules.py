@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.sql import chunked
+from engine.batches import chunked
 from engine.storage.gateways.rules import RuleRows
 from engine.storage.sqlite.gateways import columns
 from engine.storage.sqlite.gateways.columns import in_list

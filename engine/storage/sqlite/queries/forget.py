@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.sql import chunked
+from engine.batches import chunked
 from engine.storage.queries.forget import ForgetQueries
 from engine.storage.sqlite.gateways.columns import marks
 

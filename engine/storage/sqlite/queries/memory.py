@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from engine.sql import chunked
+from engine.batches import chunked
 from engine.storage.indexes import MemoryFilter
 from engine.storage.queries.memory import MATRIX_FIELDS, WEIGHT_COLUMNS, MemoryQueries
 from engine.storage.sqlite.filters import where

@@ -12,6 +12,7 @@ from engine.audit import log as audit
 from engine.errors import InvalidInput, NotFound, cut
 from engine.memory_input import check_text
 from engine.retrieval.query import clean, plan
+from engine.storage.indexes import MessageScope
 from engine.types import Message, MessageHit, Session, SessionDetail, load_json
 
 if TYPE_CHECKING:
@@ -217,9 +218,9 @@ class SessionsService:
         else:
             index: FtsIndex = "words" if p.index == "words" else "trigram"
             match = p.match or ""
+            scope = MessageScope(session_id or None, agent or None)
             with self.ctx.store.reading() as conn:
-                extra, params = conn.memory_queries.message_scope(session_id, agent)
-                rows = self.index.messages(conn, index, match, extra, params, int(limit))
+                rows = self.index.messages(conn, index, match, scope, int(limit))
         return [
             MessageHit(row_to_message(r), _snippet(r["content"], p.terms), r["session_title"]) for r in rows
         ]

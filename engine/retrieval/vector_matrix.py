@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.retrieval.filters import Filters
 from engine.batches import chunked
+from engine.retrieval.filters import Filters
 from engine.storage.queries.memory import MATRIX_FIELDS
 
 if TYPE_CHECKING:

@@ -19,6 +19,16 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 FtsIndex = Literal["words", "trigram"]  # porter-stemmed words, or trigrams (CJK)
+
+
+@dataclass(frozen=True)
+class MessageScope:
+    """Which transcripts a message search looks in: one session, one agent's sessions, or all."""
+
+    session_id: str | None = None
+    agent: str | None = None
+
+
 FtsTable = Literal["rules", "flows"]  # the lifecycle's word indexes
 
 
@@ -123,11 +133,9 @@ class KeywordIndex(Protocol):
         ...
 
     # -- the episodic log ---------------------------------------------------------------------------
-    def messages(
-        self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], limit: int
-    ) -> list[Any]:
+    def messages(self, conn: Any, index: FtsIndex, match: str, scope: MessageScope, limit: int) -> list[Any]:
         """Best-first rows `m.*, s.title AS session_title` of messages `m` (joined to their
-        session `s`) matching `match` and passing `where` (a fragment starting with ` AND`)."""
+        session `s`) matching `match` within `scope`."""
         ...
 
     # -- rules and flows -------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The storage port: what the services need from a database, and nothing else.
 
-Services run portable SQL (`?` parameters, `RETURNING id`, standard joins) on the connection a
-`read`/`reading`/`write` gives them. What truly differs between backends sits behind named parts
-of the port: the keyword index (FTS5 / tsvector BM25), the vector store (sqlite-vec / pgvector),
+Services hold no SQL: the connection a `query`/`reading`/`write`/`dry_run` gives them carries a
+gateway per table (`conn.memories`, the table's only writer) and a read model per area
+(`conn.forget_queries`), each rendered by the adapter in its own dialect. What else differs between
+backends sits behind named parts of the port: the keyword index (FTS5 / tsvector BM25), the vector store (sqlite-vec / pgvector),
 the decay pass's access path, the schema and health checks, the change counter and change feed
 (data_version + the vector log / LISTEN-NOTIFY), erasure with its verification, the dump and the
 curator's bulk reads.
@@ -197,10 +198,6 @@ class Storage(Protocol):
     def reconcile(self) -> Reconciled:
         """Create what is missing, add missing columns, record the generation (one transaction)."""
         ...
-
-    def read(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]: ...
-
-    def read_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any: ...
 
     def query(self, fn: Callable[[Connection], T]) -> T:
         """`fn(conn)` on one read snapshot, retried while the database is busy: how services read

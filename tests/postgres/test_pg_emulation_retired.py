@@ -1,15 +1,13 @@
-"""Retiring the SQLite imitation (issue #23): with `schema.EMULATION` False a reconciled database
-holds none of the emulation's functions, operators or aggregate — a new one never gets them, and
-an older one (reconciled while they were made) loses them to `schema.RETIRED`. With EMULATION True
-(until every service writes PostgreSQL's own SQL) they are all there, which is what makes the
-catalog queries below mean something."""
+"""The SQLite imitation is retired (issue #23): a reconciled database holds none of the functions,
+operators or aggregate older versions installed so SQLite-flavoured SQL ran here — a new one never
+gets them, and an older one loses them to `schema.RETIRED` when it is reconciled. The catalog
+queries are shown to see such objects by planting a sample of the old ones first."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import psycopg
-import pytest
 
 from engine.storage.postgres import schema
 from engine.storage.postgres.store import PgStore
@@ -79,44 +77,44 @@ def test_the_retired_list_drops_every_emulation_object_by_signature():
     assert all(not d.startswith(("DROP OPERATOR", "DROP AGGREGATE")) for d in schema.RETIRED[first_support:])
 
 
-def test_with_the_emulation_on_a_reconciled_database_has_it_all(pg_db):
-    got = _emulation(pg_db)
-    assert sorted(got["functions"]) == sorted(FUNCTIONS)
-    assert len(got["support"]) == 24
-    assert sorted(got["operators"]) == sorted(OPERATORS)
-    assert got["aggregates"] == ["sum(boolean)"]
+# A sample of what older versions created (their exact DDL), so the catalog check has something to
+# find and RETIRED something to drop.
+OLD = (
+    "CREATE FUNCTION json_extract(doc text, path text) RETURNS text LANGUAGE sql IMMUTABLE AS $$"
+    " SELECT (doc::jsonb) #>> string_to_array(regexp_replace(path, '^\\$\\.?', ''), '.') $$",
+    "CREATE FUNCTION instr(hay text, needle text) RETURNS integer LANGUAGE sql IMMUTABLE AS $$"
+    " SELECT strpos(hay, needle) $$",
+    "CREATE FUNCTION max(a double precision, b double precision) RETURNS double precision LANGUAGE sql"
+    " IMMUTABLE AS $$ SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE greatest(a, b) END $$",
+    "CREATE FUNCTION mc_sum_bool(acc bigint, v boolean) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$"
+    " SELECT CASE WHEN v IS NULL THEN acc ELSE coalesce(acc, 0) + v::int END $$",
+    "CREATE AGGREGATE sum(boolean) (SFUNC = mc_sum_bool, STYPE = bigint)",
+    "CREATE FUNCTION mc_text_ge_i8(a text, b bigint) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$"
+    " SELECT CASE WHEN a ~ '^-?[0-9]+$' THEN a::numeric >= b::numeric ELSE true END $$",
+    "CREATE OPERATOR >= (LEFTARG = text, RIGHTARG = bigint, FUNCTION = mc_text_ge_i8)",
+)
+NONE: dict[str, list[str]] = {"functions": [], "support": [], "operators": [], "aggregates": []}
 
 
-def test_with_the_emulation_off_an_older_database_loses_it(pg_server, monkeypatch):
-    url = pg_server.fresh()  # reconciled with the emulation (the template)
-    try:
-        assert _emulation(url)["operators"]
-        monkeypatch.setattr(schema, "EMULATION", False)
-        _reconcile(url)  # another schema hash: reconciling runs, RETIRED with it
-        assert _emulation(url) == {"functions": [], "support": [], "operators": [], "aggregates": []}
-        _reconcile(url)  # and again: nothing left to drop, nothing fails
-        with psycopg.connect(url, autocommit=True) as conn:
-            pg_schema = conn.execute("SELECT value FROM meta WHERE key = 'pg_schema'").fetchone()[0]
-        assert pg_schema == schema.schema_hash()
-    finally:
-        pg_server.drop(url)
-
-
-def test_with_the_emulation_off_a_new_database_never_gets_it(pg_url, monkeypatch):
-    monkeypatch.setattr(schema, "EMULATION", False)
+def test_a_new_database_has_none_of_it(pg_db):
     assert not any("CREATE OPERATOR" in s or "json_extract" in s for s in schema.create_statements())
-    _reconcile(pg_url)
-    assert _emulation(pg_url) == {"functions": [], "support": [], "operators": [], "aggregates": []}
-    with psycopg.connect(pg_url, autocommit=True) as conn:
-        have = {
-            r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
-        }
-    assert {t.name for t in schema.PG_TABLES} | set(schema.EXTRA_TABLE_NAMES) <= have
+    assert _emulation(pg_db) == NONE
 
 
-@pytest.mark.parametrize("emulation", [True, False])
-def test_the_schema_hash_tells_the_two_apart(monkeypatch, emulation):
-    monkeypatch.setattr(schema, "EMULATION", emulation)
-    on_off = schema.schema_hash()
-    monkeypatch.setattr(schema, "EMULATION", not emulation)
-    assert schema.schema_hash() != on_off
+def test_an_older_database_loses_it_when_reconciled(pg_db):
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        for stmt in OLD:
+            conn.execute(stmt)
+        conn.execute("UPDATE meta SET value = 'an-older-schema' WHERE key = 'pg_schema'")
+    got = _emulation(pg_db)
+    assert sorted(got["functions"]) == sorted(["json_extract(text, text)", "instr(text, text)",
+                                               "max(double precision, double precision)",
+                                               "mc_sum_bool(bigint, boolean)"])  # fmt: skip
+    assert got["support"] == ["mc_text_ge_i8"] and got["operators"] == [">=(text, bigint)"]
+    assert got["aggregates"] == ["sum(boolean)"]
+    _reconcile(pg_db)  # another schema hash: reconciling runs, RETIRED with it
+    assert _emulation(pg_db) == NONE
+    _reconcile(pg_db)  # and again: nothing left to drop, nothing fails
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        recorded = conn.execute("SELECT value FROM meta WHERE key = 'pg_schema'").fetchone()[0]
+    assert recorded == schema.schema_hash()

@@ -1,6 +1,6 @@
 """The PostgreSQL adapter's own parts (keyword and trigram index, vector store, doctor's checks and
-repair) run PostgreSQL's own SQL: on a database reconciled with the emulation off
-(`schema.EMULATION = False`: no json_extract, instr, scalar max/min, sum(boolean), text-vs-number
+repair) run PostgreSQL's own SQL: on a database with none of the SQLite imitation older versions
+installed (json_extract, instr, scalar max/min, sum(boolean), text-vs-number
 operators) every one of them still answers. Rows are written here with plain SQL, the store's
 write tokenizing them into the keyword index as for the engine."""
 
@@ -32,27 +32,26 @@ def _unit(seed: int) -> bytes:
 
 @pytest.fixture
 def store(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[PgStore]:
-    monkeypatch.setattr(schema, "EMULATION", False)
     s = PgStore(pg_url, pool_size=2)
     try:
         s.reconcile()
 
         def fill(conn: PgConnection) -> list[int]:
             ids = []
-            conn.run("INSERT INTO sessions(id, title, agent) VALUES ('s1', 'standup', 'ana')")
+            conn.execute("INSERT INTO sessions(id, title, agent) VALUES ('s1', 'standup', 'ana')")
             for i, (text, tier, agent, user) in enumerate(TEXTS):
-                mid = conn.run(
+                mid = conn.execute(
                     'INSERT INTO memories(content, tier, agent, "user", embedded) VALUES (%s, %s, %s, %s, 1)'
                     " RETURNING id",
                     [text, tier, agent, user],
                 ).fetchone()[0]
                 s.vector_store.put(conn, mid, _unit(i), tier, "semantic", "general", agent, user)
-                conn.run(
+                conn.execute(
                     "INSERT INTO messages(session_id, role, content, at) VALUES ('s1', 'user', %s, %s)",
                     [text, float(i)],
                 )
                 ids.append(int(mid))
-            conn.run("INSERT INTO rules(text) VALUES ('always deploy with a dry run first')")
+            conn.execute("INSERT INTO rules(text) VALUES ('always deploy with a dry run first')")
             return ids
 
         s.ids = s.write(fill)  # type: ignore[attr-defined]
@@ -108,7 +107,7 @@ def test_doctor_checks_and_repair_run_without_the_emulation(store):
         assert h.vector_gaps(c, 5).missing.count == 0
         assert h.number_suspects(c, 5) == []
     store.write(
-        lambda c: c.run(
+        lambda c: c.execute(
             "UPDATE memories SET metadata = 'not json', importance = 'NaN' WHERE id = %s", [store.ids[0]]
         )
     )

@@ -18,7 +18,7 @@ PLACE_SQL = (
 
 
 def database_place(conn: Any) -> tuple[str, str] | None:
-    row = conn.run(PLACE_SQL).fetchone()
+    row = conn.execute(PLACE_SQL).fetchone()
     if row is None:
         return None
     return f"postgresql://{row[0]}:{row[1]}/{row[2]}", str(row[3])
@@ -30,4 +30,4 @@ CHAIN_LOCK = int.from_bytes(b"MCau", "big")  # the audit chain's own transaction
 def lock_chain(conn: Any) -> None:
     """A transaction-level advisory lock on the chain's head, held until the writing transaction
     ends: appends stay ordered even where writes of other rows run concurrently."""
-    conn.run("SELECT pg_advisory_xact_lock(%s)", (CHAIN_LOCK,)).fetchone()
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (CHAIN_LOCK,)).fetchone()

@@ -1,8 +1,7 @@
 """The connection a read or write function receives on PostgreSQL, carrying the gateways and read
-models. `run` / `run_many` take PostgreSQL's own SQL (`%s` / `%(name)s`): what every part of this
-adapter runs. `execute` / `executemany` still take the services' SQLite-flavoured SQL (`?` /
-`:name`, translated by sqlmap.py) while services move to the gateways. Rows are addressable by index
-and name (rows.py)."""
+models. `execute` / `executemany` take PostgreSQL's own SQL (`%s` / `%(name)s` placeholders, a literal
+`%` written `%%`): what the gateways, read models and the adapter's parts run; nothing is translated.
+Rows are addressable by index and name (rows.py: the port's Row)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ from psycopg_pool import ConnectionPool
 
 from engine.errors import EngineError, InvalidInput
 from engine.storage.postgres.gateways import Gateways
-from engine.storage.postgres.sqlmap import translate
 
 
 def unsupported(what: str) -> EngineError:
@@ -44,75 +42,33 @@ class NotYet:
         return refuse
 
 
-class _Empty:
-    """The result of a statement that has no PostgreSQL meaning here (the list of database files)."""
-
-    rowcount = 0
-    description = None
-
-    def fetchone(self) -> Any:
-        return None
-
-    def fetchall(self) -> list[Any]:
-        return []
-
-    def fetchmany(self, size: int = 0) -> list[Any]:
-        return []
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(())
-
-
 class PgConnection(Gateways):
     """Wraps one psycopg connection for the duration of a read or write; carries the gateways."""
 
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         self.raw = raw
 
-    def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
-        """PostgreSQL's own SQL (`%s` / `%(name)s` placeholders, a literal % written %%): what
-        the gateways, read models and adapter parts run. Driver errors become one-line ones."""
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """PostgreSQL's own SQL. Driver errors become one-line ones (never a traceback)."""
         try:
             return self.raw.execute(sql, params or None)
         except (UnicodeEncodeError, OverflowError) as exc:
             raise InvalidInput(f"a value cannot be stored ({exc})") from None
         except psycopg.errors.NumericValueOutOfRange as exc:
             raise InvalidInput(f"a number is out of range ({exc})") from None
-
-    def run_many(self, sql: str, params: Iterable[Sequence[Any] | dict[str, Any]]) -> psycopg.Cursor[Any]:
-        """`run` for each parameter set (PostgreSQL's own SQL)."""
-        cur = self.raw.cursor()
-        cur.executemany(sql, list(params))
-        return cur
-
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
-        words = sql.lower().split()
-        if words and words[0] == "pragma":  # SQLite's own statements
-            if words == ["pragma", "database_list"]:
-                return _Empty()  # a server database has no file: the audit anchor goes by its id
-            raise unsupported(f"SQLite's {' '.join(sql.split())[:60]!r}")
-        text, named = translate(sql)
-        # A services' dict may carry keys a statement does not use (or none at all).
-        args: Any = dict(params) if named else ([] if isinstance(params, dict) else list(params or ()))
-        try:
-            return self.raw.execute(text, args)
-        except (UnicodeEncodeError, OverflowError) as exc:
-            raise InvalidInput(f"a value cannot be stored ({exc})") from None
         except psycopg.errors.UndefinedFunction as exc:
             raise unsupported(f"a SQL function ({str(exc).splitlines()[0]})") from None
-        except psycopg.errors.NumericValueOutOfRange as exc:
-            raise InvalidInput(f"a number is out of range ({exc})") from None
         except (psycopg.ProgrammingError, psycopg.DataError) as exc:
-            # SQL that PostgreSQL reads differently from SQLite (a type, a function, a construct
-            # this slice has not bridged): say which, never a driver traceback.
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise unsupported(f"this statement ({first}): {' '.join(sql.split())[:120]}") from None
 
-    def executemany(self, sql: str, params: Any) -> Any:
-        text, named = translate(sql)
-        rows = [dict(p) if named else list(p) for p in params]
+    def executemany(self, sql: str, params: Iterable[Sequence[Any] | dict[str, Any]]) -> psycopg.Cursor[Any]:
+        """`execute` for each parameter set."""
         cur = self.raw.cursor()
-        cur.executemany(text, rows)
+        try:
+            cur.executemany(sql, list(params))
+        except (UnicodeEncodeError, OverflowError) as exc:
+            raise InvalidInput(f"a value cannot be stored ({exc})") from None
         return cur
 
     @property
@@ -144,16 +100,6 @@ class DirectConnection:
 
     def __init__(self, pool: ConnectionPool[Any], current: Callable[[], PgConnection | None]) -> None:
         self._pool, self._current = pool, current
-
-    def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
-        """PostgreSQL's own SQL (`%s` placeholders), as `PgConnection.run`."""
-        conn = self._current()
-        if conn is not None:
-            return conn.run(sql, params)
-        with self._pool.connection() as raw:
-            cur = PgConnection(raw).run(sql, params)
-            rows = cur.fetchall() if cur.description is not None else []
-            return _Fetched(rows, cur.rowcount, cur.description)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         conn = self._current()

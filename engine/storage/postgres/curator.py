@@ -12,7 +12,7 @@ class PgCuratorReads:
     """The curator's scan: every stored vector as one float32 matrix, in id order."""
 
     def all_vectors(self, conn: Any) -> tuple[np.ndarray, np.ndarray] | None:
-        rows = conn.run("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
         if not rows:
             return None
         ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))

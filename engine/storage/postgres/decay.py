@@ -81,19 +81,19 @@ def where_sql(f: DecayFilter) -> tuple[str, dict[str, Any]]:
 class PgDecayAccess:
     def count(self, conn: Any, path: DecayPath, where: DecayFilter) -> int:
         sql, params = where_sql(where)
-        return int(conn.run(f"SELECT count(*) FROM memories WHERE {sql}", params).fetchone()[0])
+        return int(conn.execute(f"SELECT count(*) FROM memories WHERE {sql}", params).fetchone()[0])
 
     def ids(self, conn: Any, path: DecayPath, where: DecayFilter) -> list[int]:
         sql, params = where_sql(where)
-        return [int(r[0]) for r in conn.run(f"SELECT id FROM memories WHERE {sql} ORDER BY id", params)]
+        return [int(r[0]) for r in conn.execute(f"SELECT id FROM memories WHERE {sql} ORDER BY id", params)]
 
     def update(self, conn: Any, path: DecayPath, change: DecayChange, where: DecayFilter) -> int:
         sql, params = where_sql(where)
-        return int(conn.run(f"UPDATE memories SET {_ASSIGN[change]} WHERE {sql}", params).rowcount)
+        return int(conn.execute(f"UPDATE memories SET {_ASSIGN[change]} WHERE {sql}", params).rowcount)
 
     def update_ids(self, conn: Any, path: DecayPath, change: DecayChange, where: DecayFilter) -> list[int]:
         sql, params = where_sql(where)
-        got = conn.run(f"UPDATE memories SET {_ASSIGN[change]} WHERE {sql} RETURNING id", params)
+        got = conn.execute(f"UPDATE memories SET {_ASSIGN[change]} WHERE {sql} RETURNING id", params)
         return [int(r[0]) for r in got]
 
     @contextmanager

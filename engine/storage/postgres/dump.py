@@ -121,7 +121,7 @@ class PgDump:
         where = pgsql.SQL(" AND ").join(pgsql.SQL("{} = %s").format(_ident(k)) for k in key)
         query = pgsql.SQL("SELECT * FROM {} WHERE {}").format(_ident(table), where)
         # through `run`: a value PostgreSQL cannot hold (a NUL in text) is the input's fault
-        cur = conn.run(query.as_string(conn.raw), list(values))
+        cur = conn.execute(query.as_string(conn.raw), list(values))
         got = cur.fetchone()
         if got is None:
             return None
@@ -129,7 +129,7 @@ class PgDump:
 
     def has_id(self, conn: Any, table: str, row_id: int) -> bool:
         query = pgsql.SQL("SELECT 1 FROM {} WHERE id = %s").format(_ident(table))
-        return conn.run(query.as_string(conn.raw), [row_id]).fetchone() is not None
+        return conn.execute(query.as_string(conn.raw), [row_id]).fetchone() is not None
 
     def meta(self, conn: Any) -> dict[str, Any]:
         return {r[0]: r[1] for r in conn.raw.execute("SELECT key, value FROM meta").fetchall()}

@@ -75,14 +75,16 @@ class PgEraser:
 
     def quoting(self, conn: Any, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
         key = scrubbed_key(table, column)
-        rows = conn.run(
+        rows = conn.execute(
             f"SELECT {key}, {column} FROM {table} WHERE {column} IS NOT NULL AND length({column}) >= %s",
             (int(shortest),),
         ).fetchall()
         return [(r[0], r[1]) for r in rows if isinstance(r[1], str)]
 
     def overwrite(self, conn: Any, table: str, column: str, key: Any, value: str) -> None:
-        conn.run(f"UPDATE {table} SET {column} = %s WHERE {scrubbed_key(table, column)} = %s", (value, key))
+        conn.execute(
+            f"UPDATE {table} SET {column} = %s WHERE {scrubbed_key(table, column)} = %s", (value, key)
+        )
 
     @contextmanager
     def tolerant(self, conn: Any) -> Iterator[None]:

@@ -30,7 +30,7 @@ PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 
 def _offenders(conn: PgConnection, sql: str, sample: int, params: Sequence[Any] = ()) -> Offenders:
-    rows = conn.run(sql, params).fetchall()
+    rows = conn.execute(sql, params).fetchall()
     return Offenders(len(rows), [r[0] for r in rows[:sample]])
 
 
@@ -49,7 +49,7 @@ def expected_indexes() -> list[str]:
 def server_problems(conn: PgConnection) -> list[str]:
     """What is missing or wrong on the server for this engine, one line each (empty: all there)."""
     out: list[str] = []
-    row = conn.run("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
     if row is None:
         out.append(
             "pgvector: the 'vector' extension is not installed in this database (CREATE EXTENSION vector)"
@@ -59,7 +59,7 @@ def server_problems(conn: PgConnection) -> list[str]:
             f"pgvector {row[0]}: filtered HNSW search needs >= {'.'.join(map(str, VECTOR_MIN))}"
             " (iterative scan); vector search scans exactly"
         )
-    meta = dict(conn.run("SELECT key, value FROM meta").fetchall())
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     gen = int(meta.get("generation") or 0)
     if gen != schema.GENERATION:
         out.append(
@@ -68,18 +68,18 @@ def server_problems(conn: PgConnection) -> list[str]:
     elif meta.get("pg_schema") != schema.schema_hash():
         out.append("the schema differs from this memconsole's (functions, triggers): open it read-write once")
     have_tables = {
-        r[0] for r in conn.run("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
     }
     missing = [t for t in expected_tables() if t not in have_tables]
     if missing:
         out.append(f"missing tables: {', '.join(missing)}")
     have_idx = {
-        r[0] for r in conn.run("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
+        r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
     }
     missing = [i for i in expected_indexes() if i not in have_idx]
     if missing:
         out.append(f"missing indexes: {', '.join(missing)}")
-    have_trg = {r[0] for r in conn.run("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+    have_trg = {r[0] for r in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
     missing = [t for t in schema.TRIGGER_NAMES if t not in have_trg]
     if missing:
         out.append(f"missing triggers (keyword index / vector upkeep): {', '.join(missing)}")
@@ -88,28 +88,28 @@ def server_problems(conn: PgConnection) -> list[str]:
             t
             for t in expected_tables()
             if t in have_tables
-            and not conn.run("SELECT has_table_privilege(%s, %s)", [t, priv]).fetchone()[0]
+            and not conn.execute("SELECT has_table_privilege(%s, %s)", [t, priv]).fetchone()[0]
         ]
         if lacking:
             out.append(f"this role ({_role(conn)}) cannot {priv} on: {', '.join(lacking)}")
-    if not conn.run("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0]:
+    if not conn.execute("SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0]:
         out.append(
             f"this role ({_role(conn)}) cannot CREATE in schema {_schema(conn)}: a newer memconsole could not"
             " add its tables"
         )
     if "mc_changes" in have_tables:
-        n = conn.run("SELECT count(*) FROM mc_changes WHERE id = 1").fetchone()[0]
+        n = conn.execute("SELECT count(*) FROM mc_changes WHERE id = 1").fetchone()[0]
         if n != 1:
             out.append("the change counter (mc_changes) has no row: live views cannot see changes")
     return out
 
 
 def _role(conn: PgConnection) -> str:
-    return str(conn.run("SELECT current_user").fetchone()[0])
+    return str(conn.execute("SELECT current_user").fetchone()[0])
 
 
 def _schema(conn: PgConnection) -> str:
-    return str(conn.run("SELECT current_schema()").fetchone()[0])
+    return str(conn.execute("SELECT current_schema()").fetchone()[0])
 
 
 class PgHealth:
@@ -134,7 +134,7 @@ class PgHealth:
 
     def coverage(self, conn: PgConnection, index: str, table: str, sample: int) -> IndexCoverage:
         src = INDEXES[index]
-        n_idx = conn.run("SELECT count(*) FROM fts_docs WHERE src = %s", [src]).fetchone()[0]
+        n_idx = conn.execute("SELECT count(*) FROM fts_docs WHERE src = %s", [src]).fetchone()[0]
         missing = _offenders(
             conn,
             f"SELECT id FROM {table} t WHERE NOT EXISTS"
@@ -158,15 +158,15 @@ class PgHealth:
         table, cols = schema.KEYWORD_SOURCES[src]
         with self._store.reading() as conn:
             stored: dict[int, dict[str, int]] = defaultdict(dict)
-            for doc, term, tf in conn.run("SELECT doc_id, term, tf FROM fts_terms WHERE src = %s", [src]):
+            for doc, term, tf in conn.execute("SELECT doc_id, term, tf FROM fts_terms WHERE src = %s", [src]):
                 stored[int(doc)][term] = int(tf)
             lengths = {
                 int(r[0]): int(r[1])
-                for r in conn.run("SELECT doc_id, len FROM fts_docs WHERE src = %s", [src])
+                for r in conn.execute("SELECT doc_id, len FROM fts_docs WHERE src = %s", [src])
             }
             names = ", ".join(f'"{c}"' for c in cols)
             wrong: list[int] = []
-            for r in conn.run(f"SELECT id, {names} FROM {table} ORDER BY id"):
+            for r in conn.execute(f"SELECT id, {names} FROM {table} ORDER BY id"):
                 tf, length = counted(" ".join(str(v) for v in tuple(r)[1:] if v is not None))
                 doc = int(r[0])
                 if doc in lengths and (lengths[doc] != length or stored.get(doc, {}) != dict(tf)):
@@ -176,7 +176,7 @@ class PgHealth:
         return True, "ok"
 
     def vector_gaps(self, conn: PgConnection, sample: int) -> VectorGaps:
-        stored = conn.run("SELECT count(*) FROM memory_vectors").fetchone()[0]
+        stored = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
         missing = _offenders(
             conn,
             "SELECT id FROM memories m WHERE embedded = 1 AND NOT EXISTS"
@@ -202,28 +202,28 @@ class PgHealth:
         lost = [p for p in server_problems(conn) if p.startswith("missing ")]
         if lost:  # every statement is idempotent: only what is missing is made
             for stmt in schema.reconcile_statements():
-                conn.run(stmt)
+                conn.execute(stmt)
             acts.append("re-created " + "; ".join(p.removeprefix("missing ") for p in lost))
         # Every row goes back to the tokenizer before this write commits; index rows of deleted
         # rows go.
         for src, (table, _) in schema.KEYWORD_SOURCES.items():
-            conn.run("DELETE FROM fts_terms WHERE src = %s", [src])
-            conn.run("DELETE FROM fts_docs WHERE src = %s", [src])
-            conn.run(f"INSERT INTO fts_pending(src, doc_id) SELECT %s, id FROM {table}", [src])
+            conn.execute("DELETE FROM fts_terms WHERE src = %s", [src])
+            conn.execute("DELETE FROM fts_docs WHERE src = %s", [src])
+            conn.execute(f"INSERT INTO fts_pending(src, doc_id) SELECT %s, id FROM {table}", [src])
         acts.append("rebuilt full-text indexes")
-        n = conn.run(
+        n = conn.execute(
             "DELETE FROM memory_vectors v"
             " WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = v.memory_id)"
         ).rowcount
         if n:
             acts.append(f"removed {n} orphan vectors")
-        n = conn.run(
+        n = conn.execute(
             "UPDATE memories m SET embedded = 0 WHERE embedded = 1"
             " AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id)"
         ).rowcount
         if n:
             acts.append(f"{n} memories without a vector marked pending")
-        n = conn.run(
+        n = conn.execute(
             "UPDATE memory_vectors v SET tier = m.tier, kind = m.kind, category = m.category,"
             " agent = coalesce(m.agent, ''), \"user\" = coalesce(m.\"user\", '') FROM memories m"
             f" WHERE v.memory_id = m.id AND m.embedded = 1 AND ({_DIFFERS})"
@@ -243,7 +243,7 @@ class PgHealth:
             bad = " OR ".join(
                 f"{n} IN ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8)" for n in cols
             )
-            for row in conn.run(
+            for row in conn.execute(
                 f"SELECT {_key(t)}, {', '.join(cols)} FROM {t.name} WHERE {bad} LIMIT {int(sample)}"
             ):
                 for n, v in zip(cols, tuple(row)[1:], strict=True):
@@ -265,13 +265,13 @@ class PgHealth:
             ]
             names = list(cols)
             sql = f"SELECT {_key(t)}, {', '.join(names)} FROM {t.name} WHERE {' OR '.join(conds)}"
-            for row in conn.run(f"{sql} LIMIT {int(sample)}"):
+            for row in conn.execute(f"{sql} LIMIT {int(sample)}"):
                 for n, v in zip(names, tuple(row)[1:], strict=True):
                     out.append((t.name, row[0], n, v, cols[n]))
         return out
 
     def vector_batches(self, conn: PgConnection) -> Iterator[list[tuple[Any, bytes | None]]]:
-        rows = conn.run("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
         for i in range(0, len(rows), 4096):
             yield [(r[0], _blob(r[1])) for r in rows[i : i + 4096]]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.storage.indexes import FtsIndex, FtsTable, MemoryFilter, Postings
+from engine.storage.indexes import FtsIndex, FtsTable, MemoryFilter, MessageScope, Postings
 from engine.storage.lexemes import lexemes
 from engine.storage.postgres.connection import PgConnection
 from engine.storage.postgres.filters import where as render
@@ -32,13 +32,6 @@ from engine.storage.postgres.keyword_trigram import TrigramIndex
 
 K1, B, IDF_FLOOR = 1.2, 0.75, 1e-6
 Term = tuple[str, ...]  # one lexeme, or a phrase of several
-
-
-def _native(fragment: str) -> str:
-    """The episodic log's filter fragment as the service writes it (` AND m.session_id = ?`,
-    portable `?` parameters, no literals) in this adapter's placeholders, until that filter crosses
-    the port as a value (tests/test_port_types.py LEFT: KeywordIndex.messages)."""
-    return fragment.replace("%", "%%").replace("?", "%s")
 
 
 def parse(match: str) -> list[Term]:
@@ -126,7 +119,7 @@ class PgKeywordIndex:
         sql = f"SELECT doc_id, score FROM ({sql}) r ORDER BY score, doc_id DESC"  # ties: the newer
         if limit is not None:
             sql += " LIMIT %s"
-        rows = conn.run(sql, [*p, *params, *([int(limit)] if limit is not None else [])]).fetchall()
+        rows = conn.execute(sql, [*p, *params, *([int(limit)] if limit is not None else [])]).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def _scored(
@@ -160,9 +153,9 @@ class PgKeywordIndex:
     @staticmethod
     def _df(conn: PgConnection, src: str, lexeme: str) -> int:
         return int(
-            conn.run("SELECT count(*) FROM fts_terms WHERE src = %s AND term = %s", [src, lexeme]).fetchone()[
-                0
-            ]
+            conn.execute(
+                "SELECT count(*) FROM fts_terms WHERE src = %s AND term = %s", [src, lexeme]
+            ).fetchone()[0]
         )
 
     def _docs_matching(self, conn: PgConnection, src: str, match: str, doc_id: int | None = None) -> set[int]:
@@ -173,7 +166,7 @@ class PgKeywordIndex:
                 out |= set(phrase_hits(conn, src, t, doc_id))
                 continue
             sql = "SELECT doc_id FROM fts_terms WHERE src = %s AND term = %s"
-            rows = conn.run(
+            rows = conn.execute(
                 sql + ("" if doc_id is None else " AND doc_id = %s"),
                 [src, t[0], *([] if doc_id is None else [doc_id])],
             ).fetchall()
@@ -220,7 +213,7 @@ class PgKeywordIndex:
         self._sync(conn)
         # One row per lexeme, its documents and counts as text lists parsed in one go (psycopg
         # would build a Python int per element from arrays).
-        rows = conn.run(
+        rows = conn.execute(
             "SELECT term, count(*), string_agg(doc_id::text, ',' ORDER BY doc_id),"
             " string_agg(tf::text, ',' ORDER BY doc_id) FROM fts_terms WHERE src = 'memories' GROUP BY term"
         ).fetchall()
@@ -235,7 +228,7 @@ class PgKeywordIndex:
         if not ids:
             return set()
         where, params = render(filters, "m.")
-        rows = conn.run(
+        rows = conn.execute(
             f"SELECT m.id FROM memories m WHERE m.id = ANY(%s) AND ({where})", [list(ids), *params]
         ).fetchall()
         return {int(r[0]) for r in rows}
@@ -262,16 +255,16 @@ class PgKeywordIndex:
         return bool(self._docs_matching(conn, "memories", match, memory_id))
 
     def contains(self, conn: PgConnection, memory_id: int, text: str) -> bool:
-        row = conn.run(
+        row = conn.execute(
             "SELECT 1 FROM memories WHERE id = %s AND strpos(content, %s) > 0", (memory_id, text)
         ).fetchone()
         return row is not None
 
     # -- the episodic log ---------------------------------------------------------------------------
     def messages(
-        self, conn: PgConnection, index: FtsIndex, match: str, where: str, params: Sequence[Any], limit: int
+        self, conn: PgConnection, index: FtsIndex, match: str, scope: MessageScope, limit: int
     ) -> list[Any]:
-        where = _native(where)
+        where, params = _scope(scope)
         if index == "trigram":
             scored = self.trigram.top(
                 conn, "messages", match, where="TRUE" + where, params=params, limit=limit
@@ -283,7 +276,7 @@ class PgKeywordIndex:
                 " AS r(doc_id, score) JOIN messages m ON m.id = r.doc_id"
                 " JOIN sessions s ON s.id = m.session_id ORDER BY r.score, m.id"
             )
-            return list(conn.run(sql, [[i for i, _ in scored], [s for _, s in scored]]).fetchall())
+            return list(conn.execute(sql, [[i for i, _ in scored], [s for _, s in scored]]).fetchall())
         sql, p = self._scored(
             conn,
             "messages",
@@ -294,7 +287,7 @@ class PgKeywordIndex:
         if not sql:
             return []
         return list(
-            conn.run(
+            conn.execute(
                 f"SELECT m.*, s.title AS session_title FROM ({sql}) r JOIN messages m ON m.id = r.doc_id"
                 " JOIN sessions s ON s.id = m.session_id ORDER BY r.score, m.id LIMIT %s",
                 [*p, *params, int(limit)],
@@ -306,3 +299,15 @@ class PgKeywordIndex:
         self, conn: PgConnection, table: FtsTable, match: str, limit: int
     ) -> list[tuple[int, float]]:
         return self._scores(conn, table, match, limit=limit)
+
+
+def _scope(scope: MessageScope) -> tuple[str, list[Any]]:
+    """` AND ...` conditions on messages `m` and sessions `s`, with their parameters."""
+    where, params = "", []
+    if scope.session_id:
+        where += " AND m.session_id = %s"
+        params.append(scope.session_id)
+    if scope.agent:
+        where += " AND s.agent = %s"
+        params.append(scope.agent)
+    return where, params

@@ -51,7 +51,7 @@ def phrase_hits(
 ) -> dict[int, int]:
     """{document id: occurrences} of `phrase` in source `src` (only `doc_id`, when given)."""
     distinct = sorted(set(phrase))
-    rows = conn.run(
+    rows = conn.execute(
         "SELECT doc_id FROM fts_terms WHERE src = %s AND term = ANY(%s)"
         + ("" if doc_id is None else " AND doc_id = %s")
         + " GROUP BY doc_id HAVING count(*) = %s",
@@ -63,7 +63,7 @@ def phrase_hits(
     query = f"SELECT id, {', '.join(cols)} FROM {table} WHERE id = ANY(%s)"
     out: dict[int, int] = {}
     for at in range(0, len(candidates), BATCH):
-        for r in conn.run(query, [candidates[at : at + BATCH]]).fetchall():
+        for r in conn.execute(query, [candidates[at : at + BATCH]]).fetchall():
             n = count_in(list(r)[1:], phrase)
             if n:
                 out[int(r[0])] = n

@@ -68,10 +68,10 @@ class CorpusStats:
         full, top_only, params = self._queries(src)
         cached = self._by_src.get(src)
         if cached is not None and cached.n >= EXACT_BELOW and time.monotonic() - cached.at <= STATS_TTL_S:
-            top = int(conn.run(top_only, params).fetchone()[0])
+            top = int(conn.execute(top_only, params).fetchone()[0])
             if abs(top - cached.top) <= 0.1 * cached.n:
                 return cached
-        n, total, top = conn.run(full, params).fetchone()
+        n, total, top = conn.execute(full, params).fetchone()
         fresh = Corpus(int(n), int(total), int(top), time.monotonic())
         with self._lock:
             old = self._by_src.get(src)

@@ -89,7 +89,7 @@ class TrigramIndex:
         if len(folded) < 3:  # FTS5: no trigram, no match
             return {}
         sql, args = candidates(src, folded, above, doc_id)
-        rows = conn.run(sql, args).fetchall()
+        rows = conn.execute(sql, args).fetchall()
         out: dict[int, tuple[int, int]] = {}
         for r in rows:
             text = r[1] or ""
@@ -129,7 +129,7 @@ class TrigramIndex:
             for d, (_, length) in h.items():
                 docs[d] = length
         if where and docs:
-            rows = conn.run(
+            rows = conn.execute(
                 f"SELECT m.id FROM {_FROM[src]} WHERE m.id = ANY(%s) AND ({where})", [sorted(docs), *params]
             ).fetchall()
             keep = {int(r[0]) for r in rows}

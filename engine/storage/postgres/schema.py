@@ -10,11 +10,8 @@ vocabulary); tests/postgres/test_pg_schema_matches.py keeps the two from driftin
 
 Reconciling (store.py) creates what is missing and adds missing columns; it never drops data.
 
-The emulation: `FUNCTIONS` gives SQLite's function names (json_extract, instr, scalar max/min,
-sum(boolean), text-vs-number comparisons) a meaning here, for services that still send SQLite's
-SQL. While `EMULATION` is True they are created; once every statement is PostgreSQL's own it is
-set False: they are no longer created, and reconciling drops them from older databases
-(`RETIRED`).
+No imitation of SQLite: every statement the adapter runs is PostgreSQL's own. What older versions
+installed to run SQLite-flavoured SQL (`RETIRED`) is dropped when a database is reconciled.
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ from engine.storage.tables import EMBED_DIM, GENERATION, TABLES
 
 __all__ = [
     "EMBED_DIM",
-    "EMULATION",
     "EXTRA_INDEX_NAMES",
     "EXTRA_TABLE_NAMES",
     "GENERATION",
@@ -47,9 +43,6 @@ __all__ = [
 ]
 
 OURS = "memconsole"
-# Whether the SQLite-imitating functions and operators (FUNCTIONS) are installed. False: not
-# created, and dropped (RETIRED) from databases that have them.
-EMULATION = True
 
 # What each keyword source indexes (table, its text columns), in FTS5's column order.
 KEYWORD_SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -349,86 +342,36 @@ AUDIT_POSITION = (
 # Columns PostgreSQL adds to the shared description: derived here, so never exported.
 PG_ONLY_COLUMNS = {"audit": ("seq",)}
 
-# SQLite functions the services call that PostgreSQL lacks (or has with another meaning): the
-# emulation, created while EMULATION is True. What drops each of them goes in the matching list
-# below (by exact signature), so reconciling with EMULATION False leaves none behind.
-_DROP_FUNCTIONS: list[str] = [  # the names services call
-    "json_extract(text, text)",
-    "json_valid(text)",
-    "instr(text, text)",
-]
-_DROP_OPERATORS: list[str] = []  # text-vs-number comparisons
-_DROP_SUPPORT: list[str] = []  # functions behind the operators and the aggregate
-FUNCTIONS: tuple[str, ...] = (
-    # json_extract(json, '$.a.b[0]') -> the value as text (SQLite returns it typed).
-    "CREATE OR REPLACE FUNCTION json_extract(doc text, path text) RETURNS text LANGUAGE sql IMMUTABLE AS $$"
-    " SELECT (doc::jsonb) #>> string_to_array(regexp_replace(regexp_replace(path, '^\\$\\.?', ''),"
-    " '\\[(\\d+)\\]', '.\\1', 'g'), '.') $$",
-    "CREATE OR REPLACE FUNCTION json_valid(doc text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$"
-    " BEGIN PERFORM doc::jsonb; RETURN true; EXCEPTION WHEN others THEN RETURN false; END $$",
-    "CREATE OR REPLACE FUNCTION instr(hay text, needle text) RETURNS integer LANGUAGE sql IMMUTABLE AS $$"
-    " SELECT strpos(hay, needle) $$",
-)
-
-
-# max/min with 2-4 arguments are scalar in SQLite (NULL if any argument is NULL).
-for _f, _pg in (("max", "greatest"), ("min", "least")):
-    for _n in (2, 3, 4):
-        _args = [chr(ord("a") + i) for i in range(_n)]
-        _DROP_FUNCTIONS.append(f"{_f}({', '.join('double precision' for _ in _args)})")
-        FUNCTIONS += (
-            f"CREATE OR REPLACE FUNCTION {_f}({', '.join(a + ' double precision' for a in _args)})"
-            f" RETURNS double precision LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN"
-            f" {' OR '.join(a + ' IS NULL' for a in _args)} THEN NULL ELSE {_pg}({', '.join(_args)}) END $$",
-        )
-
-# sum(a <= b): SQLite's comparisons are integers; PostgreSQL's are booleans, which sum() refuses.
-# The same meaning: NULLs skipped, NULL when every input is NULL.
-FUNCTIONS += (
-    "CREATE OR REPLACE FUNCTION mc_sum_bool(acc bigint, v boolean) RETURNS bigint LANGUAGE sql IMMUTABLE"
-    " AS $$"
-    " SELECT CASE WHEN v IS NULL THEN acc ELSE coalesce(acc, 0) + v::int END $$",
-    "DO $$ BEGIN CREATE AGGREGATE sum(boolean) (SFUNC = mc_sum_bool, STYPE = bigint);"
-    " EXCEPTION WHEN duplicate_function THEN NULL; END $$",
-)
-_DROP_SUPPORT.append("mc_sum_bool(bigint, boolean)")
-
-# json_type(json, path) with SQLite's names for the types.
-FUNCTIONS += (
-    "CREATE OR REPLACE FUNCTION json_type(doc text, path text DEFAULT '$') RETURNS text LANGUAGE sql"
-    " IMMUTABLE AS $$ SELECT CASE jsonb_typeof(v) WHEN 'string' THEN 'text' WHEN 'boolean' THEN v::text"
-    " WHEN 'number' THEN CASE WHEN v::text ~ '^-?[0-9]+$' THEN 'integer' ELSE 'real' END ELSE"
-    " jsonb_typeof(v) END FROM (SELECT (doc::jsonb) #> string_to_array(regexp_replace(regexp_replace("
-    "path, '^\\$\\.?', ''), '\\[(\\d+)\\]', '.\\1', 'g'), '.') AS v) x $$",
-)
-_DROP_FUNCTIONS.append("json_type(text, text)")
-
-# json_extract returns text here; SQLite returns numbers typed, and services compare them with
-# numbers (`json_extract(counts, '$.audit_head[0]') >= ?`). These operators compare text with a
-# number as SQLite would: numerically when the text is a number, else the text is the greater.
-_NUM = "^\\s*-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?\\s*$"
+# What older versions installed so that SQLite-flavoured SQL ran here (json_extract, json_valid,
+# instr, json_type, scalar max/min, sum(boolean), text-vs-number comparison operators). Every
+# statement is PostgreSQL's own now: none is created, and reconciling drops them from a database
+# that has them, dependents first (the operators and the aggregate before their functions). IF
+# EXISTS: a database that never had them reconciles the same.
 _OPS = {"=": "eq", "<>": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
-_TEXT_GREATER = {"eq": "false", "ne": "true", "lt": "false", "le": "false", "gt": "true", "ge": "true"}
-for _rtype, _short in (("bigint", "i8"), ("integer", "i4"), ("smallint", "i2"), ("double precision", "f8")):
-    for _op, _name in _OPS.items():
-        _DROP_OPERATORS.append(f"{_op} (text, {_rtype})")
-        _DROP_SUPPORT.append(f"mc_text_{_name}_{_short}(text, {_rtype})")
-        FUNCTIONS += (
-            f"CREATE OR REPLACE FUNCTION mc_text_{_name}_{_short}(a text, b {_rtype}) RETURNS boolean"
-            f" LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN a ~ '{_NUM}' THEN a::numeric {_op} b::numeric"
-            f" ELSE {_TEXT_GREATER[_name]} END $$",
-            f"DO $$ BEGIN CREATE OPERATOR {_op} (LEFTARG = text, RIGHTARG = {_rtype},"
-            f" FUNCTION = mc_text_{_name}_{_short}); EXCEPTION WHEN duplicate_function THEN NULL; END $$",
-        )
-
-# Dropping the emulation, dependents first: the functions services call, the operators, the
-# aggregate, then the functions behind those two. IF EXISTS: a database that never had them (or
-# lost them already) reconciles the same. Run by reconcile when EMULATION is False.
+_RTYPES = {"bigint": "i8", "integer": "i4", "smallint": "i2", "double precision": "f8"}
 RETIRED: tuple[str, ...] = (
-    *(f"DROP FUNCTION IF EXISTS {f}" for f in _DROP_FUNCTIONS),
-    *(f"DROP OPERATOR IF EXISTS {o}" for o in _DROP_OPERATORS),
+    *(
+        f"DROP FUNCTION IF EXISTS {f}"
+        for f in (
+            "json_extract(text, text)",
+            "json_valid(text)",
+            "instr(text, text)",
+            "json_type(text, text)",
+        )
+    ),
+    *(
+        f"DROP FUNCTION IF EXISTS {f}({', '.join(['double precision'] * n)})"
+        for f in ("max", "min")
+        for n in (2, 3, 4)
+    ),
+    *(f"DROP OPERATOR IF EXISTS {op} (text, {rt})" for rt in _RTYPES for op in _OPS),
     "DROP AGGREGATE IF EXISTS sum(boolean)",
-    *(f"DROP FUNCTION IF EXISTS {f}" for f in _DROP_SUPPORT),
+    "DROP FUNCTION IF EXISTS mc_sum_bool(bigint, boolean)",
+    *(
+        f"DROP FUNCTION IF EXISTS mc_text_{name}_{short}(text, {rt})"
+        for rt, short in _RTYPES.items()
+        for name in _OPS.values()
+    ),
 )
 
 
@@ -535,12 +478,11 @@ TRIGGER_NAMES = (
 
 
 def create_statements() -> list[str]:
-    """Everything, idempotent, parents first (the emulation only while EMULATION is True)."""
+    """Everything, idempotent, parents first."""
     return (
         [pg_table(t) for t in PG_TABLES]
         + list(_EXTRA_TABLES)
         + list(AUDIT_POSITION)
-        + (list(FUNCTIONS) if EMULATION else [])
         + list(PG_INDEXES.values())
         + list(_EXTRA_INDEXES)
         + _triggers()
@@ -548,9 +490,9 @@ def create_statements() -> list[str]:
 
 
 def reconcile_statements() -> list[str]:
-    """What reconciling runs after creating missing tables and columns: everything, then (with
-    EMULATION False) the emulation's removal."""
-    return create_statements() + ([] if EMULATION else list(RETIRED))
+    """What reconciling runs after creating missing tables and columns: everything, then the
+    removal of what older versions installed to imitate SQLite."""
+    return create_statements() + list(RETIRED)
 
 
 def schema_hash() -> str:

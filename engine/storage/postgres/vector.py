@@ -56,7 +56,9 @@ class PgVectorStore:
     def _estimated(self, conn: PgConnection) -> int:
         at, n = self._size
         if time.monotonic() - at > SIZE_TTL_S:
-            row = conn.run("SELECT reltuples FROM pg_class WHERE oid = 'memory_vectors'::regclass").fetchone()
+            row = conn.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = 'memory_vectors'::regclass"
+            ).fetchone()
             n = max(0, int(row[0])) if row else 0  # -1: never counted (new, small)
             self._size = (time.monotonic(), n)
         return n
@@ -70,7 +72,7 @@ class PgVectorStore:
             return False
         if where.strip().upper() == "TRUE":
             return True
-        plan = conn.run(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_vectors WHERE {where}", params)
+        plan = conn.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_vectors WHERE {where}", params)
         doc = plan.fetchone()[0]
         rows = (doc if isinstance(doc, list) else json.loads(doc))[0]["Plan"]["Plan Rows"]
         return float(rows) >= self.exact_below
@@ -86,7 +88,7 @@ class PgVectorStore:
         agent: str,
         user: str,
     ) -> None:
-        conn.run(
+        conn.execute(
             'INSERT INTO memory_vectors(memory_id, embedding, tier, kind, category, agent, "user")'
             " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (memory_id) DO UPDATE SET"
             " embedding = excluded.embedding, tier = excluded.tier, kind = excluded.kind,"
@@ -96,7 +98,7 @@ class PgVectorStore:
 
     def delete(self, conn: PgConnection, memory_ids: Sequence[int]) -> None:
         if memory_ids:
-            conn.run("DELETE FROM memory_vectors WHERE memory_id = ANY(%s)", [list(memory_ids)])
+            conn.execute("DELETE FROM memory_vectors WHERE memory_id = ANY(%s)", [list(memory_ids)])
 
     def knn(self, conn: PgConnection, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
         q = _vec(query)
@@ -104,11 +106,11 @@ class PgVectorStore:
         if self.use_hnsw(conn, where, params):
             self.last_path = "hnsw"
             ef = max(int(self.ef_search), min(int(k), 1000))
-            conn.run(f"SET hnsw.ef_search = {ef}")
+            conn.execute(f"SET hnsw.ef_search = {ef}")
             # The scan's first ef rows that pass the filter, re-sorted exactly, then k: with a
             # filter, the first k passing rows of a relaxed-order scan miss a quarter of the true
             # top 10 at 100k (bench/pg_vectors.py); ef of them do not.
-            rows = conn.run(
+            rows = conn.execute(
                 "WITH c AS MATERIALIZED (SELECT memory_id, embedding <=> %s AS d FROM memory_vectors WHERE "
                 + where
                 + " ORDER BY embedding <=> %s LIMIT %s)"
@@ -118,7 +120,7 @@ class PgVectorStore:
         else:
             self.last_path = "exact"
             # `+ 0` keeps the planner off the HNSW index: below the threshold a scan is exact.
-            rows = conn.run(
+            rows = conn.execute(
                 "SELECT memory_id, (embedding <=> %s) + 0 AS d FROM memory_vectors WHERE "
                 + where
                 + " ORDER BY d, memory_id LIMIT %s",
@@ -129,7 +131,7 @@ class PgVectorStore:
     def distances(self, conn: PgConnection, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
         if not ids:
             return []
-        rows = conn.run(
+        rows = conn.execute(
             "SELECT memory_id, embedding <=> %s FROM memory_vectors WHERE memory_id = ANY(%s)",
             [_vec(query), list(ids)],
         ).fetchall()
@@ -137,20 +139,22 @@ class PgVectorStore:
 
     def count_closer(self, conn: PgConnection, query: bytes, distance: float, filters: MemoryFilter) -> int:
         where, params = render(filters)
-        row = conn.run(
+        row = conn.execute(
             f"SELECT count(*) FROM memory_vectors WHERE {where} AND (embedding <=> %s) < %s",
             [*params, _vec(query), distance],
         ).fetchone()
         return int(row[0])
 
     def embedding(self, conn: PgConnection, memory_id: int) -> bytes | None:
-        row = conn.run("SELECT embedding FROM memory_vectors WHERE memory_id = %s", [memory_id]).fetchone()
+        row = conn.execute(
+            "SELECT embedding FROM memory_vectors WHERE memory_id = %s", [memory_id]
+        ).fetchone()
         return None if row is None else _blob(row[0])
 
     def entries(self, conn: PgConnection, ids: Sequence[int]) -> list[Any]:
         if not ids:
             return []
-        rows = conn.run(
+        rows = conn.execute(
             'SELECT memory_id, embedding, tier, kind, category, agent, "user" FROM memory_vectors'
             " WHERE memory_id = ANY(%s)",
             [list(ids)],
@@ -160,7 +164,7 @@ class PgVectorStore:
         return [(r[0], _blob(r[1]), *r[2:]) for i in dict.fromkeys(int(x) for x in ids) if (r := at.get(i))]
 
     def scan(self, conn: PgConnection, batch: int = 4096) -> Iterator[list[Any]]:
-        rows = conn.run("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
         for i in range(0, len(rows), batch):
             yield [(r[0], _blob(r[1])) for r in rows[i : i + batch]]
 

@@ -95,12 +95,6 @@ class MemoryQueries(Gateway):
         LIKE `patterns` (backslash escapes; ASCII case-insensitive), newest first."""
         raise NotImplementedError
 
-    def message_scope(self, session_id: str | None, agent: str | None) -> tuple[str, list[Any]]:
-        """(" AND ..." fragment over messages `m` and sessions `s`, parameters) limiting a transcript
-        search to one session and/or agent, in the form the adapter's keyword index takes
-        (`KeywordIndex.messages`)."""
-        raise NotImplementedError
-
     # -- search -------------------------------------------------------------------------------------------
     def weighting(self, ids: Sequence[int], *, metadata: bool = False) -> list[Any]:
         """WEIGHT_COLUMNS (and `metadata`) of these memories (the ones that exist)."""

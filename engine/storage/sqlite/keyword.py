@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.storage.indexes import FtsIndex, FtsTable, MemoryFilter, Postings, run_lengths
+from engine.storage.indexes import FtsIndex, FtsTable, MemoryFilter, MessageScope, Postings, run_lengths
 from engine.storage.sqlite.filters import where as render
 
 MEMORIES: dict[str, str] = {"words": "memories_fts", "trigram": "memories_tri"}
@@ -135,10 +135,9 @@ class SqliteKeywordIndex:
         return row is not None
 
     # -- the episodic log ---------------------------------------------------------------------------
-    def messages(
-        self, conn: Any, index: FtsIndex, match: str, where: str, params: Sequence[Any], limit: int
-    ) -> list[Any]:
+    def messages(self, conn: Any, index: FtsIndex, match: str, scope: MessageScope, limit: int) -> list[Any]:
         fts = MESSAGES[index]
+        where, params = _scope(scope)
         return list(
             conn.execute(
                 "SELECT m.*, s.title AS session_title FROM messages m JOIN sessions s ON s.id = m.session_id"
@@ -156,3 +155,15 @@ class SqliteKeywordIndex:
             (match, int(limit)),
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def _scope(scope: MessageScope) -> tuple[str, list[Any]]:
+    """` AND ...` conditions on messages `m` and sessions `s`, with their parameters."""
+    where, params = "", []
+    if scope.session_id:
+        where += " AND m.session_id = ?"
+        params.append(scope.session_id)
+    if scope.agent:
+        where += " AND s.agent = ?"
+        params.append(scope.agent)
+    return where, params

@@ -17,7 +17,7 @@ def raw(c, backend, sql, params=()):
     """A row put in place directly (a test's fixture, not a writer of the engine)."""
     if backend == "sqlite":
         return c.execute(sql, params)
-    return c.run(sql.replace("?", "%s"), params)
+    return c.execute(sql.replace("?", "%s"), params)
 
 
 def test_a_case_moves_through_its_states(eng):

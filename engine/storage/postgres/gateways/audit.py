@@ -24,7 +24,7 @@ class PgAuditRows(AuditRows):
         prev_hash: str,
         hash: str,
     ) -> int:
-        got = self.conn.run(
+        got = self.conn.execute(
             "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
             (at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash),
@@ -32,17 +32,19 @@ class PgAuditRows(AuditRows):
         return int(got[0][0])
 
     def relink(self, row_id: int, prev_hash: str, hash: str) -> None:
-        self.conn.run("UPDATE audit SET prev_hash = %s, hash = %s WHERE id = %s", (prev_hash, hash, row_id))
+        self.conn.execute(
+            "UPDATE audit SET prev_hash = %s, hash = %s WHERE id = %s", (prev_hash, hash, row_id)
+        )
 
     def set_text(
         self, row_id: int, reason: str, summary: str, *, prev_hash: str | None = None, hash: str | None = None
     ) -> None:
         if hash is None:
-            self.conn.run(
+            self.conn.execute(
                 "UPDATE audit SET reason = %s, summary = %s WHERE id = %s", (reason, summary, row_id)
             )
         else:
-            self.conn.run(
+            self.conn.execute(
                 "UPDATE audit SET reason = %s, summary = %s, prev_hash = %s, hash = %s WHERE id = %s",
                 (reason, summary, prev_hash, hash, row_id),
             )

@@ -18,7 +18,7 @@ def ident(name: str) -> str:
 def insert(conn: Any, table: str, values: Mapping[str, Any], allowed: Iterable[str], what: str) -> Any:
     """INSERT one row; returns its id."""
     cols = checked(values, allowed, what)
-    got = conn.run(
+    got = conn.execute(
         f"INSERT INTO {table}({', '.join(ident(c) for c in cols)})"
         f" VALUES ({', '.join(['%s'] * len(cols))}) RETURNING id",
         [values[c] for c in cols],
@@ -32,7 +32,7 @@ def update(
     """UPDATE the row whose id is `key`: set `changes`."""
     cols = checked(changes, allowed, what)
     if cols:
-        conn.run(
+        conn.execute(
             f"UPDATE {table} SET {', '.join(f'{ident(c)} = %s' for c in cols)} WHERE id = %s",
             [*(changes[c] for c in cols), key],
         )

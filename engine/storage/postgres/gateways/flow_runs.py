@@ -9,7 +9,7 @@ from engine.storage.gateways.flow_runs import FlowRunRows
 
 class PgFlowRunRows(FlowRunRows):
     def insert(self, flow_id: int, outcome: str, note: str, agent: str, at: float) -> int:
-        got = self.conn.run(
+        got = self.conn.execute(
             "INSERT INTO flow_runs(flow_id, outcome, note, agent, at)"
             " VALUES (%s, %s, %s, %s, %s) RETURNING id",
             (int(flow_id), outcome, note, agent, at),
@@ -18,13 +18,13 @@ class PgFlowRunRows(FlowRunRows):
 
     def of_flow(self, flow_id: int) -> list[Any]:
         sql = "SELECT * FROM flow_runs WHERE flow_id = %s ORDER BY at, id"
-        return list(self.conn.run(sql, (int(flow_id),)).fetchall())
+        return list(self.conn.execute(sql, (int(flow_id),)).fetchall())
 
     def _outcomes(self, ids: list[int]) -> list[tuple[int, str, float]]:
-        got = self.conn.run(
+        got = self.conn.execute(
             "SELECT flow_id, outcome, at FROM flow_runs WHERE flow_id = ANY(%s) ORDER BY at, id", (ids,)
         )
         return [(int(r[0]), r[1], r[2]) for r in got]
 
     def _delete(self, ids: list[int]) -> None:
-        self.conn.run("DELETE FROM flow_runs WHERE id = ANY(%s)", (ids,))
+        self.conn.execute("DELETE FROM flow_runs WHERE id = ANY(%s)", (ids,))

@@ -11,13 +11,13 @@ from engine.storage.postgres.gateways import columns
 
 class PgFlowRows(FlowRows):
     def row(self, flow_id: int) -> Any:
-        return self.conn.run("SELECT * FROM flows WHERE id = %s", (int(flow_id),)).fetchone()
+        return self.conn.execute("SELECT * FROM flows WHERE id = %s", (int(flow_id),)).fetchone()
 
     def named(self, name: str) -> Any:
-        return self.conn.run("SELECT * FROM flows WHERE name = %s", (name,)).fetchone()
+        return self.conn.execute("SELECT * FROM flows WHERE name = %s", (name,)).fetchone()
 
     def ids_of_agent(self, agent: str) -> list[int]:
-        got = self.conn.run("SELECT id FROM flows WHERE agent = %s ORDER BY id", (agent,))
+        got = self.conn.execute("SELECT id FROM flows WHERE agent = %s ORDER BY id", (agent,))
         return [int(r[0]) for r in got]
 
     def _insert(self, values: Mapping[str, Any]) -> Any:
@@ -27,4 +27,4 @@ class PgFlowRows(FlowRows):
         columns.update(self.conn, "flows", flow_id, changes, changes.keys(), "")
 
     def _delete(self, ids: list[int]) -> None:
-        self.conn.run("DELETE FROM flows WHERE id = ANY(%s)", (ids,))
+        self.conn.execute("DELETE FROM flows WHERE id = ANY(%s)", (ids,))

@@ -18,7 +18,7 @@ class PgForgetRequestRows(ForgetRequestRows):
         requested_at: float,
         deadline: float,
     ) -> Any:
-        got = self.conn.run(
+        got = self.conn.execute(
             "INSERT INTO forget_requests(scope_kind, scope_value, reason, requested_by, requested_at,"
             " deadline, status) VALUES (%s, %s, %s, %s, %s, %s, 'open') RETURNING id",
             (scope_kind, scope_value, reason, requested_by, requested_at, deadline),
@@ -29,20 +29,20 @@ class PgForgetRequestRows(ForgetRequestRows):
         update(self.conn, "forget_requests", request_id, changes, changes, "a forget case column")
 
     def get(self, request_id: int) -> Any:
-        return self.conn.run("SELECT * FROM forget_requests WHERE id = %s", (request_id,)).fetchone()
+        return self.conn.execute("SELECT * FROM forget_requests WHERE id = %s", (request_id,)).fetchone()
 
     def listed(self, status: str | None, limit: int) -> list[Any]:
         if status:
-            return self.conn.run(
+            return self.conn.execute(
                 "SELECT * FROM forget_requests WHERE status = %s ORDER BY id DESC LIMIT %s",
                 (status, int(limit)),
             ).fetchall()
-        return self.conn.run(
+        return self.conn.execute(
             "SELECT * FROM forget_requests ORDER BY id DESC LIMIT %s", (int(limit),)
         ).fetchall()
 
     def open_case(self, scope_kind: str, scope_value: str) -> int | None:
-        r = self.conn.run(
+        r = self.conn.execute(
             "SELECT id FROM forget_requests WHERE scope_kind = %s AND scope_value = %s AND status IN"
             " ('open', 'previewed') ORDER BY id DESC LIMIT 1",
             (scope_kind, scope_value),
@@ -50,14 +50,14 @@ class PgForgetRequestRows(ForgetRequestRows):
         return int(r[0]) if r else None
 
     def executed_count(self) -> int:
-        r = self.conn.run("SELECT count(*) FROM forget_requests WHERE executed_at IS NOT NULL").fetchone()
+        r = self.conn.execute("SELECT count(*) FROM forget_requests WHERE executed_at IS NOT NULL").fetchone()
         return int(r[0]) if r else 0
 
     def with_audit_head(self, first: int) -> list[tuple[int, str]]:
         # The JSON is read only where it is valid; the head's first element only where it is a number.
         return [
             (int(r[0]), r[1])
-            for r in self.conn.run(
+            for r in self.conn.execute(
                 "SELECT id, counts FROM forget_requests WHERE status IN ('executed', 'verified')"
                 " AND (CASE WHEN pg_input_is_valid(counts, 'jsonb')"
                 " AND jsonb_typeof(counts::jsonb -> 'audit_head') = 'array'"

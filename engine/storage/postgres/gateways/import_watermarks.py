@@ -7,11 +7,11 @@ from engine.storage.gateways.import_watermarks import ImportWatermarkRows
 
 class PgImportWatermarkRows(ImportWatermarkRows):
     def value(self, source: str) -> str | None:
-        row = self.conn.run("SELECT value FROM import_watermarks WHERE source = %s", [source]).fetchone()
+        row = self.conn.execute("SELECT value FROM import_watermarks WHERE source = %s", [source]).fetchone()
         return None if row is None else row[0]
 
     def put(self, source: str, value: str, now: float) -> None:
-        self.conn.run(
+        self.conn.execute(
             "INSERT INTO import_watermarks(source, value, updated_at) VALUES (%s, %s, %s)"
             " ON CONFLICT (source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
             [source, value, now],

@@ -12,7 +12,7 @@ from engine.storage.postgres.gateways.columns import ident
 class PgMemoryRows(MemoryRows):
     def _insert(self, values: Mapping[str, Any]) -> int:
         cols = list(values)
-        got = self.conn.run(
+        got = self.conn.execute(
             f"INSERT INTO memories({', '.join(ident(c) for c in cols)})"
             f" VALUES ({', '.join(['%s'] * len(cols))}) RETURNING id",
             [values[c] for c in cols],
@@ -21,23 +21,23 @@ class PgMemoryRows(MemoryRows):
 
     def _update(self, memory_id: int, changes: Mapping[str, Any]) -> None:
         cols = list(changes)
-        self.conn.run(
+        self.conn.execute(
             f"UPDATE memories SET {', '.join(f'{ident(c)} = %s' for c in cols)} WHERE id = %s",
             [*(changes[c] for c in cols), memory_id],
         )
 
     def _unlink(self, column: str, targets: Sequence[Any]) -> None:
         kind = "bigint[]" if column == "message_id" else "text[]"
-        self.conn.run(
+        self.conn.execute(
             f"UPDATE memories SET {ident(column)} = NULL WHERE {ident(column)} = ANY(%s::{kind})",
             [list(targets)],
         )
 
     def row(self, memory_id: int) -> Any:
-        return self.conn.run("SELECT * FROM memories WHERE id = %s", (memory_id,)).fetchone()
+        return self.conn.execute("SELECT * FROM memories WHERE id = %s", (memory_id,)).fetchone()
 
     def reinforce(self, memory_id: int, strength: float, now: float, *, count_access: bool) -> None:
-        self.conn.run(
+        self.conn.execute(
             "UPDATE memories SET anchor_strength = %s, strength = %s, last_reinforced_at = %s,"
             " access_count = access_count + %s, last_accessed_at = %s, archive_at = NULL,"
             " updated_at = %s WHERE id = %s",
@@ -48,12 +48,14 @@ class PgMemoryRows(MemoryRows):
         if not memory_ids:
             return 0
         return int(
-            self.conn.run("DELETE FROM memories WHERE id = ANY(%s::bigint[])", [list(memory_ids)]).rowcount
+            self.conn.execute(
+                "DELETE FROM memories WHERE id = ANY(%s::bigint[])", [list(memory_ids)]
+            ).rowcount
         )
 
     def unabsorb(self, memory_ids: Sequence[int]) -> None:
         if memory_ids:
-            self.conn.run(
+            self.conn.execute(
                 "UPDATE memories SET tier = 'active', absorbed_into = NULL WHERE id = ANY(%s::bigint[])",
                 [list(memory_ids)],
             )

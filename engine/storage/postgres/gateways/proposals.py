@@ -20,7 +20,7 @@ class PgProposalRows(ProposalRows):
         run_id: int,
         created_at: float,
     ) -> int:
-        got = self.conn.run(
+        got = self.conn.execute(
             "INSERT INTO proposals(kind, target_kind, status, members, survivor_text, evidence,"
             " fingerprint, run_id, created_at) VALUES (%s, %s, 'pending', %s, %s, %s, %s, %s, %s)"
             " RETURNING id",
@@ -37,38 +37,38 @@ class PgProposalRows(ProposalRows):
         fingerprint: str,
         run_id: int,
     ) -> None:
-        self.conn.run(
+        self.conn.execute(
             "UPDATE proposals SET members = %s, survivor_text = %s, evidence = %s,"
             " fingerprint = %s, run_id = %s WHERE id = %s AND status = 'pending'",
             (members, survivor_text, evidence, fingerprint, run_id, proposal_id),
         )
 
     def approved(self, proposal_id: int, at: float, by: str, reason: str, text: str | None) -> None:
-        self.conn.run(
+        self.conn.execute(
             "UPDATE proposals SET status = 'approved', decided_at = %s, decided_by = %s, reason = %s,"
             " survivor_text = coalesce(%s::text, survivor_text) WHERE id = %s",
             (at, by, reason, text, proposal_id),
         )
 
     def applied(self, proposal_id: int, at: float, result_id: Any, snapshot: str) -> None:
-        self.conn.run(
+        self.conn.execute(
             "UPDATE proposals SET status = 'applied', applied_at = %s, result_id = %s, snapshot = %s"
             " WHERE id = %s",
             (at, result_id, snapshot, proposal_id),
         )
 
     def rejected(self, proposal_id: int, at: float, by: str, reason: str) -> None:
-        self.conn.run(
+        self.conn.execute(
             "UPDATE proposals SET status = 'rejected', decided_at = %s, decided_by = %s, reason = %s"
             " WHERE id = %s",
             (at, by, reason, proposal_id),
         )
 
     def undone(self, proposal_id: int, at: float) -> None:
-        self.conn.run(
+        self.conn.execute(
             "UPDATE proposals SET status = 'undone', undone_at = %s, snapshot = NULL WHERE id = %s",
             (at, proposal_id),
         )
 
     def _delete(self, ids: Sequence[int]) -> None:
-        self.conn.run("DELETE FROM proposals WHERE id = ANY(%s)", (list(ids),))
+        self.conn.execute("DELETE FROM proposals WHERE id = ANY(%s)", (list(ids),))

@@ -11,15 +11,15 @@ _INSERT = f"INSERT INTO rule_history({', '.join(COLUMNS)}) VALUES ({', '.join(['
 
 class PgRuleHistoryRows(RuleHistoryRows):
     def record(self, change: RuleChange) -> int:
-        got = self.conn.run(_INSERT + " RETURNING id", change.values()).fetchall()
+        got = self.conn.execute(_INSERT + " RETURNING id", change.values()).fetchall()
         return int(got[0][0])
 
     def of_rule(self, rule_id: int) -> list[Any]:
         sql = "SELECT * FROM rule_history WHERE rule_id = %s ORDER BY at, id"
-        return list(self.conn.run(sql, (int(rule_id),)).fetchall())
+        return list(self.conn.execute(sql, (int(rule_id),)).fetchall())
 
     def _insert_many(self, rows: list[tuple[Any, ...]]) -> None:
-        self.conn.run_many(_INSERT, rows)
+        self.conn.executemany(_INSERT, rows)
 
     def _delete(self, ids: list[int]) -> None:
-        self.conn.run("DELETE FROM rule_history WHERE id = ANY(%s)", (ids,))
+        self.conn.execute("DELETE FROM rule_history WHERE id = ANY(%s)", (ids,))

@@ -11,10 +11,10 @@ from engine.storage.postgres.gateways import columns
 
 class PgRuleRows(RuleRows):
     def row(self, rule_id: int) -> Any:
-        return self.conn.run("SELECT * FROM rules WHERE id = %s", (int(rule_id),)).fetchone()
+        return self.conn.execute("SELECT * FROM rules WHERE id = %s", (int(rule_id),)).fetchone()
 
     def ids_of_agent(self, agent: str) -> list[int]:
-        got = self.conn.run("SELECT id FROM rules WHERE agent = %s ORDER BY id", (agent,))
+        got = self.conn.execute("SELECT id FROM rules WHERE agent = %s ORDER BY id", (agent,))
         return [int(r[0]) for r in got]
 
     def _insert(self, values: Mapping[str, Any]) -> Any:
@@ -24,10 +24,10 @@ class PgRuleRows(RuleRows):
         columns.update(self.conn, "rules", rule_id, changes, changes.keys(), "")
 
     def _decay_many(self, rows: list[tuple[float, str, float, float, int]]) -> None:
-        self.conn.run_many(
+        self.conn.executemany(
             "UPDATE rules SET score = %s, status = %s, last_decayed_at = %s, updated_at = %s WHERE id = %s",
             rows,
         )
 
     def _delete(self, ids: list[int]) -> None:
-        self.conn.run("DELETE FROM rules WHERE id = ANY(%s)", (ids,))
+        self.conn.execute("DELETE FROM rules WHERE id = ANY(%s)", (ids,))

@@ -17,14 +17,14 @@ class PgTombstoneRows(TombstoneRows):
         content_hash: str | None,
         at: float,
     ) -> None:
-        self.conn.run(
+        self.conn.execute(
             "INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256, ident_hash,"
             " content_hash, forgotten_at) VALUES (%s, %s, %s, '', %s, %s, %s)",
             (request_id, kind, target_id, ident_hash, content_hash, at),
         )
 
     def _one(self, sql: str, params: Sequence[object] = ()) -> bool:
-        return self.conn.run(sql, params).fetchone() is not None
+        return self.conn.execute(sql, params).fetchone() is not None
 
     def has_ident(self, kind: str, ident_hash: str) -> bool:
         return self._one(

@@ -17,31 +17,33 @@ class PgAuditQueries(AuditQueries):
     position = audit.POSITION
 
     def last(self) -> Any | None:
-        return self.conn.run("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+        return self.conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
 
     def head(self) -> Any | None:
-        return self.conn.run(_HEAD).fetchone()
+        return self.conn.execute(_HEAD).fetchone()
 
     def row(self, row_id: int) -> Any | None:
-        return self.conn.run("SELECT * FROM audit WHERE id = %s", (row_id,)).fetchone()
+        return self.conn.execute("SELECT * FROM audit WHERE id = %s", (row_id,)).fetchone()
 
     def rows_from(self, start: int = 0) -> list[Any]:
-        return self.conn.run("SELECT * FROM audit WHERE id >= %s ORDER BY id", (start,)).fetchall()
+        return self.conn.execute("SELECT * FROM audit WHERE id >= %s ORDER BY id", (start,)).fetchall()
 
     def chain(self) -> Iterable[Any]:
-        return self.conn.run("SELECT * FROM audit ORDER BY seq")
+        return self.conn.execute("SELECT * FROM audit ORDER BY seq")
 
     def before(self, row_id: int) -> tuple[int, str] | None:
-        r = self.conn.run(
+        r = self.conn.execute(
             "SELECT seq, hash FROM audit WHERE id < %s ORDER BY id DESC LIMIT 1", (row_id,)
         ).fetchone()
         return None if r is None else (r[0], r[1])
 
     def count(self, *, after: int | None = None, through: int) -> int:
         if after is None:
-            return int(self.conn.run("SELECT count(*) FROM audit WHERE id <= %s", (through,)).fetchone()[0])
+            return int(
+                self.conn.execute("SELECT count(*) FROM audit WHERE id <= %s", (through,)).fetchone()[0]
+            )
         return int(
-            self.conn.run(
+            self.conn.execute(
                 "SELECT count(*) FROM audit WHERE id > %s AND id <= %s", (after, through)
             ).fetchone()[0]
         )
@@ -75,7 +77,7 @@ class PgAuditQueries(AuditQueries):
             conds.append("at < %s")
             params.append(float(f.until))
         order = "DESC" if f.newest_first else "ASC"
-        return self.conn.run(
+        return self.conn.execute(
             f"SELECT * FROM audit WHERE {' AND '.join(conds)} ORDER BY id {order} LIMIT %s",
             [*params, int(f.limit)],
         ).fetchall()
@@ -84,7 +86,7 @@ class PgAuditQueries(AuditQueries):
         ids = list(target_ids)
         if not ids:
             return []
-        rows = self.conn.run(
+        rows = self.conn.execute(
             "SELECT target_id, actor FROM audit WHERE target_kind = %s AND action = 'add'"
             " AND target_id = ANY(%s) ORDER BY id DESC",
             (target_kind, ids),
@@ -92,7 +94,7 @@ class PgAuditQueries(AuditQueries):
         return [(r[0], r[1]) for r in rows]
 
     def meta_value(self, key: str) -> Any | None:
-        row = self.conn.run("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        row = self.conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
         return None if row is None else row[0]
 
     def database_path(self) -> str:

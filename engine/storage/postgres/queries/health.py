@@ -23,12 +23,12 @@ _ORPHANS = {
 
 class PgHealthQueries(HealthQueries):
     def _count(self, table: str) -> int:
-        return int(self.conn.run(f"SELECT count(*) FROM {table}").fetchone()[0])
+        return int(self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
     def _orphans(self, check: str) -> list[int]:
-        return [r[0] for r in self.conn.run(_ORPHANS[check]).fetchall()]
+        return [r[0] for r in self.conn.execute(_ORPHANS[check]).fetchall()]
 
     def pending_vectors(self, limit: int) -> tuple[int, list[int]]:
-        n = self.conn.run("SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0]
-        ids = self.conn.run("SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT %s", (limit,))
+        n = self.conn.execute("SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0]
+        ids = self.conn.execute("SELECT id FROM memories WHERE embedded = 0 ORDER BY id LIMIT %s", (limit,))
         return int(n), [r[0] for r in ids.fetchall()]

@@ -65,7 +65,7 @@ class PgLifecycleQueries(LifecycleQueries):
             terms.append("id = ANY(%s)")
             params.append([int(i) for i in where.ids])
         return list(
-            self.conn.run(
+            self.conn.execute(
                 f"SELECT * FROM rules WHERE {' AND '.join(terms)} ORDER BY {_ORDERS[order]} LIMIT %s",
                 [*params, limit],
             ).fetchall()
@@ -74,19 +74,21 @@ class PgLifecycleQueries(LifecycleQueries):
     def rule_counts(self, agent: str | None = None) -> dict[str, int]:
         sql = f"SELECT status, count(*) FROM rules WHERE {_LIVE}"
         if agent is not None:
-            rows = self.conn.run(sql + " AND agent = %s GROUP BY status", (agent,))
+            rows = self.conn.execute(sql + " AND agent = %s GROUP BY status", (agent,))
         else:
-            rows = self.conn.run(sql + " GROUP BY status")
+            rows = self.conn.execute(sql + " GROUP BY status")
         return {r[0]: int(r[1]) for r in rows}
 
     def rule_facets(self) -> tuple[list[str], list[str], list[str], int]:
         c = self.conn
-        domains = [r[0] for r in c.run(f"SELECT DISTINCT domain FROM rules WHERE {_LIVE} ORDER BY domain")]
-        agents = [r[0] for r in c.run(f"SELECT DISTINCT agent FROM rules WHERE {_LIVE} ORDER BY agent")]
-        mem_agents = [
-            r[0] for r in c.run("SELECT DISTINCT agent FROM memories WHERE agent <> '' ORDER BY agent")
+        domains = [
+            r[0] for r in c.execute(f"SELECT DISTINCT domain FROM rules WHERE {_LIVE} ORDER BY domain")
         ]
-        total = int(c.run(f"SELECT count(*) FROM rules WHERE {_LIVE}").fetchone()[0])
+        agents = [r[0] for r in c.execute(f"SELECT DISTINCT agent FROM rules WHERE {_LIVE} ORDER BY agent")]
+        mem_agents = [
+            r[0] for r in c.execute("SELECT DISTINCT agent FROM memories WHERE agent <> '' ORDER BY agent")
+        ]
+        total = int(c.execute(f"SELECT count(*) FROM rules WHERE {_LIVE}").fetchone()[0])
         return domains, agents, mem_agents, total
 
     def _top_rules(self, agent: str | None, statuses: list[str], limit: int) -> list[Any]:
@@ -96,7 +98,7 @@ class PgLifecycleQueries(LifecycleQueries):
             terms.append("(agent = %s OR agent = '')")
             params.append(agent)
         return list(
-            self.conn.run(
+            self.conn.execute(
                 f"SELECT * FROM rules WHERE {' AND '.join(terms)} ORDER BY score DESC, "
                 f"coalesce(last_reinforced_at, created_at) DESC, id LIMIT %s",
                 [*params, limit],
@@ -106,8 +108,8 @@ class PgLifecycleQueries(LifecycleQueries):
     def rules_decaying(self, agent: str | None = None) -> list[Any]:
         sql = f"SELECT * FROM rules WHERE status IN ('active', 'dormant') AND pinned = 0 AND {_LIVE}"
         if agent is not None:
-            return list(self.conn.run(sql + " AND agent = %s", (agent,)).fetchall())
-        return list(self.conn.run(sql).fetchall())
+            return list(self.conn.execute(sql + " AND agent = %s", (agent,)).fetchall())
+        return list(self.conn.execute(sql).fetchall())
 
     def rules_decay_due(self, step: RuleDecayStep) -> list[Any]:
         # score, created_at are NOT NULL and j1, j0 never NULL: greatest/least agree with
@@ -138,11 +140,11 @@ class PgLifecycleQueries(LifecycleQueries):
             "edge": float(step.edge),
             "top": float(step.bands[0][0]),
         }
-        return list(self.conn.run(sql, params).fetchall())
+        return list(self.conn.execute(sql, params).fetchall())
 
     # -- memories under decay ----------------------------------------------------------------------------
     def memory(self, memory_id: int) -> Any:
-        return self.conn.run("SELECT * FROM memories WHERE id = %s", (int(memory_id),)).fetchone()
+        return self.conn.execute("SELECT * FROM memories WHERE id = %s", (int(memory_id),)).fetchone()
 
     @staticmethod
     def _crossing_where(clock: DecayClock, until: float, agent: str | None) -> tuple[str, dict[str, Any]]:
@@ -155,13 +157,13 @@ class PgLifecycleQueries(LifecycleQueries):
 
     def crossings_by_kind(self, clock: DecayClock, until: float, agent: str | None) -> dict[str, int]:
         where, p = self._crossing_where(clock, until, agent)
-        got = self.conn.run(f"SELECT kind, count(*) FROM memories WHERE {where} GROUP BY kind", p)
+        got = self.conn.execute(f"SELECT kind, count(*) FROM memories WHERE {where} GROUP BY kind", p)
         return {r[0]: int(r[1]) for r in got}
 
     def crossings(self, clock: DecayClock, until: float, agent: str | None, limit: int) -> list[Any]:
         where, p = self._crossing_where(clock, until, agent)
         return list(
-            self.conn.run(
+            self.conn.execute(
                 f"SELECT id, kind, tier, agent, substr(content, 1, 120) AS preview,"
                 f" {strength_sql()} AS s_now, {strength_sql('%(until)s')} AS s_then,"
                 f" {crossing_sql()} AS crosses FROM memories WHERE {where}"
@@ -173,7 +175,7 @@ class PgLifecycleQueries(LifecycleQueries):
     def strength_bins(self, clock: DecayClock, bins: int) -> list[tuple[str, int, int]]:
         p = {**clock_params(clock), "bins": int(bins)}
         # trunc(): SQLite's CAST(real AS INTEGER) truncates, PostgreSQL's rounds.
-        got = self.conn.run(
+        got = self.conn.execute(
             f"SELECT tier, least(%(bins)s - 1, trunc({held_strength_sql()} * %(bins)s)::bigint) AS b,"
             f" count(*) FROM memories GROUP BY tier, b",
             p,
@@ -181,7 +183,7 @@ class PgLifecycleQueries(LifecycleQueries):
         return [(r[0], int(r[1]), int(r[2])) for r in got]
 
     def below_threshold(self, clock: DecayClock) -> int:
-        got = self.conn.run(
+        got = self.conn.execute(
             f"SELECT count(*) FROM memories WHERE {DECAYING} AND {strength_sql()} < %(thr)s",
             clock_params(clock),
         )
@@ -202,10 +204,10 @@ class PgLifecycleQueries(LifecycleQueries):
             f" count(*) FILTER (WHERE c <= %(now)s) FROM (SELECT kind, {crossing_sql()} AS c FROM memories"
             f" WHERE {DECAYING}{agent_sql}) AS crossing WHERE c <= %(until)s GROUP BY kind, d"
         )
-        return [(r[0], int(r[1]), int(r[2]), int(r[3] or 0)) for r in self.conn.run(sql, p)]
+        return [(r[0], int(r[1]), int(r[2]), int(r[3] or 0)) for r in self.conn.execute(sql, p)]
 
     def last_decay_pass(self, key: str) -> float | None:
-        r = self.conn.run("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        r = self.conn.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
         return float(r[0]) if r else None
 
     # -- memories boot and the gates show ---------------------------------------------------------------
@@ -216,7 +218,7 @@ class PgLifecycleQueries(LifecycleQueries):
             where.append("(agent = %s OR agent = '')")
             params.append(agent)
         return list(
-            self.conn.run(
+            self.conn.execute(
                 f"SELECT id, category, content, agent, tier FROM memories WHERE "
                 f"{' AND '.join(where)} ORDER BY tier = 'core' DESC, importance DESC, "
                 f"created_at DESC, id DESC LIMIT %s",
@@ -231,7 +233,7 @@ class PgLifecycleQueries(LifecycleQueries):
             where.append("agent = %s")
             params.append(agent)
         return list(
-            self.conn.run(
+            self.conn.execute(
                 f"SELECT * FROM memories WHERE {' AND '.join(where)}"
                 " ORDER BY updated_at DESC, id DESC LIMIT %s",
                 [*params, int(limit)],
@@ -240,7 +242,7 @@ class PgLifecycleQueries(LifecycleQueries):
 
     def reinforce_candidates(self, skip_categories: Sequence[str]) -> list[Any]:
         return list(
-            self.conn.run(
+            self.conn.execute(
                 "SELECT id, created_at FROM memories WHERE tier = 'active' AND pinned = 0"
                 " AND NOT (category = ANY(%s)) ORDER BY id",
                 (list(skip_categories),),
@@ -266,5 +268,7 @@ class PgLifecycleQueries(LifecycleQueries):
             where.append("(agent = %s OR agent = '')")
             params.append(for_agent)
         return list(
-            self.conn.run(f"SELECT * FROM flows WHERE {' AND '.join(where)} ORDER BY name", params).fetchall()
+            self.conn.execute(
+                f"SELECT * FROM flows WHERE {' AND '.join(where)} ORDER BY name", params
+            ).fetchall()
         )

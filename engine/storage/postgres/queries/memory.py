@@ -29,11 +29,11 @@ def where(filters: MemoryFilter, prefix: str = "") -> tuple[str, list[Any]]:
 
 class PgMemoryQueries(MemoryQueries):
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        return self.conn.run(sql, params).fetchall()
+        return self.conn.execute(sql, params).fetchall()
 
     # -- memories ------------------------------------------------------------------------------------
     def same_text(self, content: str, agent: str) -> int | None:
-        row = self.conn.run(
+        row = self.conn.execute(
             "SELECT id FROM memories WHERE content = %s AND agent = %s AND tier != 'archived' LIMIT 1",
             (content, agent),
         ).fetchone()
@@ -61,18 +61,18 @@ class PgMemoryQueries(MemoryQueries):
         )
 
     def pending_count(self) -> int:
-        return int(self.conn.run("SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0])
+        return int(self.conn.execute("SELECT count(*) FROM memories WHERE embedded = 0").fetchone()[0])
 
     def pending(self, limit: int) -> list[Any]:
         return self._all("SELECT * FROM memories WHERE embedded = 0 ORDER BY id LIMIT %s", (int(limit),))
 
     def content_of(self, memory_id: int) -> str | None:
-        row = self.conn.run("SELECT content FROM memories WHERE id = %s", (memory_id,)).fetchone()
+        row = self.conn.execute("SELECT content FROM memories WHERE id = %s", (memory_id,)).fetchone()
         return None if row is None else row[0]
 
     def counts(self) -> tuple[dict[str, int], int, int, int, int]:
         # One round trip: the tier counts as JSON beside the other four.
-        r = self.conn.run(
+        r = self.conn.execute(
             "SELECT (SELECT coalesce(json_object_agg(tier, n), '{}') FROM"
             "        (SELECT tier, count(*) AS n FROM memories GROUP BY tier) t),"
             " (SELECT count(*) FROM rules WHERE status != 'retired'),"
@@ -122,7 +122,7 @@ class PgMemoryQueries(MemoryQueries):
         )
 
     def session(self, session_id: str) -> Any:
-        return self.conn.run(
+        return self.conn.execute(
             "SELECT s.*, (SELECT count(*) FROM messages WHERE session_id = s.id) AS n"
             " FROM sessions s WHERE id = %s",
             (session_id,),
@@ -156,17 +156,6 @@ class PgMemoryQueries(MemoryQueries):
             (*patterns, *params, int(limit)),
         )
 
-    def message_scope(self, session_id: str | None, agent: str | None) -> tuple[str, list[Any]]:
-        # This adapter's keyword index still writes its statements with `?` (postgres/filters.py).
-        extra, params = "", []
-        if session_id:
-            extra += " AND m.session_id = ?"
-            params.append(session_id)
-        if agent:
-            extra += " AND s.agent = ?"
-            params.append(agent)
-        return extra, params
-
     # -- search -------------------------------------------------------------------------------------------
     def weighting(self, ids: Sequence[int], *, metadata: bool = False) -> list[Any]:
         if not ids:
@@ -180,7 +169,7 @@ class PgMemoryQueries(MemoryQueries):
         return self._all("SELECT * FROM memories WHERE id = ANY(%s::bigint[])", [list(ids)])
 
     def boost_fields(self, memory_id: int) -> Any:
-        return self.conn.run(
+        return self.conn.execute(
             "SELECT metadata, created_at FROM memories WHERE id = %s", (memory_id,)
         ).fetchone()
 
@@ -188,7 +177,7 @@ class PgMemoryQueries(MemoryQueries):
         if not ids:
             return []
         cond, params = where(filters)
-        rows = self.conn.run(
+        rows = self.conn.execute(
             f"SELECT m.id, (SELECT id FROM memories WHERE session_id = m.session_id AND id < m.id"
             f" AND {cond} ORDER BY id DESC LIMIT 1), (SELECT id FROM memories WHERE session_id ="
             f" m.session_id AND id > m.id AND {cond} ORDER BY id LIMIT 1) FROM memories m WHERE"
@@ -202,7 +191,7 @@ class PgMemoryQueries(MemoryQueries):
         conds = " OR ".join("m.content ILIKE %s ESCAPE '\\'" for _ in patterns)
         return [
             int(r[0])
-            for r in self.conn.run(
+            for r in self.conn.execute(
                 f"SELECT m.id FROM memories m WHERE ({conds}) AND {cond} ORDER BY m.id DESC LIMIT %s",
                 (*patterns, *params, n),
             ).fetchall()
@@ -210,7 +199,7 @@ class PgMemoryQueries(MemoryQueries):
 
     def id_range(self) -> tuple[int, int]:
         # One statement: PostgreSQL answers both min() and max() from the primary key's index.
-        r = self.conn.run("SELECT coalesce(max(id), 0), coalesce(min(id), 0) FROM memories").fetchone()
+        r = self.conn.execute("SELECT coalesce(max(id), 0), coalesce(min(id), 0) FROM memories").fetchone()
         return int(r[0]), int(r[1])
 
     def tier_counts(self) -> dict[str, int]:
@@ -223,7 +212,7 @@ class PgMemoryQueries(MemoryQueries):
     def text_length(self, ids: Sequence[int]) -> int:
         if not ids:
             return 0
-        r = self.conn.run(
+        r = self.conn.execute(
             "SELECT coalesce(sum(length(content)), 0) FROM memories WHERE id = ANY(%s::bigint[])", [list(ids)]
         ).fetchone()
         return int(r[0])

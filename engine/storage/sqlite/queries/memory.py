@@ -134,17 +134,6 @@ class SqliteMemoryQueries(MemoryQueries):
             (*patterns, *params, int(limit)),
         )
 
-    def message_scope(self, session_id: str | None, agent: str | None) -> tuple[str, list[Any]]:
-        # SQLite's keyword index takes `?` parameters.
-        extra, params = "", []
-        if session_id:
-            extra += " AND m.session_id = ?"
-            params.append(session_id)
-        if agent:
-            extra += " AND s.agent = ?"
-            params.append(agent)
-        return extra, params
-
     # -- search -------------------------------------------------------------------------------------------
     def weighting(self, ids: Sequence[int], *, metadata: bool = False) -> list[Any]:
         cols = f"{_WEIGHT}, metadata" if metadata else _WEIGHT

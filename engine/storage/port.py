@@ -2,11 +2,11 @@
 
 Services hold no SQL: the connection a `query`/`reading`/`write`/`dry_run` gives them carries a
 gateway per table (`conn.memories`, the table's only writer) and a read model per area
-(`conn.forget_queries`), each rendered by the adapter in its own dialect. What else differs between
-backends sits behind named parts of the port: the keyword index (FTS5 / tsvector BM25), the vector store (sqlite-vec / pgvector),
-the decay pass's access path, the schema and health checks, the change counter and change feed
-(data_version + the vector log / LISTEN-NOTIFY), erasure with its verification, the dump and the
-curator's bulk reads.
+(`conn.forget_queries`), each rendered by the adapter in its own dialect. What else differs
+between backends sits behind named parts of the port: the keyword index (FTS5 / tsvector BM25),
+the vector store (sqlite-vec / pgvector), the decay pass's access path, the schema and health
+checks, the change counter and change feed (data_version + the vector log / LISTEN-NOTIFY),
+erasure with its verification, the dump and the curator's bulk reads.
 """
 
 from __future__ import annotations

@@ -56,6 +56,27 @@ def test_no_sql_and_no_statement_outside_engine_storage():
     assert sql_in_services() == []
 
 
+PORT_SQL = re.compile(
+    r"\b(SELECT\s[^\n]*\sFROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|TRIGGER))"
+)
+
+
+def sql_in_the_port(storage: Path = ENGINE / "storage") -> list[str]:
+    """The port's own modules (protocols, gateways' and read models' classes) hold no SQL: each
+    adapter writes its own."""
+    files = [*storage.glob("*.py"), *(storage / "gateways").glob("*.py"), *(storage / "queries").glob("*.py")]
+    return [
+        f"{f.relative_to(storage.parents[1]).as_posix()}:{line}: {s[:60]}"
+        for f in sorted(files)
+        for line, s in _strings(f)
+        if PORT_SQL.search(s)
+    ]
+
+
+def test_the_port_holds_no_sql():
+    assert sql_in_the_port() == []
+
+
 def test_conn_any_is_rare():
     found = [
         f"{f.relative_to(ROOT).as_posix()}:{no}"

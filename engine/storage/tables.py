@@ -5,7 +5,7 @@ each render in their own DDL, and what the port's portable SQL may name.
 A column's declaration is written in the shared vocabulary (INTEGER, REAL, TEXT, `INTEGER PRIMARY
 KEY AUTOINCREMENT` for an id never reused, NOT NULL, DEFAULT, REFERENCES, CHECK); each adapter maps
 it to its own types. An index is its table, its columns and an optional predicate; each adapter
-writes its CREATE INDEX. Keyword and vector indexes, triggers and server functions are the
+writes its own index DDL. Keyword and vector indexes, triggers and server functions are the
 adapters' own. Bump GENERATION whenever a table changes shape, and keep a fixture for each
 generation under tests/fixtures/ (issue: schema evolution).
 """

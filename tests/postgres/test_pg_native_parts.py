@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from engine.retrieval.filters import Filters
+from engine.storage.indexes import MessageScope
 from engine.storage.postgres import schema
 from engine.storage.postgres.connection import PgConnection
 from engine.storage.postgres.store import PgStore
@@ -78,9 +79,9 @@ def test_the_keyword_index_answers_without_the_emulation(store):
         assert "deploi" in kw.postings(c).lexemes  # porter-stemmed, as FTS5
         assert [i for i, _ in kw.top(c, "trigram", '"タワー"', 10)] == [ids[2]]
         assert kw.top_where(c, "trigram", '"タワー"', Filters(("active",)), 10) == []
-        rows = kw.messages(c, "words", '"deploy"', " AND m.session_id = ? AND s.agent = ?", ["s1", "ana"], 10)
+        rows = kw.messages(c, "words", '"deploy"', MessageScope("s1", "ana"), 10)
         assert len(rows) == 2 and rows[0]["session_title"] == "standup"
-        assert len(kw.messages(c, "trigram", '"タワー"', " AND m.session_id = ?", ["s1"], 10)) == 1
+        assert len(kw.messages(c, "trigram", '"タワー"', MessageScope("s1"), 10)) == 1
         assert len(kw.match_ids(c, "rules", '"deploy"', 5)) == 1
 
 

@@ -30,7 +30,7 @@ from psycopg_pool import ConnectionPool
 
 from engine.config import load_settings
 from engine.errors import DiskFull, EngineError, StoreBusy
-from engine.storage.feed import VectorChangeLog
+from engine.storage.postgres.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.postgres import schema, trigram_index
 from engine.storage.postgres.connection import DirectConnection, PgConnection

@@ -21,7 +21,7 @@ import sqlean as sqlite3
 import sqlite_vec
 
 from engine.errors import DatabaseDamaged, DiskFull, EngineError, InvalidInput, StoreBusy
-from engine.storage.feed import VectorChangeLog
+from engine.storage.sqlite.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.sqlite import identity, room, schema
 from engine.storage.sqlite.connection import SqliteConnection

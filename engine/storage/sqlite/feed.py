@@ -2,9 +2,7 @@
 `memories` append to whenever a vector, a filter field or the text changes, or a memory is written
 or deleted (`text_changed` marks the entries the keyword matrix needs).
 
-The log is a table on every backend (triggers on SQLite, the same on PostgreSQL, where a
-`bigserial` is ordered under the write lock), so reading it is portable SQL and one class serves
-both adapters; how the log is filled lives in each adapter's schema.
+In SQLite's SQL; the log is filled by the triggers of this adapter's schema.py.
 """
 
 from __future__ import annotations

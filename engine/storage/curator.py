@@ -5,13 +5,16 @@ backend's storage layout."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
+
 
 class CuratorReads(Protocol):
-    def all_vectors(self, conn: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    def all_vectors(self, conn: Connection) -> tuple[np.ndarray, np.ndarray] | None:
         """(ids, matrix) of every stored vector, read the fast way; None when that way cannot be
         trusted here (the caller then reads through the vector store, slower and always right)."""
         ...

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from engine.storage.port import Connection
     from engine.storage.reach import ServerEraser
 
 # Where a forget redacts quotes of the forgotten text in records that stay (engine/forget/scrub.py):
@@ -40,7 +41,7 @@ class Eraser(Protocol):
         None for a file database, whose verification is the byte scan of its `files()`."""
         ...
 
-    def purge_indexes(self, conn: Any) -> None:
+    def purge_indexes(self, conn: Connection) -> None:
         """Inside the forget's write: rewrite the keyword indexes so no old segment keeps a
         deleted text's terms (freed pages are zeroed by the store's secure delete)."""
         ...
@@ -54,22 +55,22 @@ class Eraser(Protocol):
         """The database's own files on this host, whose bytes verification scans."""
         ...
 
-    def live_texts(self, conn: Any, shortest: int) -> list[str]:
+    def live_texts(self, conn: Connection, shortest: int) -> list[str]:
         """Every text of `shortest`+ characters still held by a real table (and the schema's own
         words), joined per column: what a forgotten text may share with live records without
         being residue."""
         ...
 
-    def quoting(self, conn: Any, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
+    def quoting(self, conn: Connection, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
         """(key, text) of the rows of one SCRUBBED place whose value is text of `shortest`+
         characters (shorter text quotes nothing; a stray blob or number is never read on)."""
         ...
 
-    def overwrite(self, conn: Any, table: str, column: str, key: Any, value: str) -> None:
+    def overwrite(self, conn: Connection, table: str, column: str, key: Any, value: str) -> None:
         """Inside the forget's write: replace the value of one SCRUBBED place in the row `key`."""
         ...
 
-    def tolerant(self, conn: Any) -> AbstractContextManager[None]:
+    def tolerant(self, conn: Connection) -> AbstractContextManager[None]:
         """Reads inside the block give text that is not valid UTF-8 back surrogate-escaped (its
         bytes exactly), so a malformed row never stops a forget."""
         ...

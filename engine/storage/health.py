@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 
 @dataclass
@@ -40,7 +43,7 @@ class HealthChecks(Protocol):
     errors: tuple[type[BaseException], ...]
     dimensions: int  # floats per stored vector
 
-    def integrity(self, conn: Any) -> list[str]:
+    def integrity(self, conn: Connection) -> list[str]:
         """The database's own integrity check: its problems (empty when sound)."""
         ...
 
@@ -48,35 +51,35 @@ class HealthChecks(Protocol):
         """(index name, its table) of every keyword index."""
         ...
 
-    def coverage(self, conn: Any, index: str, table: str, sample: int) -> IndexCoverage: ...
+    def coverage(self, conn: Connection, index: str, table: str, sample: int) -> IndexCoverage: ...
 
     def index_integrity(self, index: str) -> tuple[bool, str]:
         """(sound, detail) of the index's own check against its table (may take the write lock;
         changes nothing)."""
         ...
 
-    def vector_gaps(self, conn: Any, sample: int) -> VectorGaps: ...
+    def vector_gaps(self, conn: Connection, sample: int) -> VectorGaps: ...
 
-    def repair(self, conn: Any) -> list[str]:
+    def repair(self, conn: Connection) -> list[str]:
         """Inside the caller's write: rebuild the keyword indexes, drop orphan vectors, mark
         memories without a vector pending, resync vectors' filter fields. What was done."""
         ...
 
-    def number_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
+    def number_suspects(self, conn: Connection, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
         """(table, id, column, value, is a reference) of stored numbers that may not be finite
         numbers, by the schema's declarations; the caller judges each value."""
         ...
 
-    def json_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, str]]:
+    def json_suspects(self, conn: Connection, sample: int) -> list[tuple[str, Any, str, Any, str]]:
         """(table, id, column, value, expected 'object'/'array') of JSON columns that may not
         hold the JSON the code expects."""
         ...
 
-    def vector_batches(self, conn: Any) -> Iterator[list[tuple[Any, bytes | None]]]:
+    def vector_batches(self, conn: Connection) -> Iterator[list[tuple[Any, bytes | None]]]:
         """Every (memory id, embedding), in batches (raises one of `errors` at an unreadable one)."""
         ...
 
-    def vectors_one_by_one(self, conn: Any) -> Iterator[tuple[Any, bytes | None, str | None]]:
+    def vectors_one_by_one(self, conn: Connection) -> Iterator[tuple[Any, bytes | None, str | None]]:
         """(memory id, embedding, why it cannot be read) of every vector, one read each."""
         ...
 

@@ -14,9 +14,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 FtsIndex = Literal["words", "trigram"]  # porter-stemmed words, or trigrams (CJK)
 
@@ -82,19 +85,19 @@ class KeywordIndex(Protocol):
     """Full-text search over memories, messages, rules and flows."""
 
     # -- memories --------------------------------------------------------------------------------
-    def doc_freq(self, conn: Any, match: str) -> int:
+    def doc_freq(self, conn: Connection, match: str) -> int:
         """How many memories the words index finds for `match` (one quoted term)."""
         ...
 
     def top(
-        self, conn: Any, index: FtsIndex, match: str, limit: int, above: int | None = None
+        self, conn: Connection, index: FtsIndex, match: str, limit: int, above: int | None = None
     ) -> list[tuple[int, float]]:
         """The `limit` best (memory id, bm25) for `match`, unfiltered; `above`: ids above it only."""
         ...
 
     def top_where(
         self,
-        conn: Any,
+        conn: Connection,
         index: FtsIndex,
         match: str,
         filters: MemoryFilter,
@@ -104,42 +107,44 @@ class KeywordIndex(Protocol):
         """Like `top`, among memories passing `filters`."""
         ...
 
-    def passing(self, conn: Any, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
+    def passing(self, conn: Connection, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
         """The ids among `ids` whose memory passes `filters`, driven from the list."""
         ...
 
-    def postings(self, conn: Any) -> Postings:
+    def postings(self, conn: Connection) -> Postings:
         """Every lexeme of the words index with the memories holding it (the keyword matrix's
         load): read in bulk, a few seconds at 1M memories."""
         ...
 
     def rank_of(
-        self, conn: Any, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
+        self, conn: Connection, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
     ) -> tuple[int | None, int]:
         """(1-based rank of the memory among matches passing `filters`, or None; how many match)."""
         ...
 
-    def score_of(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> float | None:
+    def score_of(self, conn: Connection, index: FtsIndex, match: str, memory_id: int) -> float | None:
         """The memory's bm25 for `match` (None: it does not match)."""
         ...
 
-    def has(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> bool:
+    def has(self, conn: Connection, index: FtsIndex, match: str, memory_id: int) -> bool:
         """Whether the memory's indexed tokens match `match`."""
         ...
 
-    def contains(self, conn: Any, memory_id: int, text: str) -> bool:
+    def contains(self, conn: Connection, memory_id: int, text: str) -> bool:
         """Whether the memory's content holds `text` exactly (case-sensitive): terms too short
         for the trigram index."""
         ...
 
     # -- the episodic log ---------------------------------------------------------------------------
-    def messages(self, conn: Any, index: FtsIndex, match: str, scope: MessageScope, limit: int) -> list[Any]:
+    def messages(
+        self, conn: Connection, index: FtsIndex, match: str, scope: MessageScope, limit: int
+    ) -> list[Any]:
         """Best-first rows `m.*, s.title AS session_title` of messages `m` (joined to their
         session `s`) matching `match` within `scope`."""
         ...
 
     # -- rules and flows -------------------------------------------------------------------------------
-    def match_ids(self, conn: Any, table: FtsTable, match: str, limit: int) -> list[tuple[int, float]]:
+    def match_ids(self, conn: Connection, table: FtsTable, match: str, limit: int) -> list[tuple[int, float]]:
         """(id, bm25) of rules or flows matching an already-quoted `match`, best first."""
         ...
 
@@ -150,7 +155,7 @@ class VectorStore(Protocol):
 
     def put(
         self,
-        conn: Any,
+        conn: Connection,
         memory_id: int,
         embedding: bytes,
         tier: str,
@@ -162,29 +167,29 @@ class VectorStore(Protocol):
         """Store (or replace) the memory's vector and its filter fields."""
         ...
 
-    def delete(self, conn: Any, memory_ids: Sequence[int]) -> None: ...
+    def delete(self, conn: Connection, memory_ids: Sequence[int]) -> None: ...
 
-    def knn(self, conn: Any, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
+    def knn(self, conn: Connection, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
         """Exact top-k (memory id, cosine distance) among vectors passing `filters` (applied to
         the filter fields stored beside each vector)."""
         ...
 
-    def distances(self, conn: Any, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
+    def distances(self, conn: Connection, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
         """(memory id, cosine distance) for those of `ids` that have a vector."""
         ...
 
-    def count_closer(self, conn: Any, query: bytes, distance: float, filters: MemoryFilter) -> int:
+    def count_closer(self, conn: Connection, query: bytes, distance: float, filters: MemoryFilter) -> int:
         """How many vectors passing `filters` are closer to `query` than `distance`."""
         ...
 
-    def embedding(self, conn: Any, memory_id: int) -> bytes | None: ...
+    def embedding(self, conn: Connection, memory_id: int) -> bytes | None: ...
 
-    def entries(self, conn: Any, ids: Sequence[int]) -> list[Any]:
+    def entries(self, conn: Connection, ids: Sequence[int]) -> list[Any]:
         """Rows (memory_id, embedding, tier, kind, category, agent, user) for those of `ids`
         that have a vector (any number of ids: chunked here)."""
         ...
 
-    def scan(self, conn: Any, batch: int = 4096) -> Iterator[list[Any]]:
+    def scan(self, conn: Connection, batch: int = 4096) -> Iterator[list[Any]]:
         """Every (memory_id, embedding), in batches."""
         ...
 

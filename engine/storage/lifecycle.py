@@ -14,7 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 # archive_at: through the partial index of decaying rows (a pass touches only what crosses);
 # scan: every row, no index (a full rewrite is cheaper without index lookups);
@@ -56,25 +59,27 @@ class DecayFilter:
 class DecayAccess(Protocol):
     """Reads and updates of `memories` along a chosen path, by typed filter and change."""
 
-    def count(self, conn: Any, path: DecayPath, where: DecayFilter) -> int:
+    def count(self, conn: Connection, path: DecayPath, where: DecayFilter) -> int:
         """How many memories pass `where`."""
         ...
 
-    def ids(self, conn: Any, path: DecayPath, where: DecayFilter) -> list[int]:
+    def ids(self, conn: Connection, path: DecayPath, where: DecayFilter) -> list[int]:
         """The ids of the memories passing `where`, ascending."""
         ...
 
-    def update(self, conn: Any, path: DecayPath, change: DecayChange, where: DecayFilter) -> int:
+    def update(self, conn: Connection, path: DecayPath, change: DecayChange, where: DecayFilter) -> int:
         """Apply `change` to the memories passing `where`; how many changed."""
         ...
 
-    def update_ids(self, conn: Any, path: DecayPath, change: DecayChange, where: DecayFilter) -> list[int]:
+    def update_ids(
+        self, conn: Connection, path: DecayPath, change: DecayChange, where: DecayFilter
+    ) -> list[int]:
         """Like `update`, returning the ids it changed (unordered). What the store derives from
         the changed rows (its vector index's filter fields, the change log) follows in the same
         transaction — row by row or, for a burst of many rows, in bulk: the adapter's choice."""
         ...
 
-    def archive_index_dropped(self, conn: Any) -> AbstractContextManager[bool]:
+    def archive_index_dropped(self, conn: Connection) -> AbstractContextManager[bool]:
         """Inside the caller's transaction: the archive_at index dropped for the block and rebuilt
         after it (True), or left alone where that does not pay or it is missing (False). Updating
         a big index row by row in random key order costs far more than sorting it once."""

@@ -11,7 +11,7 @@ erasure with its verification, the dump and the curator's bulk reads.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,8 +124,12 @@ class Connection(Protocol):
     @property
     def health_queries(self) -> HealthQueries: ...
 
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ...) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ...) -> Any:
         """The adapter's own SQL (its dialect); only engine/storage calls it."""
+        ...
+
+    def executemany(self, sql: str, params: Iterable[Sequence[Any] | Mapping[str, Any]]) -> Any:
+        """`execute` for each parameter set (the adapter's own SQL)."""
         ...
 
 
@@ -144,13 +148,13 @@ class ChangeFeed(Protocol):
     """The log of memories whose vector, filter fields or words changed, by growing sequence
     number: what the in-memory matrices read to stay equal to the database."""
 
-    def head(self, conn: Any) -> tuple[int, int]:
+    def head(self, conn: Connection) -> tuple[int, int]:
         """(newest, oldest) sequence number in the log; (0, 0) when it is empty."""
         ...
 
-    def newest(self, conn: Any) -> int: ...
+    def newest(self, conn: Connection) -> int: ...
 
-    def changed(self, conn: Any, after: int, upto: int | None = None, text: bool = False) -> list[int]:
+    def changed(self, conn: Connection, after: int, upto: int | None = None, text: bool = False) -> list[int]:
         """The memory ids logged after `after` (up to `upto`, inclusive, if given); `text`: only
         those whose words changed."""
         ...

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 
 @dataclass
@@ -41,14 +44,14 @@ class ServerEraser(Protocol):
         """{group label: files} to scan on the host ({} when not on it)."""
         ...
 
-    def logical_hits(self, conn: Any, texts: list[str]) -> dict[str, int]:
+    def logical_hits(self, conn: Connection, texts: list[str]) -> dict[str, int]:
         """{table.column: occurrences} of the texts whole in live rows (read through SQL)."""
         ...
 
-    def live_texts(self, conn: Any, shortest: int) -> list[str]:
+    def live_texts(self, conn: Connection, shortest: int) -> list[str]:
         """As the Eraser port's: what a forgotten text may share with live records."""
         ...
 
-    def compressed(self, conn: Any, selected: dict[str, list[int]]) -> int:
+    def compressed(self, conn: Connection, selected: dict[str, list[int]]) -> int:
         """Inside the forget's write, before deleting: selected records stored compressed."""
         ...

@@ -7,7 +7,10 @@ through these."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 POSITION = "seq"
 
@@ -17,7 +20,7 @@ PLACE_SQL = (
 )
 
 
-def database_place(conn: Any) -> tuple[str, str] | None:
+def database_place(conn: Connection) -> tuple[str, str] | None:
     row = conn.execute(PLACE_SQL).fetchone()
     if row is None:
         return None
@@ -27,7 +30,7 @@ def database_place(conn: Any) -> tuple[str, str] | None:
 CHAIN_LOCK = int.from_bytes(b"MCau", "big")  # the audit chain's own transaction lock
 
 
-def lock_chain(conn: Any) -> None:
+def lock_chain(conn: Connection) -> None:
     """A transaction-level advisory lock on the chain's head, held until the writing transaction
     ends: appends stay ordered even where writes of other rows run concurrently."""
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (CHAIN_LOCK,)).fetchone()

@@ -5,14 +5,17 @@ Rows are addressable by index and name (rows.py: the port's Row)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
 from engine.errors import EngineError, InvalidInput
 from engine.storage.postgres.gateways import Gateways
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 
 def unsupported(what: str) -> EngineError:
@@ -48,7 +51,7 @@ class PgConnection(Gateways):
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         self.raw = raw
 
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
         """PostgreSQL's own SQL. Driver errors become one-line ones (never a traceback)."""
         try:
             return self.raw.execute(sql, params or None)
@@ -62,7 +65,7 @@ class PgConnection(Gateways):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise unsupported(f"this statement ({first}): {' '.join(sql.split())[:120]}") from None
 
-    def executemany(self, sql: str, params: Iterable[Sequence[Any] | dict[str, Any]]) -> psycopg.Cursor[Any]:
+    def executemany(self, sql: str, params: Iterable[Sequence[Any] | Mapping[str, Any]]) -> Any:
         """`execute` for each parameter set."""
         cur = self.raw.cursor()
         try:
@@ -74,6 +77,12 @@ class PgConnection(Gateways):
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+
+def raw_of(conn: Connection) -> psycopg.Connection[Any]:
+    """The driver connection under the port's Connection: every connection this adapter hands to
+    its parts is a PgConnection (COPY, cursors and psycopg.sql need the driver's own)."""
+    return cast(PgConnection, conn).raw
 
 
 class _Fetched:

@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 
 class PgCuratorReads:
     """The curator's scan: every stored vector as one float32 matrix, in id order."""
 
-    def all_vectors(self, conn: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    def all_vectors(self, conn: Connection) -> tuple[np.ndarray, np.ndarray] | None:
         rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
         if not rows:
             return None

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.storage.lifecycle import DecayChange, DecayClock, DecayFilter, DecayPath
 from engine.types import KINDS
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 DECAYING = "tier = 'active' AND pinned = 0"  # the rows a decay pass can archive
 
@@ -79,23 +82,25 @@ def where_sql(f: DecayFilter) -> tuple[str, dict[str, Any]]:
 
 
 class PgDecayAccess:
-    def count(self, conn: Any, path: DecayPath, where: DecayFilter) -> int:
+    def count(self, conn: Connection, path: DecayPath, where: DecayFilter) -> int:
         sql, params = where_sql(where)
         return int(conn.execute(f"SELECT count(*) FROM memories WHERE {sql}", params).fetchone()[0])
 
-    def ids(self, conn: Any, path: DecayPath, where: DecayFilter) -> list[int]:
+    def ids(self, conn: Connection, path: DecayPath, where: DecayFilter) -> list[int]:
         sql, params = where_sql(where)
         return [int(r[0]) for r in conn.execute(f"SELECT id FROM memories WHERE {sql} ORDER BY id", params)]
 
-    def update(self, conn: Any, path: DecayPath, change: DecayChange, where: DecayFilter) -> int:
+    def update(self, conn: Connection, path: DecayPath, change: DecayChange, where: DecayFilter) -> int:
         sql, params = where_sql(where)
         return int(conn.execute(f"UPDATE memories SET {_ASSIGN[change]} WHERE {sql}", params).rowcount)
 
-    def update_ids(self, conn: Any, path: DecayPath, change: DecayChange, where: DecayFilter) -> list[int]:
+    def update_ids(
+        self, conn: Connection, path: DecayPath, change: DecayChange, where: DecayFilter
+    ) -> list[int]:
         sql, params = where_sql(where)
         got = conn.execute(f"UPDATE memories SET {_ASSIGN[change]} WHERE {sql} RETURNING id", params)
         return [int(r[0]) for r in got]
 
     @contextmanager
-    def archive_index_dropped(self, conn: Any) -> Iterator[bool]:
+    def archive_index_dropped(self, conn: Connection) -> Iterator[bool]:
         yield False  # one UPDATE maintains PostgreSQL's index well enough

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
@@ -30,6 +30,10 @@ from psycopg import sql as pgsql
 
 from engine.storage.dump import VectorRow
 from engine.storage.postgres import schema
+from engine.storage.postgres.connection import raw_of
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 _VEC_COLS = ("memory_id", "embedding", "tier", "kind", "category", "agent", "user")
 _VEC_TYPES = ("int8", "vector", "text", "text", "text", "text", "text")
@@ -55,7 +59,7 @@ class PgDump:
     embed_dim = schema.EMBED_DIM
     error: type[Exception] = psycopg.Error
 
-    def disk_full(self, conn: Any, exc: BaseException) -> bool:
+    def disk_full(self, conn: Connection, exc: BaseException) -> bool:
         return isinstance(exc, psycopg.errors.DiskFull)
 
     def __init__(self) -> None:
@@ -64,8 +68,8 @@ class PgDump:
     def declared(self) -> list[tuple[str, dict[str, str]]]:
         return [(t.name, {c: d.upper() for c, d in t.columns}) for t in schema.TABLES]
 
-    def tables(self, conn: Any, names: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
-        raw = conn.raw
+    def tables(self, conn: Connection, names: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
+        raw = raw_of(conn)
         cols: dict[str, list[str]] = {}
         for table, col in raw.execute(
             "SELECT table_name, column_name FROM information_schema.columns"
@@ -84,84 +88,88 @@ class PgDump:
             keys.setdefault(table, []).append(col)
         return [(n, cols[n], keys.get(n, [])) for n in names if n in cols]
 
-    def has_table(self, conn: Any, name: str) -> bool:
+    def has_table(self, conn: Connection, name: str) -> bool:
         return (
-            conn.raw.execute(
+            raw_of(conn)
+            .execute(
                 "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()"
                 " AND table_name = %s",
                 [name],
-            ).fetchone()
+            )
+            .fetchone()
             is not None
         )
 
-    def _order(self, conn: Any, table: str) -> pgsql.Composable:
+    def _order(self, conn: Connection, table: str) -> pgsql.Composable:
         keys = self.tables(conn, [table])
         pk = keys[0][2] if keys else []
         return _cols(pk) if pk else pgsql.SQL("ctid")
 
     def rows(
-        self, conn: Any, table: str, cols: Sequence[str], *, leave_out: Sequence[str] = ()
+        self, conn: Connection, table: str, cols: Sequence[str], *, leave_out: Sequence[str] = ()
     ) -> Iterable[Any]:
         where, args = _leaving_out(leave_out)
         query = pgsql.SQL("SELECT {} FROM {}{} ORDER BY {}").format(
             _cols(cols), _ident(table), where, self._order(conn, table)
         )
-        return conn.raw.execute(query, args)
+        return raw_of(conn).execute(query, args)
 
-    def count(self, conn: Any, table: str, *, leave_out: Sequence[str] = ()) -> int:
+    def count(self, conn: Connection, table: str, *, leave_out: Sequence[str] = ()) -> int:
         where, args = _leaving_out(leave_out)
         query = pgsql.SQL("SELECT count(*) FROM {}{}").format(_ident(table), where)
-        return int(conn.raw.execute(query, args).fetchone()[0])
+        return int(_first(raw_of(conn).execute(query, args).fetchone()))
 
-    def any_row(self, conn: Any, table: str) -> bool:
+    def any_row(self, conn: Connection, table: str) -> bool:
         query = pgsql.SQL("SELECT 1 FROM {} LIMIT 1").format(_ident(table))
-        return conn.raw.execute(query).fetchone() is not None
+        return raw_of(conn).execute(query).fetchone() is not None
 
-    def row(self, conn: Any, table: str, key: Sequence[str], values: Sequence[Any]) -> dict[str, Any] | None:
+    def row(
+        self, conn: Connection, table: str, key: Sequence[str], values: Sequence[Any]
+    ) -> dict[str, Any] | None:
         where = pgsql.SQL(" AND ").join(pgsql.SQL("{} = %s").format(_ident(k)) for k in key)
         query = pgsql.SQL("SELECT * FROM {} WHERE {}").format(_ident(table), where)
         # through `run`: a value PostgreSQL cannot hold (a NUL in text) is the input's fault
-        cur = conn.execute(query.as_string(conn.raw), list(values))
+        cur = conn.execute(query.as_string(raw_of(conn)), list(values))
         got = cur.fetchone()
         if got is None:
             return None
         return {d.name: got[i] for i, d in enumerate(cur.description)}
 
-    def has_id(self, conn: Any, table: str, row_id: int) -> bool:
+    def has_id(self, conn: Connection, table: str, row_id: int) -> bool:
         query = pgsql.SQL("SELECT 1 FROM {} WHERE id = %s").format(_ident(table))
-        return conn.execute(query.as_string(conn.raw), [row_id]).fetchone() is not None
+        return conn.execute(query.as_string(raw_of(conn)), [row_id]).fetchone() is not None
 
-    def meta(self, conn: Any) -> dict[str, Any]:
-        return {r[0]: r[1] for r in conn.raw.execute("SELECT key, value FROM meta").fetchall()}
+    def meta(self, conn: Connection) -> dict[str, Any]:
+        return {r[0]: r[1] for r in raw_of(conn).execute("SELECT key, value FROM meta").fetchall()}
 
-    def savepoint(self, conn: Any) -> None:
-        conn.raw.execute("SAVEPOINT mc_bulk")
+    def savepoint(self, conn: Connection) -> None:
+        raw_of(conn).execute("SAVEPOINT mc_bulk")
 
-    def rollback_savepoint(self, conn: Any) -> None:
-        conn.raw.execute("ROLLBACK TO SAVEPOINT mc_bulk")
+    def rollback_savepoint(self, conn: Connection) -> None:
+        raw_of(conn).execute("ROLLBACK TO SAVEPOINT mc_bulk")
 
-    def release_savepoint(self, conn: Any) -> None:
-        conn.raw.execute("RELEASE SAVEPOINT mc_bulk")
+    def release_savepoint(self, conn: Connection) -> None:
+        raw_of(conn).execute("RELEASE SAVEPOINT mc_bulk")
 
-    def memories_with_vectors(self, conn: Any, cols: Sequence[str]) -> Iterable[Any]:
+    def memories_with_vectors(self, conn: Connection, cols: Sequence[str]) -> Iterable[Any]:
         query = pgsql.SQL(
             "SELECT {}, v.embedding FROM memories m LEFT JOIN memory_vectors v ON v.memory_id = m.id"
             " ORDER BY m.id"
         ).format(_cols(cols, "m"))
-        raw = conn.raw
+        raw = raw_of(conn)
         if raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:  # no snapshot to hold a cursor
             return _with_blobs(raw.cursor(binary=True).execute(query), len(cols))
         cur = raw.cursor(name=f"mc_vectors_{id(self):x}", binary=True)
         cur.itersize = _FETCH
         return _with_blobs(cur.execute(query), len(cols), close=cur)
 
-    def insert(self, conn: Any, table: str, row: dict[str, Any]) -> int:
+    def insert(self, conn: Connection, table: str, row: dict[str, Any]) -> int:
         cols = list(row)
         values = pgsql.SQL(", ").join(pgsql.Placeholder() for _ in cols)
         seq = self._sequence(conn, table) if "id" in row else None
         if seq is None:
             query = pgsql.SQL("INSERT INTO {}({}) VALUES ({})").format(_ident(table), _cols(cols), values)
-            conn.raw.execute(query, [row[c] for c in cols])
+            raw_of(conn).execute(query, [row[c] for c in cols])
             key = row.get("id")
             return int(key) if isinstance(key, int) else 0
         # The sequence moves past a restored id in the same statement (never handed out again).
@@ -169,27 +177,28 @@ class PgDump:
             "WITH ins AS (INSERT INTO {}({}) VALUES ({}) RETURNING id)"
             " SELECT ins.id, setval({}, GREATEST(ins.id, s.last_value)) FROM ins, {} s"
         ).format(_ident(table), _cols(cols), values, pgsql.Literal(seq), pgsql.SQL(seq))
-        got = conn.raw.execute(query, [row[c] for c in cols]).fetchone()
-        return int(got[0])
+        return int(_first(raw_of(conn).execute(query, [row[c] for c in cols]).fetchone()))
 
-    def insert_rows(self, conn: Any, table: str, cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    def insert_rows(
+        self, conn: Connection, table: str, cols: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None:
         query = pgsql.SQL("COPY {} ({}) FROM STDIN").format(_ident(table), _cols(cols))
-        with conn.raw.cursor().copy(query) as cp:
+        with raw_of(conn).cursor().copy(query) as cp:
             for r in rows:
                 cp.write_row(r)
 
-    def restore_vectors(self, conn: Any, vectors: Sequence[VectorRow], *, log: bool) -> None:
+    def restore_vectors(self, conn: Connection, vectors: Sequence[VectorRow], *, log: bool) -> None:
         query = pgsql.SQL("COPY memory_vectors ({}) FROM STDIN (FORMAT BINARY)").format(_cols(_VEC_COLS))
-        with conn.raw.cursor().copy(query) as cp:
+        with raw_of(conn).cursor().copy(query) as cp:
             cp.set_types(list(_VEC_TYPES))
             for v in vectors:
                 cp.write_row((v[0], Vector(np.frombuffer(v[1], dtype=np.float32)), *v[2:]))
         if log:  # in-memory vector matrices in other processes follow this log
-            with conn.raw.cursor().copy("COPY vector_changes (memory_id) FROM STDIN") as cp:
+            with raw_of(conn).cursor().copy("COPY vector_changes (memory_id) FROM STDIN") as cp:
                 for v in vectors:
                     cp.write_row((v[0],))
 
-    def deferred_upkeep(self, conn: Any, table: str, rows: int) -> Callable[[], None]:
+    def deferred_upkeep(self, conn: Connection, table: str, rows: int) -> Callable[[], None]:
         """The table's secondary indexes (for memories, those of memory_vectors too: HNSW costs
         ~2.5 ms a vector inserted, a fraction of that built once; a pg_trgm GIN likewise): dropped
         and rebuilt from their own definitions after the rows, in the same transaction, as
@@ -200,7 +209,7 @@ class PgDump:
         one batch before commit."""
         if rows < UPKEEP_FROM:
             return lambda: None
-        raw = conn.raw
+        raw = raw_of(conn)
         names = [table, "memory_vectors"] if table == "memories" else [table]
         found = raw.execute(
             "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
@@ -217,7 +226,9 @@ class PgDump:
         )
 
         def rebuild() -> None:
-            have = raw.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem'))").fetchone()[0]
+            have = _first(
+                raw.execute("SELECT pg_size_bytes(current_setting('maintenance_work_mem'))").fetchone()
+            )
             want = min(rows * HNSW_BYTES_PER_VECTOR, WORK_MEM_MAX)
             if want > int(have):
                 raw.execute(f"SET LOCAL maintenance_work_mem = '{int(want) // 1024}kB'")
@@ -226,26 +237,26 @@ class PgDump:
 
         return rebuild
 
-    def advance_ids(self, conn: Any, table: str) -> None:
+    def advance_ids(self, conn: Connection, table: str) -> None:
         """As `insert` does row by row: the sequence moves to the largest restored id (never back)."""
         seq = self._sequence(conn, table)
         if seq is None:
             return
-        conn.raw.execute(
+        raw_of(conn).execute(
             pgsql.SQL(
                 "SELECT setval({}, GREATEST(x.top, s.last_value))"
                 " FROM (SELECT max(id) AS top FROM {}) x, {} s WHERE x.top IS NOT NULL"
             ).format(pgsql.Literal(seq), _ident(table), pgsql.SQL(seq))
         )
 
-    def _sequence(self, conn: Any, table: str) -> str | None:
+    def _sequence(self, conn: Connection, table: str) -> str | None:
         """The identity sequence of `table`'s id (quoted, schema-qualified), or None."""
         if table not in self._sequences:
-            row = conn.raw.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table]).fetchone()
+            row = raw_of(conn).execute("SELECT pg_get_serial_sequence(%s, 'id')", [table]).fetchone()
             self._sequences[table] = row[0] if row and row[0] else None
         return self._sequences[table]
 
-    def restore_vector(self, conn: Any, memory: Any, embedding: bytes, *, log: bool) -> None:
+    def restore_vector(self, conn: Connection, memory: Any, embedding: bytes, *, log: bool) -> None:
         """One statement (one round trip per restored memory): the vector and, with `log`, its
         entry in the change log in-memory vector matrices of other processes follow."""
         insert = (
@@ -257,22 +268,24 @@ class PgDump:
         if log:
             insert = f"WITH v AS ({insert}) INSERT INTO vector_changes(memory_id) VALUES (%s)"
             args.append(memory["id"])
-        conn.raw.execute(insert, args)
+        raw_of(conn).execute(insert, args)
 
-    def defer_foreign_keys(self, conn: Any) -> None:
+    def defer_foreign_keys(self, conn: Connection) -> None:
         """Nothing to defer (see the module docstring): a missing parent is refused per row."""
 
-    def foreign_key_violations(self, conn: Any) -> list[tuple[str, int, str]]:
+    def foreign_key_violations(self, conn: Connection) -> list[tuple[str, int, str]]:
         return []
 
-    def high_water(self, conn: Any, table: str) -> int:
-        top = conn.raw.execute(pgsql.SQL("SELECT max(id) FROM {}").format(_ident(table))).fetchone()
+    def high_water(self, conn: Connection, table: str) -> int:
+        top = raw_of(conn).execute(pgsql.SQL("SELECT max(id) FROM {}").format(_ident(table))).fetchone()
         high = int(top[0]) if top and top[0] is not None else 0
         seq = self._sequence(conn, table)
         if seq is not None:
-            row = conn.raw.execute(
-                pgsql.SQL("SELECT last_value, is_called FROM {}").format(pgsql.SQL(seq))
-            ).fetchone()
+            row = (
+                raw_of(conn)
+                .execute(pgsql.SQL("SELECT last_value, is_called FROM {}").format(pgsql.SQL(seq)))
+                .fetchone()
+            )
             if row and row[1]:
                 high = max(high, int(row[0]))
         return high
@@ -298,3 +311,8 @@ def _leaving_out(keys: Sequence[str]) -> tuple[pgsql.Composable, list[Any]]:
     if not keys:
         return pgsql.SQL(""), []
     return pgsql.SQL(" WHERE key <> ALL(%s)"), [list(keys)]
+
+
+def _first(row: Any) -> Any:
+    """The first value of a row a statement always returns (count(*), RETURNING, a setting)."""
+    return row[0]

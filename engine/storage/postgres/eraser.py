@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from engine.storage.erasure import scrubbed_key
+from engine.storage.postgres.connection import raw_of
 from engine.storage.reach import Reach, Settled
 
 if TYPE_CHECKING:
+    from engine.storage.port import Connection
     from engine.storage.postgres.store import PgStore
 
 TEXT_TYPES = ("text", "character varying", "character", "json", "jsonb")
@@ -60,7 +62,7 @@ class PgEraser:
         """A server: verification goes in levels (the methods below, engine/storage/reach.py)."""
         return self
 
-    def purge_indexes(self, conn: Any) -> None:
+    def purge_indexes(self, conn: Connection) -> None:
         """Nothing inside the write: the keyword index is plain tables whose rows of the deleted
         records go with them (keyword_upkeep.py, at commit); their bytes go at `settle`'s VACUUM FULL."""
 
@@ -70,10 +72,10 @@ class PgEraser:
     def files(self) -> list[Path]:
         return [f for group in self.host_files().values() for f in group]
 
-    def live_texts(self, conn: Any, shortest: int) -> list[str]:
+    def live_texts(self, conn: Connection, shortest: int) -> list[str]:
         return [blob for _, blob in self._column_texts(conn, shortest)]
 
-    def quoting(self, conn: Any, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
+    def quoting(self, conn: Connection, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
         key = scrubbed_key(table, column)
         rows = conn.execute(
             f"SELECT {key}, {column} FROM {table} WHERE {column} IS NOT NULL AND length({column}) >= %s",
@@ -81,13 +83,13 @@ class PgEraser:
         ).fetchall()
         return [(r[0], r[1]) for r in rows if isinstance(r[1], str)]
 
-    def overwrite(self, conn: Any, table: str, column: str, key: Any, value: str) -> None:
+    def overwrite(self, conn: Connection, table: str, column: str, key: Any, value: str) -> None:
         conn.execute(
             f"UPDATE {table} SET {column} = %s WHERE {scrubbed_key(table, column)} = %s", (value, key)
         )
 
     @contextmanager
-    def tolerant(self, conn: Any) -> Iterator[None]:
+    def tolerant(self, conn: Connection) -> Iterator[None]:
         """A UTF8 server never hands back invalid text: nothing to tolerate."""
         yield
 
@@ -188,7 +190,7 @@ class PgEraser:
         wal = sorted(p for p in wal_dir.iterdir() if _WAL.match(p.name)) if wal_dir.is_dir() else []
         return {"data files": data, "WAL": wal}
 
-    def logical_hits(self, conn: Any, texts: list[str]) -> dict[str, int]:
+    def logical_hits(self, conn: Connection, texts: list[str]) -> dict[str, int]:
         """{table.column: occurrences} of any of `texts` whole (NFKC and case-folded on both sides,
         and as JSON escapes it) in the live rows of memconsole's tables and in their statistics."""
         import json
@@ -211,16 +213,18 @@ class PgEraser:
                 hits[label] = n
         return hits
 
-    def compressed(self, conn: Any, selected: dict[str, list[int]]) -> int:
+    def compressed(self, conn: Connection, selected: dict[str, list[int]]) -> int:
         """How many of the records about to be deleted hold a text value stored compressed."""
         n = 0
         for table, cols in _CONTENT:
             ids = list(selected.get(table, []))  # sessions are known by text ids
             if ids:
                 packed = " OR ".join(f'pg_column_compression("{c}") IS NOT NULL' for c in cols)
-                row = conn.raw.execute(
-                    f'SELECT count(*) FROM "{table}" WHERE id = ANY(%s) AND ({packed})', [ids]
-                ).fetchone()
+                row = (
+                    raw_of(conn)
+                    .execute(f'SELECT count(*) FROM "{table}" WHERE id = ANY(%s) AND ({packed})', [ids])
+                    .fetchone()
+                )
                 n += int(row[0]) if row else 0
         return n
 
@@ -241,10 +245,10 @@ class PgEraser:
         out.append("base backups, snapshots and dumps taken before the forget")
         return out
 
-    def _column_texts(self, conn: Any, shortest: int) -> list[tuple[str, str]]:
+    def _column_texts(self, conn: Connection, shortest: int) -> list[tuple[str, str]]:
         """(table.column, its live values of `shortest`+ characters joined) for every text column
         of memconsole's tables, the schema's own words, and the sampled values in pg_stats."""
-        raw = conn.raw if hasattr(conn, "raw") else conn
+        raw = raw_of(conn) if hasattr(conn, "raw") else conn
         cols = raw.execute(
             "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema ="
             " current_schema() AND data_type = ANY(%s) ORDER BY table_name, ordinal_position",

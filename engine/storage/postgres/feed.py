@@ -7,13 +7,16 @@ In PostgreSQL's SQL; the log is filled by the triggers of this adapter's schema.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 
 class VectorChangeLog:
     """Reads of the `vector_changes` log (sequence numbers only grow; old entries are pruned)."""
 
-    def head(self, conn: Any) -> tuple[int, int]:
+    def head(self, conn: Connection) -> tuple[int, int]:
         """(newest, oldest) sequence number in the log; (0, 0) when it is empty."""
         # two subqueries: each answered from the index's end
         top, low = conn.execute(
@@ -22,11 +25,11 @@ class VectorChangeLog:
         ).fetchone()
         return int(top), int(low)
 
-    def newest(self, conn: Any) -> int:
+    def newest(self, conn: Connection) -> int:
         """The newest sequence number (0: the log is empty)."""
         return int(conn.execute("SELECT coalesce(max(seq), 0) FROM vector_changes").fetchone()[0])
 
-    def changed(self, conn: Any, after: int, upto: int | None = None, text: bool = False) -> list[int]:
+    def changed(self, conn: Connection, after: int, upto: int | None = None, text: bool = False) -> list[int]:
         """The memory ids logged after sequence `after` (up to `upto`, inclusive, if given);
         `text`: only those whose words changed (written, edited or deleted)."""
         sql = "SELECT DISTINCT memory_id FROM vector_changes WHERE seq > %s"

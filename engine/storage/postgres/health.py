@@ -16,9 +16,9 @@ import psycopg
 from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_columns
 from engine.storage.lexemes import counted
 from engine.storage.postgres import schema, trigram_index
-from engine.storage.postgres.connection import PgConnection
 
 if TYPE_CHECKING:
+    from engine.storage.port import Connection
     from engine.storage.postgres.store import PgStore
 
 VECTOR_MIN = (0, 8)  # HNSW iterative scan (filtered KNN that still returns k rows)
@@ -29,7 +29,7 @@ INDEXES = {f"{src}_words": src for src in schema.KEYWORD_SOURCES}
 PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 
 
-def _offenders(conn: PgConnection, sql: str, sample: int, params: Sequence[Any] = ()) -> Offenders:
+def _offenders(conn: Connection, sql: str, sample: int, params: Sequence[Any] = ()) -> Offenders:
     rows = conn.execute(sql, params).fetchall()
     return Offenders(len(rows), [r[0] for r in rows[:sample]])
 
@@ -46,7 +46,7 @@ def expected_indexes() -> list[str]:
     return list(schema.PG_INDEXES) + list(schema.EXTRA_INDEX_NAMES)
 
 
-def server_problems(conn: PgConnection) -> list[str]:
+def server_problems(conn: Connection) -> list[str]:
     """What is missing or wrong on the server for this engine, one line each (empty: all there)."""
     out: list[str] = []
     row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
@@ -104,11 +104,11 @@ def server_problems(conn: PgConnection) -> list[str]:
     return out
 
 
-def _role(conn: PgConnection) -> str:
+def _role(conn: Connection) -> str:
     return str(conn.execute("SELECT current_user").fetchone()[0])
 
 
-def _schema(conn: PgConnection) -> str:
+def _schema(conn: Connection) -> str:
     return str(conn.execute("SELECT current_schema()").fetchone()[0])
 
 
@@ -120,10 +120,10 @@ class PgHealth:
     def __init__(self, store: PgStore) -> None:
         self._store = store
 
-    def integrity(self, conn: PgConnection) -> list[str]:
+    def integrity(self, conn: Connection) -> list[str]:
         return server_problems(conn)
 
-    def paths(self, conn: PgConnection) -> list[tuple[str, bool, str]]:
+    def paths(self, conn: Connection) -> list[tuple[str, bool, str]]:
         """(check, sound, one line) for what this server can serve more than one way: which path
         trigram (CJK, substring) search takes to its candidates, and why."""
         trigram = trigram_index.state(conn)
@@ -132,7 +132,7 @@ class PgHealth:
     def keyword_indexes(self) -> list[tuple[str, str]]:
         return [(name, schema.KEYWORD_SOURCES[src][0]) for name, src in INDEXES.items()]
 
-    def coverage(self, conn: PgConnection, index: str, table: str, sample: int) -> IndexCoverage:
+    def coverage(self, conn: Connection, index: str, table: str, sample: int) -> IndexCoverage:
         src = INDEXES[index]
         n_idx = conn.execute("SELECT count(*) FROM fts_docs WHERE src = %s", [src]).fetchone()[0]
         missing = _offenders(
@@ -175,7 +175,7 @@ class PgHealth:
             return False, f"{len(wrong)} indexed rows differ from their text (ids {wrong[:5]})"
         return True, "ok"
 
-    def vector_gaps(self, conn: PgConnection, sample: int) -> VectorGaps:
+    def vector_gaps(self, conn: Connection, sample: int) -> VectorGaps:
         stored = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
         missing = _offenders(
             conn,
@@ -197,7 +197,7 @@ class PgHealth:
         )
         return VectorGaps(int(stored), missing, orphans, stale)
 
-    def repair(self, conn: PgConnection) -> list[str]:
+    def repair(self, conn: Connection) -> list[str]:
         acts = []
         lost = [p for p in server_problems(conn) if p.startswith("missing ")]
         if lost:  # every statement is idempotent: only what is missing is made
@@ -233,7 +233,7 @@ class PgHealth:
         return acts
 
     # -- the reads behind the malformed-row checks ------------------------------------------------
-    def number_suspects(self, conn: PgConnection, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
+    def number_suspects(self, conn: Connection, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
         """Columns are typed here (bigint, double precision): only a double can be NaN or infinite."""
         out = []
         for t in schema.PG_TABLES:
@@ -250,7 +250,7 @@ class PgHealth:
                     out.append((t.name, row[0], n, v, _reference(n)))
         return out
 
-    def json_suspects(self, conn: PgConnection, sample: int) -> list[tuple[str, Any, str, Any, str]]:
+    def json_suspects(self, conn: Connection, sample: int) -> list[tuple[str, Any, str, Any, str]]:
         """JSON columns (text here) holding no JSON, or JSON of another type than the code expects:
         validity by `pg_input_is_valid` (no exception per row), the type by `jsonb_typeof`."""
         out = []
@@ -270,12 +270,12 @@ class PgHealth:
                     out.append((t.name, row[0], n, v, cols[n]))
         return out
 
-    def vector_batches(self, conn: PgConnection) -> Iterator[list[tuple[Any, bytes | None]]]:
+    def vector_batches(self, conn: Connection) -> Iterator[list[tuple[Any, bytes | None]]]:
         rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
         for i in range(0, len(rows), 4096):
             yield [(r[0], _blob(r[1])) for r in rows[i : i + 4096]]
 
-    def vectors_one_by_one(self, conn: PgConnection) -> Iterator[tuple[Any, bytes | None, str | None]]:
+    def vectors_one_by_one(self, conn: Connection) -> Iterator[tuple[Any, bytes | None, str | None]]:
         for batch in self.vector_batches(conn):
             for mid, blob in batch:
                 yield mid, blob, None

@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.storage.indexes import FtsIndex, FtsTable, MemoryFilter, MessageScope, Postings
 from engine.storage.lexemes import lexemes
-from engine.storage.postgres.connection import PgConnection
+from engine.storage.port import Connection
 from engine.storage.postgres.filters import where as render
 from engine.storage.postgres.keyword_phrases import phrase_hits, quoted
 from engine.storage.postgres.keyword_stats import Corpus, CorpusStats
@@ -96,14 +96,14 @@ def scored_sql(
 
 
 class PgKeywordIndex:
-    def __init__(self, sync: Callable[[PgConnection], None]) -> None:
+    def __init__(self, sync: Callable[[Connection], None]) -> None:
         self._sync = sync  # tokenizes the open write's pending rows before any keyword read
         self.stats = CorpusStats()
         self.trigram = TrigramIndex(self.stats)
 
     def _scores(
         self,
-        conn: PgConnection,
+        conn: Connection,
         src: str,
         match: str,
         *,
@@ -124,7 +124,7 @@ class PgKeywordIndex:
 
     def _scored(
         self,
-        conn: PgConnection,
+        conn: Connection,
         src: str,
         match: str,
         *,
@@ -151,14 +151,14 @@ class PgKeywordIndex:
         return scored_sql(src, terms, corpus, given, join, where, above, dfs)
 
     @staticmethod
-    def _df(conn: PgConnection, src: str, lexeme: str) -> int:
+    def _df(conn: Connection, src: str, lexeme: str) -> int:
         return int(
             conn.execute(
                 "SELECT count(*) FROM fts_terms WHERE src = %s AND term = %s", [src, lexeme]
             ).fetchone()[0]
         )
 
-    def _docs_matching(self, conn: PgConnection, src: str, match: str, doc_id: int | None = None) -> set[int]:
+    def _docs_matching(self, conn: Connection, src: str, match: str, doc_id: int | None = None) -> set[int]:
         self._sync(conn)
         out: set[int] = set()
         for t in parse(match):
@@ -174,11 +174,11 @@ class PgKeywordIndex:
         return out
 
     # -- memories --------------------------------------------------------------------------------
-    def doc_freq(self, conn: PgConnection, match: str) -> int:
+    def doc_freq(self, conn: Connection, match: str) -> int:
         return len(self._docs_matching(conn, "memories", match))
 
     def top(
-        self, conn: PgConnection, index: FtsIndex, match: str, limit: int, above: int | None = None
+        self, conn: Connection, index: FtsIndex, match: str, limit: int, above: int | None = None
     ) -> list[tuple[int, float]]:
         if index == "trigram":
             return self.trigram.top(conn, "memories", match, limit=limit, above=above)
@@ -186,7 +186,7 @@ class PgKeywordIndex:
 
     def top_where(
         self,
-        conn: PgConnection,
+        conn: Connection,
         index: FtsIndex,
         match: str,
         filters: MemoryFilter,
@@ -209,7 +209,7 @@ class PgKeywordIndex:
             above=above,
         )
 
-    def postings(self, conn: PgConnection) -> Postings:
+    def postings(self, conn: Connection) -> Postings:
         self._sync(conn)
         # One row per lexeme, its documents and counts as text lists parsed in one go (psycopg
         # would build a Python int per element from arrays).
@@ -224,7 +224,7 @@ class PgKeywordIndex:
         starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return Postings([r[0] for r in rows], starts, docs, tfs.astype(np.int32))
 
-    def passing(self, conn: PgConnection, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
+    def passing(self, conn: Connection, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
         if not ids:
             return set()
         where, params = render(filters, "m.")
@@ -234,7 +234,7 @@ class PgKeywordIndex:
         return {int(r[0]) for r in rows}
 
     def rank_of(
-        self, conn: PgConnection, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
+        self, conn: Connection, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
     ) -> tuple[int | None, int]:
         scored = self.top_where(conn, index, match, filters, limit=None)  # every match
         mine = next((s for i, s in scored if i == memory_id), None)
@@ -242,19 +242,19 @@ class PgKeywordIndex:
             return None, len(scored)
         return sum(1 for _, s in scored if s < mine) + 1, len(scored)
 
-    def score_of(self, conn: PgConnection, index: FtsIndex, match: str, memory_id: int) -> float | None:
+    def score_of(self, conn: Connection, index: FtsIndex, match: str, memory_id: int) -> float | None:
         if index == "trigram":
             got = self.trigram.top(conn, "memories", match, where="m.id = %s", params=[memory_id])
         else:
             got = self._scores(conn, "memories", match, where="h.doc_id = %s", params=[memory_id])
         return got[0][1] if got else None
 
-    def has(self, conn: PgConnection, index: FtsIndex, match: str, memory_id: int) -> bool:
+    def has(self, conn: Connection, index: FtsIndex, match: str, memory_id: int) -> bool:
         if index == "trigram":
             return self.trigram.has(conn, "memories", match, memory_id)
         return bool(self._docs_matching(conn, "memories", match, memory_id))
 
-    def contains(self, conn: PgConnection, memory_id: int, text: str) -> bool:
+    def contains(self, conn: Connection, memory_id: int, text: str) -> bool:
         row = conn.execute(
             "SELECT 1 FROM memories WHERE id = %s AND strpos(content, %s) > 0", (memory_id, text)
         ).fetchone()
@@ -262,7 +262,7 @@ class PgKeywordIndex:
 
     # -- the episodic log ---------------------------------------------------------------------------
     def messages(
-        self, conn: PgConnection, index: FtsIndex, match: str, scope: MessageScope, limit: int
+        self, conn: Connection, index: FtsIndex, match: str, scope: MessageScope, limit: int
     ) -> list[Any]:
         where, params = _scope(scope)
         if index == "trigram":
@@ -295,9 +295,7 @@ class PgKeywordIndex:
         )
 
     # -- rules and flows -------------------------------------------------------------------------------
-    def match_ids(
-        self, conn: PgConnection, table: FtsTable, match: str, limit: int
-    ) -> list[tuple[int, float]]:
+    def match_ids(self, conn: Connection, table: FtsTable, match: str, limit: int) -> list[tuple[int, float]]:
         return self._scores(conn, table, match, limit=limit)
 
 

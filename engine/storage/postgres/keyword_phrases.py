@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.storage.lexemes import lexemes
-from engine.storage.postgres.connection import PgConnection, unsupported
+from engine.storage.port import Connection
+from engine.storage.postgres.connection import unsupported
 from engine.storage.postgres.schema import KEYWORD_SOURCES
 
 BATCH = 2000
@@ -47,7 +48,7 @@ def count_in(columns: Sequence[Any], phrase: Sequence[str]) -> int:
 
 
 def phrase_hits(
-    conn: PgConnection, src: str, phrase: Sequence[str], doc_id: int | None = None
+    conn: Connection, src: str, phrase: Sequence[str], doc_id: int | None = None
 ) -> dict[int, int]:
     """{document id: occurrences} of `phrase` in source `src` (only `doc_id`, when given)."""
     distinct = sorted(set(phrase))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.storage.postgres.connection import PgConnection
+from engine.storage.port import Connection
 
 STATS_TTL_S = 300.0
 EXACT_BELOW = 10_000
@@ -64,7 +64,7 @@ class CorpusStats:
             [],
         )
 
-    def get(self, conn: PgConnection, src: str) -> Corpus:
+    def get(self, conn: Connection, src: str) -> Corpus:
         full, top_only, params = self._queries(src)
         cached = self._by_src.get(src)
         if cached is not None and cached.n >= EXACT_BELOW and time.monotonic() - cached.at <= STATS_TTL_S:

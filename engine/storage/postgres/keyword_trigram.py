@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from functools import lru_cache, partial
 from typing import Any
 
-from engine.storage.postgres.connection import PgConnection
+from engine.storage.port import Connection
 from engine.storage.postgres.keyword_phrases import quoted
 from engine.storage.postgres.keyword_stats import CorpusStats
 
@@ -82,7 +82,7 @@ class TrigramIndex:
         self.stats = stats
 
     def _hits(
-        self, conn: PgConnection, src: str, term: str, above: int | None, doc_id: int | None = None
+        self, conn: Connection, src: str, term: str, above: int | None, doc_id: int | None = None
     ) -> dict[int, tuple[int, int]]:
         """{id: (tf, length)} of the texts of `src` holding `term`."""
         folded = fold(term)
@@ -98,13 +98,13 @@ class TrigramIndex:
                 out[int(r[0])] = (tf, max(len(text) - 2, 0))
         return out
 
-    def _df(self, conn: PgConnection, src: str, term: str) -> int:
+    def _df(self, conn: Connection, src: str, term: str) -> int:
         """How many texts of `src` hold `term` (the whole table: IDF is the whole index's)."""
         return len(self._hits(conn, src, term, None))
 
     def top(
         self,
-        conn: PgConnection,
+        conn: Connection,
         src: str,
         match: str,
         *,
@@ -151,5 +151,5 @@ class TrigramIndex:
         out = [(d, s) for s, d in scored]
         return out if limit is None else out[: int(limit)]
 
-    def has(self, conn: PgConnection, src: str, match: str, doc_id: int) -> bool:
+    def has(self, conn: Connection, src: str, match: str, doc_id: int) -> bool:
         return any(self._hits(conn, src, t, None, doc_id) for t in quoted(match))

@@ -30,14 +30,14 @@ from psycopg_pool import ConnectionPool
 
 from engine.config import load_settings
 from engine.errors import DiskFull, EngineError, StoreBusy
-from engine.storage.postgres.feed import VectorChangeLog
-from engine.storage.port import Reconciled
+from engine.storage.port import Connection, Reconciled
 from engine.storage.postgres import schema, trigram_index
-from engine.storage.postgres.connection import DirectConnection, PgConnection
+from engine.storage.postgres.connection import DirectConnection, PgConnection, raw_of
 from engine.storage.postgres.curator import PgCuratorReads
 from engine.storage.postgres.decay import PgDecayAccess
 from engine.storage.postgres.dump import PgDump
 from engine.storage.postgres.eraser import PgEraser
+from engine.storage.postgres.feed import VectorChangeLog
 from engine.storage.postgres.health import PgHealth
 from engine.storage.postgres.keyword import PgKeywordIndex
 from engine.storage.postgres.keyword_upkeep import tokenize_pending
@@ -284,7 +284,7 @@ class PgStore:
         with self._plain_errors(), self.pool.connection() as raw:
             return PgConnection(raw).execute(sql, params).fetchone()
 
-    def query(self, fn: Callable[[PgConnection], T]) -> T:
+    def query(self, fn: Callable[[Connection], T]) -> T:
         """`fn(conn)` outside a write: in autocommit on a pooled connection (each statement reads
         the newest commit), or inside this thread's write or `reading()`, on its snapshot."""
         conn = self._current()
@@ -323,10 +323,10 @@ class PgStore:
     def in_write(self) -> bool:
         return bool(getattr(self._local, "writing", False))
 
-    def write(self, fn: Callable[[PgConnection], T]) -> T:
+    def write(self, fn: Callable[[Connection], T]) -> T:
         return self._transaction(fn, commit=True)
 
-    def dry_run(self, fn: Callable[[PgConnection], T]) -> T:
+    def dry_run(self, fn: Callable[[Connection], T]) -> T:
         conn = self._current()
         if self.in_write and conn is not None:
             conn.raw.execute("SAVEPOINT dry_run")
@@ -337,7 +337,7 @@ class PgStore:
                 conn.raw.execute("RELEASE SAVEPOINT dry_run")
         return self._transaction(fn, commit=False)
 
-    def _transaction(self, fn: Callable[[PgConnection], T], *, commit: bool) -> T:
+    def _transaction(self, fn: Callable[[Connection], T], *, commit: bool) -> T:
         if self.in_write:
             return fn(self._local.conn)
         if self.readonly:
@@ -401,14 +401,14 @@ class PgStore:
                 self.hook_errors.append(f"{getattr(hook, '__name__', hook)}: {exc}")
 
     # -- the keyword index's upkeep -----------------------------------------------------------------
-    def _sync_if_writing(self, conn: PgConnection) -> None:
+    def _sync_if_writing(self, conn: Connection) -> None:
         current = self._current()
         if self.in_write and current is not None and conn is current:
             self._sync(current)
 
-    def _sync(self, conn: PgConnection) -> None:
+    def _sync(self, conn: Connection) -> None:
         """Tokenize the rows this write touched into the keyword index (inside the write)."""
-        tokenize_pending(conn.raw)
+        tokenize_pending(raw_of(conn))
 
     # -- the change counter ---------------------------------------------------------------------------
     def data_version(self) -> int:

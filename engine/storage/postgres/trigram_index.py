@@ -15,11 +15,14 @@ used by doctor) says which path runs and why.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import psycopg
 
-from engine.storage.postgres.connection import PgConnection
+from engine.storage.postgres.connection import raw_of
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 EXTENSION = "pg_trgm"
 INDEXES = {"memories": "memories_trgm", "messages": "messages_trgm"}  # table -> index
@@ -39,11 +42,11 @@ class TrigramPath:
     can_install: bool = False  # the extension is missing but this role may install it
 
 
-Conn = PgConnection | psycopg.Connection[Any]
+Conn: TypeAlias = "Connection | psycopg.Connection[Any]"
 
 
 def _raw(conn: Conn) -> psycopg.Connection[Any]:
-    return conn.raw if isinstance(conn, PgConnection) else conn
+    return conn if isinstance(conn, psycopg.Connection) else raw_of(conn)
 
 
 def _one(conn: Conn, sql: str) -> Any:

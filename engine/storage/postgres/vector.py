@@ -22,6 +22,7 @@ import numpy as np
 from pgvector import Vector
 
 from engine.storage.indexes import MemoryFilter
+from engine.storage.port import Connection
 from engine.storage.postgres.connection import PgConnection
 from engine.storage.postgres.filters import where as render
 
@@ -53,7 +54,7 @@ class PgVectorStore:
         self._size: tuple[float, int] = (0.0, 0)
         self.last_path = ""  # "exact" or "hnsw": what the last knn did (tests, benches)
 
-    def _estimated(self, conn: PgConnection) -> int:
+    def _estimated(self, conn: Connection) -> int:
         at, n = self._size
         if time.monotonic() - at > SIZE_TTL_S:
             row = conn.execute(
@@ -63,7 +64,7 @@ class PgVectorStore:
             self._size = (time.monotonic(), n)
         return n
 
-    def use_hnsw(self, conn: PgConnection, where: str = "TRUE", params: Sequence[Any] = ()) -> bool:
+    def use_hnsw(self, conn: Connection, where: str = "TRUE", params: Sequence[Any] = ()) -> bool:
         """Past the threshold, and only when the filter keeps at least as many rows as the
         threshold (the planner's estimate): a selective filter is cheaper scanned exactly than
         walked through the graph (bench/pg_vectors.py: 10% of 100k, 14 ms exact vs 18 ms HNSW at
@@ -79,7 +80,7 @@ class PgVectorStore:
 
     def put(
         self,
-        conn: PgConnection,
+        conn: Connection,
         memory_id: int,
         embedding: bytes,
         tier: str,
@@ -96,11 +97,11 @@ class PgVectorStore:
             (memory_id, _vec(embedding), tier, kind, category, agent, user),
         )
 
-    def delete(self, conn: PgConnection, memory_ids: Sequence[int]) -> None:
+    def delete(self, conn: Connection, memory_ids: Sequence[int]) -> None:
         if memory_ids:
             conn.execute("DELETE FROM memory_vectors WHERE memory_id = ANY(%s)", [list(memory_ids)])
 
-    def knn(self, conn: PgConnection, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
+    def knn(self, conn: Connection, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
         q = _vec(query)
         where, params = render(filters)
         if self.use_hnsw(conn, where, params):
@@ -128,7 +129,7 @@ class PgVectorStore:
             ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def distances(self, conn: PgConnection, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
+    def distances(self, conn: Connection, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
         if not ids:
             return []
         rows = conn.execute(
@@ -137,7 +138,7 @@ class PgVectorStore:
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def count_closer(self, conn: PgConnection, query: bytes, distance: float, filters: MemoryFilter) -> int:
+    def count_closer(self, conn: Connection, query: bytes, distance: float, filters: MemoryFilter) -> int:
         where, params = render(filters)
         row = conn.execute(
             f"SELECT count(*) FROM memory_vectors WHERE {where} AND (embedding <=> %s) < %s",
@@ -145,13 +146,13 @@ class PgVectorStore:
         ).fetchone()
         return int(row[0])
 
-    def embedding(self, conn: PgConnection, memory_id: int) -> bytes | None:
+    def embedding(self, conn: Connection, memory_id: int) -> bytes | None:
         row = conn.execute(
             "SELECT embedding FROM memory_vectors WHERE memory_id = %s", [memory_id]
         ).fetchone()
         return None if row is None else _blob(row[0])
 
-    def entries(self, conn: PgConnection, ids: Sequence[int]) -> list[Any]:
+    def entries(self, conn: Connection, ids: Sequence[int]) -> list[Any]:
         if not ids:
             return []
         rows = conn.execute(
@@ -163,7 +164,7 @@ class PgVectorStore:
         at = {int(r[0]): r for r in rows}
         return [(r[0], _blob(r[1]), *r[2:]) for i in dict.fromkeys(int(x) for x in ids) if (r := at.get(i))]
 
-    def scan(self, conn: PgConnection, batch: int = 4096) -> Iterator[list[Any]]:
+    def scan(self, conn: Connection, batch: int = 4096) -> Iterator[list[Any]]:
         rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
         for i in range(0, len(rows), batch):
             yield [(r[0], _blob(r[1])) for r in rows[i : i + batch]]

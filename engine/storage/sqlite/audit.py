@@ -8,12 +8,15 @@ queries/audit.py) answer through these."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 POSITION = "id"
 
 
-def database_path(conn: Any) -> str:
+def database_path(conn: Connection) -> str:
     """The main database's file name as SQLite opened it ("" for an in-memory database)."""
     for row in conn.execute("PRAGMA database_list"):
         if row[1] == "main":
@@ -21,7 +24,7 @@ def database_path(conn: Any) -> str:
     return ""
 
 
-def database_place(conn: Any) -> tuple[str, str] | None:
+def database_place(conn: Connection) -> tuple[str, str] | None:
     path = database_path(conn)
     if not path:
         return None

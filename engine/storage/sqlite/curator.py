@@ -3,15 +3,18 @@ vec0's own chunk tables in ~0.3 s per 100k instead of ~5 s row by row through th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.storage.sqlite.schema import EMBED_DIM
 
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
+
 
 class SqliteCuratorReads:
-    def all_vectors(self, conn: Any, dim: int = EMBED_DIM) -> tuple[np.ndarray, np.ndarray] | None:
+    def all_vectors(self, conn: Connection, dim: int = EMBED_DIM) -> tuple[np.ndarray, np.ndarray] | None:
         """The layout is sqlite-vec 0.1's (validity bitmap, int64 rowids, float32 vectors per
         chunk); it is checked against the table itself, and any surprise returns None so the
         caller takes the slow, always-correct path."""

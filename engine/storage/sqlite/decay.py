@@ -20,11 +20,14 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.storage.lifecycle import DecayChange, DecayClock, DecayFilter, DecayPath
 from engine.storage.sqlite.vector import SqliteVectorStore
 from engine.types import KINDS
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 Params = Mapping[str, Any] | Sequence[Any]
 
@@ -124,17 +127,17 @@ class SqliteDecayAccess:
     def __init__(self, vectors: SqliteVectorStore | None = None) -> None:
         self.vectors = vectors or SqliteVectorStore()
 
-    def count(self, conn: Any, path: DecayPath, where: DecayFilter) -> int:
+    def count(self, conn: Connection, path: DecayPath, where: DecayFilter) -> int:
         sql, params = where_sql(where)
         return self._count(conn, path, sql, params)
 
-    def ids(self, conn: Any, path: DecayPath, where: DecayFilter) -> list[int]:
+    def ids(self, conn: Connection, path: DecayPath, where: DecayFilter) -> list[int]:
         sql, params = where_sql(where)
         return [
             int(r[0]) for r in conn.execute(f"SELECT id FROM {_TABLE[path]} WHERE {sql} ORDER BY id", params)
         ]
 
-    def update(self, conn: Any, path: DecayPath, change: DecayChange, where: DecayFilter) -> int:
+    def update(self, conn: Connection, path: DecayPath, change: DecayChange, where: DecayFilter) -> int:
         sql, params = where_sql(where)
         return int(
             conn.execute(f"UPDATE {_TABLE[path]} SET {assignments_sql(change)} WHERE {sql}", params).rowcount
@@ -142,7 +145,7 @@ class SqliteDecayAccess:
 
     def update_ids(
         self,
-        conn: Any,
+        conn: Connection,
         path: DecayPath,
         change: DecayChange | str,
         where: DecayFilter | str,
@@ -156,11 +159,11 @@ class SqliteDecayAccess:
         return self._update_ids(conn, path, str(change), where, params or {})
 
     @staticmethod
-    def _count(conn: Any, path: DecayPath, where: str, params: Params) -> int:
+    def _count(conn: Connection, path: DecayPath, where: str, params: Params) -> int:
         return int(conn.execute(f"SELECT count(*) FROM {_TABLE[path]} WHERE {where}", params).fetchone()[0])
 
     def _update_ids(
-        self, conn: Any, path: DecayPath, assignments: str, where: str, params: Params
+        self, conn: Connection, path: DecayPath, assignments: str, where: str, params: Params
     ) -> list[int]:
         sql = f"UPDATE {_TABLE[path]} SET {assignments} WHERE {where} RETURNING id"
         n = self._count(conn, path, where, params)
@@ -178,7 +181,7 @@ class SqliteDecayAccess:
         return ids
 
     def _update_tier(
-        self, conn: Any, path: DecayPath, assignments: str, where: str, params: Params, n: int
+        self, conn: Connection, path: DecayPath, assignments: str, where: str, params: Params, n: int
     ) -> list[int]:
         """The burst's UPDATE when only the tier changes among the vector filter fields: the ids
         read first (one integer column; RETURNING several columns doubled the statement's
@@ -201,12 +204,12 @@ class SqliteDecayAccess:
         return ids
 
     @staticmethod
-    def _table_rows(conn: Any) -> int:
+    def _table_rows(conn: Connection) -> int:
         """The table's size to within deletions (max(id) is one index probe; count(*) a scan)."""
         return int(conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()[0])
 
     @staticmethod
-    def log(conn: Any, ids: list[int]) -> None:
+    def log(conn: Connection, ids: list[int]) -> None:
         """Every id (sorted integers) as changed in the change log, in one INSERT. The log keeps
         only its latest entries (schema.py vector_changes_prune): of a burst longer than that
         only the entries the trigger would leave are written, with the numbers they would have
@@ -230,7 +233,7 @@ class SqliteDecayAccess:
             (first + skip, json.dumps(ids[skip:])),
         )
 
-    def follow(self, conn: Any, rows: list[Any]) -> None:
+    def follow(self, conn: Connection, rows: list[Any]) -> None:
         """What the vector triggers would have done for each updated row (id, tier, kind,
         category, agent, user, embedded), set-based: vec0's filter fields of the embedded ones
         set from the row, and every id logged as changed (a reader of the log re-reads a logged
@@ -243,7 +246,7 @@ class SqliteDecayAccess:
         self.log(conn, ids)
 
     @contextmanager
-    def archive_index_dropped(self, conn: Any) -> Iterator[bool]:
+    def archive_index_dropped(self, conn: Connection) -> Iterator[bool]:
         row = conn.execute(
             "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (ARCHIVE_INDEX,)
         ).fetchone()
@@ -256,7 +259,7 @@ class SqliteDecayAccess:
 
 
 @contextmanager
-def triggers_dropped(conn: Any, names: tuple[str, ...]) -> Iterator[None]:
+def triggers_dropped(conn: Connection, names: tuple[str, ...]) -> Iterator[None]:
     """Inside the caller's transaction: `names` dropped for the block and recreated from their
     definitions after it (an error rolls the whole transaction back, drops included)."""
     defs = [
@@ -275,7 +278,7 @@ def triggers_dropped(conn: Any, names: tuple[str, ...]) -> Iterator[None]:
 
 
 @contextmanager
-def cache_raised(conn: Any, kib: int) -> Iterator[None]:
+def cache_raised(conn: Connection, kib: int) -> Iterator[None]:
     """This connection's page cache at least `kib` for the block, then back to what it was."""
     before = int(conn.execute("PRAGMA cache_size").fetchone()[0])
     size = before if before < 0 else -before * 4  # pages -> KiB (negative), assuming 4 KiB pages
@@ -304,7 +307,7 @@ def set_tier(assignments: str) -> str | None:
 _PRUNE = re.compile(r"new\.seq\s*%\s*(\d+)\s*=\s*0\b.*\bseq\s*<=\s*new\.seq\s*-\s*(\d+)", re.S | re.I)
 
 
-def pruned_upto(conn: Any, first: int, n: int) -> int:
+def pruned_upto(conn: Connection, first: int, n: int) -> int:
     """The highest change-log number the prune trigger would delete while `n` entries are
     appended from number `first` (0: none, or a trigger this does not recognise)."""
     row = conn.execute(

@@ -8,12 +8,15 @@ still fire per row, as for any insert). Table and column names come from the sch
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlean as sqlite3
 
 from engine.storage.dump import VectorRow
 from engine.storage.sqlite import room, schema
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 UPKEEP_FROM = 1000  # rows restored in bulk from which a table's FTS5 indexes are rebuilt once after
 _VEC_INSERT = (
@@ -26,13 +29,13 @@ class SqliteDump:
     embed_dim = schema.EMBED_DIM
     error: type[Exception] = sqlite3.Error
 
-    def disk_full(self, conn: Any, exc: BaseException) -> bool:
+    def disk_full(self, conn: Connection, exc: BaseException) -> bool:
         return room.full(conn, exc)
 
     def declared(self) -> list[tuple[str, dict[str, str]]]:
         return [(t.name, {c: d.upper() for c, d in t.columns}) for t in schema.TABLES]
 
-    def tables(self, conn: Any, names: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
+    def tables(self, conn: Connection, names: Sequence[str]) -> list[tuple[str, list[str], list[str]]]:
         have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         out = []
         for name in names:
@@ -44,49 +47,51 @@ class SqliteDump:
             out.append((name, cols, pk))
         return out
 
-    def has_table(self, conn: Any, name: str) -> bool:
+    def has_table(self, conn: Connection, name: str) -> bool:
         return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
     def rows(
-        self, conn: Any, table: str, cols: Sequence[str], *, leave_out: Sequence[str] = ()
+        self, conn: Connection, table: str, cols: Sequence[str], *, leave_out: Sequence[str] = ()
     ) -> Iterable[Any]:
         where, args = _leaving_out(leave_out)
         return conn.execute(f"SELECT {', '.join(cols)} FROM {table}{where} ORDER BY rowid", args)
 
-    def count(self, conn: Any, table: str, *, leave_out: Sequence[str] = ()) -> int:
+    def count(self, conn: Connection, table: str, *, leave_out: Sequence[str] = ()) -> int:
         where, args = _leaving_out(leave_out)
         return int(conn.execute(f"SELECT count(*) FROM {table}{where}", args).fetchone()[0])
 
-    def any_row(self, conn: Any, table: str) -> bool:
+    def any_row(self, conn: Connection, table: str) -> bool:
         return conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None
 
-    def row(self, conn: Any, table: str, key: Sequence[str], values: Sequence[Any]) -> dict[str, Any] | None:
+    def row(
+        self, conn: Connection, table: str, key: Sequence[str], values: Sequence[Any]
+    ) -> dict[str, Any] | None:
         where = " AND ".join(f"{k} = ?" for k in key)
         got = conn.execute(f"SELECT * FROM {table} WHERE {where}", list(values)).fetchone()
         return None if got is None else dict(zip(got.keys(), got, strict=True))
 
-    def has_id(self, conn: Any, table: str, row_id: int) -> bool:
+    def has_id(self, conn: Connection, table: str, row_id: int) -> bool:
         return conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (row_id,)).fetchone() is not None
 
-    def meta(self, conn: Any) -> dict[str, Any]:
+    def meta(self, conn: Connection) -> dict[str, Any]:
         return {r[0]: r[1] for r in conn.execute("SELECT key, value FROM meta").fetchall()}
 
-    def savepoint(self, conn: Any) -> None:
+    def savepoint(self, conn: Connection) -> None:
         conn.execute("SAVEPOINT mc_bulk")
 
-    def rollback_savepoint(self, conn: Any) -> None:
+    def rollback_savepoint(self, conn: Connection) -> None:
         conn.execute("ROLLBACK TO SAVEPOINT mc_bulk")
 
-    def release_savepoint(self, conn: Any) -> None:
+    def release_savepoint(self, conn: Connection) -> None:
         conn.execute("RELEASE SAVEPOINT mc_bulk")
 
-    def memories_with_vectors(self, conn: Any, cols: Sequence[str]) -> Iterable[Any]:
+    def memories_with_vectors(self, conn: Connection, cols: Sequence[str]) -> Iterable[Any]:
         return conn.execute(
             f"SELECT {', '.join('m.' + c for c in cols)}, v.embedding FROM memories m "
             f"LEFT JOIN memories_vec v ON v.memory_id = m.id ORDER BY m.rowid"
         )
 
-    def insert(self, conn: Any, table: str, row: dict[str, Any]) -> int:
+    def insert(self, conn: Connection, table: str, row: dict[str, Any]) -> int:
         cols = list(row)
         got = conn.execute(
             f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) RETURNING rowid",
@@ -94,17 +99,19 @@ class SqliteDump:
         ).fetchall()
         return int(got[0][0])
 
-    def insert_rows(self, conn: Any, table: str, cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    def insert_rows(
+        self, conn: Connection, table: str, cols: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None:
         conn.executemany(
             f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", rows
         )
 
-    def restore_vectors(self, conn: Any, vectors: Sequence[VectorRow], *, log: bool) -> None:
+    def restore_vectors(self, conn: Connection, vectors: Sequence[VectorRow], *, log: bool) -> None:
         conn.executemany(_VEC_INSERT, vectors)
         if log:  # in-memory vector matrices in other processes follow this log
             conn.executemany("INSERT INTO vector_changes(memory_id) VALUES (?)", [(v[0],) for v in vectors])
 
-    def deferred_upkeep(self, conn: Any, table: str, rows: int) -> Callable[[], None]:
+    def deferred_upkeep(self, conn: Connection, table: str, rows: int) -> Callable[[], None]:
         """The FTS5 indexes of `table`: their insert triggers dropped, then each index rebuilt from
         the table once (FTS5's 'rebuild', what reconcile does for a new one) and the triggers put
         back as sqlite_master had them: ~5x faster than a trigger per row into a trigram index."""
@@ -132,10 +139,10 @@ class SqliteDump:
 
         return rebuild
 
-    def advance_ids(self, conn: Any, table: str) -> None:
+    def advance_ids(self, conn: Connection, table: str) -> None:
         """Nothing to do: an AUTOINCREMENT table's sqlite_sequence follows any larger id inserted."""
 
-    def restore_vector(self, conn: Any, memory: Any, embedding: bytes, *, log: bool) -> None:
+    def restore_vector(self, conn: Connection, memory: Any, embedding: bytes, *, log: bool) -> None:
         conn.execute(
             _VEC_INSERT,
             (memory["id"], embedding, memory["tier"], memory["kind"], memory["category"],
@@ -144,13 +151,13 @@ class SqliteDump:
         if log:  # in-memory vector matrices in other processes follow this log
             conn.execute("INSERT INTO vector_changes(memory_id) VALUES (?)", (memory["id"],))
 
-    def defer_foreign_keys(self, conn: Any) -> None:
+    def defer_foreign_keys(self, conn: Connection) -> None:
         conn.execute("PRAGMA defer_foreign_keys = ON")
 
-    def foreign_key_violations(self, conn: Any) -> list[tuple[str, int, str]]:
+    def foreign_key_violations(self, conn: Connection) -> list[tuple[str, int, str]]:
         return [(r[0], r[1], r[2]) for r in conn.execute("PRAGMA foreign_key_check").fetchall()]
 
-    def high_water(self, conn: Any, table: str) -> int:
+    def high_water(self, conn: Connection, table: str) -> int:
         seq = 0
         try:
             row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()

@@ -8,13 +8,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.storage.erasure import scrubbed_key
 from engine.storage.sqlite import schema
 
 if TYPE_CHECKING:
+    from engine.storage.port import Connection
     from engine.storage.reach import ServerEraser
+    from engine.storage.sqlite.connection import SqliteConnection
     from engine.storage.sqlite.store import Store
 
 FTS_INDEXES = tuple(v.name for v in schema.VIRTUALS if "USING fts5" in v.sql)
@@ -29,7 +31,7 @@ class SqliteEraser:
         """A file database: no server levels, its verification scans `files()`."""
         return None
 
-    def purge_indexes(self, conn: Any) -> None:
+    def purge_indexes(self, conn: Connection) -> None:
         for t in FTS_INDEXES:
             conn.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')")
 
@@ -49,7 +51,7 @@ class SqliteEraser:
         db = self._store.path.expanduser().absolute().resolve()  # -wal lies beside the real file
         return [db, Path(f"{db}-wal"), Path(f"{db}-shm")]
 
-    def live_texts(self, conn: Any, shortest: int) -> list[str]:
+    def live_texts(self, conn: Connection, shortest: int) -> list[str]:
         """Not FTS/vec0 internals (they mirror the tables), except their settings tables."""
         virt = [
             r[0]
@@ -80,7 +82,7 @@ class SqliteEraser:
                     out.append(row[0])
         return out
 
-    def quoting(self, conn: Any, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
+    def quoting(self, conn: Connection, table: str, column: str, shortest: int) -> list[tuple[Any, str]]:
         key = scrubbed_key(table, column)
         rows = conn.execute(
             f"SELECT {key}, {column} FROM {table} WHERE {column} IS NOT NULL AND length({column}) >= ?",
@@ -88,15 +90,16 @@ class SqliteEraser:
         ).fetchall()
         return [(r[0], r[1]) for r in rows if isinstance(r[1], str)]
 
-    def overwrite(self, conn: Any, table: str, column: str, key: Any, value: str) -> None:
+    def overwrite(self, conn: Connection, table: str, column: str, key: Any, value: str) -> None:
         conn.execute(f"UPDATE {table} SET {column} = ? WHERE {scrubbed_key(table, column)} = ?", (value, key))
 
     @contextmanager
-    def tolerant(self, conn: Any) -> Iterator[None]:
+    def tolerant(self, conn: Connection) -> Iterator[None]:
         """The store's lock is held by the caller, so no other thread reads meanwhile."""
-        before = conn.text_factory
-        conn.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
+        raw = cast("SqliteConnection", conn)
+        before = raw.text_factory
+        raw.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
         try:
             yield
         finally:
-            conn.text_factory = before
+            raw.text_factory = before

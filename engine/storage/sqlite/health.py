@@ -17,6 +17,7 @@ from engine.storage.sqlite import schema
 from engine.storage.sqlite.identity import uri
 
 if TYPE_CHECKING:
+    from engine.storage.port import Connection
     from engine.storage.sqlite.store import Store
 
 # (FTS table, its content table): identifiers from the schema module only, never from input.
@@ -30,12 +31,12 @@ _DIFFERS = " OR ".join(f"v.{col} IS NOT m.{col}" for col in VEC_META)
 _MAX = "1.7976931348623157e308"
 
 
-def _offenders(conn: Any, sql: str, sample: int) -> Offenders:
+def _offenders(conn: Connection, sql: str, sample: int) -> Offenders:
     rows = conn.execute(sql).fetchall()
     return Offenders(len(rows), [r[0] for r in rows[:sample]])
 
 
-def integrity(conn: Any) -> list[str]:
+def integrity(conn: Connection) -> list[str]:
     try:
         res = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
     except sqlite3.Error as exc:
@@ -63,13 +64,13 @@ class SqliteHealth:
     def __init__(self, store: Store) -> None:
         self._store = store  # FTS5 checks an index through an INSERT: a write
 
-    def integrity(self, conn: Any) -> list[str]:
+    def integrity(self, conn: Connection) -> list[str]:
         return integrity(conn)
 
     def keyword_indexes(self) -> list[tuple[str, str]]:
         return list(FTS_TABLES)
 
-    def coverage(self, conn: Any, index: str, table: str, sample: int) -> IndexCoverage:
+    def coverage(self, conn: Connection, index: str, table: str, sample: int) -> IndexCoverage:
         # An external-content FTS5 table reads rows from its table; its docsize shadow table is
         # what the index itself holds.
         n_idx = conn.execute(f"SELECT count(*) FROM {index}_docsize").fetchone()[0]
@@ -94,7 +95,7 @@ class SqliteHealth:
         except sqlite3.Error as exc:
             return False, f"index disagrees with its table ({exc})"
 
-    def vector_gaps(self, conn: Any, sample: int) -> VectorGaps:
+    def vector_gaps(self, conn: Connection, sample: int) -> VectorGaps:
         stored = conn.execute("SELECT count(*) FROM memories_vec").fetchone()[0]
         missing = _offenders(
             conn,
@@ -114,7 +115,7 @@ class SqliteHealth:
         )
         return VectorGaps(stored, missing, orphans, stale)
 
-    def repair(self, conn: Any) -> list[str]:
+    def repair(self, conn: Connection) -> list[str]:
         acts = []
         for fts, _ in FTS_TABLES:
             conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
@@ -143,7 +144,7 @@ class SqliteHealth:
         return acts
 
     # -- the reads behind the malformed-row checks ------------------------------------------------
-    def number_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
+    def number_suspects(self, conn: Connection, sample: int) -> list[tuple[str, Any, str, Any, bool]]:
         out = []
         for t in schema.TABLES:
             cols = [n for n, d in t.columns if n != "id" and d.split()[0] in ("REAL", "INTEGER")]
@@ -163,7 +164,7 @@ class SqliteHealth:
                     out.append((t.name, row[0], n, v, _reference(n)))
         return out
 
-    def json_suspects(self, conn: Any, sample: int) -> list[tuple[str, Any, str, Any, str]]:
+    def json_suspects(self, conn: Connection, sample: int) -> list[tuple[str, Any, str, Any, str]]:
         """Through json1: a value that is not JSON at all, or JSON of another type than the
         column's (doctor's verdict on each is in engine/health/rows.py)."""
         out = []
@@ -182,12 +183,12 @@ class SqliteHealth:
                     out.append((t.name, row[0], n, v, cols[n]))
         return out
 
-    def vector_batches(self, conn: Any) -> Iterator[list[tuple[Any, bytes | None]]]:
+    def vector_batches(self, conn: Connection) -> Iterator[list[tuple[Any, bytes | None]]]:
         cur = conn.execute("SELECT memory_id, embedding FROM memories_vec")
         while batch := cur.fetchmany(4096):
             yield [(r[0], r[1]) for r in batch]
 
-    def vectors_one_by_one(self, conn: Any) -> Iterator[tuple[Any, bytes | None, str | None]]:
+    def vectors_one_by_one(self, conn: Connection) -> Iterator[tuple[Any, bytes | None, str | None]]:
         for (mid,) in conn.execute("SELECT rowid FROM memories_vec_rowids").fetchall():
             try:
                 rows = conn.execute(

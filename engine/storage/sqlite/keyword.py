@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.storage.indexes import FtsIndex, FtsTable, MemoryFilter, MessageScope, Postings, run_lengths
 from engine.storage.sqlite.filters import where as render
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 MEMORIES: dict[str, str] = {"words": "memories_fts", "trigram": "memories_tri"}
 MESSAGES: dict[str, str] = {"words": "messages_fts", "trigram": "messages_tri"}
@@ -26,7 +29,7 @@ LIFECYCLE: dict[str, str] = {"rules": "rules_fts", "flows": "flows_fts"}
 
 class SqliteKeywordIndex:
     # -- memories --------------------------------------------------------------------------------
-    def doc_freq(self, conn: Any, match: str) -> int:
+    def doc_freq(self, conn: Connection, match: str) -> int:
         return int(
             conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (match,)).fetchone()[
                 0
@@ -34,7 +37,7 @@ class SqliteKeywordIndex:
         )
 
     def top(
-        self, conn: Any, index: FtsIndex, match: str, limit: int, above: int | None = None
+        self, conn: Connection, index: FtsIndex, match: str, limit: int, above: int | None = None
     ) -> list[tuple[int, float]]:
         fts = MEMORIES[index]
         # On the FTS rowid, so FTS5 seeks past older entries instead of scoring and dropping them.
@@ -48,7 +51,7 @@ class SqliteKeywordIndex:
 
     def top_where(
         self,
-        conn: Any,
+        conn: Connection,
         index: FtsIndex,
         match: str,
         filters: MemoryFilter,
@@ -65,7 +68,7 @@ class SqliteKeywordIndex:
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def passing(self, conn: Any, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
+    def passing(self, conn: Connection, ids: Sequence[int], filters: MemoryFilter) -> set[int]:
         if not ids:
             return set()
         where, params = render(filters, "m.")
@@ -77,7 +80,7 @@ class SqliteKeywordIndex:
         ).fetchall()
         return {int(r[0]) for r in rows}
 
-    def postings(self, conn: Any) -> Postings:
+    def postings(self, conn: Connection) -> Postings:
         # FTS5's own view of its index, one row per token occurrence in (term, doc) order; a temp
         # table of this connection (nothing written to the file). Each term's documents come as
         # one text list, parsed in one go: ~0.5 s at 100k memories instead of 2 s row by row.
@@ -100,7 +103,7 @@ class SqliteKeywordIndex:
         return run_lengths(lexemes, np.concatenate(counts), np.concatenate(parts))
 
     def rank_of(
-        self, conn: Any, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
+        self, conn: Connection, index: FtsIndex, match: str, filters: MemoryFilter, memory_id: int
     ) -> tuple[int | None, int]:
         where, params = render(filters, "m.")
         fts = MEMORIES[index]
@@ -114,28 +117,30 @@ class SqliteKeywordIndex:
         ).fetchone()[0]
         return int(better) + 1, int(total)
 
-    def score_of(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> float | None:
+    def score_of(self, conn: Connection, index: FtsIndex, match: str, memory_id: int) -> float | None:
         fts = MEMORIES[index]
         row = conn.execute(
             f"SELECT bm25({fts}) FROM {fts} WHERE {fts} MATCH ? AND rowid = ?", (match, memory_id)
         ).fetchone()
         return float(row[0]) if row else None
 
-    def has(self, conn: Any, index: FtsIndex, match: str, memory_id: int) -> bool:
+    def has(self, conn: Connection, index: FtsIndex, match: str, memory_id: int) -> bool:
         fts = MEMORIES[index]
         row = conn.execute(
             f"SELECT 1 FROM {fts} WHERE {fts} MATCH ? AND rowid = ?", (match, memory_id)
         ).fetchone()
         return row is not None
 
-    def contains(self, conn: Any, memory_id: int, text: str) -> bool:
+    def contains(self, conn: Connection, memory_id: int, text: str) -> bool:
         row = conn.execute(
             "SELECT 1 FROM memories WHERE id = ? AND instr(content, ?) > 0", (memory_id, text)
         ).fetchone()
         return row is not None
 
     # -- the episodic log ---------------------------------------------------------------------------
-    def messages(self, conn: Any, index: FtsIndex, match: str, scope: MessageScope, limit: int) -> list[Any]:
+    def messages(
+        self, conn: Connection, index: FtsIndex, match: str, scope: MessageScope, limit: int
+    ) -> list[Any]:
         fts = MESSAGES[index]
         where, params = _scope(scope)
         return list(
@@ -148,7 +153,7 @@ class SqliteKeywordIndex:
         )
 
     # -- rules and flows -------------------------------------------------------------------------------
-    def match_ids(self, conn: Any, table: FtsTable, match: str, limit: int) -> list[tuple[int, float]]:
+    def match_ids(self, conn: Connection, table: FtsTable, match: str, limit: int) -> list[tuple[int, float]]:
         fts = LIFECYCLE[table]
         rows = conn.execute(
             f"SELECT rowid, bm25({fts}) FROM {fts} WHERE {fts} MATCH ? ORDER BY bm25({fts}) LIMIT ?",

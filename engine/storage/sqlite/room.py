@@ -7,7 +7,10 @@ from __future__ import annotations
 import shutil
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 # Room (bytes) below which an extension's failed write is a full disk: a sqlite-vec chunk takes
 # ~1.5 MB at once (1,024 vectors of 384 floats), and the failed statement gives its pages back.
@@ -23,7 +26,7 @@ def _extension_failure(exc: BaseException) -> bool:
     return "internal" in msg or "could not" in msg
 
 
-def room_left(conn: Any, path: Path | None = None) -> int | None:
+def room_left(conn: Connection, path: Path | None = None) -> int | None:
     """Bytes the database may still grow by: the lesser of its page cap and its disk's free space
     (None: unknown)."""
     with suppress(Exception):
@@ -36,7 +39,7 @@ def room_left(conn: Any, path: Path | None = None) -> int | None:
     return None
 
 
-def full(conn: Any, exc: BaseException, path: Path | None = None) -> bool:
+def full(conn: Connection, exc: BaseException, path: Path | None = None) -> bool:
     """`exc` came of a full disk: SQLite said so, or an extension failed with no room left. Read
     before the failed transaction rolls back."""
     if says_full(exc):

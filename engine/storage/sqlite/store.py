@@ -21,7 +21,6 @@ import sqlean as sqlite3
 import sqlite_vec
 
 from engine.errors import DatabaseDamaged, DiskFull, EngineError, InvalidInput, StoreBusy
-from engine.storage.sqlite.feed import VectorChangeLog
 from engine.storage.port import Reconciled
 from engine.storage.sqlite import identity, room, schema
 from engine.storage.sqlite.connection import SqliteConnection
@@ -29,6 +28,7 @@ from engine.storage.sqlite.curator import SqliteCuratorReads
 from engine.storage.sqlite.decay import SqliteDecayAccess
 from engine.storage.sqlite.dump import SqliteDump
 from engine.storage.sqlite.eraser import SqliteEraser
+from engine.storage.sqlite.feed import VectorChangeLog
 from engine.storage.sqlite.health import SqliteHealth
 from engine.storage.sqlite.keyword import SqliteKeywordIndex
 from engine.storage.sqlite.schema import GENERATION

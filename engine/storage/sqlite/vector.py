@@ -8,12 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.storage.indexes import MemoryFilter
 from engine.storage.sqlite.filters import where as render
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 # vec0's metadata columns in declaration order (schema.py): memories_vec_metadatachunks00..04.
 FILTER_FIELDS = ("tier", "kind", "category", "agent", "user")
@@ -26,7 +29,7 @@ PREFIX = 12
 class SqliteVectorStore:
     def put(
         self,
-        conn: Any,
+        conn: Connection,
         memory_id: int,
         embedding: bytes,
         tier: str,
@@ -43,14 +46,14 @@ class SqliteVectorStore:
             (memory_id, embedding, tier, kind, category, agent, user),
         )
 
-    def delete(self, conn: Any, memory_ids: Sequence[int]) -> None:
+    def delete(self, conn: Connection, memory_ids: Sequence[int]) -> None:
         # Point deletes: vec0 scans every chunk for `memory_id IN (...)` (see entries()).
         conn.executemany(
             "DELETE FROM memories_vec WHERE memory_id = ?", ((i,) for i in dict.fromkeys(memory_ids))
         )
 
     def set_filters(
-        self, conn: Any, rows: Sequence[Sequence[Any]], fields: Sequence[str] = FILTER_FIELDS
+        self, conn: Connection, rows: Sequence[Sequence[Any]], fields: Sequence[str] = FILTER_FIELDS
     ) -> int:
         """Give many stored vectors new filter fields at once: rows of (memory_id, then a value
         per name in `fields`: all of tier, kind, category, agent, user by default); ids without a
@@ -87,7 +90,7 @@ class SqliteVectorStore:
 
     @staticmethod
     def _locate(
-        conn: Any, ids_sorted: np.ndarray, order: np.ndarray
+        conn: Connection, ids_sorted: np.ndarray, order: np.ndarray
     ) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """Where each id sits in vec0: per chunk, the offsets and the indexes into the caller's
         rows (from each chunk's rowid list and validity bits: ~1,000 small rows at 1M)."""
@@ -106,7 +109,7 @@ class SqliteVectorStore:
         return out
 
     @staticmethod
-    def _layout_ok(conn: Any, mid: int, chunk: int, offset: int) -> bool:
+    def _layout_ok(conn: Connection, mid: int, chunk: int, offset: int) -> bool:
         """Whether one row's fields decoded from the chunk blobs equal what vec0 itself returns."""
         try:
             got = conn.execute(
@@ -134,7 +137,7 @@ class SqliteVectorStore:
 
     @staticmethod
     def _write_column(
-        conn: Any,
+        conn: Connection,
         c: int,
         pos: int,
         rows: Sequence[Sequence[Any]],
@@ -176,7 +179,7 @@ class SqliteVectorStore:
                 conn.execute(f"UPDATE {table} SET data = ? WHERE rowid = ?", (data.tobytes(), chunk))
         return long_rows
 
-    def knn(self, conn: Any, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
+    def knn(self, conn: Connection, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
         where, params = render(filters)
         rows = conn.execute(
             "SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? AND "
@@ -186,14 +189,14 @@ class SqliteVectorStore:
         ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def distances(self, conn: Any, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
+    def distances(self, conn: Connection, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
         if not ids:
             return []
         sql = "SELECT memory_id, vec_distance_cosine(embedding, ?) FROM memories_vec WHERE memory_id = ?"
         rows = (conn.execute(sql, (query, i)).fetchone() for i in dict.fromkeys(ids))
         return [(int(r[0]), float(r[1])) for r in rows if r is not None]
 
-    def count_closer(self, conn: Any, query: bytes, distance: float, filters: MemoryFilter) -> int:
+    def count_closer(self, conn: Connection, query: bytes, distance: float, filters: MemoryFilter) -> int:
         where, params = render(filters)
         row = conn.execute(
             f"SELECT count(*) FROM memories_vec WHERE {where} AND vec_distance_cosine(embedding, ?) < ?",
@@ -201,11 +204,11 @@ class SqliteVectorStore:
         ).fetchone()
         return int(row[0])
 
-    def embedding(self, conn: Any, memory_id: int) -> bytes | None:
+    def embedding(self, conn: Connection, memory_id: int) -> bytes | None:
         row = conn.execute("SELECT embedding FROM memories_vec WHERE memory_id = ?", (memory_id,)).fetchone()
         return None if row is None else row[0]
 
-    def entries(self, conn: Any, ids: Sequence[int]) -> list[Any]:
+    def entries(self, conn: Connection, ids: Sequence[int]) -> list[Any]:
         # One point lookup per id: vec0 answers `memory_id = ?` from its rowid map but scans every
         # chunk for `IN (...)` (20 ids in a 100k table: 0.5 ms as points, 37 ms as one IN).
         sql = (
@@ -219,7 +222,7 @@ class SqliteVectorStore:
                 rows.append(row)
         return rows
 
-    def scan(self, conn: Any, batch: int = 4096) -> Iterator[list[Any]]:
+    def scan(self, conn: Connection, batch: int = 4096) -> Iterator[list[Any]]:
         cur = conn.execute("SELECT memory_id, embedding FROM memories_vec")
         while True:
             rows = cur.fetchmany(batch)

@@ -5,9 +5,12 @@ always parameters; id sets go as one array parameter (`= ANY(%s)`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.storage.gateways.base import checked
+
+if TYPE_CHECKING:
+    from engine.storage.port import Connection
 
 
 def ident(name: str) -> str:
@@ -15,7 +18,7 @@ def ident(name: str) -> str:
     return f'"{name}"'
 
 
-def insert(conn: Any, table: str, values: Mapping[str, Any], allowed: Iterable[str], what: str) -> Any:
+def insert(conn: Connection, table: str, values: Mapping[str, Any], allowed: Iterable[str], what: str) -> Any:
     """INSERT one row; returns its id."""
     cols = checked(values, allowed, what)
     got = conn.execute(
@@ -27,7 +30,7 @@ def insert(conn: Any, table: str, values: Mapping[str, Any], allowed: Iterable[s
 
 
 def update(
-    conn: Any, table: str, key: Any, changes: Mapping[str, Any], allowed: Iterable[str], what: str
+    conn: Connection, table: str, key: Any, changes: Mapping[str, Any], allowed: Iterable[str], what: str
 ) -> None:
     """UPDATE the row whose id is `key`: set `changes`."""
     cols = checked(changes, allowed, what)
@@ -38,6 +41,6 @@ def update(
         )
 
 
-def restore(conn: Any, table: str, row: Mapping[str, Any], columns: Iterable[str], what: str) -> None:
+def restore(conn: Connection, table: str, row: Mapping[str, Any], columns: Iterable[str], what: str) -> None:
     """Write a row back exactly as recorded, every column (a curator undo)."""
     update(conn, table, row["id"], {c: row[c] for c in row if c != "id"}, columns, what)

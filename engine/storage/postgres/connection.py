@@ -12,7 +12,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from engine.errors import EngineError, InvalidInput
-from engine.storage.postgres.gateways import Gateways
+from engine.storage.postgres.bindings import Gateways
 
 if TYPE_CHECKING:
     from engine.storage.port import Connection

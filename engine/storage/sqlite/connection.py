@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlean as sqlite3
 
-from engine.storage.sqlite.gateways import Gateways
+from engine.storage.sqlite.bindings import Gateways
 
 
 class SqliteConnection(sqlite3.Connection, Gateways):

@@ -1,0 +1,117 @@
+"""What the adapter's connection carries: the table gateways and read models in PostgreSQL's SQL,
+mixed into the connection class (`Gateways`), so a service reaches `conn.memories`,
+`conn.forget_queries`."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from engine.storage.postgres.gateways.audit import PgAuditRows
+from engine.storage.postgres.gateways.curator_runs import PgCuratorRunRows
+from engine.storage.postgres.gateways.flow_runs import PgFlowRunRows
+from engine.storage.postgres.gateways.flows import PgFlowRows
+from engine.storage.postgres.gateways.forget_requests import PgForgetRequestRows
+from engine.storage.postgres.gateways.import_watermarks import PgImportWatermarkRows
+from engine.storage.postgres.gateways.memories import PgMemoryRows
+from engine.storage.postgres.gateways.messages import PgMessageRows
+from engine.storage.postgres.gateways.meta import PgMetaRows
+from engine.storage.postgres.gateways.proposals import PgProposalRows
+from engine.storage.postgres.gateways.rule_history import PgRuleHistoryRows
+from engine.storage.postgres.gateways.rules import PgRuleRows
+from engine.storage.postgres.gateways.sessions import PgSessionRows
+from engine.storage.postgres.gateways.tombstones import PgTombstoneRows
+from engine.storage.postgres.queries.audit import PgAuditQueries
+from engine.storage.postgres.queries.curator import PgCuratorQueries
+from engine.storage.postgres.queries.forget import PgForgetQueries
+from engine.storage.postgres.queries.health import PgHealthQueries
+from engine.storage.postgres.queries.imports import PgImportQueries
+from engine.storage.postgres.queries.lifecycle import PgLifecycleQueries
+from engine.storage.postgres.queries.memory import PgMemoryQueries
+
+
+class Gateways:
+    """One instance of each per connection, made on first use."""
+
+    @cached_property
+    def meta(self) -> PgMetaRows:
+        return PgMetaRows(self)
+
+    @cached_property
+    def sessions(self) -> PgSessionRows:
+        return PgSessionRows(self)
+
+    @cached_property
+    def messages(self) -> PgMessageRows:
+        return PgMessageRows(self)
+
+    @cached_property
+    def memories(self) -> PgMemoryRows:
+        return PgMemoryRows(self)
+
+    @cached_property
+    def rules(self) -> PgRuleRows:
+        return PgRuleRows(self)
+
+    @cached_property
+    def rule_history(self) -> PgRuleHistoryRows:
+        return PgRuleHistoryRows(self)
+
+    @cached_property
+    def flows(self) -> PgFlowRows:
+        return PgFlowRows(self)
+
+    @cached_property
+    def flow_runs(self) -> PgFlowRunRows:
+        return PgFlowRunRows(self)
+
+    @cached_property
+    def proposals(self) -> PgProposalRows:
+        return PgProposalRows(self)
+
+    @cached_property
+    def curator_runs(self) -> PgCuratorRunRows:
+        return PgCuratorRunRows(self)
+
+    @cached_property
+    def audit(self) -> PgAuditRows:
+        return PgAuditRows(self)
+
+    @cached_property
+    def forget_requests(self) -> PgForgetRequestRows:
+        return PgForgetRequestRows(self)
+
+    @cached_property
+    def tombstones(self) -> PgTombstoneRows:
+        return PgTombstoneRows(self)
+
+    @cached_property
+    def import_watermarks(self) -> PgImportWatermarkRows:
+        return PgImportWatermarkRows(self)
+
+    @cached_property
+    def memory_queries(self) -> PgMemoryQueries:
+        return PgMemoryQueries(self)
+
+    @cached_property
+    def audit_queries(self) -> PgAuditQueries:
+        return PgAuditQueries(self)
+
+    @cached_property
+    def forget_queries(self) -> PgForgetQueries:
+        return PgForgetQueries(self)
+
+    @cached_property
+    def curator_queries(self) -> PgCuratorQueries:
+        return PgCuratorQueries(self)
+
+    @cached_property
+    def lifecycle_queries(self) -> PgLifecycleQueries:
+        return PgLifecycleQueries(self)
+
+    @cached_property
+    def imports_queries(self) -> PgImportQueries:
+        return PgImportQueries(self)
+
+    @cached_property
+    def health_queries(self) -> PgHealthQueries:
+        return PgHealthQueries(self)

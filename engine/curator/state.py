@@ -6,6 +6,12 @@ proposal (text and metadata as keyed hashes — never the text itself, so a forg
 nothing readable here; tier/status, pinned, absorbed_into, access and reinforcement as values).
 Apply compares it with the rows now and refuses, naming what changed. Decay's own writes (strength,
 score, updated_at) are left out: they change with time alone, not with anyone's decision.
+
+Use is not a change for a merge or a promote: a search or an agent's recall records access (and
+reinforces), which neither alters what the proposal would change (text, metadata, tier,
+absorption, pin, existence) nor is lost by it (the survivor takes the members' access counts).
+In a fleet whose agents keep recalling popular memories, their merges could otherwise never be
+approved. An archive or a retire is about idleness: any use still voids it.
 """
 
 from __future__ import annotations
@@ -31,6 +37,11 @@ _MEMORY = (
 )
 _RULE = ("text", "metadata", "domain", "agent", "pinned", "absorbed_into", "last_reinforced_at")
 _HASHED = ("content", "text", "metadata")
+# What use alone changes (recording access, the reinforcement it brings), and its audit action.
+_USE = frozenset({"access_count", "last_accessed_at", "last_reinforced_at"})
+_USE_ACTIONS = ("access",)
+# Proposals that use does not void (see the module's docstring).
+_USE_KEEPS = frozenset({"merge", "promote"})
 # What the operator reads when a column changed.
 _WHAT = {
     "content": "its content was edited",
@@ -92,10 +103,13 @@ def check_unchanged(conn: Connection, proposal_row, evidence: dict) -> None:
     if not isinstance(then, dict):
         return  # proposed before member states were kept
     pid, kind = proposal_row["id"], proposal_row["target_kind"]
+    use_keeps = proposal_row["kind"] in _USE_KEEPS
     mark = evidence.get("audit_mark")
     if isinstance(mark, int) and then:
         ids = [str(k) for k in then]
-        hit = conn.curator_queries.first_audit_after(mark, kind, ids)
+        hit = conn.curator_queries.first_audit_after(
+            mark, kind, ids, ignoring=_USE_ACTIONS if use_keeps else ()
+        )
         if hit is not None:
             raise InvalidInput(
                 f"proposal {pid} is stale: {kind} {hit[0]} changed since it was proposed"
@@ -109,7 +123,7 @@ def check_unchanged(conn: Connection, proposal_row, evidence: dict) -> None:
         elif not isinstance(was, dict):
             why = "its state was not recorded"
         else:
-            changed = [c for c in cur if was.get(c) != cur[c]]
+            changed = [c for c in cur if was.get(c) != cur[c] and not (use_keeps and c in _USE)]
             if not changed:
                 continue
             why = _WHAT.get(changed[0], f"its {changed[0]} changed")

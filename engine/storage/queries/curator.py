@@ -127,15 +127,18 @@ class CuratorQueries(Gateway):
         raise NotImplementedError
 
     def first_audit_after(
-        self, mark: int, target_kind: str, target_ids: Sequence[str]
+        self, mark: int, target_kind: str, target_ids: Sequence[str], ignoring: Sequence[str] = ()
     ) -> tuple[Any, Any] | None:
-        """(target_id, action) of the first audit entry after `mark` about one of these targets."""
+        """(target_id, action) of the first audit entry after `mark` about one of these targets,
+        leaving out the actions in `ignoring`."""
         if not target_ids:
             return None
-        return self._first_audit_after(int(mark), target_kind, [str(t) for t in target_ids])
+        return self._first_audit_after(
+            int(mark), target_kind, [str(t) for t in target_ids], [str(a) for a in ignoring]
+        )
 
     def _first_audit_after(
-        self, mark: int, target_kind: str, target_ids: list[str]
+        self, mark: int, target_kind: str, target_ids: list[str], ignoring: list[str]
     ) -> tuple[Any, Any] | None:
         raise NotImplementedError
 

@@ -88,12 +88,12 @@ class PgCuratorQueries(CuratorQueries):
         return int(self.conn.execute("SELECT coalesce(max(id), 0) FROM audit").fetchone()[0])
 
     def _first_audit_after(
-        self, mark: int, target_kind: str, target_ids: list[str]
+        self, mark: int, target_kind: str, target_ids: list[str], ignoring: list[str]
     ) -> tuple[Any, Any] | None:
         hit = self.conn.execute(
             "SELECT target_id, action FROM audit WHERE id > %s AND target_kind = %s"
-            " AND target_id = ANY(%s) ORDER BY id LIMIT 1",
-            (mark, target_kind, target_ids),
+            " AND target_id = ANY(%s) AND action <> ALL(%s) ORDER BY id LIMIT 1",
+            (mark, target_kind, target_ids, ignoring),
         ).fetchone()
         return None if hit is None else (hit[0], hit[1])
 

@@ -76,12 +76,13 @@ class SqliteCuratorQueries(CuratorQueries):
         return int(self.conn.execute("SELECT coalesce(max(id), 0) FROM audit").fetchone()[0])
 
     def _first_audit_after(
-        self, mark: int, target_kind: str, target_ids: list[str]
+        self, mark: int, target_kind: str, target_ids: list[str], ignoring: list[str]
     ) -> tuple[Any, Any] | None:
+        skip = f" AND action NOT IN ({marks(len(ignoring))})" if ignoring else ""
         hit = self.conn.execute(
             f"SELECT target_id, action FROM audit WHERE id > ? AND target_kind = ? AND target_id IN"
-            f" ({marks(len(target_ids))}) ORDER BY id LIMIT 1",
-            (mark, target_kind, *target_ids),
+            f" ({marks(len(target_ids))}){skip} ORDER BY id LIMIT 1",
+            (mark, target_kind, *target_ids, *ignoring),
         ).fetchone()
         return None if hit is None else (hit[0], hit[1])
 

@@ -68,13 +68,22 @@ def curate_run(ctx, dry_run, no_model, as_json):
 @click.option("--kind", type=KINDS, default=None)
 @click.option("--agent", default=None, help="Only proposals with a member of this agent.")
 @click.option("--limit", type=click.IntRange(1, 100000), default=500, show_default=True)
+@click.option(
+    "--stale", "only_stale", is_flag=True, help="Only pending proposals approval would refuse as stale."
+)
 @json_option
 @pass_ctx
-def proposals(ctx, status, kind, agent, limit, as_json):
+def proposals(ctx, status, kind, agent, limit, only_stale, as_json):
     """The approval queue, newest first (the text column: the proposed text, or for archive and
-    retire the member's own text)."""
+    retire the member's own text). `--stale`: only the pending proposals whose members changed
+    since they were proposed."""
     with ctx.engine(embedder=None) as eng:
-        rows = eng.curator.rows(status=status, kind=kind, agent=agent, limit=limit)
+        rows = eng.curator.rows(
+            status="pending" if only_stale else status, kind=kind, agent=agent, limit=limit
+        )
+        if only_stale:
+            stale = eng.curator.stale([r.proposal.id for r in rows])
+            rows = [r for r in rows if r.proposal.id in stale]
     emit(
         [r.proposal for r in rows],
         as_json,
@@ -170,7 +179,12 @@ def _report(outcomes, verb: str, as_json: bool) -> None:
                 click.echo(f"proposal {o.id}: refused — {o.error}")
         done = sum(1 for o in rows if o.ok)
         skipped = sum(1 for o in rows if o.skipped)
-        click.echo(f"{done} of {len(rows)} {verb}" + (f"; {skipped} risky skipped" if skipped else ""))
+        stale = sum(1 for o in rows if o.stale)
+        click.echo(
+            f"{done} of {len(rows)} {verb}"
+            + (f"; {skipped} risky skipped" if skipped else "")
+            + (f"; {stale} stale (reject them all: proposal reject-stale --reason R)" if stale else "")
+        )
 
     emit(outcomes, as_json, human)
     bad = [o for o in outcomes if not o.ok and not o.skipped]
@@ -241,6 +255,23 @@ def proposal_reject(ctx, proposal_ids, reason, kind, agent, all_, as_json):
         return
     with ctx.engine(embedder=None) as eng:
         outcomes = eng.curator.reject_many(_targets(eng, proposal_ids, kind, agent, all_), reason)
+    _report(outcomes, "rejected", as_json)
+
+
+@proposal.command("reject-stale")
+@click.option("--reason", required=True)
+@click.option("--kind", type=KINDS, default=None, help="Only proposals of this kind.")
+@click.option("--agent", default=None, help="Only proposals with a member of this agent.")
+@json_option
+@pass_ctx
+def proposal_reject_stale(ctx, reason, kind, agent, as_json):
+    """Reject every pending proposal whose members changed since it was proposed (what approval
+    would refuse as stale), with a reason; the others stay pending. Run the curator again to
+    propose afresh."""
+    if not reason.strip():
+        fail("a rejection needs a reason")
+    with ctx.engine(embedder=None) as eng:
+        outcomes = eng.curator.reject_stale(reason, kind=kind, agent=agent)
     _report(outcomes, "rejected", as_json)
 
 

@@ -24,6 +24,7 @@ class BulkOutcome:
     error: str | None = None
     result_id: int | None = None
     skipped: bool = False  # left alone on purpose (a risky merge without include_risky)
+    stale: bool = False  # refused before applying: a member changed since it was proposed
 
 
 def member_info(ctx: Context, proposals: list[Proposal]) -> dict[tuple[str, int], tuple[str, str]]:
@@ -72,13 +73,18 @@ def decide_each(
     decide: Callable[[int], Proposal],
     current: Callable[[int], str | None],
     skip: dict[int, str] | None = None,
+    stale: dict[int, str] | None = None,
 ) -> list[BulkOutcome]:
     """`decide(id)` per id, each its own transaction; an engine error is that id's outcome. An id
-    in `skip` is left alone and reported as skipped with its reason."""
+    in `skip` is left alone and reported as skipped with its reason; one in `stale` is refused
+    with its reason without being tried."""
     out: list[BulkOutcome] = []
     for pid in dict.fromkeys(ids):  # once each, in the order given
         if skip and pid in skip:
             out.append(BulkOutcome(pid, False, current(pid), f"skipped, risky: {skip[pid]}", skipped=True))
+            continue
+        if stale and pid in stale:
+            out.append(BulkOutcome(pid, False, current(pid), stale[pid], stale=True))
             continue
         try:
             p = decide(pid)

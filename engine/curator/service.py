@@ -293,12 +293,41 @@ class Curator:
         self, ids: builtins.list[int], reason: str = "", include_risky: bool = False
     ) -> builtins.list[curator_bulk.BulkOutcome]:
         """Approve and apply each proposal in its own transaction; a stale or decided one is
-        refused and reported, the others still apply. A risky merge (its members differ only in
-        numbers or dates) is skipped and reported unless `include_risky`."""
+        refused and reported (stale ones found before any is applied, `BulkOutcome.stale`), the
+        others still apply. A risky merge (its members differ only in numbers or dates) is skipped
+        and reported unless `include_risky`."""
         risky = {} if include_risky else self._risky(ids)
+        stale = self.stale(ids)
         return curator_bulk.decide_each(
-            ids, lambda i: self.approve(i, reason=reason), self._status, skip=risky
+            ids, lambda i: self.approve(i, reason=reason), self._status, skip=risky, stale=stale
         )
+
+    def stale(self, ids: builtins.list[int] | None = None) -> dict[int, str]:
+        """{id: the one line approval would refuse it with} for the pending proposals among `ids`
+        (default: every pending one) whose members changed since they were proposed. Reads only:
+        what an operator sees before acting (issue #25)."""
+        props = self.pending() if ids is None else self.queue.proposals([int(i) for i in ids])
+        out: dict[int, str] = {}
+        with self.ctx.store.reading() as conn:
+            for p in props:
+                if p.status != "pending":
+                    continue
+                try:
+                    row = {"id": p.id, "kind": p.kind, "target_kind": p.target_kind}
+                    curator_state.check_unchanged(conn, row, p.evidence)
+                except InvalidInput as exc:
+                    out[p.id] = str(exc).splitlines()[0]
+        return out
+
+    def reject_stale(
+        self, reason: str, kind: str | None = None, agent: str | None = None
+    ) -> builtins.list[curator_bulk.BulkOutcome]:
+        """Reject every stale pending proposal (of `kind`, with a member of `agent`) with `reason`,
+        each in its own transaction and audited; the fresh ones are left alone."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInput("a rejection needs a reason")
+        ids = [p.id for p in self.pending(kind, agent)]
+        return self.reject_many(sorted(self.stale(ids)), reason)
 
     def _risky(self, ids: builtins.list[int]) -> dict[int, str]:
         out = {}

@@ -111,3 +111,31 @@ def test_risky_merges_shown_and_skipped_unless_included(run):
     assert _status(run, risky) == "pending" and _status(run, safe) == "applied"
     code, out, _ = run("proposal", "approve", "--kind", "merge", "--all", "--include-risky")
     assert code == 0 and "1 of 1 approved" in out and _status(run, risky) == "applied"
+
+
+def test_stale_is_shown_before_acting_and_rejected_in_one_action(run):
+    """Issue #25: `proposals --stale` lists what approval would refuse, a bulk approve says how
+    many were stale (and applies the rest), `proposal reject-stale` rejects every stale one with
+    a reason (audited) and leaves the fresh ones pending."""
+    ids = _three_merges(run)
+    first = json.loads(run("proposal", "show", str(ids[0]), "--json")[1])
+    second = json.loads(run("proposal", "show", str(ids[1]), "--json")[1])
+    with open_engine(run.db, embedder=HashEmbedder(), actor="t") as eng:
+        eng.memories.pin(first["members"][0]["id"], reason="keep this one")
+        eng.memories.edit(second["members"][1]["id"], "Deploys to prod need the VPN and a ticket")
+        assert sorted(eng.curator.stale()) == ids[:2]
+    code, out, _ = run("proposals", "--stale", "--json")
+    assert code == 0 and sorted(p["id"] for p in json.loads(out)) == ids[:2]
+    code, out, err = run("proposal", "approve", "--kind", "merge", "--all", "--reason", "dupes")
+    assert code == 1 and "1 of 3 approved and applied; 2 stale" in out
+    assert [_status(run, i) for i in ids] == ["pending", "pending", "applied"]
+    code, out, _ = run("proposal", "reject-stale", "--reason", "members changed", "--json")
+    assert code == 0 and sorted(o["id"] for o in json.loads(out)) == ids[:2]
+    assert [_status(run, i) for i in ids] == ["rejected", "rejected", "applied"]
+    code, out, _ = run("audit", "--target", f"proposal:{ids[0]}", "--json")
+    assert any(
+        a["action"] == "proposal-rejected" and a["reason"] == "members changed" for a in json.loads(out)
+    )
+    assert run("proposal", "reject-stale", "--reason", "  ")[0] == 2
+    code, out, _ = run("proposal", "reject-stale", "--reason", "again", "--json")
+    assert code == 0 and json.loads(out) == []

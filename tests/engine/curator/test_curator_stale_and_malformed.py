@@ -257,3 +257,22 @@ def test_access_does_not_spoil_a_merge_or_a_promote_but_voids_an_archive(eng, cl
     assert survivor.access_count == used[a] + used[b] + 5
     assert eng.curator.approve(props["promote"].id).status == "applied"
     _refused(eng, props["archive"].id)  # stale: used since it was proposed
+
+
+def test_stale_ones_are_named_before_acting_and_rejected_together(eng, clock, merge):
+    """Issue #25: `curator.stale()` names what approval would refuse (reads only), a bulk approve
+    refuses those without trying them, `reject_stale` rejects them with a reason."""
+    pid, a, b = merge
+    assert eng.curator.stale() == {}
+    clock.advance(60)
+    eng.memories.edit(b, TWIN_A + " (moved to ops/prod)")
+    why = eng.curator.stale()
+    assert list(why) == [pid] and "stale" in why[pid] and "\n" not in why[pid]
+    assert eng.curator.get(pid).proposal.status == "pending"  # looking changed nothing
+    [out] = eng.curator.approve_many([pid], reason="bulk")
+    assert not out.ok and out.stale and out.status == "pending"
+    with pytest.raises(InvalidInput, match="reason"):
+        eng.curator.reject_stale(" ")
+    [out] = eng.curator.reject_stale("members changed", kind="merge")
+    assert out.ok and eng.curator.get(pid).proposal.status == "rejected"
+    assert eng.curator.reject_stale("again") == []

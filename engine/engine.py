@@ -304,6 +304,11 @@ class MemoryEngine:
         tiers.update(by_tier)
         return Counts(tiers, rules, pending, forgets, sessions)
 
+    @property
+    def read_only(self) -> bool:
+        """True on a standby (read replica) or when opened read-only: writes refuse with ReadOnly."""
+        return False
+
     def data_version(self) -> int:
         """Changes whenever another process commits: poll it to refresh live views."""
         return self.store.data_version()

@@ -30,6 +30,16 @@ class MergedAway(InvalidInput):
         self.memory_id, self.survivor = memory_id, survivor
 
 
+class ReadOnly(EngineError):
+    """A write asked of an engine that cannot write: a standby (read replica) or `--read-only`.
+    The message says which, in one line; nothing was attempted."""
+
+
+class Refused(EngineError, PermissionError):
+    """The verified caller lacks the role an action needs: the message names the role, in one line
+    (and the refusal is audited)."""
+
+
 class StoreBusy(EngineError):
     """The database stayed locked by other writers through every retry."""
 

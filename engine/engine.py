@@ -67,6 +67,7 @@ class MemoryEngine:
         settings: Settings | None = None,
         load: str = "background",
         auto_backfill: bool = True,
+        read_only: bool = False,
     ) -> None:
         text = os.fspath(path)
         # A server URL goes through as given (also one a caller made a Path of, which keeps one
@@ -75,7 +76,8 @@ class MemoryEngine:
         url = postgres_url(text)
         db = Path(text).expanduser().absolute() if url is None else None
         settings = settings or load_settings()
-        store = open_storage(db or url or text)  # exactly one of db and url is set
+        # read_only: refuse every write (a standby is found read-only whatever is asked: `read_only`)
+        store = open_storage(db or url or text, readonly=read_only)  # exactly one of db and url is set
         self.reconciled = store.reconcile()
         self.ctx = Context(
             store=store,
@@ -100,7 +102,7 @@ class MemoryEngine:
         self.audit = AuditLog(self.ctx)  # registers the head anchor's after-commit hook
         # boot, gates, curator, forget, health and importers are built on first use (below): a
         # console's first frame or a one-verb CLI call does not pay their imports (~0.1 s).
-        if auto_backfill:
+        if auto_backfill and not self.read_only:  # a read-only engine writes no vectors
             self.embedder.on_ready(self._backfill_quietly)
         if load == "background":
             self.embedder.start()
@@ -307,7 +309,23 @@ class MemoryEngine:
     @property
     def read_only(self) -> bool:
         """True on a standby (read replica) or when opened read-only: writes refuse with ReadOnly."""
-        return False
+        return bool(self.store.readonly)
+
+    @property
+    def read_only_reason(self) -> str:
+        """Why writes are refused, in one line ("read-only replica: writes go to the primary");
+        "" when they are not."""
+        from engine.storage.readonly import reason
+
+        kind = self.store.read_only_kind
+        return reason(kind) if self.read_only and kind else ""
+
+    @property
+    def standby(self) -> bool:
+        """A streaming read replica (PostgreSQL in recovery): the header says "read-only replica"."""
+        from engine.storage.readonly import STANDBY
+
+        return self.store.read_only_kind == STANDBY
 
     def data_version(self) -> int:
         """Changes whenever another process commits: poll it to refresh live views."""

@@ -13,6 +13,7 @@ standby over a unix socket needs (checked at start: a clear skip reason otherwis
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -48,7 +49,9 @@ class PgReplica:
             capture_output=True, text=True, timeout=timeout, check=False, **self.run_as,
         )  # fmt: skip
         if done.returncode != 0:
-            raise RuntimeError(f"{cmd[0]} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+            raise RuntimeError(
+                f"{cmd[0]} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}"
+            )
 
     def start(self) -> None:
         host = _socket_of(self.primary.uri("postgres"))
@@ -69,12 +72,13 @@ class PgReplica:
         return f"postgresql://postgres:@/{name}?host={self.socket_dir}"
 
     def wait_for(self, primary_url: str, timeout: float = 10.0) -> None:
-        """Until the standby has replayed everything the primary has written so far (and the
+        """Until the standby has replayed everything the primary has inserted into its WAL so far
+        (the insert position: the test server commits asynchronously, synchronous_commit off) and the
         database `primary_url` names exists there)."""
         import psycopg
 
         with psycopg.connect(primary_url, autocommit=True) as p:
-            lsn = p.execute("SELECT pg_current_wal_lsn()").fetchone()[0]  # type: ignore[index]
+            lsn = p.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -89,10 +93,8 @@ class PgReplica:
             time.sleep(0.05)
 
     def stop(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
             self._run("pg_ctl", "-w", "-D", str(self.data), "-m", "immediate", "stop", timeout=30)
-        except (RuntimeError, subprocess.TimeoutExpired):
-            pass
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -24,7 +24,7 @@ from console.shared.text_safety import visible
 
 from .commands import ConsoleCommands
 from .settings import ConsoleSettings, load_console_settings
-from .widgets.header import StatusHeader
+from .widgets.header import StatusHeader, read_only_mark
 from .widgets.help import HelpScreen
 from .widgets.table import DataGrid
 
@@ -101,6 +101,7 @@ class MemConsole(App):
         start_embedder: bool = True,
         db_label: str | None = None,
         settings: ConsoleSettings | None = None,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
         self.console_settings = settings or load_console_settings()  # [keymap]: before the engine opens
@@ -109,7 +110,9 @@ class MemConsole(App):
                 raise ValueError("MemConsole needs an engine or a db_path")
             from engine import open_engine  # "lazy": the model loads after the first frame
 
-            engine = open_engine(db_path, embedder=embedder_choice(), load="lazy", actor=actor)
+            engine = open_engine(
+                db_path, embedder=embedder_choice(), load="lazy", actor=actor, read_only=read_only
+            )
             self._owns_engine = True
         else:
             self._owns_engine = False
@@ -126,7 +129,9 @@ class MemConsole(App):
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield StatusHeader(self.db_label, self.engine.actor, id="status")
+        yield StatusHeader(
+            self.db_label, self.engine.actor, id="status", read_only=read_only_mark(self.engine)
+        )
         with TabbedContent(id="tabs"):
             for spec in PANE_SPECS:
                 with TabPane(f"{spec.key} {spec.title}", id=spec.pane_id):
@@ -323,9 +328,9 @@ class MemConsole(App):
         self.notify(msg, severity=severity, timeout=8)
 
 
-def run_console(db_path, actor: str | None = None) -> None:
-    """`memconsole` with no verb: open the console on `db_path`."""
-    app = MemConsole(db_path=str(db_path), actor=actor)
+def run_console(db_path, actor: str | None = None, read_only: bool = False) -> None:
+    """`memconsole` with no verb: open the console on `db_path` (`read_only`: `--read-only`)."""
+    app = MemConsole(db_path=str(db_path), actor=actor, read_only=read_only)
     app.close_engine_on_unmount = False
     try:
         app.run()

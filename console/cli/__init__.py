@@ -44,12 +44,18 @@ VERB_MODULES = [
     help="Memory database (default: $MEMCONSOLE_DB or the user data dir).",
 )
 @click.option("--actor", default=None, help="Name recorded on every change (default: OS user).")
+@click.option(
+    "--read-only",
+    "read_only",
+    is_flag=True,
+    help="Open the database read-only: every write refuses in one line (a read replica is always so).",
+)
 @click.pass_context
-def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
+def cli(ctx: click.Context, db: Path | None, actor: str | None, read_only: bool) -> None:
     """memconsole: operate AI agents' long-term memory."""
     from engine.paths import default_db
 
-    ctx.obj = Ctx(db=db or default_db(), actor=actor)
+    ctx.obj = Ctx(db=db or default_db(), actor=actor, read_only=read_only)
     if ctx.invoked_subcommand is not None and not isinstance(sys.stdout, SafeStream):
         # Called without main() (click's CliRunner, an embedding program): same safe door.
         out, err = sys.stdout, sys.stderr
@@ -66,7 +72,7 @@ def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
         out, err = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = _raw(out), _raw(err)
         try:
-            run_console(ctx.obj.db, actor=actor)
+            run_console(ctx.obj.db, actor=actor, read_only=read_only)
         finally:
             sys.stdout, sys.stderr = out, err
 

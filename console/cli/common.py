@@ -27,12 +27,15 @@ if TYPE_CHECKING:
 class Ctx:
     db: Path
     actor: str | None
+    read_only: bool = False  # --read-only: every write refuses in one line (a standby is so anyway)
 
     def engine(self, *, embedder: str | None = "default", load: str = "lazy", **kw: Any) -> MemoryEngine:
         """Open the engine. `embedder=None` for verbs that never need a vector (so
         sentence-transformers is never imported); "lazy" loads the model only when a call needs it."""
         from engine import open_engine
 
+        if self.read_only:
+            kw.setdefault("read_only", True)
         return open_engine(self.db, embedder=embedder_choice(embedder), load=load, actor=self.actor, **kw)
 
 

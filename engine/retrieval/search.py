@@ -104,7 +104,8 @@ class Retrieval:
                 if not hits
                 else f"every hit is weak: {weak}"
             )
-        if request.record_access and hits:
+        # A read-only store (a standby) records no access: its reads stay reads.
+        if request.record_access and hits and not ctx.store.readonly:
             now = ctx.clock.now()
             ids = [h.id for h in hits]
             ctx.store.write(

@@ -168,6 +168,10 @@ class Storage(Protocol):
     # Called with the connection after each committed write (never after a rollback or dry run).
     after_commit: list[Callable[[Any], None]]
     hook_errors: list[str]  # failures of after_commit hooks, for doctor
+    # Writes refused with ReadOnly before trying (engine/storage/readonly.py): a standby, or a
+    # store opened read-only; read_only_kind says which (None: writes are taken).
+    readonly: bool
+    read_only_kind: str | None
 
     # -- the parts where backends differ -----------------------------------------------------------
     @property

@@ -17,6 +17,17 @@ BADGES = {
 }
 
 
+READ_ONLY_STYLE = "bold white on dark_magenta"
+
+
+def read_only_mark(engine) -> str:
+    """What the header says of an engine that refuses writes: "read-only replica" on a standby,
+    "read-only" when opened so; "" when it writes."""
+    if not getattr(engine, "read_only", False):
+        return ""
+    return "read-only replica" if getattr(engine, "standby", False) else "read-only"
+
+
 def badge(state: str) -> Text:
     label, style = BADGES.get(state, (f"keyword-only · {state}", "bold"))
     return Text(f" {label} ", style=style)
@@ -27,10 +38,11 @@ class StatusHeader(Static):
     StatusHeader { height: 1; background: $panel; color: $text; padding: 0 1; }
     """
 
-    def __init__(self, db_path: str, actor: str, **kwargs) -> None:
+    def __init__(self, db_path: str, actor: str, read_only: str = "", **kwargs) -> None:
         super().__init__("", **kwargs)
         self.db_path = db_path
         self.actor = actor
+        self.read_only = read_only  # "read-only replica" / "read-only" (read_only_mark), or
         self.counts = None
         self.rules_by_status: dict[str, int] | None = None
         self.embedder_state = "idle"
@@ -59,6 +71,9 @@ class StatusHeader(Static):
 
     def _line(self, compact: bool, path: bool = True) -> Text:
         t = Text()
+        if self.read_only:  # first: never the part a narrow terminal cuts
+            t.append(f" {self.read_only} ", style=READ_ONLY_STYLE)
+            t.append(" ")
         t.append_text(badge(self.embedder_state))
         t.append(" ")
         c = self.counts

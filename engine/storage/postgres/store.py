@@ -29,7 +29,8 @@ from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
 from engine.config import load_settings
-from engine.errors import DiskFull, EngineError, StoreBusy
+from engine.errors import DiskFull, EngineError, ReadOnly, StoreBusy
+from engine.storage import readonly as read_only
 from engine.storage.port import Connection, Reconciled
 from engine.storage.postgres import schema, trigram_index
 from engine.storage.postgres.connection import DirectConnection, PgConnection, raw_of
@@ -43,6 +44,7 @@ from engine.storage.postgres.keyword import PgKeywordIndex
 from engine.storage.postgres.keyword_upkeep import tokenize_pending
 from engine.storage.postgres.listen import ChangeListener
 from engine.storage.postgres.rows import row_factory
+from engine.storage.postgres.standby import ReplayPoller, read_only_kind
 from engine.storage.postgres.vector import PgVectorStore
 
 T = TypeVar("T")
@@ -87,6 +89,9 @@ class PgStore:
         self.url = url
         self.path = Path(shown(url))  # no file: nothing exists there (the vector matrix stays off)
         self.readonly = readonly
+        # Why writes are refused (engine/storage/readonly.py): asked for, or found by _check_server
+        # (a standby, or a server that makes this role's transactions read-only).
+        self.read_only_kind: str | None = read_only.OPENED if readonly else None
         self._iterative = False  # pgvector >= 0.8 (set by _check_server)
         self.after_commit: list[Callable[[PgConnection], None]] = []
         self.hook_errors: list[str] = []
@@ -119,7 +124,17 @@ class PgStore:
         self.health = PgHealth(self)
         self.dump = PgDump()
         self.curator = PgCuratorReads()
-        self.listener = ChangeListener(url, CHANNEL, self._read_counter)  # started by data_version()
+        # A standby refuses LISTEN and sends no NOTIFY: its live views poll its replay position.
+        self.listener: ChangeListener | ReplayPoller = (
+            ReplayPoller(self.pool)
+            if self.standby
+            else ChangeListener(url, CHANNEL, self._read_counter)  # started by data_version()
+        )
+
+    @property
+    def standby(self) -> bool:
+        """A streaming replica (in recovery): read-only, its live views follow the replay position."""
+        return self.read_only_kind == read_only.STANDBY
 
     # -- opening ------------------------------------------------------------------------------------
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
@@ -142,6 +157,9 @@ class PgStore:
                     "install it, or use a SQLite file"
                 )
             self._identity(conn)
+            found = read_only_kind(conn)
+            if found is not None:  # the server's word beats the caller's: a standby says so
+                self.readonly, self.read_only_kind = True, found
             if not self.readonly:
                 self._install_vector(conn)
             row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
@@ -206,6 +224,12 @@ class PgStore:
             out.from_generation = self._identity(raw)
             if out.from_generation == schema.GENERATION and self._meta(raw, "pg_schema") == _schema_hash():
                 return out
+            if self.readonly:  # a standby cannot reconcile: its primary must, once
+                raise ReadOnly(
+                    f"{shown(self.url)}: {read_only.reason(self.read_only_kind or read_only.OPENED)};"
+                    " this database's schema needs reconciling: open it once on the primary"
+                    " (read-write) with this memconsole"
+                )
             raw.execute("BEGIN")
             try:
                 raw.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
@@ -313,10 +337,19 @@ class PgStore:
     def _plain_errors(self) -> Iterator[None]:
         try:
             yield
+        except psycopg.errors.ReadOnlySqlTransaction:  # became a standby, or made read-only, since opening
+            raise read_only.refused(
+                shown(self.url), read_only.STANDBY if self._in_recovery() else read_only.SESSION
+            ) from None
         except psycopg.errors.DiskFull:  # the server's disk: its write rolled back
             raise DiskFull(f"{shown(self.url)}: disk full on the server; nothing was written") from None
         except psycopg.OperationalError as exc:
             raise EngineError(f"{shown(self.url)}: {str(exc).strip()}") from None
+
+    def _in_recovery(self) -> bool:
+        with suppress(Exception), self.pool.connection() as raw:
+            return read_only_kind(raw) == read_only.STANDBY
+        return False
 
     # -- writes ---------------------------------------------------------------------------------------
     @property
@@ -340,8 +373,8 @@ class PgStore:
     def _transaction(self, fn: Callable[[Connection], T], *, commit: bool) -> T:
         if self.in_write:
             return fn(self._local.conn)
-        if self.readonly:
-            raise EngineError(f"{shown(self.url)}: opened read-only; nothing was written")
+        if self.readonly:  # refused before trying: nothing half-happens
+            raise read_only.refused(shown(self.url), self.read_only_kind or read_only.OPENED)
         last: Exception | None = None
         deadline = time.monotonic() + WRITE_TIMEOUT_S
         tries = 0

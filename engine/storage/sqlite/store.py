@@ -21,6 +21,7 @@ import sqlean as sqlite3
 import sqlite_vec
 
 from engine.errors import DatabaseDamaged, DiskFull, EngineError, InvalidInput, StoreBusy
+from engine.storage import readonly as read_only
 from engine.storage.port import Reconciled
 from engine.storage.sqlite import identity, room, schema
 from engine.storage.sqlite.connection import SqliteConnection
@@ -205,6 +206,8 @@ class Store:
     def __init__(self, path: str | os.PathLike, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self.conn = connect(path, readonly=readonly)
+        self.readonly = readonly  # writes refuse with ReadOnly before trying (engine/storage/readonly.py)
+        self.read_only_kind: str | None = read_only.OPENED if readonly else None
         self.lock = threading.RLock()
         self._in_write = False
         self._reading = False  # a reading() block is open (on the thread holding the lock)
@@ -326,6 +329,8 @@ class Store:
         with self.lock:
             if self._in_write:
                 return fn(self.conn)
+            if self.readonly:
+                raise read_only.refused(str(self.path), read_only.OPENED)
             last: Exception | None = None
             deadline = time.monotonic() + WRITE_TIMEOUT_S
             tries = 0

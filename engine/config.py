@@ -159,6 +159,11 @@ class ForgetSettings:
     # On a PostgreSQL server, scan the data directory and the WAL when this host can read them.
     # false: that level says "not checked" (by this setting); the tables are still rewritten.
     host_files: bool = True
+    # Read replicas (streaming standbys, `postgresql://` URLs) verification also checks: each is
+    # waited for until it replayed past the forget (at most replica_wait seconds), then scanned
+    # logically (engine/forget/replicas.py). Empty: replicas are named as out of reach.
+    replicas: tuple = ()
+    replica_wait: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -328,6 +333,10 @@ def validate(s: Settings) -> Settings:
         raise ConfigError(f"actor_mixed_scripts must be true or false (got {_got(s.actor_mixed_scripts)})")
     if not isinstance(s.forget.host_files, bool):
         raise ConfigError(f"forget.host_files must be true or false (got {_got(s.forget.host_files)})")
+    for url in s.forget.replicas:
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise ConfigError(f"forget.replicas: {cut(url)} is not a postgresql:// URL")
+    _check_number("forget.replica_wait", s.forget.replica_wait, "num", 0, 3600)
     for kind, days in s.decay.half_life_days.items():
         if kind not in KINDS:
             raise ConfigError(f"decay.half_life_days.{kind}: unknown kind (known: {', '.join(KINDS)})")

@@ -39,9 +39,13 @@ def server_levels(
     tries: int,
     pause: float,
     host: bool = True,
+    replicas: Callable[[list[str]], list[Level]] | None = None,
 ) -> tuple[list[Level], dict[str, int], int, bool]:
     """(levels, files scanned -> hits, substrings searched for, tables rewritten). `host`: the
-    forget.host_files setting (false: the host level is not checked, and says so)."""
+    forget.host_files setting (false: the host level is not checked, and says so). `replicas`:
+    the configured read replicas' levels for the texts looked for whole (engine/forget/replicas.py)."""
+    if not texts and not strict:  # nothing to look for: no level may say "clean" (issue #24)
+        return _nothing_to_check(eraser, replicas), {}, 0, False
     settled = eraser.settle(tries, pause)
     wholes = [t for t in texts[:main] + strict if len(t.strip()) >= MIN_WHOLE]
     with reading() as conn:
@@ -52,6 +56,7 @@ def server_levels(
               f"{len(wholes)} texts looked for whole in every text column of memconsole's tables and "
               "their statistics, read through SQL (TOASTed and compressed values as text)"),
     ]  # fmt: skip
+    levels[0].note += "; nodes holding data: " + ", ".join(eraser.data_nodes())
     reach = eraser.reach()
     groups = eraser.host_files() if host and reach.on_host and settled.checkpointed else {}
     scan = [p for g in groups.values() for p in g] + reports
@@ -89,11 +94,25 @@ def server_levels(
             else "no CHECKPOINT: " + "; ".join(settled.notes)
         )  # fmt: skip
         levels.append(Level("host files", False, 0, {}, f"not checked: {why}"))
+    levels += replicas(wholes) if replicas is not None else []
     levels += _pieces(tg.unchecked)
     levels.append(Level("out of reach", False, 0, {}, "not checked: " + "; ".join(reach.out_of_reach)))
     if settled.notes:
         levels[0].note += "; " + "; ".join(settled.notes)
     return levels, files, searched, settled.rewritten
+
+
+def _nothing_to_check(
+    eraser: ServerEraser, replicas: Callable[[list[str]], list[Level]] | None
+) -> list[Level]:
+    """A verification with no text to look for (the case's sealed texts are not at this place:
+    verified already, sealed by another installation, or read through a replica's URL)."""
+    why = "not checked: 0 texts scanned (the case's sealed texts are not here)"
+    levels = [Level("logical", False, 0, {}, why), Level("host files", False, 0, {}, why)]
+    levels += replicas([]) if replicas is not None else []
+    return levels + [
+        Level("out of reach", False, 0, {}, "not checked: " + "; ".join(eraser.reach().out_of_reach))
+    ]
 
 
 def file_levels(residue: int, files: dict[str, int], unchecked: list[str] | None = None) -> list[Level]:

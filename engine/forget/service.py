@@ -251,7 +251,7 @@ class Forget:
             levels, files, searched, truncated = server_levels(
                 server, self.store.reading, texts or [], main_count(self.path, token), strict, reports,
                 int(req.counts.get("compressed", 0)), CHECKPOINT_TRIES, CHECKPOINT_PAUSE,
-                host=self.ctx.settings.forget.host_files)  # fmt: skip
+                host=self.ctx.settings.forget.host_files, replicas=self._replicas(server))  # fmt: skip
             residue = sum(lv.residue for lv in levels if lv.checked)
             skipped = 0
         else:
@@ -267,8 +267,8 @@ class Forget:
             levels = file_levels(residue, files, tg.unchecked)
         ver = Verification(req.id, residue, files, len(texts or []) + len(strict), searched, skipped,
                            truncated, levels)  # fmt: skip
-        if texts is None:
-            return ver  # nothing to compare with: report, but do not overwrite the stored proof
+        if texts is None or self.store.readonly:
+            return ver  # nothing to compare with, or a replica: report, but do not overwrite the stored proof
         now = self.ctx.clock.now()
         actor = self.ctx.actor
 
@@ -321,8 +321,18 @@ class Forget:
                          target_id=req.id,
                          summary={"recurrence": hits, "fingerprints": searched})  # fmt: skip
 
-        self.store.write(write)
+        if not self.store.readonly:  # on a replica: reported, recorded by the primary only
+            self.store.write(write)
         return Verification(req.id, hits, {}, 0, searched, 0, True, levels)
+
+    def _replicas(self, server: Any) -> Any:
+        """The configured read replicas' levels (engine/forget/replicas.py), or None."""
+        from engine.forget.replicas import replica_levels
+
+        cfg = self.ctx.settings.forget
+        if not cfg.replicas or self.store.readonly:
+            return None
+        return lambda wholes: replica_levels(server, cfg.replicas, wholes, cfg.replica_wait)
 
 
 def _shown(db_path: Path, f: Path) -> str:

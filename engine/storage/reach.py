@@ -55,3 +55,21 @@ class ServerEraser(Protocol):
     def compressed(self, conn: Connection, selected: dict[str, list[int]]) -> int:
         """Inside the forget's write, before deleting: selected records stored compressed."""
         ...
+
+    # -- read replicas a forget's verification checks (engine/forget/replicas.py) --
+    def wal_position(self) -> tuple[str, int | None]:
+        """(this server's WAL position now, its system identifier): a standby replayed past it
+        holds every commit made before."""
+        ...
+
+    def standby_state(self) -> tuple[bool, int | None, str | None]:
+        """(in recovery, system identifier, replayed up to) of this server."""
+        ...
+
+    def wait_replayed(self, position: str, timeout: float) -> tuple[bool, str | None]:
+        """Wait up to `timeout` s until this standby replayed past `position`: (done, where it is)."""
+        ...
+
+    def data_nodes(self) -> list[str]:
+        """The servers holding the database's rows, named ("this server" on plain PostgreSQL)."""
+        ...

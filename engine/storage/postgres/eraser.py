@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from engine.storage.erasure import scrubbed_key
+from engine.storage.postgres import replicas
 from engine.storage.postgres.connection import raw_of
 from engine.storage.reach import Reach, Settled
 
@@ -227,6 +228,23 @@ class PgEraser:
                 )
                 n += int(row[0]) if row else 0
         return n
+
+    # -- configured read replicas and the nodes holding data (engine/forget/replicas.py) -----------
+    def wal_position(self) -> tuple[str, int | None]:
+        with self._store.pool.connection() as raw:
+            return replicas.wal_position(raw)
+
+    def standby_state(self) -> tuple[bool, int | None, str | None]:
+        with self._store.pool.connection() as raw:
+            return replicas.standby_state(raw)
+
+    def wait_replayed(self, position: str, timeout: float) -> tuple[bool, str | None]:
+        with self._store.pool.connection() as raw:
+            return replicas.wait_replayed(raw, position, timeout)
+
+    def data_nodes(self) -> list[str]:
+        with self._store.pool.connection() as raw:
+            return replicas.data_nodes(raw)
 
     # -- helpers ---------------------------------------------------------------------------------
     @staticmethod

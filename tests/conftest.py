@@ -22,8 +22,8 @@ if "MEMCONSOLE_STATE" not in os.environ:
     os.environ["MEMCONSOLE_STATE"] = tempfile.mkdtemp(prefix="memconsole-state-")
 
 from engine import FixedClock, HashEmbedder, open_engine  # noqa: E402
-from tests.pg_server import pg_db, pg_server, pg_url  # noqa: E402, F401 - fixtures for every test dir
 from tests.pg_replica import pg_replica, replica_db  # noqa: E402, F401 - a streaming standby (#24)
+from tests.pg_server import pg_db, pg_server, pg_url  # noqa: E402, F401 - fixtures for every test dir
 
 T0 = "2026-01-01T00:00:00Z"
 

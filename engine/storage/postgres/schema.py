@@ -23,6 +23,7 @@ from engine.storage.tables import EMBED_DIM, GENERATION, TABLES
 
 __all__ = [
     "EMBED_DIM",
+    "ENGINE_FUNCTIONS",
     "EXTRA_INDEX_NAMES",
     "EXTRA_TABLE_NAMES",
     "GENERATION",
@@ -477,6 +478,22 @@ TRIGGER_NAMES = (
 )
 
 
+# Citus-ready (issue #24): every function the schema creates (each trigger's `<trigger>_fn`) runs
+# with a fixed search_path, pinned to the schema it was created in (current_schema() at reconcile:
+# schema-based sharding puts each agent group's tables in a schema of their own), pg_catalog
+# first (no object of ours shadows a built-in) and pg_temp last (no session's temporary table
+# shadows ours). A trigger fired by a session whose search_path differs (another schema, a Citus
+# worker running a shard's trigger) then still finds its tables. One statement after the
+# functions exist, because CREATE OR REPLACE FUNCTION resets what ALTER FUNCTION set.
+ENGINE_FUNCTIONS = tuple(f"{t}_fn" for t in TRIGGER_NAMES)
+PIN_SEARCH_PATH = (
+    "DO $pin$ DECLARE f text; BEGIN FOREACH f IN ARRAY ARRAY["
+    + ", ".join(f"'{f}'" for f in ENGINE_FUNCTIONS)
+    + "] LOOP EXECUTE format('ALTER FUNCTION %I.%I() SET search_path = pg_catalog, %I, pg_temp',"
+    " current_schema(), f, current_schema()); END LOOP; END $pin$"
+)
+
+
 def create_statements() -> list[str]:
     """Everything, idempotent, parents first."""
     return (
@@ -486,6 +503,7 @@ def create_statements() -> list[str]:
         + list(PG_INDEXES.values())
         + list(_EXTRA_INDEXES)
         + _triggers()
+        + [PIN_SEARCH_PATH]
     )
 
 

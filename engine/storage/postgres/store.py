@@ -395,10 +395,13 @@ class PgStore:
                         raw.execute("ROLLBACK")
                         return result
                     # A transaction that wrote (has an xid: the WHERE runs before this UPDATE
-                    # assigns one) bumps the change counter and notifies, in one statement.
+                    # assigns one) bumps the change counter and notifies, in one statement. The
+                    # NOTIFY sits in the SELECT over the UPDATE, not in its RETURNING: Citus
+                    # refuses a function call in a modification's RETURNING (issue #24).
                     n = raw.execute(
-                        "UPDATE mc_changes SET n = n + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned()"
-                        " IS NOT NULL RETURNING n, pg_notify(%s, n::text)",
+                        "WITH bumped AS (UPDATE mc_changes SET n = n + 1 WHERE id = 1 AND"
+                        " pg_current_xact_id_if_assigned() IS NOT NULL RETURNING n)"
+                        " SELECT n, pg_notify(%s, n::text) FROM bumped",
                         [CHANNEL],
                     ).fetchone()
                     raw.execute("COMMIT")

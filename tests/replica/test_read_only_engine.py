@@ -89,3 +89,29 @@ def test_an_engine_opened_read_only_refuses_writes_and_records_no_access(db_path
         assert ro.memories.get(mid).access_count == before
     finally:
         ro.close()
+
+
+def test_a_server_that_makes_transactions_read_only_is_found_read_only(pg_server, clock):
+    """Not a standby, but the database (or role) defaults to read-only transactions: the engine
+    says so in one line instead of letting the driver's ReadOnlySqlTransaction through."""
+    from urllib.parse import urlsplit
+
+    import psycopg
+
+    url = pg_server.fresh()
+    try:
+        name = urlsplit(url).path.lstrip("/")
+        pg_server.admin.execute(f"ALTER DATABASE {name} SET default_transaction_read_only = on")
+        eng = open_engine(url, embedder=HashEmbedder(), clock=clock, actor="tester")
+        try:
+            assert eng.read_only and not eng.standby
+            assert "default_transaction_read_only" in eng.read_only_reason
+            with pytest.raises(ReadOnly, match="default_transaction_read_only"):
+                eng.add_memory("a write the server would refuse")
+            assert eng.search("anything").hits == []
+        finally:
+            eng.close()
+        with psycopg.connect(url, autocommit=True) as c:
+            assert c.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+    finally:
+        pg_server.drop(url)

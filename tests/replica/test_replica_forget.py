@@ -6,6 +6,7 @@ never clean; a re-verify through the replica's own URL never claims a scan of 0 
 from __future__ import annotations
 
 import dataclasses
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -78,7 +79,7 @@ def test_a_replica_that_has_not_replayed_the_forget_is_not_checked_never_clean(r
 
 
 def test_an_unreachable_replica_is_named_not_checked(pg_db, tmp_path, clock):
-    gone = f"postgresql://postgres:@/{pg_db.rsplit('/', 1)[1].split('?')[0]}?host={tmp_path}"
+    gone = f"postgresql://postgres:@/{urlsplit(pg_db).path.lstrip('/')}?host={tmp_path}"
     eng = _engine(pg_db, clock, [gone], wait=0.5)
     try:
         mid = eng.add_memory(CANARY, agent="ops")

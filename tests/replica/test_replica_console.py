@@ -79,3 +79,15 @@ def test_read_only_flag_makes_the_cli_refuse_writes_on_a_sqlite_file(tmp_path, c
     assert err.getvalue().strip().endswith("opened read-only: nothing is written")
     with open_engine(db, embedder=HashEmbedder(), clock=clock, actor="tester") as eng:
         assert eng.counts().memories_by_tier["active"] == 1
+
+
+def test_the_header_mark_names_what_refuses(tmp_path, clock):
+    from console.app.widgets.header import read_only_mark
+
+    db = tmp_path / "m.db"
+    with open_engine(db, embedder=HashEmbedder(), clock=clock, actor="tester") as rw:
+        assert read_only_mark(rw) == ""
+    with open_engine(db, embedder=HashEmbedder(), clock=clock, actor="tester", read_only=True) as ro:
+        assert read_only_mark(ro) == "read-only"
+        header = StatusHeader("m.db", "tester", read_only=read_only_mark(ro))
+        assert header.plain.startswith(" read-only ")

@@ -79,13 +79,17 @@ def test_a_replica_that_has_not_replayed_the_forget_is_not_checked_never_clean(r
 
 
 def test_an_unreachable_replica_is_named_not_checked(pg_db, tmp_path, clock):
-    gone = f"postgresql://postgres:@/{urlsplit(pg_db).path.lstrip('/')}?host={tmp_path}"
-    eng = _engine(pg_db, clock, [gone], wait=0.5)
+    from engine.forget.replicas import replica_levels
+
+    gone = f"postgresql://verifier:s3cret@/{urlsplit(pg_db).path.lstrip('/')}?host={tmp_path}"
+    eng = _engine(pg_db, clock)
     try:
-        mid = eng.add_memory(CANARY, agent="ops")
-        res = eng.forget.run("memory", [mid], "user asked")
-        level = _replica_level(res.verification)
+        (level,) = replica_levels(eng.store.eraser.server, [gone], [CANARY], 0.5)
         assert not level.checked and level.note.startswith("not checked: unreachable"), level
+        assert "s3cret" not in level.name + level.note  # the password is never shown
+        # nothing to look for: not checked either, never "clean"
+        (empty,) = replica_levels(eng.store.eraser.server, [gone], [], 0.5)
+        assert not empty.checked and "0 texts" in empty.note
     finally:
         eng.close()
 

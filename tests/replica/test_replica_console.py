@@ -81,7 +81,7 @@ def test_read_only_flag_makes_the_cli_refuse_writes_on_a_sqlite_file(tmp_path, c
         assert eng.counts().memories_by_tier["active"] == 1
 
 
-def test_the_header_mark_names_what_refuses(tmp_path, clock):
+async def test_the_header_mark_names_what_refuses(tmp_path, clock):
     from console.app.widgets.header import read_only_mark
 
     db = tmp_path / "m.db"
@@ -89,5 +89,7 @@ def test_the_header_mark_names_what_refuses(tmp_path, clock):
         assert read_only_mark(rw) == ""
     with open_engine(db, embedder=HashEmbedder(), clock=clock, actor="tester", read_only=True) as ro:
         assert read_only_mark(ro) == "read-only"
-        header = StatusHeader("m.db", "tester", read_only=read_only_mark(ro))
-        assert header.plain.startswith(" read-only ")
+        app = make_app(ro, poll_interval=None, start_embedder=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            assert app.query_one(StatusHeader).plain.startswith(" read-only  ")

@@ -220,7 +220,16 @@ class Pane(Vertical):
         require_text: str | None = None,
         danger: bool = False,
     ) -> None:
-        """Ask before a consequential action; `on_yes()` runs only when confirmed."""
+        """Ask before a consequential action; `on_yes()` runs only when confirmed. Every such
+        action writes: on a read-only engine (a replica) it is refused at the key, in one line,
+        instead of after the dialog (issue #24)."""
+        if self.engine.read_only:
+            why = self.engine.read_only_reason or "read-only"
+            errors = getattr(self.app, "errors", None)
+            if isinstance(errors, list):
+                errors.append(why)
+            self.app.notify(why, severity="warning", timeout=8)
+            return
 
         def done(ok: bool | None) -> None:
             if ok:

@@ -36,6 +36,10 @@ async def test_a_console_on_a_replica_says_so_and_a_write_key_refuses_in_one_lin
             await settle(app, pilot)
             assert len(app.errors) == 1
             assert STANDBY_LINE in app.errors[0] and "internal error" not in app.errors[0]
+            await pilot.press("a")  # archive asks first: on a replica it is refused at the key
+            await settle(app, pilot)
+            assert app.screen is app.screen_stack[0]  # no dialog opened
+            assert app.errors[1:] == [STANDBY_LINE]
         assert standby.memories.get(mid).pinned is False
     finally:
         standby.close()

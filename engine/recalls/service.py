@@ -7,6 +7,7 @@ import builtins
 import time
 from typing import TYPE_CHECKING
 
+from engine.clock import parse_time
 from engine.errors import InvalidInput, NotFound
 from engine.recalls import log as recall_log
 from engine.recalls import replay
@@ -27,10 +28,15 @@ class Recalls:
         self.retrieval = retrieval
 
     def list(
-        self, agent: str | None = None, since: float | None = None, text: str | None = None, limit: int = 200
+        self,
+        agent: str | None = None,
+        since: float | str | None = None,
+        text: str | None = None,
+        limit: int = 200,
     ) -> builtins.list[Recall]:
         """Logged recalls, newest first: by `agent` (the agent or the caller), at or after `since`
-        (seconds since the epoch), whose query holds `text`."""
+        (seconds since the epoch, or ISO text), whose query holds `text`."""
+        since = parse_time(since) if isinstance(since, str) else since
         if not 1 <= int(limit) <= MAX_LIST:
             raise InvalidInput(f"limit must be between 1 and {MAX_LIST}")
         rows = self.ctx.store.query(

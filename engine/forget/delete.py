@@ -64,7 +64,7 @@ def delete_case(
     counts = full.delete(conn, texts + strict)
     counts["scrubbed"] = scrub(conn, texts + strict, eraser)
     counts["audit_redacted"] = redact_audit(conn, texts + strict)
-    counts["recalls"] = recall_log.forget_in(conn, full.as_ids()["memories"])  # the recall log's step
+    counts["recalls"] = recall_log.forget_in(conn, full.as_ids()["memories"], req.id)  # the recall log's step
     if packed:
         counts["compressed"] = packed
     value = query_digest(req.scope_value) if req.scope_kind == "query" else req.scope_value

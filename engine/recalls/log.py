@@ -97,10 +97,11 @@ def prune_in(conn: Connection, ctx: Context, now: float) -> int:
     return n
 
 
-def forget_in(conn: Connection, memory_ids: list[int]) -> int:
+def forget_in(conn: Connection, memory_ids: list[int], case_id: int) -> int:
     """A forget's step (engine/forget/delete.py): take the forgotten memories out of every logged
-    answer, and mark the checks pinning them to run again. The query texts that quote forgotten
-    text are redacted by the forget's scrub (engine/storage/erasure.py SCRUBBED). Rows changed."""
+    answer (a marker naming case `case_id` keeps each one's rank), and mark the checks pinning
+    them to run again. The query texts that quote forgotten text are redacted by the forget's
+    scrub (engine/storage/erasure.py SCRUBBED). Rows changed."""
     if not memory_ids:
         return 0
     gone = {int(m) for m in memory_ids}
@@ -110,12 +111,15 @@ def forget_in(conn: Connection, memory_ids: list[int]) -> int:
             hits = json.loads(raw)
         except (TypeError, ValueError):
             hits = []
-        kept = [h for h in hits if isinstance(h, dict) and int(h.get("id", 0)) not in gone]
-        conn.recall_log.set_hits(
-            log_id,
-            json.dumps(kept, ensure_ascii=False, separators=(",", ":")),
-            hit_ids_text([h["id"] for h in kept]),
-        )
+        # A forgotten hit keeps its place as a marker naming the case, never its id or score.
+        kept = [
+            {"id": None, "forgotten_by": case_id} if h.get("id") is not None and int(h["id"]) in gone else h
+            for h in hits
+            if isinstance(h, dict)
+        ]
+        ids = [h["id"] for h in kept if h.get("id") is not None]
+        text = json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
+        conn.recall_log.set_hits(log_id, text, hit_ids_text(ids))
         changed += 1
     conn.retrieval_checks.mark_due(sorted(gone))
     return changed

@@ -89,10 +89,13 @@ def diff(rec: Recall, now: list[LoggedHit]) -> tuple[list[int], list[int]]:
 def changes(
     rec: Recall, now: list[LoggedHit], why: dict[int, str]
 ) -> tuple[list[HitChange], list[HitChange]]:
-    then_rank = {m: i + 1 for i, m in enumerate(rec.hit_ids)}
+    marked = dict(rec.forgotten)  # the log's ranks count the forgotten markers too
+    ranks = [r for r in range(1, len(rec.hits) + len(marked) + 1) if r not in marked]
+    then_rank = {m: ranks[i] for i, m in enumerate(rec.hit_ids)}
     now_rank = {h.id: i + 1 for i, h in enumerate(now)}
     left, entered = diff(rec, now)
     return (
-        [HitChange(m, "left", then_rank[m], None, why.get(m, "")) for m in left],
+        [HitChange(None, "left", rank, None, f"forgotten by case #{case}") for rank, case in rec.forgotten]
+        + [HitChange(m, "left", then_rank[m], None, why.get(m, "")) for m in left],
         [HitChange(m, "entered", None, now_rank[m], why.get(m, "")) for m in entered],
     )

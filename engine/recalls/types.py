@@ -32,16 +32,23 @@ class Recall:
     latency_ms: float | None
     model: str
 
+    # (rank as returned, forget case) of hits a forget took out: their ids are gone with them
+    forgotten: list[tuple[int, int]] = field(default_factory=list)
+
     @classmethod
     def of(cls, r: Any) -> Recall:
-        hits = [
-            LoggedHit(int(h["id"]), float(h["score"]), dict(h.get("parts") or {}))
-            for h in _json(r["hits"], [])
-        ]
+        hits, forgotten = [], []
+        for rank, h in enumerate(_json(r["hits"], []), 1):
+            if not isinstance(h, dict):
+                continue
+            if h.get("id") is None:
+                forgotten.append((rank, int(h.get("forgotten_by") or 0)))
+            else:
+                hits.append(LoggedHit(int(h["id"]), float(h["score"]), dict(h.get("parts") or {})))
         return cls(
             int(r["id"]), float(r["at"]), r["door"], r["agent"], r["actor"], r["query"],
             _json(r["filters"], {}), r["mode"], int(r["k"]), hits, _json(r["keyword_scope"], []),
-            None if r["latency_ms"] is None else float(r["latency_ms"]), r["model"],
+            None if r["latency_ms"] is None else float(r["latency_ms"]), r["model"], forgotten,
         )  # fmt: skip
 
     @property
@@ -53,7 +60,7 @@ class Recall:
 class HitChange:
     """One memory whose place in the answer changed between the logged recall and now."""
 
-    memory_id: int
+    memory_id: int | None  # None: a hit a forget took out of the log (its id went with it)
     change: str  # "left" | "entered"
     was_rank: int | None  # 1-based, in the logged answer
     now_rank: int | None  # 1-based, in today's answer

@@ -86,11 +86,12 @@ def run(ctx, ids, as_json):
         eng.wait_for_embedder()
         res = eng.checks.run(list(ids) or None)
     doc = {"ok": res.ok, "failed": [c.id for c in res.failed], "checks": res.checks}
-    emit(
-        doc,
-        as_json,
-        lambda d: (_rows(res.checks), click.echo(f"{len(res.failed)} of {len(res.checks)} failing")),
-    )
+
+    def human(_d) -> None:
+        _rows(res.checks)
+        click.echo(f"{len(res.failed)} of {len(res.checks)} failing")
+
+    emit(doc, as_json, human)
     if not res.ok:
         raise click.exceptions.Exit(1)
 

@@ -112,12 +112,18 @@ def forget_in(conn: Connection, memory_ids: list[int], case_id: int) -> int:
         except (TypeError, ValueError):
             hits = []
         # A forgotten hit keeps its place as a marker naming the case, never its id or score.
-        kept = [
-            {"id": None, "forgotten_by": case_id} if h.get("id") is not None and int(h["id"]) in gone else h
-            for h in hits
-            if isinstance(h, dict)
-        ]
-        ids = [h["id"] for h in kept if h.get("id") is not None]
+        kept: list[dict[str, Any]] = []
+        ids: list[int] = []
+        for h in hits:
+            if not isinstance(h, dict):
+                continue
+            hid = h.get("id")
+            if hid is not None and int(hid) in gone:
+                kept.append({"id": None, "forgotten_by": case_id})
+            else:
+                kept.append(h)
+                if hid is not None:
+                    ids.append(int(hid))
         text = json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
         conn.recall_log.set_hits(log_id, text, hit_ids_text(ids))
         changed += 1

@@ -10,7 +10,8 @@ from engine.storage.queries.recalls import RecallQueries, like_pattern
 
 class PgRecallQueries(RecallQueries):
     def recalls(self, agent: str | None, since: float | None, text: str | None, limit: int) -> list[Any]:
-        cond, params = ["TRUE"], []
+        params: list[Any] = []
+        cond = ["TRUE"]
         if agent:
             cond.append("(agent = %s OR actor = %s)")
             params += [agent, agent]

@@ -12,7 +12,8 @@ from engine.storage.sqlite.gateways.columns import marks
 
 class SqliteRecallQueries(RecallQueries):
     def recalls(self, agent: str | None, since: float | None, text: str | None, limit: int) -> list[Any]:
-        cond, params = ["1"], []
+        params: list[Any] = []
+        cond = ["1"]
         if agent:
             cond.append("(agent = ? OR actor = ?)")
             params += [agent, agent]

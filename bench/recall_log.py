@@ -89,8 +89,9 @@ def pg_round_trips(n: int) -> dict:
         seed(eng, n)
         PgConnection.execute, PgConnection.executemany = count_exec, count_many  # type: ignore[method-assign]
         try:
-            for label, settings in (("off", replace(eng.settings, recalls=RecallsSettings(log=False))),
-                                    ("on", replace(eng.settings, recalls=RecallsSettings(log=True)))):  # fmt: skip
+            base = eng.settings
+            for label, log in (("off", False), ("on", True)):
+                settings = replace(base, recalls=RecallsSettings(log=log))
                 eng.settings = settings
                 per = []
                 for q in QUERIES * 4:
@@ -129,6 +130,10 @@ def ms(xs: list[float], q: float = 50) -> str:
     return f"{pct(xs, q) * 1000:.2f}"
 
 
+def row(what: str, xs: list[float]) -> str:
+    return f"| {what} | {ms(xs)} ms | {ms(xs, 95)} ms |"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2000)
@@ -147,12 +152,12 @@ memories; {args.recalls} recalls each with the log on and off, interleaved.
 
 | what | p50 | p95 |
 |---|---|---|
-| SQLite: the log's statement inside the access write (`record_in`) | {ms(lite["record_in"])} ms | {ms(lite["record_in"], 95)} ms |
-| SQLite: whole recall, log on | {ms(lite["on"])} ms | {ms(lite["on"], 95)} ms |
-| SQLite: whole recall, log off | {ms(lite["off"])} ms | {ms(lite["off"], 95)} ms |
+{row("SQLite: the log's statement inside the access write (`record_in`)", lite["record_in"])}
+{row("SQLite: whole recall, log on", lite["on"])}
+{row("SQLite: whole recall, log off", lite["off"])}
 | SQLite: on − off (p50) | {diff * 1000:.2f} ms | |
-| PostgreSQL: the log's statement (`record_in`, INSERT … RETURNING id) | {ms(pg["record_in"])} ms | {ms(pg["record_in"], 95)} ms |
-| replay of a logged recall at {args.replay_n:,} memories (SQLite, no matrix) | {ms(rep)} ms | {ms(rep, 95)} ms |
+{row("PostgreSQL: the log's statement (`record_in`, INSERT … RETURNING id)", pg["record_in"])}
+{row(f"replay of a logged recall at {args.replay_n:,} memories (SQLite, no matrix)", rep)}
 
 PostgreSQL statements (= round trips; none pipelined) per recall, median: log off {pg["off"]:g},
 log on {pg["on"]:g} — the log adds {pg["on"] - pg["off"]:g}, inside the same transaction as the

@@ -183,6 +183,16 @@ class McpSettings:
     max_body: int = 1_000_000  # bytes in one request
 
 
+@dataclass(frozen=True)
+class RecallsSettings:
+    """The recall log (README "What agents asked"): one row per agent recall, kept `keep_days`
+    and at most `max_rows` (pruned every few hundred recalls); `log = false` turns it off."""
+
+    log: bool = True
+    keep_days: float = 30.0
+    max_rows: int = 200_000
+
+
 # The same file's section for the console's own settings (its key remaps): the console reads it.
 CONSOLE_SECTION = "keymap"
 
@@ -198,6 +208,7 @@ class Settings:
     mcp: McpSettings = field(default_factory=McpSettings)
     # Actor names mixing scripts (a Cyrillic letter in a Latin name) are refused unless true.
     actor_mixed_scripts: bool = False
+    recalls: RecallsSettings = field(default_factory=RecallsSettings)
 
 
 def _apply(obj, data: dict, where: str = ""):
@@ -240,6 +251,8 @@ _UNIT = (0.0, 1.0)
 # Every numeric setting is listed: a new one without a range fails test_every_number_has_a_range.
 _RANGES: dict[str, tuple[str, float, float]] = {
     "decay.archive_threshold": ("float", *_UNIT),
+    "recalls.keep_days": ("pos", 0, 36500),
+    "recalls.max_rows": ("int", 1, _BIG),
     "decay.reinforce_boost": ("float", *_UNIT),
     "decay.rule_grace_days": ("float", 0, 36500),
     "decay.rule_daily_loss": ("float", 0, 10),
@@ -317,7 +330,7 @@ def validate(s: Settings) -> Settings:
     from engine.curator.types import PROPOSAL_KINDS
     from engine.types import KINDS
 
-    for section in ("decay", "search", "curator", "lifecycle", "mcp"):
+    for section in ("decay", "search", "curator", "lifecycle", "mcp", "recalls"):
         obj = getattr(s, section)
         for f in fields(obj):
             key, v = f"{section}.{f.name}", getattr(obj, f.name)
@@ -331,6 +344,8 @@ def validate(s: Settings) -> Settings:
         )
     if not isinstance(s.actor_mixed_scripts, bool):
         raise ConfigError(f"actor_mixed_scripts must be true or false (got {_got(s.actor_mixed_scripts)})")
+    if not isinstance(s.recalls.log, bool):
+        raise ConfigError(f"recalls.log must be true or false (got {_got(s.recalls.log)})")
     if not isinstance(s.forget.host_files, bool):
         raise ConfigError(f"forget.host_files must be true or false (got {_got(s.forget.host_files)})")
     for url in s.forget.replicas:

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from engine.importers.service import Importers
     from engine.lifecycle.boot import Boot
     from engine.lifecycle.gates import Gates
+    from engine.recalls.checks import Checks
+    from engine.recalls.service import Recalls
 
 
 def default_actor() -> str:
@@ -139,6 +141,18 @@ class MemoryEngine:
         from engine.forget.service import Forget
 
         return Forget(self.ctx)
+
+    @cached_property
+    def recalls(self) -> Recalls:
+        from engine.recalls.service import Recalls
+
+        return Recalls(self.ctx, self.retrieval)
+
+    @cached_property
+    def checks(self) -> Checks:
+        from engine.recalls.checks import Checks
+
+        return Checks(self.ctx, self.retrieval)
 
     @cached_property
     def health(self) -> Health:
@@ -253,9 +267,14 @@ class MemoryEngine:
         user: str | None = None,
         mode: str | None = None,
         record_access: bool = True,
+        door: str = "",
+        for_agent: str = "",
     ) -> SearchResult:
+        # door / for_agent: an agent's recall through that door, logged (engine/recalls/log.py)
         return self.retrieval.search(
-            SearchRequest.make(query, k, tier, kind, category, agent, user, mode, record_access)
+            SearchRequest.make(
+                query, k, tier, kind, category, agent, user, mode, record_access, door, for_agent
+            )
         )
 
     def explain(

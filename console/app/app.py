@@ -52,6 +52,7 @@ PANE_SPECS = [
     PaneSpec("5", "curator", "Curator", "screens.curator.pane:CuratorPane"),
     PaneSpec("6", "decay", "Decay", "screens.decay.pane:DecayPane"),
     PaneSpec("7", "forget", "Forget & Audit", "screens.forget_audit:ForgetAuditPane"),
+    PaneSpec("8", "recalls", "Recalls", "screens.recalls.pane:RecallsPane"),
 ]
 
 

@@ -33,6 +33,8 @@ VERB_MODULES = [
     "console.cli.importers",
     "console.cli.agents",
     "console.cli.migrate",
+    "console.cli.recalls",
+    "console.cli.checks",
 ]
 
 

@@ -54,6 +54,7 @@ def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as
             user=user,
             mode=mode,
             record_access=not no_access,
+            door="" if no_access else "cli",  # a search that records access is a recall: logged
         )
         weights = eng.settings.search
     if as_json:

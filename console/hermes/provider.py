@@ -199,7 +199,14 @@ class MemconsoleProvider(MemoryProvider):
             return ""
         cfg = self.config
         budget = int(cfg.get("prefetch_chars") or 2400)
-        hits = self.eng.search(query, k=int(cfg.get("recall_k") or 5), agent=None, record_access=False)
+        hits = self.eng.search(
+            query,
+            k=int(cfg.get("recall_k") or 5),
+            agent=None,
+            record_access=False,
+            door="hermes",
+            for_agent=self.agent,
+        )
         boot = self.eng.boot.context(self.agent)
         lines: list[str] = []
         crit = [r for r in boot.rules if r.status == "critical"]

@@ -219,7 +219,7 @@ def build(door: Door, max_text: int = Server.max_text) -> Server:
         def fn(eng: Any, who: Caller) -> R.Recalled:
             res = eng.search(
                 query, k=k, agent=agent, user=user, kind=kind, category=category, tier=tier,
-                record_access=not who.read_only,
+                record_access=not who.read_only, door="mcp", for_agent=agent or who.actor,
             )  # fmt: skip
             return R.Recalled.of(res)
 

@@ -32,6 +32,7 @@ from engine.curator.types import (
 from engine.errors import InvalidInput, NotFound
 from engine.memories import MemoriesService
 from engine.memory_input import check_text
+from engine.recalls.checks import mark_due
 from engine.storage.port import Connection
 from engine.types import load_json
 
@@ -243,6 +244,9 @@ class Curator:
         ap = curator_apply.Applier(self.ctx, self.memories, conn, row, now, reason)
         result, snapshot = ap.apply(row["survivor_text"], vector)
         conn.proposals.applied(pid, now, result, json.dumps(snapshot, ensure_ascii=False))
+        mark_due(
+            conn, [*curator_state.parse_members(row["members"]), *([result] if result else [])]
+        )  # checks
         curator_apply.record(
             conn,
             self.ctx.actor,
@@ -360,6 +364,13 @@ class Curator:
                     f"proposal {r['id']} is {row['status']}; only an applied proposal can be undone"
                 )
             done = curator_apply.undo(conn, row)
+            mark_due(
+                conn,
+                [
+                    *curator_state.parse_members(row["members"]),
+                    *([row["result_id"]] if row["result_id"] else []),
+                ],
+            )  # checks
             conn.proposals.undone(r["id"], now)
             curator_apply.record(
                 conn,

@@ -24,6 +24,7 @@ from engine.forget.verify import (
     walk_strings,
 )
 from engine.keys import keyed_hash
+from engine.recalls import log as recall_log
 
 if TYPE_CHECKING:
     from engine.storage.erasure import Eraser
@@ -63,6 +64,7 @@ def delete_case(
     counts = full.delete(conn, texts + strict)
     counts["scrubbed"] = scrub(conn, texts + strict, eraser)
     counts["audit_redacted"] = redact_audit(conn, texts + strict)
+    counts["recalls"] = recall_log.forget_in(conn, full.as_ids()["memories"], req.id)  # the recall log's step
     if packed:
         counts["compressed"] = packed
     value = query_digest(req.scope_value) if req.scope_kind == "query" else req.scope_value

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.context import Context
 from engine.importers import hermes_import, ingest, jsonl_io, markdown
 from engine.importers.common import ExportSummary, ImportSummary, Progress
 from engine.importers.files import database_files
+from engine.recalls.checks import mark_due
 
 if TYPE_CHECKING:
     from engine.lifecycle.flows import Flows
     from engine.memories import MemoriesService
     from engine.sessions import SessionsService
+
+T = TypeVar("T")
 
 
 class Importers:
@@ -32,6 +35,13 @@ class Importers:
         self.memories = memories
         self.sessions = sessions
         self.flows = flows
+
+    def _checks_due(self, dry_run: bool, result: T) -> T:
+        """After an import, every retrieval check runs again on its next look: new memories may
+        outrank a pinned one (engine/recalls/checks.py)."""
+        if not dry_run:
+            self.ctx.store.write(lambda c: mark_due(c, None))
+        return result
 
     def own_files(self) -> frozenset[tuple[int, int]]:
         """(device, inode) of the live database, -wal and -shm: what an import never opens
@@ -48,8 +58,11 @@ class Importers:
         progress: Progress | None = None,
     ) -> ImportSummary:
         """Import a Hermes home (`~/.hermes` or a profile folder) without writing to it."""
-        return hermes_import.import_home(
-            self, home, agent=agent, dry_run=dry_run, include_bundled=include_bundled, progress=progress
+        return self._checks_due(
+            dry_run,
+            hermes_import.import_home(
+                self, home, agent=agent, dry_run=dry_run, include_bundled=include_bundled, progress=progress
+            ),
         )
 
     def markdown(
@@ -63,28 +76,31 @@ class Importers:
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportSummary:
-        return markdown.import_file(
-            self,
-            path,
-            agent=agent,
-            user=user,
-            kind=kind,
-            category=category,
-            dry_run=dry_run,
-            progress=progress,
+        return self._checks_due(
+            dry_run,
+            markdown.import_file(
+                self,
+                path,
+                agent=agent,
+                user=user,
+                kind=kind,
+                category=category,
+                dry_run=dry_run,
+                progress=progress,
+            ),
         )
 
     def ingest(
         self, path: str | Path, *, dedup: bool = True, progress: Callable[[int], object] | None = None
     ) -> dict[str, Any]:
         """Sessions, messages and memories from a hand-written JSONL file (engine/importers/ingest.py)."""
-        return ingest.ingest_file(self, Path(path), dedup=dedup, progress=progress)
+        return self._checks_due(False, ingest.ingest_file(self, Path(path), dedup=dedup, progress=progress))
 
     def jsonl(
         self, path: str | Path, *, dry_run: bool = False, progress: Progress | None = None
     ) -> ImportSummary:
         """Restore a full-fidelity export (see engine/importers/jsonl_io.py)."""
-        return jsonl_io.import_file(self, path, dry_run=dry_run, progress=progress)
+        return self._checks_due(dry_run, jsonl_io.import_file(self, path, dry_run=dry_run, progress=progress))
 
     def export_jsonl(
         self,

@@ -31,6 +31,7 @@ from engine.lifecycle.types import (
     ForecastTimeline,
     StrengthDistribution,
 )
+from engine.recalls.checks import mark_due
 from engine.storage.gateways.rule_history import RuleChange
 from engine.storage.lifecycle import DecayAccess, DecayClock, DecayFilter
 from engine.storage.port import Connection
@@ -96,6 +97,8 @@ class Decay:
                 or res.memories_scheduled
                 or res.memories_decayed
             )
+            if res.memories_archived and not dry_run:
+                mark_due(conn, None)  # retrieval checks: an archive may take a pinned memory out
             if changed and not dry_run:
                 audit.append(
                     conn,

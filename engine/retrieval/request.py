@@ -19,6 +19,8 @@ class SearchRequest:
     filters: Filters = field(default_factory=Filters)
     mode: str | None = None  # None: hybrid when the embedder is ready, keyword-only until then
     record_access: bool = True  # an agent's recall reinforces what it returns; an operator's does not
+    door: str = ""  # an agent's door (mcp, hermes, cli): the recall is logged (engine/recalls/log.py)
+    for_agent: str = ""  # the agent the door recalls for, as logged
 
     @classmethod
     def make(
@@ -32,6 +34,8 @@ class SearchRequest:
         user: str | None = None,
         mode: str | None = None,
         record_access: bool = True,
+        door: str = "",
+        for_agent: str = "",
     ) -> SearchRequest:
         """From what a caller passes (the façade's keyword arguments). Odd query text is not an
         error (search says why it found nothing); a query that is not text, an unknown mode, a k
@@ -47,4 +51,4 @@ class SearchRequest:
         if not 1 <= k <= MAX_K:
             raise InvalidInput(f"k must be between 1 and {MAX_K}")
         filters = Filters.make(tier, kind, category, agent, user)
-        return cls(query, k, filters, mode, bool(record_access))
+        return cls(query, k, filters, mode, bool(record_access), str(door or ""), str(for_agent or ""))

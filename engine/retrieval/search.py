@@ -5,11 +5,13 @@ carries its whole score breakdown."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.recalls import log as recall_log
 from engine.retrieval import fusion
 from engine.retrieval.explain import Explainer
 from engine.retrieval.filters import Filters
@@ -59,6 +61,7 @@ class Retrieval:
     def search_with_context(self, request: SearchRequest) -> tuple[SearchResult, fusion.FusionContext]:
         """`search`, with what the fused scores were computed against (explain scores a memory
         that missed the top k against the same)."""
+        started = time.perf_counter()
         k, filters, mode = request.k, request.filters, request.mode
         ctx = self.ctx
         embedder, settings = ctx.embedder, ctx.settings.search
@@ -104,15 +107,6 @@ class Retrieval:
                 if not hits
                 else f"every hit is weak: {weak}"
             )
-        # A read-only store (a standby) records no access: its reads stay reads.
-        if request.record_access and hits and not ctx.store.readonly:
-            now = ctx.clock.now()
-            ids = [h.id for h in hits]
-            ctx.store.write(
-                lambda c: self.memories.reinforce_in(
-                    c, ids, now, action="access", reason=f"returned by search ({ran})"
-                )
-            )
         # The text as searched: lone surrogates cannot be printed or sent as JSON.
         result = SearchResult(
             query=q,
@@ -121,6 +115,24 @@ class Retrieval:
             message=message,
             keyword_scope=self.keyword.scope_notes(p) if ran != "vector" else [],
         )
+        # A read-only store (a standby) records no access and logs no recall: its reads stay reads.
+        writable = not ctx.store.readonly
+        log = writable and recall_log.wanted(ctx, request)
+        if (request.record_access and hits and writable) or log:
+            now = ctx.clock.now()
+            ids = [h.id for h in hits]
+            took = (time.perf_counter() - started) * 1000
+            model = getattr(embedder.get(), "name", "") if qvec is not None else ""
+
+            def write(c: Any) -> None:
+                if request.record_access and ids and writable:
+                    self.memories.reinforce_in(
+                        c, ids, now, action="access", reason=f"returned by search ({ran})"
+                    )
+                if log:  # the recall log's hook: one more statement in the same write
+                    recall_log.record_in(c, ctx, request, result, took, model)
+
+            ctx.store.write(write)
         if len(hits) < min(k, settings.thin_results):
             result.elsewhere = self.elsewhere(q, filters)
         return result, fctx

@@ -23,6 +23,8 @@ SCRUBBED = (
     ("flows", "metadata", True, "id"), ("flow_runs", "note", False, "id"),
     ("curator_runs", "counts", True, "id"), ("import_watermarks", "value", True, "source"),
     ("forget_requests", "reason", False, "id"),
+    ("recall_log", "query", False, "id"), ("retrieval_checks", "query", False, "id"),
+    ("retrieval_checks", "last_why", False, "id"),
 )  # fmt: skip
 
 

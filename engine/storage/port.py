@@ -30,6 +30,8 @@ from engine.storage.gateways.memories import MemoryRows
 from engine.storage.gateways.messages import MessageRows
 from engine.storage.gateways.meta import MetaRows
 from engine.storage.gateways.proposals import ProposalRows
+from engine.storage.gateways.recall_log import RecallLogRows
+from engine.storage.gateways.retrieval_checks import RetrievalCheckRows
 from engine.storage.gateways.rule_history import RuleHistoryRows
 from engine.storage.gateways.rules import RuleRows
 from engine.storage.gateways.sessions import SessionRows
@@ -44,6 +46,7 @@ from engine.storage.queries.health import HealthQueries
 from engine.storage.queries.imports import ImportQueries
 from engine.storage.queries.lifecycle import LifecycleQueries
 from engine.storage.queries.memory import MemoryQueries
+from engine.storage.queries.recalls import RecallQueries
 
 T = TypeVar("T")
 
@@ -123,6 +126,15 @@ class Connection(Protocol):
 
     @property
     def health_queries(self) -> HealthQueries: ...
+
+    @property
+    def recall_log(self) -> RecallLogRows: ...
+
+    @property
+    def retrieval_checks(self) -> RetrievalCheckRows: ...
+
+    @property
+    def recall_queries(self) -> RecallQueries: ...
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ...) -> Any:
         """The adapter's own SQL (its dialect); only engine/storage calls it."""

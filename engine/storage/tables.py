@@ -254,6 +254,47 @@ TABLES: tuple[Table, ...] = (
             ("text_changed", "INTEGER NOT NULL DEFAULT 0"),
         ),
     ),
+    # One row per agent recall (engine/recalls/log.py): what was asked, what came back and how it
+    # scored. hits: JSON [{id, score, parts}]; hit_ids: " 12 34 " (a forget finds rows by LIKE).
+    Table(
+        "recall_log",
+        (
+            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
+            ("at", "REAL NOT NULL"),
+            ("door", "TEXT NOT NULL DEFAULT ''"),  # mcp | hermes | cli | engine
+            ("agent", "TEXT NOT NULL DEFAULT ''"),
+            ("actor", "TEXT NOT NULL DEFAULT ''"),  # the verified identity of the call
+            ("query", "TEXT NOT NULL DEFAULT ''"),
+            ("filters", "TEXT NOT NULL DEFAULT '{}'"),
+            ("mode", "TEXT NOT NULL DEFAULT ''"),
+            ("k", "INTEGER NOT NULL DEFAULT 10"),
+            ("hits", "TEXT NOT NULL DEFAULT '[]'"),
+            ("hit_ids", "TEXT NOT NULL DEFAULT ' '"),
+            ("keyword_scope", "TEXT NOT NULL DEFAULT '[]'"),
+            ("latency_ms", "REAL"),
+            ("model", "TEXT NOT NULL DEFAULT ''"),
+        ),
+    ),
+    # "For this query (and filters), memory M must be in the top k" (engine/recalls/checks.py).
+    Table(
+        "retrieval_checks",
+        (
+            ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"),
+            ("query", "TEXT NOT NULL"),
+            ("filters", "TEXT NOT NULL DEFAULT '{}'"),
+            ("mode", "TEXT NOT NULL DEFAULT ''"),
+            ("memory_id", "INTEGER NOT NULL"),
+            ("k", "INTEGER NOT NULL DEFAULT 10"),
+            ("created_at", "REAL NOT NULL"),
+            ("created_by", "TEXT NOT NULL DEFAULT ''"),
+            ("recall_id", "INTEGER"),
+            ("due", "INTEGER NOT NULL DEFAULT 1"),  # touched since its last run
+            ("last_run_at", "REAL"),
+            ("last_ok", "INTEGER"),
+            ("last_rank", "INTEGER"),
+            ("last_why", "TEXT NOT NULL DEFAULT ''"),
+        ),
+    ),
 )
 
 INDEXES: tuple[Index, ...] = (
@@ -276,4 +317,7 @@ INDEXES: tuple[Index, ...] = (
     Index("tombstones_ident", "tombstones", "target_kind, ident_hash"),
     Index("tombstones_content", "tombstones", "target_kind, content_hash"),
     Index("tombstones_legacy", "tombstones", "target_kind, content_sha256", "content_sha256 != ''"),
+    Index("recall_log_at", "recall_log", "at"),
+    Index("recall_log_agent", "recall_log", "agent, at"),
+    Index("retrieval_checks_memory", "retrieval_checks", "memory_id"),
 )

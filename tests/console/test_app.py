@@ -12,7 +12,7 @@ from engine import EngineError, open_engine
 from tests.screens.helpers import make_app, settle
 from tests.screens.seed import make_engine, seed
 
-PANES = ["sessions", "search", "rules", "flows", "curator", "decay", "forget"]
+PANES = ["sessions", "search", "rules", "flows", "curator", "decay", "forget", "recalls"]
 
 
 async def test_header_tabs_and_counts(seeded):

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from engine.storage.postgres.gateways.messages import PgMessageRows
     from engine.storage.postgres.gateways.meta import PgMetaRows
     from engine.storage.postgres.gateways.proposals import PgProposalRows
+    from engine.storage.postgres.gateways.recall_log import PgRecallLogRows
+    from engine.storage.postgres.gateways.retrieval_checks import PgRetrievalCheckRows
     from engine.storage.postgres.gateways.rule_history import PgRuleHistoryRows
     from engine.storage.postgres.gateways.rules import PgRuleRows
     from engine.storage.postgres.gateways.sessions import PgSessionRows
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from engine.storage.postgres.queries.imports import PgImportQueries
     from engine.storage.postgres.queries.lifecycle import PgLifecycleQueries
     from engine.storage.postgres.queries.memory import PgMemoryQueries
+    from engine.storage.postgres.queries.recalls import PgRecallQueries
 
 
 class Gateways:
@@ -160,3 +163,21 @@ class Gateways:
         from engine.storage.postgres.queries.health import PgHealthQueries
 
         return PgHealthQueries(self)
+
+    @cached_property
+    def recall_log(self) -> PgRecallLogRows:
+        from engine.storage.postgres.gateways.recall_log import PgRecallLogRows
+
+        return PgRecallLogRows(self)
+
+    @cached_property
+    def retrieval_checks(self) -> PgRetrievalCheckRows:
+        from engine.storage.postgres.gateways.retrieval_checks import PgRetrievalCheckRows
+
+        return PgRetrievalCheckRows(self)
+
+    @cached_property
+    def recall_queries(self) -> PgRecallQueries:
+        from engine.storage.postgres.queries.recalls import PgRecallQueries
+
+        return PgRecallQueries(self)

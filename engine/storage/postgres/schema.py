@@ -287,6 +287,44 @@ PG_TABLES: tuple[PgTable, ...] = (
             ("text_changed", FLAG),
         ),
     ),
+    PgTable(
+        "recall_log",
+        (
+            ("id", ID),
+            ("at", TIME_NN),
+            ("door", EMPTY),
+            ("agent", EMPTY),
+            ("actor", EMPTY),
+            ("query", EMPTY),
+            ("filters", JSON_OBJECT),
+            ("mode", EMPTY),
+            ("k", "bigint NOT NULL DEFAULT 10"),
+            ("hits", JSON_ARRAY),
+            ("hit_ids", "text NOT NULL DEFAULT ' '"),
+            ("keyword_scope", JSON_ARRAY),
+            ("latency_ms", TIME),
+            ("model", EMPTY),
+        ),
+    ),
+    PgTable(
+        "retrieval_checks",
+        (
+            ("id", ID),
+            ("query", "text NOT NULL"),
+            ("filters", JSON_OBJECT),
+            ("mode", EMPTY),
+            ("memory_id", "bigint NOT NULL"),
+            ("k", "bigint NOT NULL DEFAULT 10"),
+            ("created_at", TIME_NN),
+            ("created_by", EMPTY),
+            ("recall_id", "bigint"),
+            ("due", "bigint NOT NULL DEFAULT 1"),
+            ("last_run_at", TIME),
+            ("last_ok", "bigint"),
+            ("last_rank", "bigint"),
+            ("last_why", EMPTY),
+        ),
+    ),
 )
 
 
@@ -454,6 +492,10 @@ PG_INDEXES: dict[str, str] = {
     " content_hash)",
     "tombstones_legacy": "CREATE INDEX IF NOT EXISTS tombstones_legacy ON tombstones(target_kind,"
     " content_sha256) WHERE content_sha256 != ''",
+    "recall_log_at": "CREATE INDEX IF NOT EXISTS recall_log_at ON recall_log(at)",
+    "recall_log_agent": "CREATE INDEX IF NOT EXISTS recall_log_agent ON recall_log(agent, at)",
+    "retrieval_checks_memory": "CREATE INDEX IF NOT EXISTS retrieval_checks_memory"
+    " ON retrieval_checks(memory_id)",
 }
 
 

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from engine.storage.sqlite.gateways.messages import SqliteMessageRows
     from engine.storage.sqlite.gateways.meta import SqliteMetaRows
     from engine.storage.sqlite.gateways.proposals import SqliteProposalRows
+    from engine.storage.sqlite.gateways.recall_log import SqliteRecallLogRows
+    from engine.storage.sqlite.gateways.retrieval_checks import SqliteRetrievalCheckRows
     from engine.storage.sqlite.gateways.rule_history import SqliteRuleHistoryRows
     from engine.storage.sqlite.gateways.rules import SqliteRuleRows
     from engine.storage.sqlite.gateways.sessions import SqliteSessionRows
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from engine.storage.sqlite.queries.imports import SqliteImportQueries
     from engine.storage.sqlite.queries.lifecycle import SqliteLifecycleQueries
     from engine.storage.sqlite.queries.memory import SqliteMemoryQueries
+    from engine.storage.sqlite.queries.recalls import SqliteRecallQueries
 
 
 class Gateways:
@@ -160,3 +163,21 @@ class Gateways:
         from engine.storage.sqlite.queries.health import SqliteHealthQueries
 
         return SqliteHealthQueries(self)
+
+    @cached_property
+    def recall_log(self) -> SqliteRecallLogRows:
+        from engine.storage.sqlite.gateways.recall_log import SqliteRecallLogRows
+
+        return SqliteRecallLogRows(self)
+
+    @cached_property
+    def retrieval_checks(self) -> SqliteRetrievalCheckRows:
+        from engine.storage.sqlite.gateways.retrieval_checks import SqliteRetrievalCheckRows
+
+        return SqliteRetrievalCheckRows(self)
+
+    @cached_property
+    def recall_queries(self) -> SqliteRecallQueries:
+        from engine.storage.sqlite.queries.recalls import SqliteRecallQueries
+
+        return SqliteRecallQueries(self)

@@ -107,9 +107,10 @@ class Retrieval:
         if request.record_access and hits:
             now = ctx.clock.now()
             ids = [h.id for h in hits]
+            agent = filters.agent if filters is not None else None
             ctx.store.write(
-                lambda c: self.memories.reinforce_in(
-                    c, ids, now, action="access", reason=f"returned by search ({ran})"
+                lambda c: self.memories.record_access(
+                    c, ids, now, query=q, agent=agent, reason=f"returned by search ({ran})"
                 )
             )
         # The text as searched: lone surrogates cannot be printed or sent as JSON.

@@ -1,13 +1,22 @@
 """The PostgreSQL store: the storage port (engine/storage/port.py) over psycopg 3 and a pool.
 
-- Writes: `fn(conn)` in one transaction that first takes a transaction-level advisory lock (the
-  same single-writer semantics as SQLite's BEGIN IMMEDIATE), so sequences and the change log are
-  ordered under it. Serialization failures, deadlocks and lock timeouts are retried after a
-  jittered pause; past the same patience as SQLite it is `StoreBusy`, never the driver's error.
-- Before commit the keyword index tokenizes the rows the write touched (`fts_pending`), and a
-  write that changed anything bumps the change counter (`mc_changes`) and NOTIFYs `memconsole`.
+- Writes run concurrently: `fn(conn)` in one READ COMMITTED transaction with no global lock.
+  What must be exclusive is held by row locks, constraints and narrow transaction locks taken by
+  the part that needs them (the gateways: one agent's dedup, the audit chain's head; here: the
+  change feed's order, below). Serialization failures, deadlocks and lock timeouts are retried
+  after a jittered pause; past the same patience as SQLite it is `StoreBusy`, never the driver's
+  error.
+- Before commit the keyword index tokenizes the rows the write touched (`fts_pending`); the
+  write's change-feed entries (queued by triggers in `vector_changes_pending`) are moved into
+  `vector_changes` under the feed's own transaction lock, held only from that move to the commit,
+  so feed positions are in commit order (a reader that saw position n never misses one below it);
+  and a write that changed anything NOTIFYs `memconsole` with the next number of a sequence. No
+  row is updated by every write: live views follow the notifications and the sequence (listen.py).
 - Reads run on a pool connection (autocommit); `reading()` holds one REPEATABLE READ snapshot; a
   read inside this thread's write sees that write.
+- No session state outlives a transaction (SET LOCAL only, advisory locks are transaction-level):
+  a pooler in transaction mode (PgBouncer pool_mode=transaction) can sit in front; only the
+  listener (listen.py) needs a session connection of its own.
 - Opening refuses a database that is not memconsole's, or from a newer generation, before writing,
   and a server without pgvector.
 """
@@ -50,9 +59,15 @@ T = TypeVar("T")
 WRITE_RETRIES = 60  # the same patience as the SQLite store
 WRITE_TIMEOUT_S = 30.0
 JITTER_MS = (20, 150)
-LOCK_TIMEOUT_MS = 2000  # one try's wait for the writers' lock, under the jittered retries
-LOCK_KEY = int.from_bytes(b"MemC", "big")  # the advisory lock every writer takes
+LOCK_TIMEOUT_MS = 2000  # one try's wait for a row or transaction lock, under the jittered retries
+# Reconciling the schema (DDL) is the one whole-database step: it takes this lock alone.
+LOCK_KEY = int.from_bytes(b"MemC", "big")
+# The change feed's order (see the module's docstring): held from the move to the commit, only by
+# writes that changed a memory's vector, filters or text.
+FEED_LOCK = int.from_bytes(b"MCfd", "big")
 CHANNEL = "memconsole"
+# The change sequence's newest number (listen.py): the live views' backstop read.
+COUNTER_SQL = "SELECT last_value FROM mc_change_seq"
 _RETRY = (
     psycopg.errors.SerializationFailure,
     psycopg.errors.DeadlockDetected,
@@ -119,7 +134,9 @@ class PgStore:
         self.health = PgHealth(self)
         self.dump = PgDump()
         self.curator = PgCuratorReads()
-        self.listener = ChangeListener(url, CHANNEL, self._read_counter)  # started by data_version()
+        self.listener = ChangeListener(
+            url, CHANNEL, self._read_counter, COUNTER_SQL
+        )  # started by data_version()
 
     # -- opening ------------------------------------------------------------------------------------
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
@@ -353,7 +370,7 @@ class PgStore:
                     # One round trip (no parameters: the simple protocol takes several statements).
                     raw.execute(
                         f"BEGIN; SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)};"
-                        f" SELECT pg_advisory_xact_lock({int(LOCK_KEY)})"
+                        f" SET LOCAL {schema.DEFERRED_FEED} = 'on'"
                     )
                     self._local.conn, self._local.writing = conn, True
                     result = fn(conn)
@@ -361,16 +378,17 @@ class PgStore:
                     if not commit:
                         raw.execute("ROLLBACK")
                         return result
-                    # A transaction that wrote (has an xid: the WHERE runs before this UPDATE
-                    # assigns one) bumps the change counter and notifies, in one statement.
-                    n = raw.execute(
-                        "UPDATE mc_changes SET n = n + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned()"
-                        " IS NOT NULL RETURNING n, pg_notify(%s, n::text)",
+                    self._publish_feed(raw)
+                    # A transaction that wrote (has an xid) takes the change sequence's next
+                    # number and notifies it, in one statement.
+                    at = raw.execute(
+                        "SELECT n, pg_notify(%s, n::text) FROM (SELECT nextval('mc_change_seq') AS n"
+                        " WHERE pg_current_xact_id_if_assigned() IS NOT NULL OFFSET 0) AS s",
                         [CHANNEL],
                     ).fetchone()
                     raw.execute("COMMIT")
-                    if n:  # this process's own commit: known without waiting
-                        self.listener.saw(int(n[0]))
+                    if at:  # this process's own commit: known without waiting
+                        self.listener.saw_commit(int(at[0]))
                 except _RETRY as exc:
                     raw.rollback()
                     last = exc
@@ -387,6 +405,18 @@ class PgStore:
         raise StoreBusy(
             f"{shown(self.url)}: the database stayed locked by other writers through "
             f"{tries} tries in {WRITE_TIMEOUT_S:.0f} s ({last})"
+        )
+
+    @staticmethod
+    def _publish_feed(raw: psycopg.Connection[Any]) -> None:
+        """Move this write's queued change-feed entries into the log, under the feed's lock (held
+        until the commit that follows): positions are taken in commit order."""
+        if raw.execute("SELECT 1 FROM vector_changes_pending LIMIT 1").fetchone() is None:
+            return
+        raw.execute("SELECT pg_advisory_xact_lock(%s)", [FEED_LOCK])
+        raw.execute(
+            "WITH moved AS (DELETE FROM vector_changes_pending RETURNING memory_id, text_changed)"
+            " INSERT INTO vector_changes(memory_id, text_changed) SELECT memory_id, text_changed FROM moved"
         )
 
     @staticmethod
@@ -412,13 +442,14 @@ class PgStore:
 
     # -- the change counter ---------------------------------------------------------------------------
     def data_version(self) -> int:
-        """The change counter, kept in memory by LISTEN/NOTIFY (listen.py); read when not listening."""
+        """Moves when anyone commits: kept in memory by LISTEN/NOTIFY (listen.py), else read from
+        the change sequence."""
         return self.listener.current()
 
     def _read_counter(self) -> int:
         try:
             with self.pool.connection() as raw:
-                row = raw.execute("SELECT n FROM mc_changes WHERE id = 1").fetchone()
+                row = raw.execute(COUNTER_SQL).fetchone()
         except psycopg.Error:
             return 0
         return int(row[0]) if row else 0

@@ -322,6 +322,10 @@ _EXTRA_TABLES = (
     "CREATE TABLE IF NOT EXISTS vector_changes_pending (memory_id bigint NOT NULL,"
     " text_changed integer NOT NULL DEFAULT 0)",
     "CREATE SEQUENCE IF NOT EXISTS mc_change_seq",
+    # Queues every write fills and empties: autovacuum's truncation of their empty tail takes an
+    # ACCESS EXCLUSIVE lock that stalls every writer's trigger (seen in bench/fleet.py).
+    "ALTER TABLE fts_pending SET (vacuum_truncate = false)",
+    "ALTER TABLE vector_changes_pending SET (vacuum_truncate = false)",
 )
 # Live views follow NOTIFY payloads and this sequence (listen.py): no row that every write
 # updates. Older databases keep their unused mc_changes table.

@@ -98,7 +98,7 @@ def _schema_hash() -> str:
 class PgStore:
     """One PostgreSQL database shared by any number of processes on any number of machines."""
 
-    def __init__(self, url: str, *, readonly: bool = False, pool_size: int = 8) -> None:
+    def __init__(self, url: str, *, readonly: bool = False, pool_size: int | None = None) -> None:
         self.url = url
         self.path = Path(shown(url))  # no file: nothing exists there (the vector matrix stays off)
         self.readonly = readonly
@@ -107,11 +107,14 @@ class PgStore:
         self.hook_errors: list[str] = []
         self._local = threading.local()
         self._check_server()
+        settings = load_settings()
+        # No server-side prepared statements where a transaction-mode pooler cannot keep them.
+        prepare: dict[str, Any] = {} if settings.postgres.prepared_statements else {"prepare_threshold": None}
         self.pool = ConnectionPool(
             url,
             min_size=1,
-            max_size=pool_size,
-            kwargs={"autocommit": True},
+            max_size=pool_size or settings.postgres.pool_size,
+            kwargs={"autocommit": True, **prepare},
             configure=self._configure,
             open=False,
         )
@@ -121,7 +124,7 @@ class PgStore:
             raise EngineError(f"{shown(url)}: cannot open a connection pool ({exc})") from None
         # -- the parts of the port --
         self.keyword = PgKeywordIndex(self._sync_if_writing)
-        search = load_settings().search
+        search = settings.search
         self.vector_store = PgVectorStore(
             self.reading,
             exact_below=search.pg_exact_below,
@@ -142,8 +145,8 @@ class PgStore:
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         register_vector(conn)
         conn.row_factory = row_factory
-        if self._iterative:  # filtered HNSW scans go on until k rows pass (pgvector >= 0.8)
-            conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        # No SET here: session state would not survive a transaction-mode pooler (vector.py sets
+        # the HNSW scan's parameters with SET LOCAL inside the query's transaction).
 
     def _check_server(self) -> None:
         """Refuse, before writing anything: no pgvector, a database that is not ours, a newer one."""

@@ -66,6 +66,20 @@ LOCK_KEY = int.from_bytes(b"MemC", "big")
 # writes that changed a memory's vector, filters or text.
 FEED_LOCK = int.from_bytes(b"MCfd", "big")
 CHANNEL = "memconsole"
+# A write's end, in one round trip (the simple protocol: no parameters; every name is fixed here):
+# a transaction that wrote (has an xid) takes the change sequence's next number and NOTIFYs it;
+# its change-feed entries queued by the triggers move into the log under the feed's own lock, held
+# from here to the commit, so feed positions are in commit order; then COMMIT.
+COMMIT_SQL = (
+    f"SELECT n, pg_notify('{CHANNEL}', n::text) FROM (SELECT nextval('mc_change_seq') AS n"
+    " WHERE pg_current_xact_id_if_assigned() IS NOT NULL OFFSET 0) AS s;"
+    " DO $$ BEGIN IF EXISTS (SELECT 1 FROM vector_changes_pending) THEN"
+    f" PERFORM pg_advisory_xact_lock({FEED_LOCK});"
+    " WITH moved AS (DELETE FROM vector_changes_pending RETURNING memory_id, text_changed)"
+    " INSERT INTO vector_changes(memory_id, text_changed) SELECT memory_id, text_changed FROM moved;"
+    " END IF; END $$;"
+    " COMMIT"
+)
 # The change sequence's newest number (listen.py): the live views' backstop read.
 COUNTER_SQL = "SELECT last_value FROM mc_change_seq"
 _RETRY = (
@@ -381,15 +395,9 @@ class PgStore:
                     if not commit:
                         raw.execute("ROLLBACK")
                         return result
-                    self._publish_feed(raw)
-                    # A transaction that wrote (has an xid) takes the change sequence's next
-                    # number and notifies it, in one statement.
-                    at = raw.execute(
-                        "SELECT n, pg_notify(%s, n::text) FROM (SELECT nextval('mc_change_seq') AS n"
-                        " WHERE pg_current_xact_id_if_assigned() IS NOT NULL OFFSET 0) AS s",
-                        [CHANNEL],
-                    ).fetchone()
-                    raw.execute("COMMIT")
+                    # One round trip ends it (the tail every write pays, with the audit chain's
+                    # lock held): the change number and NOTIFY, the feed's move, COMMIT.
+                    at = raw.execute(COMMIT_SQL).fetchone()
                     if at:  # this process's own commit: known without waiting
                         self.listener.saw_commit(int(at[0]))
                 except _RETRY as exc:
@@ -408,18 +416,6 @@ class PgStore:
         raise StoreBusy(
             f"{shown(self.url)}: the database stayed locked by other writers through "
             f"{tries} tries in {WRITE_TIMEOUT_S:.0f} s ({last})"
-        )
-
-    @staticmethod
-    def _publish_feed(raw: psycopg.Connection[Any]) -> None:
-        """Move this write's queued change-feed entries into the log, under the feed's lock (held
-        until the commit that follows): positions are taken in commit order."""
-        if raw.execute("SELECT 1 FROM vector_changes_pending LIMIT 1").fetchone() is None:
-            return
-        raw.execute("SELECT pg_advisory_xact_lock(%s)", [FEED_LOCK])
-        raw.execute(
-            "WITH moved AS (DELETE FROM vector_changes_pending RETURNING memory_id, text_changed)"
-            " INSERT INTO vector_changes(memory_id, text_changed) SELECT memory_id, text_changed FROM moved"
         )
 
     @staticmethod

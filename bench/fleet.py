@@ -225,8 +225,11 @@ def pg_server(folder: Path, sync: bool) -> Any:
     folder.mkdir(parents=True, exist_ok=True)
     server = pgserver.get_server(folder, cleanup_mode="stop")
     server.psql(f"ALTER SYSTEM SET synchronous_commit = {'on' if sync else 'off'};")
-    server.psql("ALTER SYSTEM SET max_connections = 400;")  # takes effect on the next start
     server.psql("SELECT pg_reload_conf();")
+    if "400" not in server.psql("SHOW max_connections;"):  # 64 agents need more than 100
+        server.psql("ALTER SYSTEM SET max_connections = 400;")
+        server.stop()
+        server.start()
     return server
 
 

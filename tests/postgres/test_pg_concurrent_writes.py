@@ -115,3 +115,22 @@ def test_commits_arriving_out_of_order_each_move_the_counter():
     own = seen._value
     seen._noted("10")  # ...and its notification is not counted twice
     assert seen._value == own == 10 * SPREAD
+
+
+def test_the_pool_is_sized_from_the_postgres_settings(pg_url, tmp_path, monkeypatch):
+    import pytest
+
+    from engine.errors import InvalidInput
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[postgres]\npool_size = 3\nprepared_statements = false\n")
+    monkeypatch.setenv("MEMCONSOLE_CONFIG", str(cfg))
+    e = _open(pg_url)
+    try:
+        assert e.store.pool.max_size == 3
+        assert e.store.pool.kwargs["prepare_threshold"] is None  # behind a transaction-mode pooler
+    finally:
+        e.close()
+    cfg.write_text("[postgres]\npool_size = 0\n")
+    with pytest.raises(InvalidInput, match="postgres.pool_size must be between 1 and 1000"):
+        _open(pg_url)

@@ -127,7 +127,9 @@ def reader(url: str, ready: Any, go: Any, stop: Any, out: Any) -> None:
     out.put({"name": "console", "seen": seen})
 
 
-def _pg_connections(url: str, stop: threading.Event, peak: list[int]) -> None:
+def _pg_connections(url: str, stop: threading.Event, peak: list[int], waits: list[tuple[int, int]]) -> None:
+    """Every 0.25 s: the connections in use (peak) and the sessions waiting on a lock (advisory
+    locks apart: a global writers' lock shows there)."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as c:
@@ -136,6 +138,11 @@ def _pg_connections(url: str, stop: threading.Event, peak: list[int]) -> None:
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
             ).fetchone()
             peak[0] = max(peak[0], int(n[0]) - 1)  # not this sampler's own
+            w = c.execute(
+                "SELECT count(DISTINCT pid) FILTER (WHERE locktype = 'advisory'),"
+                " count(DISTINCT pid) FILTER (WHERE locktype <> 'advisory') FROM pg_locks WHERE NOT granted"
+            ).fetchone()
+            waits.append((int(w[0]), int(w[1])))
             stop.wait(0.25)
 
 
@@ -170,10 +177,11 @@ def run_one(url: str, n: int, seconds: float, backend: str) -> dict[str, Any]:
     for _ in procs:
         ready.get(timeout=600)
     peak = [0]
+    waits: list[tuple[int, int]] = []
     sampler_stop = threading.Event()
     sampler = None
     if backend == "postgres":
-        sampler = threading.Thread(target=_pg_connections, args=(url, sampler_stop, peak), daemon=True)
+        sampler = threading.Thread(target=_pg_connections, args=(url, sampler_stop, peak, waits), daemon=True)
         sampler.start()
     t0 = time.monotonic()
     go.set()
@@ -204,6 +212,8 @@ def run_one(url: str, n: int, seconds: float, backend: str) -> dict[str, Any]:
         "errors": len(errors),
         "error_samples": errors[:3],
         "connections": peak[0] if backend == "postgres" else None,
+        "waiting_advisory": round(statistics.mean(w[0] for w in waits), 1) if waits else None,
+        "waiting_other": round(statistics.mean(w[1] for w in waits), 1) if waits else None,
     }
 
 

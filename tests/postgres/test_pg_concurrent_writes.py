@@ -134,3 +134,48 @@ def test_the_pool_is_sized_from_the_postgres_settings(pg_url, tmp_path, monkeypa
     cfg.write_text("[postgres]\npool_size = 0\n")
     with pytest.raises(InvalidInput, match="postgres.pool_size must be between 1 and 1000"):
         _open(pg_url)
+
+
+def test_a_remember_racing_a_forget_waits_for_its_tombstone(pg_url):
+    """No global lock, yet a remember while a forget (still open) writes its tombstones waits for it
+    and is then refused: the tombstone check and the tombstones take turns."""
+    import pytest
+
+    from engine.errors import Forgotten
+    from engine.forget.tombstones import digest
+
+    forgetter, agent = _open(pg_url, "officer"), _open(pg_url, "agent")
+    text = "the staging root password is hunter2"
+    entered, release = threading.Event(), threading.Event()
+
+    def forget(conn):
+        conn.tombstones.insert(None, "memory", "1", None, digest(text), 0.0)
+        entered.set()
+        release.wait(20)
+
+    holder = threading.Thread(target=forgetter.store.write, args=(forget,))
+    outcome: list[object] = []
+
+    def remember() -> None:
+        try:
+            outcome.append(agent.add_memory(text, agent="agent"))
+        except Forgotten as exc:
+            outcome.append(exc)
+
+    try:
+        holder.start()
+        assert entered.wait(10)
+        racer = threading.Thread(target=remember)
+        racer.start()
+        racer.join(1.0)
+        assert racer.is_alive() and outcome == []  # it waits for the forget's tombstones
+        release.set()
+        holder.join(20)
+        racer.join(30)
+        assert len(outcome) == 1 and isinstance(outcome[0], Forgotten)
+        with pytest.raises(Forgotten):
+            agent.add_memory(text, agent="agent")
+    finally:
+        release.set()
+        forgetter.close()
+        agent.close()

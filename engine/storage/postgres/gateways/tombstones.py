@@ -8,9 +8,9 @@ from engine.storage.gateways.tombstones import TombstoneRows
 
 # Writes run concurrently on a server: a forget's tombstones and the check every remember makes
 # against them take turns. The check holds this lock shared (remembers never wait on each other),
-# a tombstone's insert exclusive, to the end of each transaction: a remember that commits after a
-# forget has seen its tombstone. (One that committed between the forget's scan and its tombstones
-# is residue its logical verification names.)
+# a forget exclusive from the start of its write (eraser.py `tolerant`) and at each tombstone's
+# insert, to the end of each transaction: a forget sees every remember that committed before it,
+# and a remember that commits after a forget has seen its tombstones.
 FORGET_LOCK = int.from_bytes(b"MCfg", "big")
 
 

@@ -63,6 +63,7 @@ bench-1m: $(STAMP)
 # `make test` runs the small versions in tests/engine). -s shows the measured numbers.
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q -s tests/stress -p no:cacheprovider
+	$(BIN)/python bench/fleet.py --agents 1 4 16 32 64 --seconds 30
 
 clean:
 	-test ! -d $(PG_DEMO_DIR) || $(BIN)/python bench/pg_demo.py --dir $(PG_DEMO_DIR) --stop

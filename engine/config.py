@@ -193,6 +193,18 @@ class RecallsSettings:
     max_rows: int = 200_000
 
 
+@dataclass(frozen=True)
+class PostgresSettings:
+    """A server database (README "A fleet on one server"). Each engine process holds a pool of
+    at most `pool_size` connections (writes run concurrently, one connection each; an MCP server
+    runs tool calls concurrently) plus one for LISTEN once a live view asks."""
+
+    pool_size: int = 8
+    # false: no server-side prepared statements (a pooler in transaction mode that does not
+    # support them: PgBouncer before 1.21, or max_prepared_statements = 0).
+    prepared_statements: bool = True
+
+
 # The same file's section for the console's own settings (its key remaps): the console reads it.
 CONSOLE_SECTION = "keymap"
 
@@ -206,6 +218,7 @@ class Settings:
     model_path: str | None = None
     forget: ForgetSettings = field(default_factory=ForgetSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
+    postgres: PostgresSettings = field(default_factory=PostgresSettings)
     # Actor names mixing scripts (a Cyrillic letter in a Latin name) are refused unless true.
     actor_mixed_scripts: bool = False
     recalls: RecallsSettings = field(default_factory=RecallsSettings)
@@ -308,6 +321,7 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "mcp.queued_per_token": ("int", 0, 100_000),
     "mcp.max_text": ("int", 1, 100_000_000),
     "mcp.max_body": ("int", 1024, 1_000_000_000),
+    "postgres.pool_size": ("int", 1, 1000),
 }
 _CHOICES = {"search.fusion": ("convex", "rrf")}
 
@@ -330,7 +344,7 @@ def validate(s: Settings) -> Settings:
     from engine.curator.types import PROPOSAL_KINDS
     from engine.types import KINDS
 
-    for section in ("decay", "search", "curator", "lifecycle", "mcp", "recalls"):
+    for section in ("decay", "search", "curator", "lifecycle", "mcp", "recalls", "postgres"):
         obj = getattr(s, section)
         for f in fields(obj):
             key, v = f"{section}.{f.name}", getattr(obj, f.name)
@@ -346,6 +360,10 @@ def validate(s: Settings) -> Settings:
         raise ConfigError(f"actor_mixed_scripts must be true or false (got {_got(s.actor_mixed_scripts)})")
     if not isinstance(s.recalls.log, bool):
         raise ConfigError(f"recalls.log must be true or false (got {_got(s.recalls.log)})")
+    if not isinstance(s.postgres.prepared_statements, bool):
+        raise ConfigError(
+            f"postgres.prepared_statements must be true or false (got {_got(s.postgres.prepared_statements)})"
+        )
     if not isinstance(s.forget.host_files, bool):
         raise ConfigError(f"forget.host_files must be true or false (got {_got(s.forget.host_files)})")
     for url in s.forget.replicas:

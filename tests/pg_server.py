@@ -110,7 +110,6 @@ class PgServer:
                     conn.execute("TRUNCATE " + ", ".join(tables) + " RESTART IDENTITY CASCADE")
                     for key, value in [*keep, ("database_id", uuid.uuid4().hex)]:
                         conn.execute("INSERT INTO meta(key, value) VALUES (%s, %s)", [key, value])
-                    conn.execute("INSERT INTO mc_changes(id, n) VALUES (1, 0)")
             # A database made anew at this place, as far as the audit anchors know (else the
             # new database id here would be reported as this database's changed identity).
             from engine.audit.anchor import forget_place

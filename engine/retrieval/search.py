@@ -121,13 +121,14 @@ class Retrieval:
         if (request.record_access and hits and writable) or log:
             now = ctx.clock.now()
             ids = [h.id for h in hits]
+            agent = filters.agent if filters is not None else None
             took = (time.perf_counter() - started) * 1000
             model = getattr(embedder.get(), "name", "") if qvec is not None else ""
 
             def write(c: Any) -> None:
                 if request.record_access and ids and writable:
-                    self.memories.reinforce_in(
-                        c, ids, now, action="access", reason=f"returned by search ({ran})"
+                    self.memories.record_access(
+                        c, ids, now, query=q, agent=agent, reason=f"returned by search ({ran})"
                     )
                 if log:  # the recall log's hook: one more statement in the same write
                     recall_log.record_in(c, ctx, request, result, took, model)

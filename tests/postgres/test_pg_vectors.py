@@ -92,7 +92,7 @@ def test_a_narrow_filter_still_gets_k_rows_from_hnsw(pg_db):
             direct(c).execute("SET LOCAL enable_seqscan = off")
             got = vs.knn(c, _unit(2), 4, Filters(("active", "core"), category="rare"))
             assert vs.last_path == "hnsw"
-            direct(c).execute("SET LOCAL hnsw.iterative_scan = off")
+            vs.iterative = "off"
             without = vs.knn(c, _unit(2), 4, Filters(("active", "core"), category="rare"))
         rare = {ids[i] for i in range(200) if i % (200 // 3) == 0}
         assert len(rare) == 4 and {i for i, _ in got} == rare

@@ -100,6 +100,20 @@ class MemoryRows(Gateway):
         next decay pass) and record the access."""
         raise NotImplementedError
 
+    def reinforce_many(self, rows: Sequence[tuple[int, float]], now: float, *, count_access: bool) -> None:
+        """`reinforce` of every (memory id, strength) in one statement (a recall's k hits)."""
+        raise NotImplementedError
+
+    def rows_locked(self, memory_ids: Sequence[int]) -> list[Any]:
+        """The rows of `memory_ids`, held against other writers until the transaction ends (a
+        server: row locks taken in id order; SQLite's single writer holds them all already)."""
+        raise NotImplementedError
+
+    def lock_for_dedup(self, agents: Iterable[str]) -> None:
+        """Before looking for duplicates of new memories: no other write of these agents' memories
+        runs its own check until this transaction ends (two concurrent adds of one content by one
+        agent make one memory). A no-op where writers are serialized anyway (SQLite)."""
+
     def set_embedded(self, memory_id: int, embedded: bool) -> None:
         """Whether the vector store holds the vector of the memory's current text."""
         self._update(memory_id, {"embedded": 1 if embedded else 0})

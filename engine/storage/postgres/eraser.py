@@ -32,6 +32,7 @@ import psycopg
 from engine.storage.erasure import scrubbed_key
 from engine.storage.postgres import replicas
 from engine.storage.postgres.connection import raw_of
+from engine.storage.postgres.gateways.tombstones import FORGET_LOCK
 from engine.storage.reach import Reach, Settled
 
 if TYPE_CHECKING:
@@ -91,7 +92,12 @@ class PgEraser:
 
     @contextmanager
     def tolerant(self, conn: Connection) -> Iterator[None]:
-        """A UTF8 server never hands back invalid text: nothing to tolerate."""
+        """A UTF8 server never hands back invalid text: nothing to tolerate. Inside a write (a
+        forget's preview or deletion), remembers are held back first: the forget lock exclusive
+        (gateways/tombstones.py), so the case sees every remember that got in before it and none
+        gets in until its tombstones are committed. Reads and other writes never wait on it."""
+        if self._store.in_write:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (FORGET_LOCK,)).fetchone()
         yield
 
     # -- levels ------------------------------------------------------------------------------------

@@ -1,15 +1,24 @@
-"""Live views on PostgreSQL: the change counter, kept fresh in memory by LISTEN/NOTIFY.
+"""Live views on PostgreSQL: a change counter kept fresh in memory by LISTEN/NOTIFY, with no row
+that every write updates.
 
-Every write that changed something bumps `mc_changes.n` and NOTIFYs the store's channel with the
-new value at commit (store.py). A console polls `data_version()` often; reading the counter each
-time would be a round trip per poll per console. Instead one daemon thread per store holds its
-own connection, LISTENs, reads the counter once (after LISTEN, so nothing falls between) and then
-takes each notification's value: `current()` is a memory read, fresh within the notification's
-delivery (milliseconds), from any machine's commit.
+Every write that changed something takes the next value of a sequence (`mc_change_seq`: nextval
+holds no lock to the end of the transaction, so writers never wait on each other for it) and
+NOTIFYs the store's channel with it at commit (store.py). A console polls `data_version()` often;
+one daemon thread per store holds its own session connection, LISTENs, and takes each
+notification: `current()` is a memory read, fresh within the notification's delivery
+(milliseconds), from any machine's commit.
 
-Notifications sent while the connection is down are lost, so the poll stays the backstop: while
-the listener is not connected, `current()` reads the counter itself, and the thread reconnects
-(pausing up to RECONNECT_MAX_S between tries) and re-reads the counter when it is back.
+Two writers' numbers can commit in the other order; each commit must still move the value. So
+the value is SPREAD x the highest number seen, plus one for each notification that arrived below
+it (at most as many as transactions were in flight at once, far fewer than SPREAD).
+
+Notifications sent while the connection is down are lost, so reading the sequence is the
+backstop: while the listener is not connected, `current()` reads it, and the thread reconnects
+(pausing up to RECONNECT_MAX_S between tries) and reads it again when it is back.
+
+LISTEN needs a session connection: behind a pooler in transaction mode (PgBouncer), the listener
+must reach a session-mode pool or the server itself; without notifications the backstop read
+still sees every commit, at one query per poll.
 """
 
 from __future__ import annotations
@@ -23,15 +32,18 @@ import psycopg
 
 RECONNECT_MAX_S = 5.0
 WAKE_S = 0.5  # how often the thread looks up from waiting to see whether it should stop
+SPREAD = 1 << 16  # above any number of transactions in flight at once (max_connections)
 
 
 class ChangeListener:
     """The store's change counter as the last notification (or read) said it."""
 
-    def __init__(self, url: str, channel: str, read_counter: Callable[[], int]) -> None:
+    def __init__(self, url: str, channel: str, read_counter: Callable[[], int], counter_sql: str) -> None:
         self.url = url
         self.channel = channel
         self.read_counter = read_counter  # the backstop: one query on a pool connection
+        self.counter_sql = counter_sql  # the same, on the listener's own connection
+        self._own: dict[int, None] = {}  # payloads of this process's commits, already counted
         self.connected = threading.Event()
         self.reconnects = 0
         self._value = 0
@@ -45,9 +57,9 @@ class ChangeListener:
         if self.connected.is_set():
             return self._value
         self._ensure_thread()
-        value = self.read_counter()
-        self.saw(value)
-        return value
+        self.saw(self.read_counter())
+        with self._lock:
+            return self._value
 
     @property
     def backend_pid(self) -> int | None:
@@ -55,10 +67,29 @@ class ChangeListener:
         conn = self._conn
         return None if conn is None else int(conn.info.backend_pid)
 
-    def saw(self, value: int) -> None:
-        """A counter value seen (a notification, a read, or this process's own commit)."""
-        with self._lock:  # notifications may arrive out of order across reconnects: keep the highest
-            self._value = max(self._value, value)
+    def saw(self, number: int) -> None:
+        """The sequence read: every number up to it has been taken."""
+        with self._lock:
+            self._value = max(self._value, number * SPREAD)
+
+    def saw_commit(self, number: int) -> None:
+        """This process's own commit (its notification, when it comes, is not counted again)."""
+        with self._lock:
+            self._value = max(self._value + 1, number * SPREAD)
+            self._own[number] = None
+            if len(self._own) > 1024:
+                self._own.pop(next(iter(self._own)))
+
+    def _noted(self, payload: str) -> None:
+        try:
+            number = int(payload)
+        except ValueError:
+            return
+        with self._lock:
+            if number in self._own:
+                del self._own[number]
+                return
+            self._value = max(self._value + 1, number * SPREAD)
 
     def _ensure_thread(self) -> None:
         if self._stop.is_set() or (self._thread is not None and self._thread.is_alive()):
@@ -73,14 +104,13 @@ class ChangeListener:
                 with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
                     self._conn = conn
                     conn.execute(f"LISTEN {self.channel}")  # a fixed name from store.py, not input
-                    row = conn.execute("SELECT n FROM mc_changes WHERE id = 1").fetchone()
+                    row = conn.execute(self.counter_sql).fetchone()
                     self.saw(int(row[0]) if row else 0)
                     self.connected.set()
                     pause = 0.2
                     while not self._stop.is_set():
                         for note in conn.notifies(timeout=WAKE_S):
-                            with suppress(ValueError):
-                                self.saw(int(note.payload))
+                            self._noted(note.payload)
                         # A dead server stays silent: a cheap probe every wake finds out.
                         conn.execute("SELECT 1")
             except Exception:  # noqa: BLE001 - any failure: drop to the backstop, try again

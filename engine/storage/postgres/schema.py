@@ -356,10 +356,34 @@ _EXTRA_TABLES = (
     f"CREATE TABLE IF NOT EXISTS memory_vectors (memory_id bigint PRIMARY KEY REFERENCES memories(id)"
     f" ON DELETE CASCADE, embedding vector({EMBED_DIM}) NOT NULL, tier text, kind text, category text,"
     f' agent text, "user" text)',
-    # The change counter live views poll (bumped in every write transaction that wrote).
-    "CREATE TABLE IF NOT EXISTS mc_changes (id integer PRIMARY KEY CHECK (id = 1), n bigint NOT NULL)",
-    "INSERT INTO mc_changes(id, n) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+    # The change feed's entries of the open engine write: moved into vector_changes just before it
+    # commits (store.py), so the feed's order is commit order (readers follow it by seq > last).
+    "CREATE TABLE IF NOT EXISTS vector_changes_pending (memory_id bigint NOT NULL,"
+    " text_changed integer NOT NULL DEFAULT 0)",
+    "CREATE SEQUENCE IF NOT EXISTS mc_change_seq",
+    # Queues every write fills and empties: autovacuum's truncation of their empty tail takes an
+    # ACCESS EXCLUSIVE lock that stalls every writer's trigger (seen in bench/fleet.py).
+    "ALTER TABLE fts_pending SET (vacuum_truncate = false)",
+    "ALTER TABLE vector_changes_pending SET (vacuum_truncate = false)",
 )
+# Live views follow NOTIFY payloads and this sequence (listen.py): no row that every write
+# updates. Older databases keep their unused mc_changes table.
+
+# An engine write (store.py sets it with SET LOCAL) queues its feed entries; any other statement
+# (a tool, a direct UPDATE) logs at once.
+DEFERRED_FEED = "memconsole.deferred_feed"
+
+
+def _feed(memory_id: str, text_changed: int | None = None) -> str:
+    cols, vals = "memory_id", memory_id
+    if text_changed is not None:
+        cols, vals = f"{cols}, text_changed", f"{vals}, {text_changed}"
+    return (
+        f"IF current_setting('{DEFERRED_FEED}', true) = 'on' THEN"
+        f" INSERT INTO vector_changes_pending({cols}) VALUES ({vals});"
+        f" ELSE INSERT INTO vector_changes({cols}) VALUES ({vals}); END IF;"
+    )
+
 
 # The audit chain's position (audit.py, engine/audit/verify.py): `seq`, assigned inside the writing
 # transaction by a trigger (every insert path: appends, restores, bulk copies), so the id gap a
@@ -451,19 +475,19 @@ def _triggers() -> list[str]:
         "memories_vlog_au",
         "memories",
         'AFTER UPDATE OF embedded, tier, kind, category, agent, "user"',
-        "INSERT INTO vector_changes(memory_id) VALUES (new.id);",
+        _feed("new.id"),
     )
     out += _trigger(
         "memories_vlog_ad",
         "memories",
         "AFTER DELETE",
-        "INSERT INTO vector_changes(memory_id, text_changed) VALUES (old.id, 1);",
+        _feed("old.id", 1),
     )
     out += _trigger(
         "memories_vlog_text",
         "memories",
         "AFTER UPDATE OF content OR INSERT",
-        "INSERT INTO vector_changes(memory_id, text_changed) VALUES (new.id, 1);",
+        _feed("new.id", 1),
     )
     return out
 
@@ -508,7 +532,7 @@ _EXTRA_INDEXES = (
     # An agent filter is the selective one: its exact scan reads that agent's rows only.
     "CREATE INDEX IF NOT EXISTS memory_vectors_agent ON memory_vectors(agent)",
 )
-EXTRA_TABLE_NAMES = ("fts_terms", "fts_docs", "fts_pending", "memory_vectors", "mc_changes")
+EXTRA_TABLE_NAMES = ("fts_terms", "fts_docs", "fts_pending", "memory_vectors", "vector_changes_pending")
 EXTRA_INDEX_NAMES = ("fts_terms_doc", "memory_vectors_hnsw", "memory_vectors_agent", "audit_seq")
 TRIGGER_NAMES = (
     *(f"{src}_fts_{op}" for src in KEYWORD_SOURCES for op in ("aiu", "ad")),

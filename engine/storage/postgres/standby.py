@@ -73,5 +73,8 @@ class ReplayPoller:
     def saw(self, value: int) -> None:
         """A standby commits nothing of its own: nothing to note."""
 
+    def saw_commit(self, number: int) -> None:
+        """Never called on a standby (writes refuse before a transaction): nothing to note."""
+
     def close(self) -> None:
         """Nothing runs in the background."""

@@ -1,13 +1,22 @@
 """The PostgreSQL store: the storage port (engine/storage/port.py) over psycopg 3 and a pool.
 
-- Writes: `fn(conn)` in one transaction that first takes a transaction-level advisory lock (the
-  same single-writer semantics as SQLite's BEGIN IMMEDIATE), so sequences and the change log are
-  ordered under it. Serialization failures, deadlocks and lock timeouts are retried after a
-  jittered pause; past the same patience as SQLite it is `StoreBusy`, never the driver's error.
-- Before commit the keyword index tokenizes the rows the write touched (`fts_pending`), and a
-  write that changed anything bumps the change counter (`mc_changes`) and NOTIFYs `memconsole`.
+- Writes run concurrently: `fn(conn)` in one READ COMMITTED transaction with no global lock.
+  What must be exclusive is held by row locks, constraints and narrow transaction locks taken by
+  the part that needs them (the gateways: one agent's dedup, the audit chain's head; here: the
+  change feed's order, below). Serialization failures, deadlocks and lock timeouts are retried
+  after a jittered pause; past the same patience as SQLite it is `StoreBusy`, never the driver's
+  error.
+- Before commit the keyword index tokenizes the rows the write touched (`fts_pending`); the
+  write's change-feed entries (queued by triggers in `vector_changes_pending`) are moved into
+  `vector_changes` under the feed's own transaction lock, held only from that move to the commit,
+  so feed positions are in commit order (a reader that saw position n never misses one below it);
+  and a write that changed anything NOTIFYs `memconsole` with the next number of a sequence. No
+  row is updated by every write: live views follow the notifications and the sequence (listen.py).
 - Reads run on a pool connection (autocommit); `reading()` holds one REPEATABLE READ snapshot; a
   read inside this thread's write sees that write.
+- No session state outlives a transaction (SET LOCAL only, advisory locks are transaction-level):
+  a pooler in transaction mode (PgBouncer pool_mode=transaction) can sit in front; only the
+  listener (listen.py) needs a session connection of its own.
 - Opening refuses a database that is not memconsole's, or from a newer generation, before writing,
   and a server without pgvector.
 """
@@ -52,9 +61,29 @@ T = TypeVar("T")
 WRITE_RETRIES = 60  # the same patience as the SQLite store
 WRITE_TIMEOUT_S = 30.0
 JITTER_MS = (20, 150)
-LOCK_TIMEOUT_MS = 2000  # one try's wait for the writers' lock, under the jittered retries
-LOCK_KEY = int.from_bytes(b"MemC", "big")  # the advisory lock every writer takes
+LOCK_TIMEOUT_MS = 2000  # one try's wait for a row or transaction lock, under the jittered retries
+# Reconciling the schema (DDL) is the one whole-database step: it takes this lock alone.
+LOCK_KEY = int.from_bytes(b"MemC", "big")
+# The change feed's order (see the module's docstring): held from the move to the commit, only by
+# writes that changed a memory's vector, filters or text.
+FEED_LOCK = int.from_bytes(b"MCfd", "big")
 CHANNEL = "memconsole"
+# A write's end, in one round trip (the simple protocol: no parameters; every name is fixed here):
+# a transaction that wrote (has an xid) takes the change sequence's next number and NOTIFYs it;
+# its change-feed entries queued by the triggers move into the log under the feed's own lock, held
+# from here to the commit, so feed positions are in commit order; then COMMIT.
+COMMIT_SQL = (
+    f"SELECT n, pg_notify('{CHANNEL}', n::text) FROM (SELECT nextval('mc_change_seq') AS n"
+    " WHERE pg_current_xact_id_if_assigned() IS NOT NULL OFFSET 0) AS s;"
+    " DO $$ BEGIN IF EXISTS (SELECT 1 FROM vector_changes_pending) THEN"
+    f" PERFORM pg_advisory_xact_lock({FEED_LOCK});"
+    " WITH moved AS (DELETE FROM vector_changes_pending RETURNING memory_id, text_changed)"
+    " INSERT INTO vector_changes(memory_id, text_changed) SELECT memory_id, text_changed FROM moved;"
+    " END IF; END $$;"
+    " COMMIT"
+)
+# The change sequence's newest number (listen.py): the live views' backstop read.
+COUNTER_SQL = "SELECT last_value FROM mc_change_seq"
 _RETRY = (
     psycopg.errors.SerializationFailure,
     psycopg.errors.DeadlockDetected,
@@ -85,7 +114,7 @@ def _schema_hash() -> str:
 class PgStore:
     """One PostgreSQL database shared by any number of processes on any number of machines."""
 
-    def __init__(self, url: str, *, readonly: bool = False, pool_size: int = 8) -> None:
+    def __init__(self, url: str, *, readonly: bool = False, pool_size: int | None = None) -> None:
         self.url = url
         self.path = Path(shown(url))  # no file: nothing exists there (the vector matrix stays off)
         self.readonly = readonly
@@ -97,11 +126,14 @@ class PgStore:
         self.hook_errors: list[str] = []
         self._local = threading.local()
         self._check_server()
+        settings = load_settings()
+        # No server-side prepared statements where a transaction-mode pooler cannot keep them.
+        prepare: dict[str, Any] = {} if settings.postgres.prepared_statements else {"prepare_threshold": None}
         self.pool = ConnectionPool(
             url,
             min_size=1,
-            max_size=pool_size,
-            kwargs={"autocommit": True},
+            max_size=pool_size or settings.postgres.pool_size,
+            kwargs={"autocommit": True, **prepare},
             configure=self._configure,
             open=False,
         )
@@ -111,7 +143,7 @@ class PgStore:
             raise EngineError(f"{shown(url)}: cannot open a connection pool ({exc})") from None
         # -- the parts of the port --
         self.keyword = PgKeywordIndex(self._sync_if_writing)
-        search = load_settings().search
+        search = settings.search
         self.vector_store = PgVectorStore(
             self.reading,
             exact_below=search.pg_exact_below,
@@ -128,7 +160,7 @@ class PgStore:
         self.listener: ChangeListener | ReplayPoller = (
             ReplayPoller(self.pool)
             if self.standby
-            else ChangeListener(url, CHANNEL, self._read_counter)  # started by data_version()
+            else ChangeListener(url, CHANNEL, self._read_counter, COUNTER_SQL)  # started by data_version()
         )
 
     @property
@@ -140,8 +172,8 @@ class PgStore:
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         register_vector(conn)
         conn.row_factory = row_factory
-        if self._iterative:  # filtered HNSW scans go on until k rows pass (pgvector >= 0.8)
-            conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        # No SET here: session state would not survive a transaction-mode pooler (vector.py sets
+        # the HNSW scan's parameters with SET LOCAL inside the query's transaction).
 
     def _check_server(self) -> None:
         """Refuse, before writing anything: no pgvector, a database that is not ours, a newer one."""
@@ -386,7 +418,7 @@ class PgStore:
                     # One round trip (no parameters: the simple protocol takes several statements).
                     raw.execute(
                         f"BEGIN; SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)};"
-                        f" SELECT pg_advisory_xact_lock({int(LOCK_KEY)})"
+                        f" SET LOCAL {schema.DEFERRED_FEED} = 'on'"
                     )
                     self._local.conn, self._local.writing = conn, True
                     result = fn(conn)
@@ -394,19 +426,11 @@ class PgStore:
                     if not commit:
                         raw.execute("ROLLBACK")
                         return result
-                    # A transaction that wrote (has an xid: the WHERE runs before this UPDATE
-                    # assigns one) bumps the change counter and notifies, in one statement. The
-                    # NOTIFY sits in the SELECT over the UPDATE, not in its RETURNING: Citus
-                    # refuses a function call in a modification's RETURNING (issue #24).
-                    n = raw.execute(
-                        "WITH bumped AS (UPDATE mc_changes SET n = n + 1 WHERE id = 1 AND"
-                        " pg_current_xact_id_if_assigned() IS NOT NULL RETURNING n)"
-                        " SELECT n, pg_notify(%s, n::text) FROM bumped",
-                        [CHANNEL],
-                    ).fetchone()
-                    raw.execute("COMMIT")
-                    if n:  # this process's own commit: known without waiting
-                        self.listener.saw(int(n[0]))
+                    # One round trip ends it (the tail every write pays, with the audit chain's
+                    # lock held): the change number and NOTIFY, the feed's move, COMMIT.
+                    at = raw.execute(COMMIT_SQL).fetchone()
+                    if at:  # this process's own commit: known without waiting
+                        self.listener.saw_commit(int(at[0]))
                 except _RETRY as exc:
                     raw.rollback()
                     last = exc
@@ -448,13 +472,14 @@ class PgStore:
 
     # -- the change counter ---------------------------------------------------------------------------
     def data_version(self) -> int:
-        """The change counter, kept in memory by LISTEN/NOTIFY (listen.py); read when not listening."""
+        """Moves when anyone commits: kept in memory by LISTEN/NOTIFY (listen.py), else read from
+        the change sequence."""
         return self.listener.current()
 
     def _read_counter(self) -> int:
         try:
             with self.pool.connection() as raw:
-                row = raw.execute("SELECT n FROM mc_changes WHERE id = 1").fetchone()
+                row = raw.execute(COUNTER_SQL).fetchone()
         except psycopg.Error:
             return 0
         return int(row[0]) if row else 0

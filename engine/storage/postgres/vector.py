@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 from pgvector import Vector
 
 from engine.storage.indexes import MemoryFilter
 from engine.storage.port import Connection
-from engine.storage.postgres.connection import PgConnection
+from engine.storage.postgres.connection import PgConnection, raw_of
 from engine.storage.postgres.filters import where as render
 
 
@@ -53,6 +54,7 @@ class PgVectorStore:
         self.hnsw = hnsw  # False: pgvector < 0.8 (no iterative scan): always exact
         self._size: tuple[float, int] = (0.0, 0)
         self.last_path = ""  # "exact" or "hnsw": what the last knn did (tests, benches)
+        self.iterative = "relaxed_order"  # hnsw.iterative_scan ("off": what it is for, in a test)
 
     def _estimated(self, conn: Connection) -> int:
         at, n = self._size
@@ -105,9 +107,15 @@ class PgVectorStore:
         q = _vec(query)
         where, params = render(filters)
         if self.use_hnsw(conn, where, params):
+            raw = raw_of(conn)
+            if raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                # SET LOCAL needs a transaction: no session state (a transaction-mode pooler).
+                with raw.transaction():
+                    return self.knn(conn, query, k, filters)
             self.last_path = "hnsw"
             ef = max(int(self.ef_search), min(int(k), 1000))
-            conn.execute(f"SET hnsw.ef_search = {ef}")
+            # Filtered HNSW scans go on until k rows pass (pgvector >= 0.8, else never here).
+            conn.execute(f"SET LOCAL hnsw.ef_search = {ef}; SET LOCAL hnsw.iterative_scan = {self.iterative}")
             # The scan's first ef rows that pass the filter, re-sorted exactly, then k: with a
             # filter, the first k passing rows of a relaxed-order scan miss a quarter of the true
             # top 10 at 100k (bench/pg_vectors.py); ef of them do not.

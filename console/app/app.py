@@ -109,7 +109,7 @@ class MemConsole(App):
                 raise ValueError("MemConsole needs an engine or a db_path")
             from engine import open_engine  # "lazy": the model loads after the first frame
 
-            engine = open_engine(db_path, embedder=embedder_choice(), load="lazy", actor=actor)
+            engine = open_engine(db_path, embedder=embedder_choice(), load="lazy", label=actor)
             self._owns_engine = True
         else:
             self._owns_engine = False

@@ -43,7 +43,11 @@ VERB_MODULES = [
     default=None,
     help="Memory database (default: $MEMCONSOLE_DB or the user data dir).",
 )
-@click.option("--actor", default=None, help="Name recorded on every change (default: OS user).")
+@click.option(
+    "--actor",
+    default=None,
+    help="A label recorded beside your verified identity (the OS user or database role), never instead of it.",
+)
 @click.pass_context
 def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:
     """memconsole: operate AI agents' long-term memory."""

@@ -26,14 +26,14 @@ if TYPE_CHECKING:
 @dataclass
 class Ctx:
     db: Path
-    actor: str | None
+    actor: str | None  # --actor: a label recorded beside the verified identity (engine/identity.py)
 
     def engine(self, *, embedder: str | None = "default", load: str = "lazy", **kw: Any) -> MemoryEngine:
         """Open the engine. `embedder=None` for verbs that never need a vector (so
         sentence-transformers is never imported); "lazy" loads the model only when a call needs it."""
         from engine import open_engine
 
-        return open_engine(self.db, embedder=embedder_choice(embedder), load=load, actor=self.actor, **kw)
+        return open_engine(self.db, embedder=embedder_choice(embedder), load=load, label=self.actor, **kw)
 
 
 pass_ctx = click.make_pass_decorator(Ctx)

@@ -149,7 +149,7 @@ POLICY: dict[str, Need] = {
     # health
     "health.doctor": _doctor,
     # operators (engine/operators.py)
-    **{f"operators.{m}": _V for m in ("whoami", "list")},
+    **{f"operators.{m}": _V for m in ("whoami", "list", "check", "roles", "roles_with_why")},
     **{f"operators.{m}": _ADM for m in ("grant", "revoke")},
 }
 

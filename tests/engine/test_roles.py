@@ -92,14 +92,12 @@ def test_operators_file_grants_roles(foreign_db):
         with pytest.raises(Refused, match="forget officer"):
             eng.forget.open("deploys")
     os.chmod(path, 0o644)  # readable by others: no longer trusted
-    with open_engine(foreign_db, embedder=HashEmbedder()) as eng:
-        with pytest.raises(Refused, match="not trusted"):
-            eng.memories.unpin(1)
+    with open_engine(foreign_db, embedder=HashEmbedder()) as eng, pytest.raises(Refused, match="not trusted"):
+        eng.memories.unpin(1)
     os.chmod(path, 0o600)
     os.chown(path, 0, 0)  # not the database owner's: not trusted either
-    with open_engine(foreign_db, embedder=HashEmbedder()) as eng:
-        with pytest.raises(Refused, match="not trusted"):
-            eng.memories.unpin(1)
+    with open_engine(foreign_db, embedder=HashEmbedder()) as eng, pytest.raises(Refused, match="not trusted"):
+        eng.memories.unpin(1)
 
 
 def test_cli_refusal_is_one_line_and_non_zero(foreign_db, capsys, monkeypatch):

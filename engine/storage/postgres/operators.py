@@ -1,7 +1,8 @@
 """PostgreSQL's operator directory: roles are database roles, enforced by GRANTs.
 
-    memconsole_viewer   SELECT on every table of the schema (+ INSERT on audit: a refusal is
-                        audited, and a forged row cannot carry the chain's keyed hash)
+    memconsole_viewer   SELECT on every table of the schema (+ INSERT on audit and the write
+                        bookkeeping, VIEWER_WRITES: a refusal is audited, and a forged row cannot
+                        carry the chain's keyed hash, which `audit --verify` checks)
     memconsole_curator  SELECT, INSERT, UPDATE, DELETE on every table, the sequences
     memconsole_forget   the same (forget rewrites and deletes across tables)
     memconsole_admin    the same, and the engine lets it grant and revoke
@@ -27,6 +28,9 @@ GROUPS = {
     "admin": "memconsole_admin",
 }
 _WORD = {v: k for k, v in GROUPS.items()}
+# A viewer writes one kind of row: its refusal in the audit trail, with the bookkeeping every
+# write does (the change counter, the keyword queue the store empties before commit).
+VIEWER_WRITES = {"audit": "INSERT", "fts_pending": "INSERT, DELETE", "mc_changes": "INSERT, UPDATE"}
 
 _ROLES_OF = """
 SELECT r.rolsuper,
@@ -97,8 +101,13 @@ class PgOperators:
                     sql.SQL("ALTER DEFAULT PRIVILEGES IN SCHEMA {} GRANT SELECT ON TABLES TO {}").format(s, g)
                 )
                 c.execute(sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {} TO {}").format(s, g))
-                if group == GROUPS["viewer"]:
-                    c.execute(sql.SQL("GRANT INSERT ON TABLE {}.audit TO {}").format(s, g))
+                if group == GROUPS["viewer"]:  # only what writing its own refusal down takes
+                    for table, privileges in VIEWER_WRITES.items():
+                        c.execute(
+                            sql.SQL("GRANT " + privileges + " ON TABLE {}.{} TO {}").format(
+                                s, sql.Identifier(table), g
+                            )
+                        )
                     continue
                 c.execute(
                     sql.SQL("GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {} TO {}").format(s, g)

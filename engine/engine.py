@@ -233,6 +233,11 @@ class MemoryEngine:
             return self.ctx.acting_as(replace(self.ctx.default_identity, door=True))
         return self.ctx.acting_as(Identity(self._checked_actor(actor, self.settings), "token"))
 
+    def as_agents_door(self) -> None:
+        """This engine serves an agent in process (the Hermes provider): its own caller, the OS
+        user, also holds the agent role (remember, log turns...) outside `acting_as` blocks."""
+        self.ctx.default_identity = replace(self.ctx.default_identity, door=True)
+
     def _guarded(self, service: S, noun: str) -> S:
         guard(service, noun, self.operators.check)
         return service

@@ -160,7 +160,7 @@ FACADE: dict[str, str | None] = {
     "search": "retrieval.search",
     "explain": "retrieval.explain",
     "acting_as": None,  # who is calling, not an action
-    "as_agent": None,
+    "as_agents_door": None,
     "close": None,
     "counts": None,
     "data_version": None,

@@ -155,6 +155,7 @@ class MemconsoleProvider(MemoryProvider):
                 load="background",
                 embedder=None if embedder == "none" else embedder,
             )
+            self.eng.as_agents_door()  # its background sync writes too, outside the door's calls
             self.server = build(Door(self.eng, self.eng.actor), self.eng.settings.mcp.max_text)
             self.session_id = session_id
             self._worker = threading.Thread(target=self._drain, name="memconsole-sync", daemon=True)

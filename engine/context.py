@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,7 +58,7 @@ class Context:
 
     @default_actor.setter
     def default_actor(self, value: str) -> None:  # in-process code vouching (engine.py checks)
-        self.default_identity = Identity(value, "operator")
+        self.default_identity = replace(self.default_identity, verified=value, source="operator", label=None)
 
     @contextmanager
     def acting_as(self, identity: Identity) -> Iterator[None]:

@@ -124,9 +124,18 @@ class MemConsole(App):
         self._data_version: int | None = None
         self._embedder_state: str | None = None
 
+    def _who(self) -> tuple[str, bool]:
+        """Your role and whether the database is read-only, for the header (one quick lookup)."""
+        try:
+            me = self.engine.operators.whoami()
+            return me.role, me.read_only
+        except Exception:  # noqa: BLE001 - the header still shows who you are
+            return "", bool(getattr(self.engine, "read_only", False))
+
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield StatusHeader(self.db_label, self.engine.actor, id="status")
+        role, read_only = self._who()
+        yield StatusHeader(self.db_label, self.engine.actor, role, read_only, id="status")
         with TabbedContent(id="tabs"):
             for spec in PANE_SPECS:
                 with TabPane(f"{spec.key} {spec.title}", id=spec.pane_id):

@@ -47,7 +47,7 @@ VERB_MODULES = [
 @click.option(
     "--actor",
     default=None,
-    help="A label recorded beside your verified identity (the OS user or database role), never instead of it.",
+    help="A label recorded beside your verified identity (OS user or database role), never instead of it.",
 )
 @click.pass_context
 def cli(ctx: click.Context, db: Path | None, actor: str | None) -> None:

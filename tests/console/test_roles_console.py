@@ -1,0 +1,41 @@
+"""The console under a role (#27): a viewer's key that would write is refused by the engine, shown
+as a notification naming the role, audited, and nothing changes; the header says who and what."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from console.app.widgets.header import StatusHeader
+from engine import open_engine
+from engine.embed import HashEmbedder
+from tests.screens.helpers import make_app, settle
+from tests.screens.seed import seeded_engine
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to hand the database to another OS user")
+async def test_a_viewer_pressing_pin_is_refused_with_a_notification(tmp_path):
+    seeded, ids = seeded_engine(tmp_path / "snap.db")
+    seeded.close()
+    for p in tmp_path.iterdir():
+        os.chown(p, NOBODY, NOBODY)  # another user's database: we are a viewer of it
+    eng = open_engine(tmp_path / "snap.db", embedder=HashEmbedder())
+    app = make_app(eng)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            header = app.query_one(StatusHeader)
+            assert header.plain.rstrip().endswith("· viewer")
+            await pilot.press("2", "slash", *"deploy fridays", "enter", "escape")
+            await settle(app, pilot)
+            mid = app.pane("search").result.hits[0].id
+            await pilot.press("p")
+            await settle(app, pilot)
+            assert any("needs the curator role" in e for e in app.errors), app.errors
+            assert not eng.memories.get(mid).pinned
+            assert eng.audit.log(action="refused")[0].target_id == "memories.pin"
+    finally:
+        eng.close()

@@ -39,3 +39,27 @@ async def test_a_viewer_pressing_pin_is_refused_with_a_notification(tmp_path):
             assert eng.audit.log(action="refused")[0].target_id == "memories.pin"
     finally:
         eng.close()
+
+
+async def test_at_80_columns_search_keeps_id_tier_and_agent_on_screen(tmp_path):
+    eng, _ = seeded_engine(tmp_path / "snap.db")
+    app = make_app(eng)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            await pilot.press("2", "slash", *"deploy fridays", "enter", "escape")
+            await settle(app, pilot)
+            from console.app.widgets.table import DataGrid
+
+            grid = app.pane("search").query_one("#results", DataGrid)
+            x, shown = 0, []
+            for col in grid.ordered_columns:
+                x += col.get_render_width(grid)
+                if x <= grid.scrollable_content_region.width:
+                    shown.append(col.label.plain)
+            assert {"id", "tier", "agent", "content"} <= set(shown), shown
+            row = [getattr(c, "plain", str(c)) for c in grid.get_row_at(0)]
+            assert row[3:5] == ["active", "atlas"]  # tier, agent of the top hit
+            assert app.query_one(StatusHeader).plain.rstrip().endswith("test.db · tester · admin")
+    finally:
+        eng.close()

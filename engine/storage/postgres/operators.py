@@ -14,6 +14,7 @@ login is a viewer to the engine (what it may do to the tables is what its GRANTs
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from psycopg import sql
@@ -52,13 +53,24 @@ SELECT m.rolname, g.rolname FROM pg_auth_members a
 class PgOperators:
     where = "PostgreSQL roles"
 
+    CACHE_S = 2.0  # a busy writer asks the catalog at most every 2 s; a grant here is seen at once
+
     def __init__(self, store: Any) -> None:
         self.store = store
+        self._cache: dict[str, tuple[float, tuple[frozenset[str], str]]] = {}
 
     def connection_user(self) -> str | None:
         return str(self.store.query(lambda c: c.execute("SELECT current_user").fetchone()[0]))
 
     def roles_of(self, name: str) -> tuple[frozenset[str], str]:
+        hit = self._cache.get(name)
+        if hit is not None and time.monotonic() - hit[0] < self.CACHE_S:
+            return hit[1]
+        found = self._roles_of(name)
+        self._cache[name] = (time.monotonic(), found)
+        return found
+
+    def _roles_of(self, name: str) -> tuple[frozenset[str], str]:
         row = self.store.query(lambda c: c.execute(_ROLES_OF, (list(GROUPS.values()), name)).fetchone())
         if row is None:
             return frozenset({"viewer"}), "no PostgreSQL role of that name"
@@ -149,6 +161,7 @@ class PgOperators:
             raise NotFound(f"no PostgreSQL role named {name!r} (create it first: CREATE ROLE ... LOGIN)")
 
     def _ddl(self, fn: Any) -> None:
+        self._cache.clear()
         try:
             self.store.query(fn)
         except EngineError:

@@ -71,13 +71,15 @@ class StatusHeader(Static):
     def _fitted(self, room: int) -> Text:
         """The richest line that fits: (identity level, counts level) in order of preference. The
         identity's shortest form is always there; wide, the full path and the label come back."""
-        for who, counts in ((0, 0), (1, 0), (1, 1), (2, 1), (1, 2), (2, 2), (2, 3), (2, 4)):
-            line = self._line(who, counts)
+        levels = [(0, 0, 5), (1, 0, 5), (1, 1, 5), (2, 1, 5), (1, 2, 5), (2, 2, 5)]
+        levels += [(2, 3, n) for n in (5, 4, 3, 2, 1)] + [(2, 4, 0)]  # tiny counts, the last ones first
+        for who, counts, pairs in levels:
+            line = self._line(who, counts, pairs)
             if line.cell_len <= room:
                 return line
         return self._line(2, 5)
 
-    def _line(self, who: int, counts: int) -> Text:
+    def _line(self, who: int, counts: int, keep: int = 5) -> Text:
         """`who`: 0 full path + label, 1 file name + label, 2 file name only. `counts`: 0 long
         labels, 1 short, 2 short + short badge, 3 tiny, 4 badge only, 5 nothing but who."""
         t = Text()
@@ -90,7 +92,7 @@ class StatusHeader(Static):
         elif c is None:
             t.append("counting…", style="dim")
         else:
-            pairs = counts_line(c, self.rules_by_status, short=counts >= 1, tiny=counts >= 3)
+            pairs = counts_line(c, self.rules_by_status, short=counts >= 1, tiny=counts >= 3)[:keep]
             for i, (label, value) in enumerate(pairs):
                 if i:
                     t.append(" │ " if counts < 3 else " ", style="dim")

@@ -63,3 +63,24 @@ async def test_at_80_columns_search_keeps_id_tier_and_agent_on_screen(tmp_path):
             assert app.query_one(StatusHeader).plain.rstrip().endswith("test.db · tester · admin")
     finally:
         eng.close()
+
+
+async def test_at_80_columns_the_header_abbreviates_who_you_are_never_cuts_it(tmp_path):
+    eng, _ = seeded_engine(tmp_path / "snap.db")
+    app = make_app(eng, db_label="/srv/memory/teams/platform/production-agents.db")
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            header = app.query_one(StatusHeader)
+            header.set_identity("tester (as night-shift-lead)", "curator+forget", True)
+            await pilot.pause()
+            line = header.plain.rstrip()
+            assert len(line) <= 78 and line.endswith("production-agents.db · tester · curator+forget  RO")
+            await pilot.resize_terminal(200, 50)
+            await settle(app, pilot)
+            line = header.plain.rstrip()  # wide: the label and READ-ONLY come back
+            assert line.endswith(
+                "production-agents.db · tester (as night-shift-lead) · curator+forget  READ-ONLY"
+            )
+    finally:
+        eng.close()

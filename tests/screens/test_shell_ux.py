@@ -342,5 +342,5 @@ async def test_search_rules_and_flows_tables_give_their_text_column_the_free_wid
         # the search cell holds the whole text (no cut at 48 characters); the column cuts it
         pane = app.pane("search")
         longest = max(pane.result.hits, key=lambda h: len(h.content))
-        cells = [row(app.query_one("#results", DataGrid), i)[2] for i in range(len(pane.result.hits))]
+        cells = [row(app.query_one("#results", DataGrid), i)[5] for i in range(len(pane.result.hits))]
         assert any(c.endswith(" ".join(longest.content.split())) for c in cells)  # "weak · " may lead

@@ -22,6 +22,7 @@ so the first " (as " splits the two; the label may hold anything (even parenthes
 
 from __future__ import annotations
 
+import functools
 import os
 import pwd
 from dataclasses import dataclass, replace
@@ -96,6 +97,7 @@ def os_identity(label: str | None = None) -> Identity:
     return Identity(os_user(), "os", label)
 
 
+@functools.lru_cache(maxsize=64)  # the password database is read once per uid per process
 def owner_name(uid: int) -> str:
     try:
         return actor_filter(pwd.getpwuid(uid).pw_name) or f"uid:{uid}"

@@ -5,14 +5,14 @@ settings, actor, embedder, vectors) and composes the services, grouped by noun
 
 from __future__ import annotations
 
-import getpass
 import os
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine import tempfiles
 from engine.audit.service import AuditLog
@@ -20,17 +20,20 @@ from engine.clock import Clock, SystemClock
 from engine.config import Settings, load_settings
 from engine.context import Context
 from engine.embed import Embedder, EmbedderHandle
-from engine.identity_names import actor_filter, actor_name
+from engine.identity import Identity, checked_label, operator_from_env, os_identity, os_user
+from engine.identity_names import actor_name
 from engine.lifecycle.decay_pass import Decay
 from engine.lifecycle.flows import Flows
 from engine.lifecycle.rules import Rules
 from engine.memories import MemoriesService
+from engine.operators import Operators
 from engine.paths import home_of
 from engine.retrieval.request import SearchRequest
 from engine.retrieval.search import Retrieval
 from engine.retrieval.vectors import VectorIndex
+from engine.roles import Role, guard
 from engine.sessions import SessionsService
-from engine.storage import Storage, open_storage, postgres_url
+from engine.storage import Storage, open_storage, operator_directory, postgres_url
 from engine.types import Counts, Explanation, SearchResult
 
 if TYPE_CHECKING:
@@ -43,17 +46,12 @@ if TYPE_CHECKING:
     from engine.recalls.checks import Checks
     from engine.recalls.service import Recalls
 
+S = TypeVar("S")
+
 
 def default_actor() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:
-        return os.environ.get("USER", "unknown")
-
-
-def _os_actor() -> str:
-    """The OS user, in the normal form (never refused: the system vouches for it)."""
-    return actor_filter(default_actor()) or "unknown"
+    """The OS user of this process's uid (engine/identity.py; never $USER)."""
+    return os_user()
 
 
 class MemoryEngine:
@@ -67,6 +65,8 @@ class MemoryEngine:
         clock: Clock | None = None,
         actor: str | None = None,
         settings: Settings | None = None,
+        label: str | None = None,
+        operator: str | None = None,
         load: str = "background",
         auto_backfill: bool = True,
         read_only: bool = False,
@@ -85,12 +85,16 @@ class MemoryEngine:
             store=store,
             clock=clock or SystemClock(),
             settings=settings,
-            default_actor=self._checked_actor(actor, settings) if actor else _os_actor(),
+            default_identity=os_identity(),
             embedder=EmbedderHandle(embedder, settings.model_path),
             vectors=VectorIndex(store, settings.search.bits_from, settings.search.bits_rescore),
             path=store.path if db is None else db,
         )
         self._closed = threading.Event()
+        # -- who is calling (engine/identity.py) and what they may do (engine/roles.py) --
+        self.operators = Operators(self.ctx, operator_directory(store))
+        self.operators.is_read_only = lambda: self.read_only
+        self.ctx.default_identity = self._identity(actor, label, operator)
         if db is not None:  # a bulk copy killed with -9 (migrate, export) left its temp folder
             tempfiles.sweep(home_of(db))  # (a server's home is swept by its next bulk copy)
         # -- services (retrieval, memories, sessions) --
@@ -102,6 +106,9 @@ class MemoryEngine:
         self.rules = Rules(self.ctx, self.memories)
         self.flows = Flows(self.ctx)
         self.audit = AuditLog(self.ctx)  # registers the head anchor's after-commit hook
+        for noun in ("memories", "sessions", "retrieval", "decay", "rules", "flows", "audit", "operators"):
+            self._guarded(getattr(self, noun), noun)
+        self.retrieval.search = self._viewer_records_nothing(self.retrieval.search)  # type: ignore[method-assign]
         # boot, gates, curator, forget, health and importers are built on first use (below): a
         # console's first frame or a one-verb CLI call does not pay their imports (~0.1 s).
         if auto_backfill and not self.read_only:  # a read-only engine writes no vectors
@@ -116,31 +123,31 @@ class MemoryEngine:
     def boot(self) -> Boot:
         from engine.lifecycle.boot import Boot
 
-        return Boot(self.ctx, self.rules)
+        return self._guarded(Boot(self.ctx, self.rules), "boot")
 
     @cached_property
     def gates(self) -> Gates:
         from engine.lifecycle.gates import Gates
 
-        return Gates(self.ctx, self.rules, self.flows, self.boot, self.memories)
+        return self._guarded(Gates(self.ctx, self.rules, self.flows, self.boot, self.memories), "gates")
 
     @cached_property
     def importers(self) -> Importers:
         from engine.importers.service import Importers
 
-        return Importers(self.ctx, self.memories, self.sessions, self.flows)
+        return self._guarded(Importers(self.ctx, self.memories, self.sessions, self.flows), "importers")
 
     @cached_property
     def curator(self) -> Curator:
         from engine.curator.service import Curator
 
-        return Curator(self.ctx, self.memories)
+        return self._guarded(Curator(self.ctx, self.memories), "curator")
 
     @cached_property
     def forget(self) -> Forget:
         from engine.forget.service import Forget
 
-        return Forget(self.ctx)
+        return self._guarded(Forget(self.ctx), "forget")
 
     @cached_property
     def recalls(self) -> Recalls:
@@ -158,7 +165,7 @@ class MemoryEngine:
     def health(self) -> Health:
         from engine.health.doctor import Health
 
-        return Health(self.ctx, self.memories)
+        return self._guarded(Health(self.ctx, self.memories), "health")
 
     # -- the context, as attributes (settable: services see the change at once) --------------------
     @property
@@ -187,20 +194,85 @@ class MemoryEngine:
 
     @property
     def actor(self) -> str:
+        """The current caller as the audit's `actor` text (`alice`, `alice (as ops-lead)`)."""
         return self.ctx.actor
 
     @actor.setter
     def actor(self, value: str) -> None:
-        self.ctx.actor = self._checked_actor(value, self.settings)
+        self.ctx.default_identity = self._vouched(value, self.ctx.default_identity)
+
+    @property
+    def identity(self) -> Identity:
+        """The verified caller (engine/identity.py)."""
+        return self.ctx.identity
 
     @staticmethod
     def _checked_actor(value: str, settings: Settings) -> str:
         return actor_name(value, allow_mixed_script=settings.actor_mixed_scripts)
 
-    def acting_as(self, actor: str) -> AbstractContextManager[None]:
-        """Within the block, this thread's (or task's) mutations are recorded under `actor`;
-        other threads keep their own caller (see engine/context.py)."""
-        return self.ctx.acting_as(self._checked_actor(actor, self.settings))
+    def _identity(self, actor: str | None, label: str | None, operator: str | None) -> Identity:
+        """The engine's verified caller: PostgreSQL's `current_user` on a server, else the OS user;
+        an operator account (`operator=`, $MEMCONSOLE_OPERATOR) or a vouched name (`actor=`) only
+        when that caller is an admin. `label` (the CLI's `--actor`) is recorded beside it."""
+        mixed = self.settings.actor_mixed_scripts
+        pg_user = self.operators.directory.connection_user()
+        base = Identity(pg_user, "pg") if pg_user else os_identity()
+        ident = base
+        operator = operator or operator_from_env()
+        if operator:
+            if Role.ADMIN not in self.operators.roles(base):
+                from engine.errors import Refused
+
+                raise Refused(f"only an admin may act for an operator account; {base.verified} is not one")
+            ident = Identity(self._checked_actor(operator, self.settings), "operator")
+        elif actor:
+            ident = self._vouched(actor, base)
+        return ident.labelled(checked_label(label, allow_mixed_script=mixed) or ident.label)
+
+    def _vouched(self, actor: str, base: Identity) -> Identity:
+        """`actor` as the verified name when `base` is an admin's own process (a program or a
+        test vouching for its caller, keeping the admin's roles); for anyone else a label only."""
+        name = self._checked_actor(actor, self.settings)
+        roles = self.operators.roles(base)
+        if Role.ADMIN in roles and not base.door:
+            return Identity(name, "operator", grants=frozenset(r.value for r in roles))
+        return base.labelled(name)
+
+    def acting_as(self, actor: str | Identity) -> AbstractContextManager[None]:
+        """Within the block, this thread's (or task's) calls are made, and audited, as `actor`:
+        an Identity as given; the engine's own actor text = itself through an agents' door (MCP
+        stdio, Hermes; adds the agent role); any other name = an MCP token's verified actor.
+        Other threads keep their own caller (see engine/context.py)."""
+        if isinstance(actor, Identity):
+            return self.ctx.acting_as(actor)
+        if actor == self.ctx.default_identity.actor:
+            return self.ctx.acting_as(replace(self.ctx.default_identity, door=True))
+        return self.ctx.acting_as(Identity(self._checked_actor(actor, self.settings), "token"))
+
+    def as_agents_door(self) -> None:
+        """This engine serves an agent in process (the Hermes provider): its own caller, the OS
+        user, also holds the agent role (remember, log turns...) outside `acting_as` blocks."""
+        self.ctx.default_identity = replace(self.ctx.default_identity, door=True)
+
+    def _guarded(self, service: S, noun: str) -> S:
+        guard(service, noun, self.operators.check)
+        return service
+
+    def _viewer_records_nothing(self, search: Callable[[SearchRequest], SearchResult]):
+        """A search asking to record access runs without recording it for a caller below agent."""
+
+        def run(request: SearchRequest) -> SearchResult:
+            if request.record_access and Role.AGENT not in self._roles_quietly():
+                request = replace(request, record_access=False)
+            return search(request)
+
+        return run
+
+    def _roles_quietly(self) -> frozenset[Role]:
+        try:
+            return self.operators.roles()
+        except Exception:  # noqa: BLE001 - an untrusted operators file: viewer
+            return frozenset({Role.VIEWER})
 
     @property
     def embedder(self) -> EmbedderHandle:
@@ -299,8 +371,8 @@ class MemoryEngine:
         return self.embedder.wait(timeout)
 
     def _backfill_quietly(self) -> None:
-        if self._closed.is_set():
-            return
+        if self._closed.is_set() or Role.AGENT not in self._roles_quietly():
+            return  # a viewer writes no vectors (on PostgreSQL its GRANTs would refuse them)
         try:
             if self.memories.pending_vectors():
                 self.memories.backfill_vectors()

@@ -112,7 +112,7 @@ class MemConsole(App):
             from engine import open_engine  # "lazy": the model loads after the first frame
 
             engine = open_engine(
-                db_path, embedder=embedder_choice(), load="lazy", actor=actor, read_only=read_only
+                db_path, embedder=embedder_choice(), load="lazy", label=actor, read_only=read_only
             )
             self._owns_engine = True
         else:
@@ -128,11 +128,19 @@ class MemConsole(App):
         self._data_version: int | None = None
         self._embedder_state: str | None = None
 
+    def _who(self) -> tuple[str, bool]:
+        """Your role and whether the database is read-only, for the header (one quick lookup)."""
+        try:
+            me = self.engine.operators.whoami()
+            return me.role, me.read_only
+        except Exception:  # noqa: BLE001 - the header still shows who you are
+            return "", bool(getattr(self.engine, "read_only", False))
+
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield StatusHeader(
-            self.db_label, self.engine.actor, id="status", read_only=read_only_mark(self.engine)
-        )
+        role, read_only = self._who()
+        mark = read_only_mark(self.engine) or ("read-only" if read_only else "")
+        yield StatusHeader(self.db_label, self.engine.actor, role, mark, id="status")
         with TabbedContent(id="tabs"):
             for spec in PANE_SPECS:
                 with TabPane(f"{spec.key} {spec.title}", id=spec.pane_id):

@@ -35,6 +35,7 @@ VERB_MODULES = [
     "console.cli.migrate",
     "console.cli.recalls",
     "console.cli.checks",
+    "console.cli.operators",
 ]
 
 
@@ -45,7 +46,11 @@ VERB_MODULES = [
     default=None,
     help="Memory database (default: $MEMCONSOLE_DB or the user data dir).",
 )
-@click.option("--actor", default=None, help="Name recorded on every change (default: OS user).")
+@click.option(
+    "--actor",
+    default=None,
+    help="A label recorded beside your verified identity (OS user or database role), never instead of it.",
+)
 @click.option(
     "--read-only",
     "read_only",

@@ -8,6 +8,8 @@ import json
 import click
 
 from engine.clock import iso
+from engine.identity import parse_actor
+from engine.types import to_json
 
 from .common import emit, json_option, pass_ctx, table
 
@@ -54,6 +56,9 @@ def audit(ctx, target, actor, action, text, since, limit, verify, rekey, as_json
     def summary(s) -> str:
         return s if isinstance(s, str) else json.dumps(s, ensure_ascii=False, separators=(",", ":"))
 
+    if as_json:  # the actor text split into the verified identity and the label (engine/identity.py)
+        emit([{**to_json(r), **parse_actor(r.actor).__dict__} for r in rows], True)
+        return
     emit(
         rows,
         as_json,
@@ -62,7 +67,8 @@ def audit(ctx, target, actor, action, text, since, limit, verify, rekey, as_json
                 [
                     r.id,
                     iso(r.at),
-                    r.actor,
+                    parse_actor(r.actor).verified,
+                    parse_actor(r.actor).label or "",
                     r.action,
                     f"{r.target_kind}:{r.target_id}",
                     r.reason[:30],
@@ -70,6 +76,6 @@ def audit(ctx, target, actor, action, text, since, limit, verify, rekey, as_json
                 ]
                 for r in rs
             ],
-            ["id", "at", "actor", "action", "target", "reason", "summary"],
+            ["id", "at", "who", "as", "action", "target", "reason", "summary"],
         ),
     )

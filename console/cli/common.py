@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 @dataclass
 class Ctx:
     db: Path
-    actor: str | None
+    actor: str | None  # --actor: a label recorded beside the verified identity (engine/identity.py)
     read_only: bool = False  # --read-only: every write refuses in one line (a standby is so anyway)
 
     def engine(self, *, embedder: str | None = "default", load: str = "lazy", **kw: Any) -> MemoryEngine:
@@ -36,7 +36,7 @@ class Ctx:
 
         if self.read_only:
             kw.setdefault("read_only", True)
-        return open_engine(self.db, embedder=embedder_choice(embedder), load=load, actor=self.actor, **kw)
+        return open_engine(self.db, embedder=embedder_choice(embedder), load=load, label=self.actor, **kw)
 
 
 pass_ctx = click.make_pass_decorator(Ctx)

@@ -11,7 +11,8 @@ those paths name. `memory.provider: memconsole` in config.yaml turns it on.
   per session, the messages at or below the highest Hermes id already held are never written
   again. Without a state.db the two turn texts are written as given.
 - Identity: agent = the Hermes profile ("default" is agent "hermes", as the importer names it);
-  every write is audited under that name (or `actor` from memconsole.json).
+  every write is audited under the OS user running Hermes (verified), labelled with the agent:
+  `alice (as hermes:hermes)` (or `alice (as <actor>)` with `actor` in memconsole.json).
 - Failures never reach Hermes: each hook catches, logs and counts (`self.failures`).
 """
 
@@ -150,10 +151,11 @@ class MemconsoleProvider(MemoryProvider):
             embedder = os.environ.get("MEMCONSOLE_EMBEDDER") or "default"
             self.eng = open_engine(
                 db,
-                actor=cfg.get("actor") or self.agent,
+                label=cfg.get("actor") or f"hermes:{self.agent}",  # the OS user, as the Hermes agent
                 load="background",
                 embedder=None if embedder == "none" else embedder,
             )
+            self.eng.as_agents_door()  # its background sync writes too, outside the door's calls
             self.server = build(Door(self.eng, self.eng.actor), self.eng.settings.mcp.max_text)
             self.session_id = session_id
             self._worker = threading.Thread(target=self._drain, name="memconsole-sync", daemon=True)

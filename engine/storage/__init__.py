@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.errors import DatabaseDamaged, EngineError
 from engine.storage import tables
 from engine.storage import tables as schema  # the shared description: tables, columns, generation
+from engine.storage.operators import OperatorDirectory
 from engine.storage.port import Reconciled, Storage
 from engine.storage.sqlite.health import file_integrity as sqlite_file_integrity
 from engine.storage.sqlite.store import Error as DatabaseError  # the driver's error base class
@@ -61,3 +62,14 @@ def file_integrity(path: str | os.PathLike) -> tuple[str | None, list[str]]:
     opened, or None; the database's own integrity problems), read-only, writing nothing. Only
     the SQLite backend has such a file."""
     return sqlite_file_integrity(path)
+
+
+def operator_directory(store: Storage) -> OperatorDirectory:
+    """The operator directory of `store`'s backend (engine/storage/operators.py)."""
+    if isinstance(store, Store):
+        from engine.storage.sqlite.operators import FileOperators
+
+        return FileOperators(store.path)
+    from engine.storage.postgres.operators import PgOperators
+
+    return PgOperators(store)

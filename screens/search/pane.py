@@ -34,7 +34,8 @@ TIER_OPTIONS = [
     ("active", "active"),
     ("archived", "archived"),
 ]
-COLUMNS = ("#", "content", "final", "bm25", "vec", "sim", "strength", "imp", "recency", "tier", "id")
+# id, tier and agent before the content: at 80 columns they stay on screen (the scores scroll). #27
+COLUMNS = ("#", "id", "tier", "agent", "content", "final", "bm25", "vec", "sim", "strength", "imp", "recency")
 
 
 def _fmt(v, spec: str = ".3f") -> str:
@@ -174,6 +175,9 @@ class SearchPane(HitEdits):
                     [
                         "✓" if h.id in self.marked else "",
                         i,
+                        h.id,
+                        h.tier,
+                        one_line(h.agent or "–", 12),
                         cell,
                         f"{b.final:.4f}",
                         _fmt(b.bm25_rank, "d"),
@@ -182,8 +186,6 @@ class SearchPane(HitEdits):
                         _fmt(b.strength),
                         _fmt(b.importance, ".2f"),
                         _fmt(b.recency),
-                        h.tier,
-                        h.id,
                     ],
                 )
             )

@@ -14,6 +14,7 @@ import pytest
 
 from console.cli import main
 from console.hermes.provider import MemconsoleProvider, agent_name
+from engine.identity import actor_text, os_user
 
 from .conftest import child_env, rows
 from .test_mcp_stdio import TOOLS
@@ -95,7 +96,10 @@ def test_hermes_loads_the_provider_and_every_hook_lands(
         db, "SELECT session_id, json_extract(metadata, '$.event') FROM memories WHERE category = 'context'"
     )
     assert notes == [("h-1", "compressed its context"), ("h-2", "ended")]
-    assert {a for (a,) in rows(db, "SELECT DISTINCT actor FROM audit")} == {"hermes"}
+    # the OS user running Hermes (verified), labelled with the Hermes agent (#27)
+    assert {a for (a,) in rows(db, "SELECT DISTINCT actor FROM audit")} == {
+        actor_text(os_user(), "hermes:hermes")
+    }
 
     # What Hermes' built-in memory wrote, as files; then the importer reads the same home.
     (home / "memories").mkdir()

@@ -7,6 +7,8 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
+from engine.identity import actor_text, os_user
+
 from .conftest import MEMCONSOLE, child_env, rows
 
 TOOLS = {
@@ -96,7 +98,8 @@ async def test_stdio_tools_write_what_the_console_reads(db: Path) -> None:
         ("assistant", "hi"),
     ]
     actors = {a for (a,) in rows(db, "SELECT DISTINCT actor FROM audit")}
-    assert actors == {"claude-code"}  # every write under the connection's identity
+    # every write under the connection's identity: the local OS user, labelled with --actor (#27)
+    assert actors == {actor_text(os_user(), "claude-code")}
     acts = {a for (a,) in rows(db, "SELECT action FROM audit")}
     assert {"add", "access", "add-messages"} <= acts  # recall counted as the agent's access
 

@@ -9,6 +9,7 @@ from console.app.widgets.header import StatusHeader
 from console.app.widgets.help import HelpScreen
 from console.app.widgets.table import DataGrid
 from engine import EngineError, open_engine
+from engine.identity import actor_text, os_user
 from tests.screens.helpers import make_app, settle
 from tests.screens.seed import make_engine, seed
 
@@ -18,12 +19,12 @@ PANES = ["sessions", "search", "rules", "flows", "curator", "decay", "forget", "
 async def test_header_tabs_and_counts(seeded):
     eng, _ = seeded
     app = make_app(eng)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:  # room for the long labels beside who you are
         await settle(app, pilot)
         tabs = app.query_one("#tabs", TabbedContent)
         assert [p.id for p in tabs.query("TabPane")] == PANES
         header = str(app.query_one(StatusHeader).render())
-        assert "test.db" in header and "as tester" in header
+        assert "test.db · tester · admin" in header  # who you are, your role (#27)
         assert "memories 1 core · 10 active · 1 archived" in header and "sessions 4" in header
         assert "proposals 2" in header
         assert header.startswith(" hybrid ")
@@ -130,7 +131,7 @@ async def test_table_vim_keys_and_copy(seeded):
 async def test_live_refresh_keeps_selection(seeded, tmp_path):
     eng, ids = seeded
     app = make_app(eng)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:
         await settle(app, pilot)
         t = app.query_one("#session-list", DataGrid)
         t.focus()
@@ -166,7 +167,7 @@ async def test_a_commit_before_the_first_poll_is_shown(seeded):
     the poll itself would include it and never refresh)."""
     eng, _ = seeded
     app = make_app(eng)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:
         await settle(app, pilot)
         other = open_engine(eng.path, embedder=None, actor="agent-x")
         other.add_memory("Written before the console's first poll", agent="atlas")
@@ -201,7 +202,7 @@ async def test_keyword_only_without_a_model(tmp_path):
     eng = make_engine(tmp_path / "nomodel.db", embedder=None)
     seed(eng)
     app = make_app(eng)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:
         await settle(app, pilot)
         assert "keyword-only · no model" in str(app.query_one(StatusHeader).render())
         await pilot.press("2")
@@ -233,7 +234,8 @@ async def test_run_console_opens_lazily(tmp_path, monkeypatch):
 
     monkeypatch.setattr(app_mod.MemConsole, "run", fake_run)
     app_mod.run_console(tmp_path / "lazy.db", actor="operator-1")
-    assert seen["state"] == "idle" and seen["actor"] == "operator-1"
+    # --actor is a label beside the verified OS user (#27)
+    assert seen["state"] == "idle" and seen["actor"] == actor_text(os_user(), "operator-1")
 
 
 def test_console_start_does_not_import_the_model(tmp_path):

@@ -27,7 +27,7 @@ async def test_a_console_on_a_replica_says_so_and_a_write_key_refuses_in_one_lin
         app = make_app(standby, poll_interval=None)
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(app, pilot)
-            assert app.query_one(StatusHeader).plain.startswith(" read-only replica ")
+            assert " READ-ONLY REPLICA " in app.query_one(StatusHeader).plain
             await pilot.press("2", "slash", *"deploy fridays", "enter")
             await settle(app, pilot)
             await pilot.press("escape")

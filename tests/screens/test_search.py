@@ -25,7 +25,7 @@ async def test_search_shows_hits_breakdown_and_no_access_recorded(seeded):
         pane = await _search(app, pilot, "deploy fridays")
         table = app.query_one("#results", DataGrid)
         assert table.row_count >= 1
-        assert row(table, 0)[2] == "Never deploy on Fridays"
+        assert row(table, 0)[5] == "Never deploy on Fridays"
         assert table.selected_key == str(ids["mem"]["fridays"])
         bars = str(app.query_one("#breakdown").render())
         for label in ("keyword", "vector", "fused", "strength", "importance", "recency", "final"):

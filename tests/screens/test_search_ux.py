@@ -115,13 +115,13 @@ async def test_weak_hits_are_marked_in_the_pane(seeded):
         pane = await _search(app, pilot, "*")
         table = app.query_one("#results", DataGrid)
         assert pane.result.hits and all(h.weak for h in pane.result.hits)
-        assert all(row(table, i)[2].startswith("weak · ") for i in range(table.row_count))
+        assert all(row(table, i)[5].startswith("weak · ") for i in range(table.row_count))
         assert "every hit is weak" in str(app.query_one("#search-status").render())
         app.query_one("#query", Input).value = "deploy fridays"
         app.query_one("#query", Input).focus()
         await pilot.press("enter")
         await settle(app, pilot)
-        assert not pane.result.hits[0].weak and not row(table, 0)[2].startswith("weak")
+        assert not pane.result.hits[0].weak and not row(table, 0)[5].startswith("weak")
         assert app.errors == []
 
 

@@ -266,7 +266,7 @@ async def test_the_header_labels_every_count(lifecycle):
         assert f"rules {total - retired} active / {total}" in text
         assert "memories " in text and " core · " in text and " archived" in text
         assert "proposals " in text and " pending" in text and "forget " in text and " open" in text
-        assert "test.db · as tester" in text
+        assert "test.db · tester · admin" in text
 
 
 async def test_at_80_columns_the_header_keeps_every_count_with_short_labels(lifecycle):
@@ -277,9 +277,11 @@ async def test_at_80_columns_the_header_keeps_every_count_with_short_labels(life
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         header = app.query_one("#status", StatusHeader)
-        shown = header.plain[: header.size.width - 2]  # what fits on the line
+        assert header.plain.rstrip().endswith("test.db · tester · admin")  # who you are: never cut
+        assert header.content_region.width >= len(header.plain)  # everything fits on the line
+        shown = header.plain
         assert f"rules {total - retired}/{total}" in shown
-        assert "mem " in shown and " arch" in shown and "prop " in shown and "forget " in shown
+        assert "mem " in shown and "prop " in shown and "fgt " in shown
         await pilot.resize_terminal(200, 40)
         await settle(app, pilot)
         assert f"rules {total - retired} active / {total}" in header.plain  # room again: full labels
@@ -340,5 +342,5 @@ async def test_search_rules_and_flows_tables_give_their_text_column_the_free_wid
         # the search cell holds the whole text (no cut at 48 characters); the column cuts it
         pane = app.pane("search")
         longest = max(pane.result.hits, key=lambda h: len(h.content))
-        cells = [row(app.query_one("#results", DataGrid), i)[2] for i in range(len(pane.result.hits))]
+        cells = [row(app.query_one("#results", DataGrid), i)[5] for i in range(len(pane.result.hits))]
         assert any(c.endswith(" ".join(longest.content.split())) for c in cells)  # "weak · " may lead

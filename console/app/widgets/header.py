@@ -1,4 +1,9 @@
-"""The status header: database path, counts, the console's actor and the embedder's state."""
+"""The status header: the embedder's state, counts, and who you are on which database.
+
+Who you are (the verified identity, your role), the database and whether it is read-only are
+always shown, whatever the width: at 80 columns they are abbreviated (the file's name instead of
+its path, no `--actor` label, `RO`), never cut; the counts and the badge give way first (short
+labels, then tiny ones, then none)."""
 
 from __future__ import annotations
 
@@ -17,7 +22,14 @@ BADGES = {
 }
 
 
-READ_ONLY_STYLE = "bold white on dark_magenta"
+def badge(state: str, short: bool = False) -> Text:
+    label, style = BADGES.get(state, (f"keyword-only · {state}", "bold"))
+    if short:
+        label = "hybrid" if state == "ready" else "kw-only"
+    return Text(f" {label} ", style=style)
+
+
+READ_ONLY_STYLE = "bold white on red"
 
 
 def read_only_mark(engine) -> str:
@@ -28,9 +40,10 @@ def read_only_mark(engine) -> str:
     return "read-only replica" if getattr(engine, "standby", False) else "read-only"
 
 
-def badge(state: str) -> Text:
-    label, style = BADGES.get(state, (f"keyword-only · {state}", "bold"))
-    return Text(f" {label} ", style=style)
+def _mark(read_only: bool | str) -> str:
+    if isinstance(read_only, str):
+        return read_only
+    return "read-only" if read_only else ""
 
 
 class StatusHeader(Static):
@@ -38,11 +51,12 @@ class StatusHeader(Static):
     StatusHeader { height: 1; background: $panel; color: $text; padding: 0 1; }
     """
 
-    def __init__(self, db_path: str, actor: str, read_only: str = "", **kwargs) -> None:
+    def __init__(self, db_path: str, actor: str, role: str = "", read_only: bool | str = False, **kwargs) -> None:
         super().__init__("", **kwargs)
         self.db_path = db_path
-        self.actor = actor
-        self.read_only = read_only  # "read-only replica" / "read-only" (read_only_mark), or
+        self.actor = actor  # the audit text: `alice` or `alice (as ops-lead)` (engine/identity.py)
+        self.role = role
+        self.read_only = _mark(read_only)  # "", "read-only" or "read-only replica"
         self.counts = None
         self.rules_by_status: dict[str, int] | None = None
         self.embedder_state = "idle"
@@ -60,37 +74,68 @@ class StatusHeader(Static):
     def on_resize(self) -> None:
         self._draw()
 
-    def _draw(self) -> None:
-        # Badge and counts first: a long database path is what gets cut on a narrow terminal, and
-        # when even the counts would not fit (80 columns) they take their short labels.
-        # Short labels only on a narrow terminal (under 100 columns, e.g. 80×24), where the long
-        # ones would cut the counts themselves; wider, the long labels stay and the path gives way.
-        room = self.size.width - 2  # the padding
-        compact = 0 < room < 98 and self.counts is not None and self._line(False, path=False).cell_len > room
-        self.update(self._line(compact))
+    def set_identity(self, actor: str, role: str, read_only: bool | str) -> None:
+        self.actor, self.role, self.read_only = actor, role, _mark(read_only)
+        self._draw()
 
-    def _line(self, compact: bool, path: bool = True) -> Text:
+    def _draw(self) -> None:
+        room = self.size.width - 2  # the padding
+        self.update(self._fitted(room) if room > 0 else self._line(0, 0))
+
+    def _fitted(self, room: int) -> Text:
+        """The richest line that fits: (identity level, counts level) in order of preference. The
+        identity's shortest form is always there; wide, the full path and the label come back."""
+        levels = [(0, 0, 5), (1, 0, 5), (1, 1, 5), (2, 1, 5), (1, 2, 5), (2, 2, 5)]
+        levels += [(2, 3, n) for n in (5, 4, 3, 2, 1)] + [(2, 4, 0)]  # tiny counts, the last ones first
+        for who, counts, pairs in levels:
+            line = self._line(who, counts, pairs)
+            if line.cell_len <= room:
+                return line
+        return self._line(2, 5)
+
+    def _line(self, who: int, counts: int, keep: int = 5) -> Text:
+        """`who`: 0 full path + label, 1 file name + label, 2 file name only. `counts`: 0 long
+        labels, 1 short, 2 short + short badge, 3 tiny, 4 badge only, 5 nothing but who."""
         t = Text()
-        if self.read_only:  # first: never the part a narrow terminal cuts
-            t.append(f" {self.read_only} ", style=READ_ONLY_STYLE)
+        if counts < 5:
+            t.append_text(badge(self.embedder_state, short=counts >= 2))
             t.append(" ")
-        t.append_text(badge(self.embedder_state))
-        t.append(" ")
         c = self.counts
-        if c is None:
+        if counts >= 4:
+            pass
+        elif c is None:
             t.append("counting…", style="dim")
         else:
-            pairs = counts_line(c, self.rules_by_status, short=compact)
+            pairs = counts_line(c, self.rules_by_status, short=counts >= 1, tiny=counts >= 3)[:keep]
             for i, (label, value) in enumerate(pairs):
                 if i:
-                    t.append(" │ ", style="dim")
+                    t.append(" │ " if counts < 3 else " ", style="dim")
                 t.append(f"{label} ", style="dim")
                 t.append(value)
-        if not path:
-            return t
-        t.append(" │ ", style="dim")
-        t.append(visible(_home(self.db_path), one_line=True), style="bold")
-        t.append(f" · as {visible(self.actor, one_line=True)}", style="dim")  # --actor is typed text
+        if counts < 4:
+            t.append(" │ ", style="dim")
+        t.append_text(self.identity_text(who))
+        return t
+
+    def identity_text(self, level: int = 0) -> Text:
+        """`~/mem/test.db · alice (as ops-lead) · curator READ-ONLY`, abbreviated by `level`."""
+        from engine.identity import parse_actor
+
+        t = Text()
+        path = _home(self.db_path) if level == 0 else _base(self.db_path)
+        t.append(visible(path, one_line=True), style="bold")
+        who = parse_actor(self.actor)
+        t.append(" · ", style="dim")
+        t.append(visible(who.verified, one_line=True), style="bold")  # stored or typed text: escaped
+        if who.label and level < 2:
+            t.append(f" (as {visible(who.label, one_line=True)})", style="dim")
+        if self.role:
+            t.append(" · ", style="dim")
+            t.append(self.role)
+        if self.read_only:
+            t.append(" ")
+            short = "REPLICA" if "replica" in self.read_only else "RO"
+            t.append(f" {self.read_only.upper()} " if level < 2 else f" {short} ", style=READ_ONLY_STYLE)
         return t
 
     @property
@@ -100,9 +145,11 @@ class StatusHeader(Static):
         return getattr(rendered, "plain", str(rendered))
 
 
-def counts_line(c, rules_by_status: dict[str, int] | None, short: bool = False) -> list[tuple[str, str]]:
+def counts_line(
+    c, rules_by_status: dict[str, int] | None, short: bool = False, tiny: bool = False
+) -> list[tuple[str, str]]:
     """(label, value) pairs, each count named: "rules" "12 active / 80"; `short`: the short labels
-    of a narrow terminal, "rules" "12/80" (active/all)."""
+    of a narrow terminal, "rules" "12/80" (active/all); `tiny`: "mem" "1/10/1" (core/active/archived)."""
     tiers = c.memories_by_tier
     core, active, archived = (f"{tiers.get(t, 0):,}" for t in ("core", "active", "archived"))
     if rules_by_status:
@@ -111,6 +158,14 @@ def counts_line(c, rules_by_status: dict[str, int] | None, short: bool = False) 
         rules = f"{live}/{total:,}" if short else f"{live} active / {total:,}"
     else:
         rules = f"{c.rules:,}" if short else f"{c.rules:,} active"
+    if tiny:
+        return [
+            ("mem", f"{core}/{active}/{archived}"),
+            ("sess", f"{c.sessions:,}"),
+            ("rules", rules),
+            ("prop", f"{c.pending_proposals:,}"),
+            ("fgt", f"{c.open_forget_requests:,}"),
+        ]
     if short:
         return [
             ("mem", f"{core} core·{active} act·{archived} arch"),
@@ -133,3 +188,9 @@ def _home(path: str) -> str:
 
     home = os.path.expanduser("~")
     return "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path
+
+
+def _base(path: str) -> str:
+    """The database's name: a file's name, or a server URL's database (`postgresql://h/mem` -> mem)."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return name.split("?", 1)[0] or path

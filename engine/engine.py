@@ -153,13 +153,13 @@ class MemoryEngine:
     def recalls(self) -> Recalls:
         from engine.recalls.service import Recalls
 
-        return Recalls(self.ctx, self.retrieval)
+        return self._guarded(Recalls(self.ctx, self.retrieval), "recalls")
 
     @cached_property
     def checks(self) -> Checks:
         from engine.recalls.checks import Checks
 
-        return Checks(self.ctx, self.retrieval)
+        return self._guarded(Checks(self.ctx, self.retrieval), "checks")
 
     @cached_property
     def health(self) -> Health:

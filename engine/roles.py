@@ -88,6 +88,7 @@ POLICY: dict[str, Need] = {
     **{f"memories.{m}": _V for m in ("current_strength", "get", "list", "pending_vectors", "embed_one")},
     **{f"memories.{m}": _A for m in ("add", "add_batch", "add_ex", "add_many", "add_many_ex", "archive")},
     **{f"memories.{m}": _A for m in ("from_message", "reinforce", "reinforce_in", "backfill_vectors")},
+    "memories.record_access": _A,
     **{f"memories.{m}": _C for m in ("archive_many", "decay_restart", "edit", "pin", "pin_many")},
     **{f"memories.{m}": _C for m in ("restore", "set_importance", "set_tier", "unpin")},
     # sessions
@@ -148,6 +149,15 @@ POLICY: dict[str, Need] = {
     **{f"forget.{m}": _F for m in ("open", "preview", "execute", "run", "verify")},
     # health
     "health.doctor": _doctor,
+    # recalls and retrieval checks (engine/recalls/): reading the log, replaying and running checks
+    # are reads (a check run records its outcome: bookkeeping, as a search's access is)
+    **{
+        f"recalls.{m}": _V
+        for m in ("count", "get", "list", "replay", "request_of", "rerun", "why_not")
+    },
+    "recalls.prune": _ADM,
+    **{f"checks.{m}": _V for m in ("failing", "get", "list", "request_of", "run", "run_due")},
+    **{f"checks.{m}": _C for m in ("add", "add_from_recall", "remove")},
     # operators (engine/operators.py)
     **{f"operators.{m}": _V for m in ("whoami", "list", "check", "roles", "roles_with_why")},
     **{f"operators.{m}": _ADM for m in ("grant", "revoke")},

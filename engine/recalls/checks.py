@@ -126,7 +126,7 @@ class Checks:
             for c, ok, rank, why in outcomes:
                 conn.retrieval_checks.record_run(c.id, now, ok, rank, why)
 
-        if outcomes:
+        if outcomes and not self.ctx.store.readonly:  # a standby runs them and keeps no outcome
             self.ctx.store.write(write)
         return CheckRun([self.get(c.id) for c in checks])
 

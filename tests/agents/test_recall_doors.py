@@ -13,6 +13,7 @@ from mcp import Client, StdioServerParameters
 from console.cli import main
 from console.hermes.provider import MemconsoleProvider
 from engine import HashEmbedder, open_engine
+from engine.identity import parse_actor
 
 from .conftest import MEMCONSOLE, child_env
 
@@ -41,7 +42,8 @@ async def test_mcp_recall_writes_one_log_row_under_the_callers_identity(db_path)
         returned = [h["id"] for h in r.structured_content["hits"]]
     assert returned[0] == mid
     (rec,) = logged(db_path)
-    assert (rec.door, rec.actor, rec.agent, rec.query, rec.k) == (
+    # Over stdio the server runs as the OS user: --actor is a label beside it (engine/identity.py).
+    assert (rec.door, parse_actor(rec.actor).label, rec.agent, rec.query, rec.k) == (
         "mcp", "claude-code", "atlas", "staging database password", 2,
     )  # fmt: skip
     assert rec.hit_ids == returned and rec.filters["agent"] == "atlas"
@@ -74,7 +76,7 @@ def test_cli_search_with_access_is_logged_and_without_is_not(db_path, capsys) ->
         main(["--db", db, "--actor", "ops", "search", "staging password", "--mode", "keyword", "--json"]) == 0
     )
     (rec,) = logged(db_path)
-    assert (rec.door, rec.actor, rec.mode, rec.hit_ids) == ("cli", "ops", "keyword", [mid])
+    assert (rec.door, parse_actor(rec.actor).label, rec.mode, rec.hit_ids) == ("cli", "ops", "keyword", [mid])
     capsys.readouterr()
     assert main(["--db", db, "recalls", "--json"]) == 0
     assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [rec.id]

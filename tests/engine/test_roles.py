@@ -19,7 +19,7 @@ NOBODY = 65534  # another OS user owns the database: this process is not its own
 
 NOUNS = (
     "memories", "sessions", "retrieval", "decay", "rules", "flows", "audit", "operators",
-    "boot", "gates", "importers", "curator", "forget", "health",
+    "boot", "gates", "importers", "curator", "forget", "health", "recalls", "checks",
 )  # fmt: skip
 
 

@@ -63,7 +63,8 @@ class PgConnection(Gateways):
             raise unsupported(f"a SQL function ({str(exc).splitlines()[0]})") from None
         except (psycopg.ProgrammingError, psycopg.DataError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise unsupported(f"this statement ({first}): {' '.join(sql.split())[:120]}") from None
+            text = sql if isinstance(sql, str) else repr(sql)  # psycopg.sql.Composed in DDL
+            raise unsupported(f"this statement ({first}): {' '.join(text.split())[:120]}") from None
 
     def executemany(self, sql: str, params: Iterable[Sequence[Any] | Mapping[str, Any]]) -> Any:
         """`execute` for each parameter set."""

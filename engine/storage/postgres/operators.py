@@ -29,9 +29,10 @@ GROUPS = {
     "admin": "memconsole_admin",
 }
 _WORD = {v: k for k, v in GROUPS.items()}
-# A viewer writes one kind of row: its refusal in the audit trail, with the bookkeeping every
-# write does (the change counter, the keyword queue the store empties before commit).
-VIEWER_WRITES = {"audit": "INSERT", "fts_pending": "INSERT, DELETE", "mc_changes": "INSERT, UPDATE"}
+# A viewer writes its refusals in the audit trail and the outcome of a check it runs, with the
+# bookkeeping every write does (the keyword queue the store empties before commit; the change
+# sequence is granted to every group).
+VIEWER_WRITES = {"audit": "INSERT", "fts_pending": "INSERT, DELETE", "retrieval_checks": "UPDATE"}
 
 _ROLES_OF = """
 SELECT r.rolsuper,

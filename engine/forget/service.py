@@ -33,6 +33,7 @@ from engine.forget import prints
 from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
 from engine.forget.delete import delete_case
 from engine.forget.levels import file_levels, server_levels, summary
+from engine.forget.match import Matcher, check_mode
 from engine.forget.scan import scan_files
 from engine.forget.seal import discard, main_count, new_token, unseal
 from engine.forget.select import close_over, resolve
@@ -48,8 +49,21 @@ from engine.forget.types import (
 )
 from engine.forget.verify import (
     MIN_PIECE,
+    char_windows,
+    redact,
     redact_reports,
     targets,
+)
+from engine.forget.workflow import (
+    OPEN_STATES,
+    approvals,
+    check_can_approve,
+    check_can_execute,
+    excluded,
+    match_mode,
+    scope_digest,
+    stamp,
+    with_excluded,
 )
 from engine.paths import home_of
 
@@ -57,7 +71,6 @@ if TYPE_CHECKING:
     from engine.context import Context
     from engine.storage.port import Connection, Storage
 
-DEFAULT_DEADLINE_DAYS = 30.0
 CHECKPOINT_TRIES = 10  # x 0.2 s: how long a forget waits for other readers to let go
 CHECKPOINT_PAUSE = 0.2
 
@@ -78,10 +91,18 @@ class Forget:
 
     # -- cases -------------------------------------------------------------------------------------
     def open(
-        self, scope_kind: str, values: Any, reason: str, deadline: float | str | None = None
+        self,
+        scope_kind: str,
+        values: Any,
+        reason: str,
+        deadline: float | str | None = None,
+        match: str | None = None,
     ) -> ForgetRequest:
         """Open a case. `values`: memory ids (scope memory), a session id, an agent, a user or a
-        query text. The deadline defaults to 30 days after the request."""
+        query text; a query matches in `match` mode (word, the default; phrase; substring:
+        engine/forget/match.py). The deadline defaults to settings `[forget] deadline_days` (30)
+        days after the request."""
+        mode = check_mode(match)
         if scope_kind not in FORGET_SCOPES:
             raise InvalidInput(f"unknown scope {cut(scope_kind)}; use one of {', '.join(FORGET_SCOPES)}")
         if not isinstance(reason, str) or not reason.strip():
@@ -90,17 +111,22 @@ class Forget:
         now = self.ctx.clock.now()
         actor = self.ctx.actor
         dl = parse_time(deadline) if isinstance(deadline, str) else deadline
-        dl = now + DEFAULT_DEADLINE_DAYS * DAY if dl is None else float(dl)
+        dl = now + self.ctx.settings.forget.deadline_days * DAY if dl is None else float(dl)
+        if scope_kind == "query":
+            Matcher(value, mode)  # a query with nothing to match is refused up front
 
         def write(conn: Connection) -> int:
             if scope_kind != "query":
                 resolve(conn, scope_kind, value)  # a scope naming nothing is refused up front
             rid = conn.forget_requests.insert(scope_kind, value, reason, actor, now, dl)
+            if scope_kind == "query":
+                conn.forget_requests.set_workflow(rid, {"match": mode})
             # A query names the content itself: the audit keeps only its hash.
             shown = query_digest(value) if scope_kind == "query" else value
             audit.append(conn, at=now, actor=actor, action="forget-request", target_kind="forget_request",
                          target_id=rid, reason=reason,
-                         summary={"scope": scope_kind, "value": shown})  # fmt: skip
+                         summary={"scope": scope_kind, "value": shown,
+                                  **({"match": mode} if scope_kind == "query" else {})})  # fmt: skip
             return rid
 
         return self.get(self.store.write(write))
@@ -128,9 +154,12 @@ class Forget:
 
         def write(conn: Connection) -> tuple[builtins.list[ForgetItem], dict]:
             with eraser.tolerant(conn):
-                sel = resolve(conn, req.scope_kind, req.scope_value)
+                mode = match_mode(req)
+                own = resolve(conn, req.scope_kind, req.scope_value, mode)
+                sel = own.without(excluded(req))
                 full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
-                items = listed_items(conn, full)
+                matcher = Matcher(req.scope_value, mode) if req.scope_kind == "query" else None
+                items = listed_items(conn, full, sel, matcher)
                 keep = {"seal": req.selected["seal"]} if req.selected.get("seal") else {}  # an earlier try's
                 conn.forget_requests.previewed(req.id, {**sel.as_ids(), **keep}, full.counts())
                 audit.append(conn, at=now, actor=actor, action="forget-preview", target_kind="forget_request",
@@ -138,7 +167,97 @@ class Forget:
                 return items, full.counts()
 
         items, counts = self.store.write(write)
-        return ForgetPreview(self.get(req.id), items, counts)
+        return ForgetPreview(self.get(req.id), items, counts, excluded(req))
+
+    # -- narrowing, withdrawal, approval, accepted residue (engine/forget/workflow.py) -------------
+    def exclude(
+        self, request_id: int, items: builtins.list[tuple[str, Any]], keep: bool = False
+    ) -> ForgetPreview:
+        """Drop records ((kind, id): memory, message, rule, session, flow) from an open case's
+        scope, or put them back (`keep`), then preview it again: the cascade follows what stays.
+        An approval of the earlier scope no longer counts."""
+        req = self.get(request_id)
+        if req.status not in OPEN_STATES:
+            raise InvalidInput(f"forget request {req.id} is {req.status}; its scope can no longer change")
+        if not items:
+            raise InvalidInput("name at least one record to drop (kind and id)")
+        wf = with_excluded(req, [(str(k), str(i)) for k, i in items], keep)
+        now, actor = self.ctx.clock.now(), self.ctx.actor
+
+        def write(conn: Connection) -> None:
+            conn.forget_requests.set_workflow(req.id, wf)
+            audit.append(conn, at=now, actor=actor, action="forget-include" if keep else "forget-exclude",
+                         target_kind="forget_request", target_id=req.id,
+                         summary={"items": [f"{k}:{i}" for k, i in items]})  # fmt: skip
+
+        self.store.write(write)
+        return self.preview(req.id)
+
+    def withdraw(self, request_id: int, reason: str) -> ForgetRequest:
+        """Close an open case without removing anything. It leaves the open count and keeps its
+        audit trail; a query's text is kept only as its keyed hash from now on (and redacted from
+        the request's reason), so a withdrawn case holds no text of what it was about."""
+        req = self.get(request_id)
+        if req.status not in OPEN_STATES:
+            raise InvalidInput(f"forget request {req.id} is {req.status}; only an open case can be withdrawn")
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInput("withdrawing a forget request needs a reason")
+        now, actor = self.ctx.clock.now(), self.ctx.actor
+        query = req.scope_kind == "query"
+        value = query_digest(req.scope_value) if query else req.scope_value
+        kept = redact(req.reason, char_windows([req.scope_value])) if query else req.reason
+        why = redact(reason, char_windows([req.scope_value])) if query else reason
+        wf = {**req.workflow, "withdrawn": stamp(actor, now, reason=why)}
+
+        def write(conn: Connection) -> None:
+            conn.forget_requests.set_workflow(req.id, wf, status="withdrawn", scope_value=value, reason=kept,
+                                              selected={})  # fmt: skip
+            audit.append(conn, at=now, actor=actor, action="forget-withdraw", target_kind="forget_request",
+                         target_id=req.id, reason=why, summary={"scope": req.scope_kind})  # fmt: skip
+
+        self.store.write(write)
+        discard(self.path, req.selected.get("seal"))
+        return self.get(req.id)
+
+    def approve(self, request_id: int) -> ForgetRequest:
+        """A second operator signs off the case's previewed scope (the two-person rule,
+        settings `[forget] approvals = 2`). The requester cannot approve their own case; a new
+        preview or a dropped record needs a new approval."""
+        req = self.get(request_id)
+        actor, now = self.ctx.actor, self.ctx.clock.now()
+        check_can_approve(req, actor)
+        digest = scope_digest(req.selected)
+        wf = {**req.workflow, "approvals": [*approvals(req), stamp(actor, now, scope=digest)]}
+
+        def write(conn: Connection) -> None:
+            conn.forget_requests.set_workflow(req.id, wf)
+            audit.append(conn, at=now, actor=actor, action="forget-approve", target_kind="forget_request",
+                         target_id=req.id, summary={"scope": digest, "counts": req.counts})  # fmt: skip
+
+        self.store.write(write)
+        return self.get(req.id)
+
+    def accept_residue(self, request_id: int, reason: str) -> ForgetRequest:
+        """Record that an executed case's remaining residue was looked at and accepted (pieces
+        shared with live records outside the case's scope): audited with the reason. The case stays
+        `executed`: `verified` still means no residue of the forgotten records was found."""
+        req = self.get(request_id)
+        if req.status != "executed":
+            raise InvalidInput(f"forget request {req.id} is {req.status}; only an executed case with residue"
+                               " can have it accepted")  # fmt: skip
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInput("accepting residue needs a reason")
+        now, actor = self.ctx.clock.now(), self.ctx.actor
+        wf = {**req.workflow, "residue_accepted": stamp(actor, now, reason=reason, residue=req.residue)}
+
+        def write(conn: Connection) -> None:
+            conn.forget_requests.set_workflow(req.id, wf)
+            audit.append(conn, at=now, actor=actor, action="forget-accept-residue",
+                         target_kind="forget_request", target_id=req.id, reason=reason,
+                         summary={"residue": req.residue})  # fmt: skip
+
+        self.store.write(write)
+        return self.get(req.id)
 
     # -- execute -------------------------------------------------------------------------------------
     def execute(
@@ -156,6 +275,7 @@ class Forget:
             return self._finish(req.id, verify)
         if req.status not in ("open", "previewed"):
             raise InvalidInput(f"forget request {req.id} is already {req.status}")
+        check_can_execute(req, self.ctx.settings.forget.approvals)
         report_files(self.path)  # an unsafe curator folder is refused before anything goes
         now = self.ctx.clock.now()
         actor = self.ctx.actor
@@ -172,6 +292,8 @@ class Forget:
         def write(conn: Connection) -> None:
             with eraser.tolerant(conn):
                 delete_case(conn, eraser, req, token, memory_ids, message_ids, now, actor, self.path, packed)
+                wf = {**req.workflow, "executed_by": stamp(actor, now)}
+                conn.forget_requests.set_workflow(req.id, wf)
                 eraser.purge_indexes(conn)
                 _test_pause("before-commit")
 
@@ -207,12 +329,16 @@ class Forget:
         *,
         preview: bool = False,
         deadline: float | str | None = None,
+        match: str | None = None,
     ) -> ForgetPreview | ForgetResult:
         """One call: open a case (or reuse the open case with the same scope, so a preview and the
         execution after it are one case), preview it, and (unless `preview`) execute and verify it."""
         value = scope_value(scope_kind, values) if scope_kind in FORGET_SCOPES else ""
+        mode = check_mode(match)
         same = self.store.query(lambda c: c.forget_requests.open_case(scope_kind, value))
-        req = self.get(same) if same is not None else self.open(scope_kind, values, reason, deadline)
+        if same is not None and scope_kind == "query" and match_mode(self.get(same)) != mode:
+            same = None  # the same words matched another way are another case
+        req = self.get(same) if same is not None else self.open(scope_kind, values, reason, deadline, mode)
         pv = self.preview(req.id)
         return pv if preview else self.execute(req.id)
 
@@ -274,8 +400,10 @@ class Forget:
 
         # On a server the case records what "verified" covers, level by level (a file database's
         # one level is its files, all of them scanned: its records stay as they were).
-        lines = summary(levels) if server is not None or len(levels) > 2 else {}
-        counts = {**req.counts, "levels": lines} if lines else req.counts
+        # Both backends record every level's line and what it checked (issue #25: a fresh forget's
+        # JSON says "verified" or why not, level by level).
+        lines = summary(levels)
+        counts = {**req.counts, "levels": lines, "level_notes": {lv.name: lv.note for lv in levels}}
         marks = None
         if residue == 0 and truncated:  # proven gone: the seal goes, keyed fingerprints stay
             with self.store.reading() as conn, eraser.tolerant(conn):

@@ -11,7 +11,9 @@ Modes (issue #25):
 
 Every mode compares text folded the same way (engine/forget/fold.py: NFKC, case-folded), so
 "ＳＡＭ" and "Zoë"/"ZOË" match as the operator expects. Words are Unicode letters and digits; an
-underscore joins a word (an identifier such as `sam_id` is one word)."""
+underscore joins a word (an identifier such as `sam_id` is one word). In scripts written without
+spaces (Chinese, Japanese, Thai, ...) a word's edge cannot be seen, so "白马尖" matches inside
+"我们去白马尖爬山"."""
 
 from __future__ import annotations
 
@@ -78,9 +80,24 @@ def _patterns(query: str, mode: MatchMode) -> list[re.Pattern[str]]:
     if not words:
         raise InvalidInput("a forget query in word or phrase mode needs at least one letter or digit")
     if mode == "phrase":
-        body = r"\W+".join(re.escape(w) for w in words)
-        return [re.compile(rf"(?<!\w){body}(?!\w)")]
-    return [re.compile(rf"(?<!\w){re.escape(w)}(?!\w)") for w in dict.fromkeys(words)]
+        return [_bounded(r"\W+".join(re.escape(w) for w in words), words[0], words[-1])]
+    return [_bounded(re.escape(w), w, w) for w in dict.fromkeys(words)]
+
+
+# Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer, Myanmar):
+# there a word's edge cannot be told from the text, so their characters match where they stand.
+_SPACELESS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x3040, 0x30FF), (0x31F0, 0x31FF),
+              (0x3400, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x3FFFF))  # fmt: skip
+
+
+def _spaceless(ch: str) -> bool:
+    return any(lo <= ord(ch) <= hi for lo, hi in _SPACELESS)
+
+
+def _bounded(body: str, first: str, last: str) -> re.Pattern[str]:
+    before = "" if _spaceless(first[0]) else r"(?<!\w)"
+    after = "" if _spaceless(last[-1]) else r"(?!\w)"
+    return re.compile(before + body + after)
 
 
 def context(text: str, spans: list[tuple[int, int]], width: int = 160) -> tuple[str, list[tuple[int, int]]]:

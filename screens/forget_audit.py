@@ -110,8 +110,7 @@ class ForgetAuditPane(Pane):
                 yield Static("", id="case-detail")
             yield DataGrid(id="cases", flex_column="value")
         yield Static(
-            "n new · enter previews · p preview · space mark · x drop · X execute · w withdraw · a approve"
-            " · V verify",
+            "p preview · space/x drop rows · X execute · w withdraw · a approve · V verify",
             id="forget-status",
             classes="hint",
         )
@@ -177,7 +176,7 @@ class ForgetAuditPane(Pane):
         c = self.cases.get(key or "")
         if c is None:
             return
-        t = detail(c, self.engine.clock.now())
+        t = detail(c, self.engine.clock.now(), notes=self.size.width >= 120)
         if self.result and self.result.request_id == c.id and self.result.verification:
             v = self.result.verification
             t.append(
@@ -296,6 +295,9 @@ class ForgetAuditPane(Pane):
             self._want_case = pv.request.id  # a new case: select it once the list has it
             self.load_cases()
         self.query_one("#forget-reason", Input).value = ""
+        self.query_one("#forget-status", Static).update(
+            f"Case #{pv.request.id}: space marks preview rows, x drops them · X executes · w withdraws"
+        )
         self.table("#cases").focus()
 
     def _fill_preview(self) -> None:

@@ -67,20 +67,35 @@ def cases_title(cases: list[ForgetRequest], now: float) -> str:
     return f"forget cases ({' · '.join(parts)})"
 
 
-def detail(c: ForgetRequest, now: float) -> Text:
-    """Everything about one case, one fact per line (the panel scrolls; lines wrap at 80 columns)."""
+def detail(c: ForgetRequest, now: float, notes: bool = True) -> Text:
+    """Everything about one case, one fact per line, the verification's levels first (so an 80x24
+    terminal shows every level's line without scrolling); `notes`: what each level checked (wide
+    terminals; the panel scrolls anyway)."""
     t = Text()
     t.append(f"case #{c.id} ", style="bold")
     t.append(c.status.upper() if c.status == "withdrawn" else c.status, style="bold")
     d: Due = due(c, now)
-    t.append(" · ")
-    t.append(f"OVERDUE ({d.text})" if d.overdue else d.text, style=OVERDUE_STYLE if d.overdue else "")
-    t.append(f" · deadline {when(c.deadline)}")
-    match = c.workflow.get("match")
-    t.append(
-        f"\nscope {c.scope_kind} {one_line(c.scope_value, 60)}" + (f" · match: {match}" if match else "")
-    )
-    t.append(f"\nreason: {one_line(c.reason, 200)}")
+    if d.days_left is not None:
+        t.append(" · ")
+        t.append(f"OVERDUE ({d.text})" if d.overdue else d.text, style=OVERDUE_STYLE if d.overdue else "")
+        t.append(f" · deadline {when(c.deadline)}")
+    if c.residue is not None:
+        t.append(" · ")
+        t.append(f"residue {c.residue}", style="bold green" if c.residue == 0 else "bold red")
+        if c.status == "executed":
+            t.append(" — not verified", style="bold")
+    said = c.counts.get("level_notes") if isinstance(c.counts.get("level_notes"), dict) else {}
+    for name, line in (c.counts.get("levels") or {}).items():  # what each level found, and checked
+        t.append(f"\n  {name}: ", style="bold")
+        bad = str(line).startswith("residue")
+        t.append(str(line), style="green" if line == "clean" else "bold red" if bad else "dim")
+        note = (said or {}).get(name)
+        if notes and note and note != line:
+            t.append(f" — {note}", style="dim")
+    acc = c.workflow.get("residue_accepted")
+    if isinstance(acc, dict):
+        why = one_line(str(acc.get("reason", "")), 200)
+        t.append(f"\nresidue accepted by {acc.get('by')} {when(acc.get('at'))}: {why}")
     who = f"\nrequested by {c.requested_by} {when(c.requested_at)}"
     approvers = approved_by(c)
     if approvers:
@@ -89,36 +104,22 @@ def detail(c: ForgetRequest, now: float) -> Text:
     if isinstance(ex, dict) and ex.get("by"):
         who += f" · executed by {ex['by']} {when(ex.get('at'))}"
     t.append(who)
+    w = c.workflow.get("withdrawn")
+    if isinstance(w, dict):
+        t.append(
+            f"\nwithdrawn by {w.get('by')} {when(w.get('at'))}: {one_line(str(w.get('reason', '')), 200)}"
+        )
+    match = c.workflow.get("match")
+    t.append(
+        f"\nscope {c.scope_kind} {one_line(c.scope_value, 60)}" + (f" · match: {match}" if match else "")
+    )
+    t.append(f"\nreason: {one_line(c.reason, 200)}")
     dropped = c.workflow.get("excluded")
     if isinstance(dropped, dict) and dropped:
         t.append(
             "\ndropped from the scope: "
             + ", ".join(f"{k} {', '.join(map(str, v))}" for k, v in dropped.items())
         )
-    w = c.workflow.get("withdrawn")
-    if isinstance(w, dict):
-        t.append(
-            f"\nwithdrawn by {w.get('by')} {when(w.get('at'))}: {one_line(str(w.get('reason', '')), 200)}"
-        )
     if c.counts:
         t.append(f"\nremoves: {counts_text(c.counts)}")
-    if c.residue is not None:
-        t.append("\nverification: ", style="bold")
-        t.append(f"residue {c.residue}", style="bold green" if c.residue == 0 else "bold red")
-        if c.verified_at:
-            t.append(f" (verified {when(c.verified_at)})")
-        elif c.status == "executed":
-            t.append(" — not verified", style="bold")
-    notes = c.counts.get("level_notes") if isinstance(c.counts.get("level_notes"), dict) else {}
-    for name, line in (c.counts.get("levels") or {}).items():  # what each level found, and checked
-        t.append(f"\n  {name}: ", style="bold")
-        bad = str(line).startswith("residue")
-        t.append(str(line), style="green" if line == "clean" else "bold red" if bad else "dim")
-        note = (notes or {}).get(name)
-        if note and note != line:
-            t.append(f" — {note}", style="dim")
-    acc = c.workflow.get("residue_accepted")
-    if isinstance(acc, dict):
-        said = one_line(str(acc.get("reason", "")), 200)
-        t.append(f"\nresidue accepted by {acc.get('by')} {when(acc.get('at'))}: {said}")
     return t

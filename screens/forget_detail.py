@@ -92,6 +92,14 @@ def detail(c: ForgetRequest, now: float, notes: bool = True) -> Text:
         note = (said or {}).get(name)
         if notes and note and note != line:
             t.append(f" — {note}", style="dim")
+    for h in c.counts.get("residue_at") or []:  # where the residue lies (a file database)
+        at = f"\n  residue at {h.get('file')} offset {h.get('offset')}"
+        at += f", page {h['page']}" + (f" of {h['table']}" if h.get("table") else "") if h.get("page") else ""
+        t.append(at, style="red")
+        if h.get("shared_with"):
+            t.append(f": {h['shared_with']} (outside the case)", style="bold")
+    if c.counts.get("residue_at") and c.status == "executed" and not c.workflow.get("residue_accepted"):
+        t.append("\n  widen the case, or press A to accept the residue with a reason", style="dim")
     acc = c.workflow.get("residue_accepted")
     if isinstance(acc, dict):
         why = one_line(str(acc.get("reason", "")), 200)

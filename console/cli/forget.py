@@ -94,6 +94,10 @@ def _human(o: dict) -> None:
         click.echo(f"  {it['kind']} {it['id']} ({it['why']}): {visible(shown, one_line=True)}")
     if o.get("why_not_verified") and o["status"] == "executed":
         click.echo(f"  not verified: {o['why_not_verified']}")
+        for h in o["counts"].get("residue_at") or []:
+            click.echo(f"  residue at {where(h)}")
+        if o["counts"].get("residue_at"):
+            click.echo(f"  widen the case, or: forget-request {o['request_id']} --accept-residue --reason R")
 
 
 def _marked(text: str, marks: list) -> str:
@@ -351,4 +355,14 @@ def _show(o: dict) -> None:
         lines.append(f"  {lv['name']}: {lv['line']}")
     if o.get("why_not_verified") and o["status"] == "executed":
         lines.append(f"  not verified: {o['why_not_verified']}")
+    lines += [f"  residue at {where(h)}" for h in o["counts"].get("residue_at") or []]
     click.echo("\n".join(lines))
+
+
+def where(h: dict) -> str:
+    """One located residue hit: "demo.db offset 36789 (12 bytes), page 9 of rules: piece shared
+    with live rule #37"."""
+    out = f"{h.get('file')} offset {h.get('offset')} ({h.get('length', '?')} bytes)"
+    if h.get("page"):
+        out += f", page {h['page']}" + (f" of {h['table']}" if h.get("table") else "")
+    return out + (f": {h['shared_with']}" if h.get("shared_with") else "")

@@ -33,6 +33,7 @@ from engine.forget import prints
 from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
 from engine.forget.delete import delete_case
 from engine.forget.levels import file_levels, server_levels, summary
+from engine.forget.locate import locate
 from engine.forget.match import Matcher, check_mode
 from engine.forget.scan import scan_files
 from engine.forget.seal import discard, main_count, new_token, unseal
@@ -367,6 +368,7 @@ class Forget:
         eraser = self.store.eraser
         token = req.selected.get("seal")
         held = unseal(self.path, token)
+        located: builtins.list[dict] = []
         if held is None and req.selected.get("prints"):
             return self._recheck(req)
         texts, strict = held if held else (None, [])
@@ -389,6 +391,9 @@ class Forget:
                      else {str(p): 0 for p in paths})  # fmt: skip
             files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
             residue = sum(files.values())
+            if residue:  # where it lies: file, page, table, and a live record sharing the piece
+                with self.store.reading() as conn, eraser.tolerant(conn):
+                    located = locate(conn, paths, tg, {str(p): _shown(self.path, p) for p in paths})
             searched, skipped = tg.count, tg.skipped
             levels = file_levels(residue, files, tg.unchecked)
         ver = Verification(req.id, residue, files, len(texts or []) + len(strict), searched, skipped,
@@ -404,6 +409,9 @@ class Forget:
         # JSON says "verified" or why not, level by level).
         lines = summary(levels)
         counts = {**req.counts, "levels": lines, "level_notes": {lv.name: lv.note for lv in levels}}
+        counts.pop("residue_at", None)
+        if located:
+            counts["residue_at"] = located
         marks = None
         if residue == 0 and truncated:  # proven gone: the seal goes, keyed fingerprints stay
             with self.store.reading() as conn, eraser.tolerant(conn):

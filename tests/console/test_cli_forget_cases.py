@@ -115,3 +115,21 @@ def test_two_person_rule_between_two_actors(run, tmp_path, monkeypatch):
     assert code == 0, err
     code, out, _ = run("forget-request", rid)
     assert "requested" in out and "by alice; approved by bob; executed by alice" in out
+
+
+@pytest.mark.sqlite_only("locates residue in the SQLite file's pages (dbstat)")
+def test_residue_located_then_accepted(run):
+    code, out, _ = run("add", "The locker code is Quokka-4417-Lantern for the east door", "--no-dedup")
+    code, out, _ = run("rule", "add", "Never share Quokka-4417-Lantern with contractors", "--json")
+    rule = json.loads(out)["id"]
+    code, out, _ = run("forget", "--query", "Quokka-4417-Lantern", "--preview", "--reason", "asked", "--json")
+    rid = str(json.loads(out)["request_id"])
+    run("forget-request", rid, "--exclude", f"rule:{rule}")
+    code, out, _ = run("forget-request", rid, "--execute")
+    assert "not verified: residue found" in out and f"piece shared with live rule #{rule}" in out
+    assert "--accept-residue" in out and ", page " in out and " of rules" in out
+    code, out, err = run("forget-request", rid, "--accept-residue", "--reason", "legal hold", "--json")
+    doc = json.loads(out)
+    assert doc["status"] == "executed" and doc["residue_accepted"]["reason"] == "legal hold"
+    code, out, _ = run("audit", "--action", "forget-accept-residue", "--json")
+    assert code == 0 and "legal hold" in out

@@ -173,3 +173,29 @@ def test_two_person_rule(eng):
     )
     assert eng.memories.get(ids["possessive"]) is not None
     assert [e.actor for e in eng.audit.log(action="forget-approve", limit=10)] == ["bob (as ops-lead)", "bob"]
+
+
+@pytest.mark.sqlite_only("locates residue in the SQLite file's pages (dbstat)")
+def test_residue_is_located_and_can_be_accepted_with_a_reason(eng):
+    """An operator drops a rule from a query case: the rule keeps the query's text, so the bytes
+    remain. The residue is located (file, offset, page, table) and named as shared with that live
+    rule; accepting it is audited and the case stays `executed`, never `verified`."""
+    eng.add_memory("The locker code is Quokka-4417-Lantern for the east door", dedup=False)
+    rule = eng.rules.add("Never share Quokka-4417-Lantern with contractors").id
+    req = eng.forget.open("query", "Quokka-4417-Lantern", "asked")
+    eng.forget.preview(req.id)
+    eng.forget.exclude(req.id, [("rule", rule)])
+    res = eng.forget.execute(req.id)
+    assert res.status == "executed" and res.residue
+    at = res.counts["residue_at"]
+    assert at and at[0]["file"].endswith(".db") and at[0]["page"] > 0 and at[0]["length"] >= 12
+    assert any(
+        h.get("table") == "rules" and h["shared_with"] == f"piece shared with live rule #{rule}" for h in at
+    )
+    with pytest.raises(InvalidInput):
+        eng.forget.accept_residue(req.id, "")
+    r = eng.forget.accept_residue(req.id, "the rule stays: legal hold")
+    assert r.status == "executed" and r.workflow["residue_accepted"]["reason"] == "the rule stays: legal hold"
+    assert [e.reason for e in eng.audit.log(action="forget-accept-residue", limit=5)] == [
+        "the rule stays: legal hold"
+    ]

@@ -60,6 +60,7 @@ from engine.forget.workflow import (
     approvals,
     check_can_approve,
     check_can_execute,
+    due,
     excluded,
     match_mode,
     scope_digest,
@@ -142,6 +143,13 @@ class Forget:
     def list(self, status: str | None = None, limit: int = 500) -> builtins.list[ForgetRequest]:
         rows = self.store.query(lambda c: c.forget_requests.listed(status or None, int(limit)))
         return [row_to_request(r) for r in rows]
+
+    def deadlines(self) -> tuple[int, int | None]:
+        """(open cases past their deadline, whole days to the nearest deadline not yet past)."""
+        now = self.ctx.clock.now()
+        dues = [due(c, now) for s in OPEN_STATES for c in self.list(status=s)]
+        ahead = [d.days_left for d in dues if not d.overdue and d.days_left is not None]
+        return sum(d.overdue for d in dues), min(ahead) if ahead else None
 
     # -- preview -------------------------------------------------------------------------------------
     def preview(self, request_id: int) -> ForgetPreview:

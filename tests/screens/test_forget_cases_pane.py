@@ -10,6 +10,7 @@ import dataclasses
 
 from textual.widgets import Input, Select
 
+from console.app.widgets.header import StatusHeader
 from console.app.widgets.table import DataGrid
 from engine.clock import DAY
 
@@ -97,6 +98,7 @@ async def test_overdue_case_stands_out_and_second_operator_approves(seeded):
         await pilot.press("7")
         await settle(app, pilot)
         cases = app.query_one("#cases", DataGrid)
+        assert "forget 2 open · 1 OVERDUE" in app.query_one("#status", StatusHeader).plain  # the header count
         assert "1 OVERDUE" in str(cases.border_title) and "next due: 30 days left" in str(cases.border_title)
         by_id = {row(cases, i)[0]: row(cases, i) for i in range(cases.row_count)}
         assert by_id[f"#{late.id}"][2] == "OVERDUE 3 days" and by_id[f"#{soon.id}"][2] == "30 days left"

@@ -29,7 +29,7 @@ from engine.audit import log as audit
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
 from engine.errors import InvalidInput, NotFound, cut
-from engine.forget import prints
+from engine.forget import case_actions, prints
 from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
 from engine.forget.delete import delete_case
 from engine.forget.levels import file_levels, server_levels, summary
@@ -50,22 +50,16 @@ from engine.forget.types import (
 )
 from engine.forget.verify import (
     MIN_PIECE,
-    char_windows,
-    redact,
     redact_reports,
     targets,
 )
 from engine.forget.workflow import (
     OPEN_STATES,
-    approvals,
-    check_can_approve,
     check_can_execute,
     due,
     excluded,
     match_mode,
-    scope_digest,
     stamp,
-    with_excluded,
 )
 from engine.paths import home_of
 
@@ -183,90 +177,20 @@ class Forget:
         self, request_id: int, items: builtins.list[tuple[str, Any]], keep: bool = False
     ) -> ForgetPreview:
         """Drop records ((kind, id): memory, message, rule, session, flow) from an open case's
-        scope, or put them back (`keep`), then preview it again: the cascade follows what stays.
-        An approval of the earlier scope no longer counts."""
-        req = self.get(request_id)
-        if req.status not in OPEN_STATES:
-            raise InvalidInput(f"forget request {req.id} is {req.status}; its scope can no longer change")
-        if not items:
-            raise InvalidInput("name at least one record to drop (kind and id)")
-        wf = with_excluded(req, [(str(k), str(i)) for k, i in items], keep)
-        now, actor = self.ctx.clock.now(), self.ctx.actor
-
-        def write(conn: Connection) -> None:
-            conn.forget_requests.set_workflow(req.id, wf)
-            audit.append(conn, at=now, actor=actor, action="forget-include" if keep else "forget-exclude",
-                         target_kind="forget_request", target_id=req.id,
-                         summary={"items": [f"{k}:{i}" for k, i in items]})  # fmt: skip
-
-        self.store.write(write)
-        return self.preview(req.id)
+        scope, or put them back (`keep`), then preview it again (engine/forget/case_actions.py)."""
+        return case_actions.exclude(self, request_id, items, keep)
 
     def withdraw(self, request_id: int, reason: str) -> ForgetRequest:
-        """Close an open case without removing anything. It leaves the open count and keeps its
-        audit trail; a query's text is kept only as its keyed hash from now on (and redacted from
-        the request's reason), so a withdrawn case holds no text of what it was about."""
-        req = self.get(request_id)
-        if req.status not in OPEN_STATES:
-            raise InvalidInput(f"forget request {req.id} is {req.status}; only an open case can be withdrawn")
-        if not isinstance(reason, str) or not reason.strip():
-            raise InvalidInput("withdrawing a forget request needs a reason")
-        now, actor = self.ctx.clock.now(), self.ctx.actor
-        query = req.scope_kind == "query"
-        value = query_digest(req.scope_value) if query else req.scope_value
-        kept = redact(req.reason, char_windows([req.scope_value])) if query else req.reason
-        why = redact(reason, char_windows([req.scope_value])) if query else reason
-        wf = {**req.workflow, "withdrawn": stamp(actor, now, reason=why)}
-
-        def write(conn: Connection) -> None:
-            conn.forget_requests.set_workflow(req.id, wf, status="withdrawn", scope_value=value, reason=kept,
-                                              selected={})  # fmt: skip
-            audit.append(conn, at=now, actor=actor, action="forget-withdraw", target_kind="forget_request",
-                         target_id=req.id, reason=why, summary={"scope": req.scope_kind})  # fmt: skip
-
-        self.store.write(write)
-        discard(self.path, req.selected.get("seal"))
-        return self.get(req.id)
+        """Close an open case without removing anything, keeping no text of it."""
+        return case_actions.withdraw(self, request_id, reason)
 
     def approve(self, request_id: int) -> ForgetRequest:
-        """A second operator signs off the case's previewed scope (the two-person rule,
-        settings `[forget] approvals = 2`). The requester cannot approve their own case; a new
-        preview or a dropped record needs a new approval."""
-        req = self.get(request_id)
-        actor, now = self.ctx.actor, self.ctx.clock.now()
-        check_can_approve(req, actor)
-        digest = scope_digest(req.selected)
-        wf = {**req.workflow, "approvals": [*approvals(req), stamp(actor, now, scope=digest)]}
-
-        def write(conn: Connection) -> None:
-            conn.forget_requests.set_workflow(req.id, wf)
-            audit.append(conn, at=now, actor=actor, action="forget-approve", target_kind="forget_request",
-                         target_id=req.id, summary={"scope": digest, "counts": req.counts})  # fmt: skip
-
-        self.store.write(write)
-        return self.get(req.id)
+        """A second operator signs off the case's previewed scope (`[forget] approvals = 2`)."""
+        return case_actions.approve(self, request_id)
 
     def accept_residue(self, request_id: int, reason: str) -> ForgetRequest:
-        """Record that an executed case's remaining residue was looked at and accepted (pieces
-        shared with live records outside the case's scope): audited with the reason. The case stays
-        `executed`: `verified` still means no residue of the forgotten records was found."""
-        req = self.get(request_id)
-        if req.status != "executed":
-            raise InvalidInput(f"forget request {req.id} is {req.status}; only an executed case with residue"
-                               " can have it accepted")  # fmt: skip
-        if not isinstance(reason, str) or not reason.strip():
-            raise InvalidInput("accepting residue needs a reason")
-        now, actor = self.ctx.clock.now(), self.ctx.actor
-        wf = {**req.workflow, "residue_accepted": stamp(actor, now, reason=reason, residue=req.residue)}
-
-        def write(conn: Connection) -> None:
-            conn.forget_requests.set_workflow(req.id, wf)
-            audit.append(conn, at=now, actor=actor, action="forget-accept-residue",
-                         target_kind="forget_request", target_id=req.id, reason=reason,
-                         summary={"residue": req.residue})  # fmt: skip
-
-        self.store.write(write)
-        return self.get(req.id)
+        """Record an executed case's residue as looked at and accepted, with a reason (audited)."""
+        return case_actions.accept_residue(self, request_id, reason)
 
     # -- execute -------------------------------------------------------------------------------------
     def execute(

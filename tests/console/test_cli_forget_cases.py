@@ -96,6 +96,7 @@ def test_fresh_forget_json_says_verified_or_why_not_per_level(run):
     assert all(f"{lv['name']}: {lv['line']}" in out for lv in doc["levels"])
 
 
+@pytest.mark.sqlite_only("the engine test runs the two-person rule on PostgreSQL; this is the CLI's surface")
 def test_two_person_rule_between_two_actors(run, tmp_path, monkeypatch):
     conf = tmp_path / "config.toml"
     conf.write_text("[forget]\napprovals = 2\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from textual.widgets import Input, Select
+from textual.widgets import Select
 
 from console.app.widgets.header import StatusHeader
 from console.app.widgets.table import DataGrid

@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from engine import InvalidInput
+from engine import InvalidInput, NotFound
 from engine.clock import DAY
 from engine.errors import Refused
 from engine.forget.match import Matcher, context
@@ -60,7 +60,7 @@ def test_query_scope_matches_whole_words_by_default(eng):
     assert pv.request.workflow["match"] == "word"
     res = eng.forget.execute(pv.request.id)
     # SQLite: verified; PostgreSQL: logically clean (the test server's WAL keeps bytes until recycled)
-    assert "clean" == res.counts["levels"].get("logical", res.counts["levels"].get("files"))
+    assert res.counts["levels"].get("logical", res.counts["levels"].get("files")) == "clean"
     assert eng.rules.get(ids["rule"]).text == SAMPLE_RULE  # the critical rule is still there
     assert eng.memories.get(ids["samuel"]) is not None
 
@@ -84,7 +84,7 @@ def test_exclude_narrows_the_case_and_execute_keeps_what_was_dropped(eng):
     eng.forget.exclude(req.id, [("memory", ids["possessive"])])
     eng.forget.execute(req.id)
     assert eng.memories.get(ids["possessive"]) is not None
-    with pytest.raises(Exception):
+    with pytest.raises(NotFound):
         eng.memories.get(ids["holds"])
     actions = [e.action for e in eng.audit.log(target=f"forget_request:{req.id}", limit=50)]
     assert actions.count("forget-exclude") == 2 and "forget-include" in actions

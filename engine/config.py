@@ -164,6 +164,11 @@ class ForgetSettings:
     # logically (engine/forget/replicas.py). Empty: replicas are named as out of reach.
     replicas: tuple = ()
     replica_wait: float = 10.0
+    # Days a new forget case has before it is overdue (issue #25: shown as days left).
+    deadline_days: float = 30.0
+    # Operators who must sign off a case: 2 = a second operator, not the requester, approves the
+    # previewed scope before it can execute (issue #27's two-person rule). 1 = no approval step.
+    approvals: int = 1
 
 
 @dataclass(frozen=True)
@@ -313,6 +318,8 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "lifecycle.boot_max_items": ("int", 0, 100_000),
     "lifecycle.chars_per_token": ("pos", 0, 1000),
     "lifecycle.state_similarity": ("float", *_UNIT),
+    "forget.deadline_days": ("pos", 0, 36500),
+    "forget.approvals": ("int", 1, 2),
     "mcp.max_connections": ("int", 8, 1_000_000),
     "mcp.request_timeout": ("pos", 0, 3600),
     "mcp.sessions_per_token": ("int", 1, 100_000),
@@ -344,7 +351,7 @@ def validate(s: Settings) -> Settings:
     from engine.curator.types import PROPOSAL_KINDS
     from engine.types import KINDS
 
-    for section in ("decay", "search", "curator", "lifecycle", "mcp", "recalls", "postgres"):
+    for section in ("decay", "search", "curator", "lifecycle", "mcp", "recalls", "postgres", "forget"):
         obj = getattr(s, section)
         for f in fields(obj):
             key, v = f"{section}.{f.name}", getattr(obj, f.name)

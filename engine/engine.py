@@ -395,7 +395,10 @@ class MemoryEngine:
         by_tier, rules, pending, forgets, sessions = self.store.query(lambda c: c.memory_queries.counts())
         tiers = {t: 0 for t in ("core", "active", "archived")}
         tiers.update(by_tier)
-        return Counts(tiers, rules, pending, forgets, sessions)
+        out = Counts(tiers, rules, pending, forgets, sessions)
+        if forgets:  # the deadlines of the open forget cases (engine/forget/workflow.py)
+            out.overdue_forget_requests, out.next_forget_due_days = self.forget.deadlines()
+        return out
 
     @property
     def read_only(self) -> bool:

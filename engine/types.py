@@ -194,3 +194,6 @@ class Counts:
     pending_proposals: int
     open_forget_requests: int
     sessions: int
+    # Forget deadlines (issue #25): open cases past theirs, and whole days to the nearest one.
+    overdue_forget_requests: int = 0
+    next_forget_due_days: int | None = None

@@ -1,6 +1,8 @@
-"""Pane 7 — Forget & Audit: open a forget request (scope, reason), preview what it matches with
-counts, execute it after typing FORGET, see the verification (residue 0); the list of cases with
-their states; the audit log with filters."""
+"""Pane 7 — Forget & Audit: open a forget request (scope, match mode, reason), preview what it
+matches (matched words highlighted, a count per kind), drop records from it and preview again,
+execute it after typing FORGET (or withdraw it with a reason), see the verification level by level;
+the cases with their deadlines (days left, OVERDUE); a second operator's approval where the
+two-person rule is on; the audit log with filters."""
 
 from __future__ import annotations
 
@@ -8,11 +10,10 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Select
 
@@ -20,9 +21,11 @@ from console.app.widgets.fmt import one_line, when
 from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.app.widgets.table import DataGrid
 from engine.clock import parse_time
+from engine.forget.match import MATCH_MODES
 from engine.forget.types import FORGET_SCOPES, ForgetPreview, ForgetRequest, ForgetResult
 
 from .base import Pane, PaneCommand
+from .forget_detail import cases_title, counts_text, detail, due_cell, marked_text
 
 CELL_MAX = 2000  # a cell holds the whole line; the flexible column cuts it to the width
 AUDIT_KEYS = ("actor", "action", "target", "since", "until")
@@ -53,17 +56,12 @@ def unknown_audit_keys(text: str) -> list[str]:
     return [k for k in keys if k.isalpha() and k not in AUDIT_KEYS]
 
 
-def counts_text(counts: dict) -> str:
-    shown = [f"{v} {k.replace('_', ' ')}" for k, v in counts.items() if isinstance(v, int) and v]
-    return ", ".join(shown) if shown else "nothing"
-
-
 class ForgetAuditPane(Pane):
     PANE_ID = "forget"
     TITLE = "Forget & Audit"
     FILTER_SELECTOR = "#audit-filter"
     MAIN_SELECTOR = "#cases"
-    ROW_ACTIONS = frozenset({"preview", "execute", "verify"})
+    ROW_ACTIONS = frozenset({"preview", "execute", "verify", "withdraw", "approve", "accept_residue"})
 
     BINDINGS = [
         *Pane.BINDINGS,
@@ -71,6 +69,11 @@ class ForgetAuditPane(Pane):
         Binding("p", "preview", "Preview case", id="forget.preview"),
         Binding("X", "execute", "Execute (FORGET)", id="forget.execute"),
         Binding("V", "verify", "Verify case", id="forget.verify"),
+        Binding("space", "mark", "Mark row", id="forget.mark"),
+        Binding("x", "drop", "Drop marked", id="forget.drop"),
+        Binding("w", "withdraw", "Withdraw case", id="forget.withdraw"),
+        Binding("a", "approve", "Approve case", id="forget.approve"),
+        Binding("A", "accept_residue", "Accept residue", show=False, id="forget.accept_residue"),
     ]
 
     @dataclass
@@ -87,19 +90,27 @@ class ForgetAuditPane(Pane):
         self.preview: ForgetPreview | None = None
         self.result: ForgetResult | None = None
         self._want_case: int | None = None
+        self.marked: set[str] = set()  # preview rows ("kind:id") marked to drop from the case
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="forget-form"):
             yield Select(
                 [(s, s) for s in FORGET_SCOPES], value="memory", allow_blank=False, id="forget-scope"
             )
+            yield Select(
+                [(m, m) for m in MATCH_MODES], value="word", allow_blank=False, id="forget-match",
+                tooltip="How a query scope matches: whole words (word), the words in order (phrase), "
+                "or inside words too (substring)",
+            )  # fmt: skip
             yield Input(placeholder="memory ids (1,2) · session id · agent · user · text", id="forget-value")
             yield Input(placeholder="reason (required) — enter previews", id="forget-reason")
         with Horizontal(id="forget-main"):
             yield DataGrid(id="forget-preview", flex_column="content")
+            with VerticalScroll(id="case-detail-box"):
+                yield Static("", id="case-detail")
             yield DataGrid(id="cases", flex_column="value")
         yield Static(
-            "n new request · enter previews · p preview · X execute (type FORGET) · V verify",
+            "p preview · space/x drop rows · X execute · w withdraw · a approve · V verify",
             id="forget-status",
             classes="hint",
         )
@@ -112,11 +123,14 @@ class ForgetAuditPane(Pane):
         yield DataGrid(id="audit", flex_column="summary")
 
     def on_mount(self) -> None:
-        self.table("#forget-preview").add_columns("kind", "id", "why", "content")
-        self.table("#cases").add_columns("case", "scope", "value", "status", "removes", "residue", "by")
+        self.table("#forget-preview").add_columns("drop", "kind", "id", "why", "content")
+        self.table("#cases").add_columns(
+            "case", "status", "due", "scope", "value", "removes", "residue", "by"
+        )
         self.table("#audit").add_columns("#", "at", "actor", "action", "target", "reason", "summary")
         self.query_one("#forget-preview").border_title = "preview"
         self.query_one("#cases").border_title = "forget cases"
+        self.query_one("#case-detail-box").border_title = "case"
         self.query_one("#audit").border_title = "audit log"
 
     # -- data ------------------------------------------------------------------------------------------
@@ -131,15 +145,17 @@ class ForgetAuditPane(Pane):
 
     def _show_cases(self, cases: list[ForgetRequest]) -> None:
         self.cases = {str(c.id): c for c in cases}
+        now = self.engine.clock.now()
         t = self.table("#cases")
         t.set_rows(
             (
                 c.id,
                 [
                     f"#{c.id}",
+                    c.status,
+                    due_cell(c, now),
                     c.scope_kind,
                     one_line(c.scope_value, CELL_MAX),
-                    c.status,
                     counts_text(c.counts) if c.counts else "–",
                     "–" if c.residue is None else c.residue,
                     c.requested_by,
@@ -147,7 +163,7 @@ class ForgetAuditPane(Pane):
             )
             for c in cases
         )
-        t.border_title = f"forget cases ({len(cases)})"
+        t.border_title = cases_title(cases, now)
         if self._want_case is not None and t.select_key(self._want_case):
             self._want_case = None  # the case just previewed (it may be new)
         self._show_case(t.selected_key)
@@ -160,32 +176,18 @@ class ForgetAuditPane(Pane):
         c = self.cases.get(key or "")
         if c is None:
             return
-        t = Text()
-        t.append(f"case #{c.id} ", style="bold")
-        t.append(c.status)
-        t.append(
-            f" · {c.scope_kind} {one_line(c.scope_value, 40)} · reason: {one_line(c.reason, 50)}"
-            f" · requested {when(c.requested_at)} by {c.requested_by} · deadline {when(c.deadline)}"
-        )
-        if c.counts:
-            t.append(f"\nremoves: {counts_text({k: v for k, v in c.counts.items() if k != 'levels'})}")
-        if c.residue is not None:
-            t.append("   verification: ", style="bold")
-            t.append(f"residue {c.residue}", style="bold green" if c.residue == 0 else "bold red")
-            if c.verified_at:
-                t.append(f" (verified {when(c.verified_at)})")
-        for name, line in (c.counts.get("levels") or {}).items():  # on a server: what each level found
-            t.append(f"\n  {name}: ", style="bold")
-            t.append(
-                line, style="green" if line == "clean" else "red" if line.startswith("residue") else "dim"
-            )
+        t = detail(c, self.engine.clock.now(), notes=self.size.width >= 120)
         if self.result and self.result.request_id == c.id and self.result.verification:
             v = self.result.verification
             t.append(
                 f"\nscanned {', '.join(f'{k}: {n}' for k, n in v.files.items())} · "
                 f"{v.checked_substrings} substrings · WAL truncated {v.wal_truncated}"
             )
-        self.query_one("#forget-status", Static).update(t)
+        self.query_one("#case-detail", Static).update(t)
+        box = self.query_one("#case-detail-box")
+        box.border_title = f"case #{c.id}"
+        if self.preview is not None and self.preview.request.id != c.id:
+            self._close_preview()  # another case: its detail, not the old preview
 
     @on(Input.Submitted, "#audit-filter")
     @on(Input.Changed, "#audit-filter")
@@ -259,11 +261,12 @@ class ForgetAuditPane(Pane):
             self.notify("A forget request needs a reason.", severity="warning", timeout=3)
             return
         values = [v for v in value.replace(",", " ").split()] if scope == "memory" else value
-        self.create_and_preview(scope, values, reason)
+        match = str(self.query_one("#forget-match", Select).value)
+        self.create_and_preview(str(scope), values, reason, match)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.preview")
-    def create_and_preview(self, scope: str, values, reason: str) -> None:
-        req = self.engine.forget.open(scope, values, reason)
+    def create_and_preview(self, scope: str, values, reason: str, match: str = "word") -> None:
+        req = self.engine.forget.open(scope, values, reason, match=match)
         pv = self.engine.forget.preview(req.id)
         self.deliver(self.post_message, self.ForgetPreviewed(pv))
         self.wrote()
@@ -285,16 +288,155 @@ class ForgetAuditPane(Pane):
     @on(ForgetPreviewed)
     def _previewed(self, event: ForgetPreviewed) -> None:
         pv = self.preview = event.preview
-        t = self.table("#forget-preview")
-        t.set_rows(
-            (f"{i.kind}:{i.id}", [i.kind, i.id, i.why, one_line(i.preview, CELL_MAX)]) for i in pv.items
-        )
-        t.border_title = f"preview of case #{pv.request.id}: {counts_text(pv.counts)}"
+        self.marked &= {f"{i.kind}:{i.id}" for i in pv.items}
+        self._fill_preview()
+        self.set_class(True, "-previewing")  # the preview takes the room of the case and the audit
         if not self.table("#cases").select_key(pv.request.id):
             self._want_case = pv.request.id  # a new case: select it once the list has it
             self.load_cases()
         self.query_one("#forget-reason", Input).value = ""
+        self.query_one("#forget-status", Static).update(
+            f"Case #{pv.request.id}: space marks preview rows, x drops them · X executes · w withdraws"
+        )
         self.table("#cases").focus()
+
+    def _fill_preview(self) -> None:
+        pv = self.preview
+        if pv is None:
+            return
+        t = self.table("#forget-preview")
+        t.set_rows(
+            (
+                f"{i.kind}:{i.id}",
+                [
+                    "✗ drop" if f"{i.kind}:{i.id}" in self.marked else ("" if i.excludable else "·"),
+                    i.kind,
+                    i.id,
+                    i.why,
+                    marked_text(i),
+                ],
+            )
+            for i in pv.items
+        )
+        dropped = sum(len(v) for v in pv.excluded.values())
+        t.border_title = (
+            f"preview of case #{pv.request.id}: {counts_text(pv.counts)}"
+            + (f" · {dropped} dropped" if dropped else "")
+            + (f" · {len(self.marked)} marked" if self.marked else "")
+        )
+
+    def _close_preview(self) -> None:
+        self.preview = None
+        self.marked.clear()
+        self.table("#forget-preview").set_rows([])
+        self.table("#forget-preview").border_title = "preview"
+        self.set_class(False, "-previewing")
+
+    # -- narrowing: mark preview rows, drop them, preview again ------------------------------------------
+    def action_mark(self) -> None:
+        t = self.table("#forget-preview")
+        if self.preview is None:
+            return
+        if self.app.focused is not t:  # the first space goes to the preview's rows
+            t.focus()
+            self.say("Preview rows: j/k move, space marks a row, x drops the marked ones and previews again.")
+            return
+        key = t.selected_key
+        if key is None:
+            return
+        item = next((i for i in self.preview.items if f"{i.kind}:{i.id}" == key), None)
+        if item is None or not item.excludable:
+            self.say("Only what the scope itself selected can be dropped; the rest follows from it.")
+            return
+        self.marked ^= {key}
+        self._fill_preview()
+
+    def action_drop(self) -> None:
+        if self.preview is None:
+            self.say("Preview a case first (p), then mark rows with space and drop them with x.")
+            return
+        keys = set(self.marked)
+        cur = self.table("#forget-preview").selected_key
+        if not keys and cur and self.app.focused is self.table("#forget-preview"):
+            keys = {cur}
+        items = [i for i in self.preview.items if f"{i.kind}:{i.id}" in keys and i.excludable]
+        if not items:
+            self.say("Mark the rows to drop with space first (only rows the scope selected).")
+            return
+        self.drop_items(self.preview.request.id, [(i.kind, i.id) for i in items])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.preview")
+    def drop_items(self, rid: int, items: list[tuple[str, str]]) -> None:
+        pv = self.engine.forget.exclude(rid, items)
+        self.deliver(self._dropped, pv)
+        self.wrote()
+
+    def _dropped(self, pv: ForgetPreview) -> None:
+        self.marked.clear()
+        self.post_message(self.ForgetPreviewed(pv))
+
+    # -- withdraw, approve, accept residue --------------------------------------------------------------
+    def action_withdraw(self) -> None:
+        c = self._selected_case()
+        if c is None:
+            return
+        if c.status not in ("open", "previewed"):
+            self.say(f"Case #{c.id} is {c.status}; only an open case can be withdrawn.", severity="warning")
+            return
+        self.prompt(
+            f"Withdraw case #{c.id} (nothing is removed; its query text is kept only as a hash). Reason:",
+            lambda reason: self.withdraw(c.id, reason),
+            validate=lambda v: None if v.strip() else "a withdrawal needs a reason",
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
+    def withdraw(self, rid: int, reason: str) -> None:
+        r = self.engine.forget.withdraw(rid, reason)
+        self.deliver(self._case_changed, r, f"Case #{r.id} withdrawn: {one_line(reason, 60)}")
+        self.wrote()
+
+    def action_approve(self) -> None:
+        c = self._selected_case()
+        if c is None:
+            return
+        self.confirm(
+            f"Approve case #{c.id}?",
+            f"You approve the previewed scope of case #{c.id} ({counts_text(c.counts)}), requested by "
+            f"{c.requested_by}. A new preview or a dropped record needs a new approval.",
+            lambda: self.approve(c.id),
+            confirm_label="Approve",
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
+    def approve(self, rid: int) -> None:
+        r = self.engine.forget.approve(rid)
+        self.deliver(self._case_changed, r, f"Case #{r.id} approved by {self.engine.actor}.")
+        self.wrote()
+
+    def action_accept_residue(self) -> None:
+        c = self._selected_case()
+        if c is None:
+            return
+        if c.status != "executed":
+            self.say(f"Case #{c.id} is {c.status}; only an executed case with residue can have it accepted.")
+            return
+        self.prompt(
+            f"Accept the residue ({c.residue}) of case #{c.id}: it stays 'executed', not 'verified'. Reason:",
+            lambda reason: self.accept_residue(c.id, reason),
+            validate=lambda v: None if v.strip() else "accepting residue needs a reason",
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
+    def accept_residue(self, rid: int, reason: str) -> None:
+        r = self.engine.forget.accept_residue(rid, reason)
+        self.deliver(self._case_changed, r, f"Case #{r.id}: residue accepted.")
+        self.wrote()
+
+    def _case_changed(self, r: ForgetRequest, message: str) -> None:
+        if self.preview is not None and self.preview.request.id == r.id and r.status == "withdrawn":
+            self._close_preview()
+        self.say(message)
+        self.load_cases()
 
     # -- execute + verify --------------------------------------------------------------------------------
     def _selected_case(self) -> ForgetRequest | None:
@@ -359,9 +501,7 @@ class ForgetAuditPane(Pane):
     @on(ForgetExecuted)
     def _executed(self, event: ForgetExecuted) -> None:
         self.result = r = event.result
-        self.table("#forget-preview").set_rows([])
-        self.table("#forget-preview").border_title = "preview"
-        self.preview = None
+        self._close_preview()
         sev: Literal["information", "error"] = "information" if r.residue == 0 else "error"
         self.notify(
             f"Case #{r.request_id} {r.status}: removed {counts_text(r.counts)}; residue {r.residue}.",
@@ -375,5 +515,11 @@ class ForgetAuditPane(Pane):
             PaneCommand("Preview selected case", "What it would remove", self.action_preview),
             PaneCommand("Execute selected case", "Type FORGET to confirm", self.action_execute),
             PaneCommand("Verify selected case", "Scan the files for residue", self.action_verify),
+            PaneCommand("Drop marked preview rows", "Narrow the case, preview again", self.action_drop),
+            PaneCommand("Withdraw selected case", "Close it with a reason", self.action_withdraw),
+            PaneCommand("Approve selected case", "Second operator (two-person rule)", self.action_approve),
+            PaneCommand(
+                "Accept residue of selected case", "Recorded with a reason", self.action_accept_residue
+            ),
             PaneCommand("Filter the audit log", "actor: action: target: since:", self.focus_filter),
         ]

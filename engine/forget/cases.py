@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import InvalidInput, cut
+from engine.forget.match import Matcher, context
 from engine.forget.select import Selection
 from engine.forget.types import (
     ForgetItem,
@@ -26,7 +27,16 @@ def row_to_request(r: Any) -> ForgetRequest:
         requested_by=r["requested_by"], requested_at=r["requested_at"], deadline=r["deadline"],
         status=r["status"], selected=json_object(r["selected"]), counts=json_object(r["counts"]),
         residue=r["residue"], executed_at=r["executed_at"], verified_at=r["verified_at"],
+        workflow=json_object(_column(r, "workflow")),
     )  # fmt: skip
+
+
+def _column(r: Any, name: str) -> Any:
+    """A column a database opened read-only before the reconcile added it may lack."""
+    try:
+        return r[name]
+    except (KeyError, IndexError):
+        return None
 
 
 def json_object(raw: Any) -> dict:
@@ -47,13 +57,21 @@ LISTED: tuple[tuple[ForgetKind, str, str], ...] = (
 )  # fmt: skip
 
 
-def listed_items(conn: Connection, full: Selection) -> list[ForgetItem]:
+def listed_items(
+    conn: Connection, full: Selection, own: Selection | None = None, matcher: Matcher | None = None
+) -> list[ForgetItem]:
+    """The preview's rows: each record with its text (around the first match of a query, the
+    matched words marked), and whether the scope itself selected it (`own`: then the operator may
+    drop it; the cascade follows what stays)."""
     out = []
     for kind, table, col in LISTED:
+        mine = {str(k) for k, _ in own.listing(kind)} if own is not None else set()
         for tid, why in full.listing(kind):
             r = conn.forget_queries.column_of(table, col, [tid])
-            text = " ".join((r[0][1] or "").split()) if r else ""
-            out.append(ForgetItem(kind, str(tid), text[:160], why))
+            raw = (r[0][1] or "") if r else ""
+            spans = matcher.spans(raw) if matcher is not None else []
+            text, marks = context(raw, spans, 160)
+            out.append(ForgetItem(kind, str(tid), text, why, marks, str(tid) in mine))
     return out
 
 
@@ -71,7 +89,7 @@ def scope_value(kind: str, values: Any) -> str:
     if not isinstance(values, str) or not values.strip():
         raise InvalidInput(f"a {kind} scope needs a non-empty value")
     if kind == "query" and len(values.strip()) < 3:
-        raise InvalidInput("a forget query needs at least 3 characters (it matches by substring)")
+        raise InvalidInput("a forget query needs at least 3 characters")
     return values.strip() if kind == "query" else values
 
 

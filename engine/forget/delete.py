@@ -23,6 +23,7 @@ from engine.forget.verify import (
     valid,
     walk_strings,
 )
+from engine.forget.workflow import excluded, match_mode
 from engine.keys import keyed_hash
 from engine.recalls import log as recall_log
 
@@ -47,8 +48,8 @@ def delete_case(
     delete, scrub quotes (through the store's `eraser`), redact the audit, record the case as
     executed. `compressed(conn, ids)`:
     on a server, how many selected records hold a value stored compressed (engine/forget/levels.py)."""
-    sel = (resolve(conn, req.scope_kind, req.scope_value) if req.status == "open"
-           else Selection.from_ids(req.selected))  # fmt: skip
+    sel = (resolve(conn, req.scope_kind, req.scope_value, match_mode(req), excluded(req))
+           if req.status == "open" else Selection.from_ids(req.selected))  # fmt: skip
     sel = sel.narrowed(memory_ids, message_ids)
     full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
     texts = full.texts(conn)

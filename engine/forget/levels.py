@@ -147,6 +147,41 @@ def summary(levels: list[Level]) -> dict[str, str]:
     return out  # fmt: skip
 
 
+def readable(counts: dict, levels: list[Level] | None = None) -> list[dict]:
+    """Every level as JSON: name, whether it was checked, residue, its one line and what it
+    checked (or why not). From a fresh verification's `levels`, else from what the case recorded."""
+    if levels:
+        said_of = summary(levels)
+        return [{"name": lv.name, "checked": lv.checked, "residue": lv.residue, "line": said_of[lv.name],
+                 "checked_what": lv.note, "found": lv.found} for lv in levels]  # fmt: skip
+    got, said = counts.get("levels"), counts.get("level_notes")
+    lines: dict = got if isinstance(got, dict) else {}
+    notes: dict = said if isinstance(said, dict) else {}
+    out = []
+    for name, line in lines.items():
+        checked = not str(line).startswith("not checked")
+        residue = int(str(line).split()[1]) if str(line).startswith("residue ") else 0
+        out.append({"name": name, "checked": checked, "residue": residue, "line": line,
+                    "checked_what": notes.get(name, line)})  # fmt: skip
+    return out
+
+
+def why_not(status: str, levels: list[dict], wal_truncated: bool | None = None) -> str:
+    """One line: why a case is not `verified` (empty when it is)."""
+    if status == "verified":
+        return ""
+    if status in ("open", "previewed", "withdrawn"):
+        return f"the case is {status}: nothing was removed"
+    bad = [f"{lv['name']}: {lv['line']}" for lv in levels if lv["checked"] and lv["residue"]]
+    if bad:
+        return "residue found at " + "; ".join(bad)
+    if wal_truncated is False:
+        return "the log could not be truncated (another reader holds it open); verify again later"
+    if not levels:
+        return "not verified yet: run forget-request ID --verify"
+    return "verification did not finish; run forget-request ID --verify"
+
+
 def _rel(home: Path | None, p: Path) -> str:
     try:
         return str(p.relative_to(home)) if home else str(p)

@@ -221,6 +221,65 @@ def scan_files(
     return json.loads(proc.stdout)
 
 
+LOCATE_MAX = 20  # hits located per file: enough to act on, bounded for a file full of residue
+
+
+def locate_bytes(data: bytes, wins: set[bytes], short: set[bytes], pieces: set[bytes]) -> list[list]:
+    """[offset, piece (hex)] of the first hits in `data`: windows, short wholes, short pieces."""
+    out: list[list] = []
+    pos, seen = positions(data, wins)
+    for off in pos[:LOCATE_MAX].tolist():
+        out.append([int(off), data[off : off + W].hex()])
+    for x in sorted(short | pieces):
+        j = data.find(x)
+        while j >= 0 and len(out) < 3 * LOCATE_MAX:
+            if x in short or bounded_at(data, j, len(x)):
+                out.append([j, x.hex()])
+            j = data.find(x, j + 1)
+    return sorted(out)[:LOCATE_MAX]
+
+
+def page_of(path: str, data: bytes, offset: int, page_size: int) -> int | None:
+    """The database page a byte belongs to: in the main file by its offset, in a WAL by the page
+    number its frame's header names (WAL header 32 bytes, then frames of 24 + page_size)."""
+    if page_size <= 0:
+        return None
+    if path.endswith("-wal"):
+        if offset < 32:
+            return None
+        start = 32 + (offset - 32) // (24 + page_size) * (24 + page_size)
+        return int.from_bytes(data[start : start + 4], "big") or None
+    if path.endswith("-shm"):
+        return None
+    return offset // page_size + 1
+
+
+def locate_files(
+    files: list[Path], wins: set[bytes], short: set[bytes], pieces: set[bytes]
+) -> dict[str, list]:
+    """{file: [[offset, piece hex, page or None], ...]}: where the residue lies, found by a child
+    process like scan_files (never opened in the caller's process)."""
+    head = json.dumps({"files": [str(f) for f in files], "short": sorted(x.hex() for x in short),
+                       "pieces": sorted(x.hex() for x in pieces), "terms": [], "term_budget": 0,
+                       "wins": len(wins), "locate": True}).encode() + b"\n"  # fmt: skip
+    proc = subprocess.run([sys.executable, "-I", str(Path(__file__).resolve())],
+                          input=head + b"".join(sorted(wins)), capture_output=True,
+                          timeout=SCAN_TIMEOUT_S, check=False)  # fmt: skip
+    if proc.returncode != 0:
+        return {}
+    return json.loads(proc.stdout)
+
+
+def _page_size(files: list[str]) -> int:
+    for f in files:
+        if not f.endswith(("-wal", "-shm")):
+            head = _read(f)[:100]
+            if head.startswith(b"SQLite format 3\x00"):
+                n = int.from_bytes(head[16:18], "big")
+                return 65536 if n == 1 else n
+    return 0
+
+
 def main() -> None:
     raw = sys.stdin.buffer.read()
     nl = raw.index(b"\n")
@@ -230,6 +289,14 @@ def main() -> None:
     short = {bytes.fromhex(x) for x in doc["short"]}
     terms = {bytes.fromhex(x) for x in doc["terms"]}
     pieces = {bytes.fromhex(x) for x in doc.get("pieces", [])}
+    if doc.get("locate"):
+        size = _page_size(doc["files"])
+        found = {}
+        for f in doc["files"]:
+            data = _read(f)
+            found[f] = [[o, h, page_of(f, data, o, size)] for o, h in locate_bytes(data, wins, short, pieces)]
+        sys.stdout.write(json.dumps(found))
+        return
     out = {f: scan_bytes(_read(f), wins, short, terms, doc["term_budget"], pieces) for f in doc["files"]}
     sys.stdout.write(json.dumps(out))
 

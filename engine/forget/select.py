@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import InvalidInput, NotFound, cut
-from engine.forget.fold import fold
+from engine.forget.match import DEFAULT_MODE, Matcher
 from engine.forget.tombstones import flow_text
 from engine.forget.verify import rows_containing
 
@@ -58,12 +58,12 @@ def _strings(raw) -> list[str]:
     return out
 
 
-def _holds(raw: Any, needles: set[str]) -> bool:
-    """Does a column's value hold a needle, compared folded (JSON strings read unescaped)?"""
+def _holds(raw: Any, matcher: Matcher) -> bool:
+    """Does a column's value match, compared folded (JSON strings read unescaped)?"""
     if not isinstance(raw, str) or not raw:
         return False
     texts = [raw] + (_strings(raw) if raw[:1] in '[{"' else [])
-    return any(n in fold(t) for t in texts for n in needles)
+    return any(matcher.matches(t) for t in texts)
 
 
 def _like(q: str) -> str:
@@ -74,6 +74,16 @@ def _patterns(q: str) -> list[str]:
     """LIKE patterns of a query: as typed, and as it reads inside a JSON string (escaped)."""
     forms = {q, json.dumps(q)[1:-1], json.dumps(q, ensure_ascii=False)[1:-1]}
     return [_like(f) for f in sorted(forms)]
+
+
+# The kinds an operator may drop from a previewed case, and the Selection field holding each.
+EXCLUDABLE = {
+    "memory": "memories",
+    "message": "messages",
+    "rule": "rules",
+    "session": "sessions",
+    "flow": "flows",
+}
 
 
 @dataclass
@@ -119,6 +129,17 @@ class Selection:
             if extra:
                 raise InvalidInput(f"{name} {sorted(extra)} are not in this request's preview")
             setattr(self, name, {i: w for i, w in have.items() if i in chosen})
+        return self
+
+    def without(self, excluded: dict) -> Selection:
+        """The selection less the records the operator dropped from the case (kind -> ids)."""
+        for kind, name in EXCLUDABLE.items():
+            drop = {str(i) for i in excluded.get(kind, [])}
+            if drop:
+                have = getattr(self, name)
+                setattr(self, name, {k: w for k, w in have.items() if str(k) not in drop})
+                if kind == "session":
+                    self.titles = {k: w for k, w in self.titles.items() if str(k) not in drop}
         return self
 
     def counts(self) -> dict:
@@ -242,8 +263,16 @@ class Selection:
         return counts
 
 
-def resolve(conn: Connection, kind: str, value: str) -> Selection:
-    """The scope's own records."""
+def resolve(
+    conn: Connection, kind: str, value: str, mode: str = DEFAULT_MODE, excluded: dict | None = None
+) -> Selection:
+    """The scope's own records, less those the operator dropped (`excluded`: kind -> ids). A query
+    matches in `mode` (engine/forget/match.py: word, phrase or substring)."""
+    s = _resolve(conn, kind, value, mode)
+    return s.without(excluded) if excluded else s
+
+
+def _resolve(conn: Connection, kind: str, value: str, mode: str) -> Selection:
     q = conn.forget_queries
     s = Selection()
     if kind == "memory":
@@ -272,16 +301,19 @@ def resolve(conn: Connection, kind: str, value: str) -> Selection:
         if not (s.sessions or s.memories or s.rules or s.flows):
             raise NotFound(f"nothing belongs to {kind} {cut(value)}")
     elif kind == "query":
-        pats = _patterns(value)
-        needles = {fold(value), fold(" ".join(value.split()))}
+        matcher = Matcher(value, mode)  # refuses a query with nothing to match before any row is read
+        why = {"word": "words match", "phrase": "phrase matches"}.get(mode, "text matches")
 
         def match(table: str, cols: tuple[str, ...]) -> dict:
-            found = {i: "text matches" for i in q.text_matches(table, cols, pats)}
-            # LIKE folds ASCII case only: every row is compared folded too, so "ZOË MÜLLER" and
-            # its full-width form are in the scope of "Zoë Müller".
+            # SQL's LIKE finds the ASCII-case substring hits at once (substring mode); every row is
+            # then compared folded by the one matcher (engine/forget/match.py), which decides: so
+            # "ZOË MÜLLER" is in the scope of "Zoë Müller", and "sample" is not in that of "Sam".
+            found = {}
+            if mode == "substring":
+                found = {i: why for i in q.text_matches(table, cols, _patterns(value))}
             for r in q.text_rows(table, cols):
-                if r[0] not in found and any(_holds(v, needles) for v in r[1:]):
-                    found[r[0]] = "text matches"
+                if r[0] not in found and any(_holds(v, matcher) for v in r[1:]):
+                    found[r[0]] = why
             return found
 
         s.memories = match("memories", ("content", "metadata"))

@@ -29,10 +29,12 @@ from engine.audit import log as audit
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
 from engine.errors import InvalidInput, NotFound, cut
-from engine.forget import prints
+from engine.forget import case_actions, prints
 from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
 from engine.forget.delete import delete_case
 from engine.forget.levels import file_levels, server_levels, summary
+from engine.forget.locate import locate
+from engine.forget.match import Matcher, check_mode
 from engine.forget.scan import scan_files
 from engine.forget.seal import discard, main_count, new_token, unseal
 from engine.forget.select import close_over, resolve
@@ -51,13 +53,20 @@ from engine.forget.verify import (
     redact_reports,
     targets,
 )
+from engine.forget.workflow import (
+    OPEN_STATES,
+    check_can_execute,
+    due,
+    excluded,
+    match_mode,
+    stamp,
+)
 from engine.paths import home_of
 
 if TYPE_CHECKING:
     from engine.context import Context
     from engine.storage.port import Connection, Storage
 
-DEFAULT_DEADLINE_DAYS = 30.0
 CHECKPOINT_TRIES = 10  # x 0.2 s: how long a forget waits for other readers to let go
 CHECKPOINT_PAUSE = 0.2
 
@@ -78,10 +87,18 @@ class Forget:
 
     # -- cases -------------------------------------------------------------------------------------
     def open(
-        self, scope_kind: str, values: Any, reason: str, deadline: float | str | None = None
+        self,
+        scope_kind: str,
+        values: Any,
+        reason: str,
+        deadline: float | str | None = None,
+        match: str | None = None,
     ) -> ForgetRequest:
         """Open a case. `values`: memory ids (scope memory), a session id, an agent, a user or a
-        query text. The deadline defaults to 30 days after the request."""
+        query text; a query matches in `match` mode (word, the default; phrase; substring:
+        engine/forget/match.py). The deadline defaults to settings `[forget] deadline_days` (30)
+        days after the request."""
+        mode = check_mode(match)
         if scope_kind not in FORGET_SCOPES:
             raise InvalidInput(f"unknown scope {cut(scope_kind)}; use one of {', '.join(FORGET_SCOPES)}")
         if not isinstance(reason, str) or not reason.strip():
@@ -90,17 +107,22 @@ class Forget:
         now = self.ctx.clock.now()
         actor = self.ctx.actor
         dl = parse_time(deadline) if isinstance(deadline, str) else deadline
-        dl = now + DEFAULT_DEADLINE_DAYS * DAY if dl is None else float(dl)
+        dl = now + self.ctx.settings.forget.deadline_days * DAY if dl is None else float(dl)
+        if scope_kind == "query":
+            Matcher(value, mode)  # a query with nothing to match is refused up front
 
         def write(conn: Connection) -> int:
             if scope_kind != "query":
                 resolve(conn, scope_kind, value)  # a scope naming nothing is refused up front
             rid = conn.forget_requests.insert(scope_kind, value, reason, actor, now, dl)
+            if scope_kind == "query":
+                conn.forget_requests.set_workflow(rid, {"match": mode})
             # A query names the content itself: the audit keeps only its hash.
             shown = query_digest(value) if scope_kind == "query" else value
             audit.append(conn, at=now, actor=actor, action="forget-request", target_kind="forget_request",
                          target_id=rid, reason=reason,
-                         summary={"scope": scope_kind, "value": shown})  # fmt: skip
+                         summary={"scope": scope_kind, "value": shown,
+                                  **({"match": mode} if scope_kind == "query" else {})})  # fmt: skip
             return rid
 
         return self.get(self.store.write(write))
@@ -116,6 +138,13 @@ class Forget:
         rows = self.store.query(lambda c: c.forget_requests.listed(status or None, int(limit)))
         return [row_to_request(r) for r in rows]
 
+    def deadlines(self) -> tuple[int, int | None]:
+        """(open cases past their deadline, whole days to the nearest deadline not yet past)."""
+        now = self.ctx.clock.now()
+        dues = [due(c, now) for s in OPEN_STATES for c in self.list(status=s)]
+        ahead = [d.days_left for d in dues if not d.overdue and d.days_left is not None]
+        return sum(d.overdue for d in dues), min(ahead) if ahead else None
+
     # -- preview -------------------------------------------------------------------------------------
     def preview(self, request_id: int) -> ForgetPreview:
         """What executing would remove (the matched items and the cascade), recorded as ids."""
@@ -128,9 +157,12 @@ class Forget:
 
         def write(conn: Connection) -> tuple[builtins.list[ForgetItem], dict]:
             with eraser.tolerant(conn):
-                sel = resolve(conn, req.scope_kind, req.scope_value)
+                mode = match_mode(req)
+                own = resolve(conn, req.scope_kind, req.scope_value, mode)
+                sel = own.without(excluded(req))
                 full = close_over(conn, sel, cascade_sources=req.scope_kind == "memory")
-                items = listed_items(conn, full)
+                matcher = Matcher(req.scope_value, mode) if req.scope_kind == "query" else None
+                items = listed_items(conn, full, sel, matcher)
                 keep = {"seal": req.selected["seal"]} if req.selected.get("seal") else {}  # an earlier try's
                 conn.forget_requests.previewed(req.id, {**sel.as_ids(), **keep}, full.counts())
                 audit.append(conn, at=now, actor=actor, action="forget-preview", target_kind="forget_request",
@@ -138,7 +170,27 @@ class Forget:
                 return items, full.counts()
 
         items, counts = self.store.write(write)
-        return ForgetPreview(self.get(req.id), items, counts)
+        return ForgetPreview(self.get(req.id), items, counts, excluded(req))
+
+    # -- narrowing, withdrawal, approval, accepted residue (engine/forget/workflow.py) -------------
+    def exclude(
+        self, request_id: int, items: builtins.list[tuple[str, Any]], keep: bool = False
+    ) -> ForgetPreview:
+        """Drop records ((kind, id): memory, message, rule, session, flow) from an open case's
+        scope, or put them back (`keep`), then preview it again (engine/forget/case_actions.py)."""
+        return case_actions.exclude(self, request_id, items, keep)
+
+    def withdraw(self, request_id: int, reason: str) -> ForgetRequest:
+        """Close an open case without removing anything, keeping no text of it."""
+        return case_actions.withdraw(self, request_id, reason)
+
+    def approve(self, request_id: int) -> ForgetRequest:
+        """A second operator signs off the case's previewed scope (`[forget] approvals = 2`)."""
+        return case_actions.approve(self, request_id)
+
+    def accept_residue(self, request_id: int, reason: str) -> ForgetRequest:
+        """Record an executed case's residue as looked at and accepted, with a reason (audited)."""
+        return case_actions.accept_residue(self, request_id, reason)
 
     # -- execute -------------------------------------------------------------------------------------
     def execute(
@@ -156,6 +208,7 @@ class Forget:
             return self._finish(req.id, verify)
         if req.status not in ("open", "previewed"):
             raise InvalidInput(f"forget request {req.id} is already {req.status}")
+        check_can_execute(req, self.ctx.settings.forget.approvals)
         report_files(self.path)  # an unsafe curator folder is refused before anything goes
         now = self.ctx.clock.now()
         actor = self.ctx.actor
@@ -172,6 +225,8 @@ class Forget:
         def write(conn: Connection) -> None:
             with eraser.tolerant(conn):
                 delete_case(conn, eraser, req, token, memory_ids, message_ids, now, actor, self.path, packed)
+                wf = {**req.workflow, "executed_by": stamp(actor, now)}
+                conn.forget_requests.set_workflow(req.id, wf)
                 eraser.purge_indexes(conn)
                 _test_pause("before-commit")
 
@@ -207,12 +262,16 @@ class Forget:
         *,
         preview: bool = False,
         deadline: float | str | None = None,
+        match: str | None = None,
     ) -> ForgetPreview | ForgetResult:
         """One call: open a case (or reuse the open case with the same scope, so a preview and the
         execution after it are one case), preview it, and (unless `preview`) execute and verify it."""
         value = scope_value(scope_kind, values) if scope_kind in FORGET_SCOPES else ""
+        mode = check_mode(match)
         same = self.store.query(lambda c: c.forget_requests.open_case(scope_kind, value))
-        req = self.get(same) if same is not None else self.open(scope_kind, values, reason, deadline)
+        if same is not None and scope_kind == "query" and match_mode(self.get(same)) != mode:
+            same = None  # the same words matched another way are another case
+        req = self.get(same) if same is not None else self.open(scope_kind, values, reason, deadline, mode)
         pv = self.preview(req.id)
         return pv if preview else self.execute(req.id)
 
@@ -241,6 +300,7 @@ class Forget:
         eraser = self.store.eraser
         token = req.selected.get("seal")
         held = unseal(self.path, token)
+        located: builtins.list[dict] = []
         if held is None and req.selected.get("prints"):
             return self._recheck(req)
         texts, strict = held if held else (None, [])
@@ -263,6 +323,9 @@ class Forget:
                      else {str(p): 0 for p in paths})  # fmt: skip
             files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
             residue = sum(files.values())
+            if residue:  # where it lies: file, page, table, and a live record sharing the piece
+                with self.store.reading() as conn, eraser.tolerant(conn):
+                    located = locate(conn, paths, tg, {str(p): _shown(self.path, p) for p in paths})
             searched, skipped = tg.count, tg.skipped
             levels = file_levels(residue, files, tg.unchecked)
         ver = Verification(req.id, residue, files, len(texts or []) + len(strict), searched, skipped,
@@ -274,8 +337,13 @@ class Forget:
 
         # On a server the case records what "verified" covers, level by level (a file database's
         # one level is its files, all of them scanned: its records stay as they were).
-        lines = summary(levels) if server is not None or len(levels) > 2 else {}
-        counts = {**req.counts, "levels": lines} if lines else req.counts
+        # Both backends record every level's line and what it checked (issue #25: a fresh forget's
+        # JSON says "verified" or why not, level by level).
+        lines = summary(levels)
+        counts = {**req.counts, "levels": lines, "level_notes": {lv.name: lv.note for lv in levels}}
+        counts.pop("residue_at", None)
+        if located:
+            counts["residue_at"] = located
         marks = None
         if residue == 0 and truncated:  # proven gone: the seal goes, keyed fingerprints stay
             with self.store.reading() as conn, eraser.tolerant(conn):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 ForgetScope = Literal["memory", "session", "agent", "user", "query"]
-ForgetStatus = Literal["open", "previewed", "executed", "verified"]
+ForgetStatus = Literal["open", "previewed", "executed", "verified", "withdrawn"]
 ForgetKind = Literal["memory", "message", "session", "rule", "flow"]
 FORGET_SCOPES: tuple[str, ...] = get_args(ForgetScope)
 
@@ -17,6 +17,9 @@ class ForgetItem:
     id: str
     preview: str  # shown to the operator in a preview; never stored
     why: str = ""  # selected | derived (merged from it) | session | query match
+    # Where the query's words stand in `preview` (character spans), for highlighting; a query scope only.
+    marks: list[tuple[int, int]] = field(default_factory=list)
+    excludable: bool = False  # the scope selected it (not the cascade): the operator may drop it
 
 
 @dataclass
@@ -35,6 +38,8 @@ class ForgetRequest:
     residue: int | None  # occurrences of the forgotten text found by the last verification
     executed_at: float | None
     verified_at: float | None
+    # Who did what to the case and how it matches (engine/forget/workflow.py): ids and names only.
+    workflow: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -42,6 +47,7 @@ class ForgetPreview:
     request: ForgetRequest
     items: list[ForgetItem]
     counts: dict
+    excluded: dict = field(default_factory=dict)  # kind -> ids the operator dropped from the scope
 
 
 @dataclass

@@ -219,6 +219,9 @@ TABLES: tuple[Table, ...] = (
             ("residue", "INTEGER"),
             ("executed_at", "REAL"),
             ("verified_at", "REAL"),
+            # The case's workflow (issue #25/#27): match mode, exclusions, withdrawal, approvals,
+            # accepted residue -- who and when, never forgotten text.
+            ("workflow", "TEXT NOT NULL DEFAULT '{}'"),
         ),
     ),
     Table(

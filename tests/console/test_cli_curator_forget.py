@@ -64,7 +64,8 @@ def test_acceptance_canary_merged_reported_then_forgotten(run, tmp_path, minilm)
     code, out, err = run("forget", "--query", CANARY, "--reason", "test", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert set(doc) == {"request_id", "status", "counts", "residue"}
+    # the case, plus (issue #25) its levels, why it is not verified, and who did what
+    assert {"request_id", "status", "counts", "residue", "levels", "verified", "why_not_verified"} <= set(doc)
     assert doc["status"] == "verified" and doc["residue"] == 0 and doc["counts"]["memories"] == 3
     assert _leaks(tmp_path, CANARY) == []
     code, out, _ = run("search", CANARY, "--json")

@@ -201,7 +201,7 @@ async def test_the_forget_pane_shows_each_level_of_a_server_case(pg_eng):
         await settle(app, pilot)
         await pilot.press("7")
         await settle(app, pilot)
-        status = str(app.query_one("#forget-status").render())
+        status = str(app.query_one("#case-detail").render())  # the case panel (issue #25)
         assert f"case #{res.request_id}" in status
         assert "logical: clean" in status and "out of reach: not checked: replicas" in status
         assert "host files: residue" in status and "levels" not in status

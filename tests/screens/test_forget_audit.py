@@ -66,9 +66,9 @@ async def test_forget_from_search_previews_then_requires_FORGET(seeded):
         assert all(h.id != mid for h in eng.search("Fridays", record_access=False).hits)
         case = eng.forget.get(case.id)
         assert case.status == "verified" and case.residue == 0
-        status = str(app.query_one("#forget-status").render())
+        status = str(app.query_one("#case-detail").render())
         assert f"case #{case.id} verified" in status and "residue 0" in status
-        assert row(cases, 0)[3] == "verified"
+        assert row(cases, 0)[1] == "verified"
         assert app.errors == []
 
 
@@ -83,7 +83,7 @@ async def test_query_scope_forget_and_audit_filter(seeded):
         await pilot.press(*"白马尖", "tab", *"privacy request", "enter")
         await settle(app, pilot)
         preview = app.query_one("#forget-preview", DataGrid)
-        kinds = {row(preview, i)[0] for i in range(preview.row_count)}
+        kinds = {row(preview, i)[1] for i in range(preview.row_count)}
         assert {"memory", "message"} <= kinds
         await pilot.press("X")
         await pilot.pause()

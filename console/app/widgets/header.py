@@ -172,15 +172,27 @@ def counts_line(
             ("sess", f"{c.sessions:,}"),
             ("rules", rules),
             ("prop", f"{c.pending_proposals:,}"),
-            ("forget", f"{c.open_forget_requests:,}"),
+            ("forget", f"{c.open_forget_requests:,}" + _late(c, True)),
         ]
     return [
         ("memories", f"{core} core · {active} active · {archived} archived"),
         ("sessions", f"{c.sessions:,}"),
         ("rules", rules),
         ("proposals", f"{c.pending_proposals:,} pending"),
-        ("forget", f"{c.open_forget_requests:,} open"),
+        ("forget", f"{c.open_forget_requests:,} open" + _late(c, False)),
     ]
+
+
+def _late(c, short: bool) -> str:
+    """Forget deadlines beside the open count (issue #25): overdue cases, or a deadline within a
+    week ("2 OVERDUE", "due in 3d"); nothing while every deadline is far."""
+    late = getattr(c, "overdue_forget_requests", 0)
+    if late:
+        return f"·{late} LATE" if short else f" · {late} OVERDUE"
+    days = getattr(c, "next_forget_due_days", None)
+    if days is not None and days <= 7:
+        return f"·{days}d" if short else f" · due in {days}d"
+    return ""
 
 
 def _home(path: str) -> str:

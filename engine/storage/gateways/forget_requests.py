@@ -15,7 +15,10 @@ from typing import Any
 from engine.storage.gateways.base import Gateway, checked
 
 # The columns a state change may set (never input: the gateway's own operations name them).
-COLUMNS = ("status", "selected", "counts", "residue", "executed_at", "verified_at", "scope_value", "reason")
+COLUMNS = (
+    "status", "selected", "counts", "residue", "executed_at", "verified_at", "scope_value", "reason",
+    "workflow",
+)  # fmt: skip
 
 
 class ForgetRequestRows(Gateway):
@@ -46,6 +49,12 @@ class ForgetRequestRows(Gateway):
 
     def set_counts(self, request_id: int, counts: dict) -> None:
         self._set(request_id, {"counts": json.dumps(counts)})
+
+    def set_workflow(self, request_id: int, workflow: dict, **changes: Any) -> None:
+        """The case's workflow record (match mode, exclusions, withdrawal, approvals, accepted
+        residue), with any state change that goes with it (`status`, `scope_value`, `reason`)."""
+        enc = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in changes.items()}
+        self._set(request_id, {"workflow": json.dumps(workflow), **enc})
 
     def set_residue(self, request_id: int, residue: int) -> None:
         self._set(request_id, {"residue": residue})

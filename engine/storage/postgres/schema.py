@@ -256,6 +256,7 @@ PG_TABLES: tuple[PgTable, ...] = (
             ("residue", "bigint"),
             ("executed_at", TIME),
             ("verified_at", TIME),
+            ("workflow", JSON_OBJECT),  # match mode, exclusions, withdrawal, approvals (#25/#27)
         ),
     ),
     PgTable(

@@ -85,6 +85,14 @@ class ForgetQueries(Gateway):
         cols = checked(columns, _table(table, MATCHED), f"a {table} column a forget query matches")
         return self._text_rows(table, cols)
 
+    def page_owners(self, pages: Sequence[int]) -> dict[int, str]:
+        """page number -> the table or index whose b-tree holds it (a file database: SQLite's
+        `dbstat`); {} where pages are not the database's own (a server)."""
+        return self._page_owners(sorted({int(p) for p in pages})) if pages else {}
+
+    def _page_owners(self, pages: list[int]) -> dict[int, str]:
+        return {}
+
     # -- the cascade -------------------------------------------------------------------------------
     @abstractmethod
     def absorbed_into(self, memory_id: int) -> int | None:

@@ -74,8 +74,9 @@ def test_a_four_digit_pin_is_redacted_and_scanned(eng, db_path):
     eng.add_memory("The door PIN is 4821", dedup=False)
     keep = eng.add_memory("Build 148213 shipped; hash 9f4821ab0c77e", dedup=False)
     sid = eng.sessions.add(agent="atlas", metadata={"note": "gave the PIN 4821 to the courier"})
-    res = eng.forget.run("query", "4821", "a PIN")
-    # "148213" and the hash matched the query's LIKE scope too: a substring scope is the operator's
+    res = eng.forget.run("query", "4821", "a PIN", match="substring")
+    # "148213" and the hash matched the query's substring scope too (asked for: the default matches
+    # whole words only): a substring scope is the operator's
     assert res.status == "verified" and res.residue == 0, res.verification.files
     note = eng.sessions.get(sid).session.metadata["note"]
     assert "4821" not in note and "[forgotten]" in note

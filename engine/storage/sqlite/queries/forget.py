@@ -69,6 +69,21 @@ class SqliteForgetQueries(ForgetQueries):
             tuple(r) for r in self.conn.execute(f"SELECT id, {', '.join(columns)} FROM {table}").fetchall()
         ]
 
+    def _page_owners(self, pages: list[int]) -> dict[int, str]:
+        # dbstat is compiled into the sqlean build this engine loads; without it: nothing resolved.
+        out: dict[int, str] = {}
+        try:
+            for i in range(0, len(pages), 500):
+                part = pages[i : i + 500]
+                qs = ",".join("?" * len(part))
+                for name, pageno in self.conn.execute(
+                    f"SELECT name, pageno FROM dbstat WHERE pageno IN ({qs})", part
+                ).fetchall():
+                    out[int(pageno)] = str(name)
+        except Exception:  # no dbstat virtual table in this build
+            return {}
+        return out
+
     def absorbed_into(self, memory_id: int) -> int | None:
         r = self.conn.execute("SELECT absorbed_into FROM memories WHERE id = ?", (memory_id,)).fetchone()
         return None if r is None or r[0] is None else int(r[0])

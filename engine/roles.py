@@ -145,7 +145,8 @@ POLICY: dict[str, Need] = {
         for m in ("approve", "approve_many", "reject", "reject_many", "reject_stale", "run", "undo")
     },
     # forget
-    **{f"forget.{m}": _V for m in ("generation", "get", "is_forgotten", "list")},
+    **{f"forget.{m}": _V for m in ("deadlines", "generation", "get", "is_forgotten", "list")},
+    **{f"forget.{m}": _F for m in ("accept_residue", "approve", "exclude", "withdraw")},
     **{f"forget.{m}": _F for m in ("open", "preview", "execute", "run", "verify")},
     # health
     "health.doctor": _doctor,

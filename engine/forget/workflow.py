@@ -28,7 +28,9 @@ OPEN_STATES = ("open", "previewed")
 def person(actor: str) -> str:
     """The verified identity inside an audit actor text: "alice (as ops-lead)" -> "alice" (a label
     never makes two operators out of one)."""
-    return (actor or "").split(" (as ", 1)[0].strip()
+    from engine.identity import parse_actor  # the one parser of the actor text
+
+    return parse_actor(actor or "").verified.strip()
 
 
 def match_mode(req: ForgetRequest) -> MatchMode:

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from console.cli import main
+from engine.identity import parse_actor
 
 pytestmark = pytest.mark.backends
 
@@ -69,7 +70,9 @@ def test_query_words_preview_narrow_withdraw(run):
     code, out, _ = run("forget-request", rid, "--withdraw", "--reason", "wrong person", "--json")
     w = json.loads(out)
     assert (
-        w["status"] == "withdrawn" and w["scope_value"].startswith("hmac:") and w["withdrawn"]["by"] == "op"
+        w["status"] == "withdrawn"
+        and w["scope_value"].startswith("hmac:")
+        and parse_actor(w["withdrawn"]["by"]).label == "op"
     )
     code, out, _ = run("forget-requests")
     line = next(x for x in out.splitlines() if x.startswith(rid + " "))
@@ -87,7 +90,7 @@ def test_fresh_forget_json_says_verified_or_why_not_per_level(run):
     )
     assert doc["verified"] == (doc["status"] == "verified")
     assert (doc["why_not_verified"] == "") == doc["verified"]
-    assert doc["executed_by"] == "op" and doc["requested_by"] == "op"
+    assert parse_actor(doc["executed_by"]).label == "op" and parse_actor(doc["requested_by"]).label == "op"
     code, out, _ = run("forget-request", str(doc["request_id"]), "--json")
     again = json.loads(out)
     assert [lv["line"] for lv in again["levels"]] == [lv["line"] for lv in doc["levels"]]
@@ -98,21 +101,33 @@ def test_fresh_forget_json_says_verified_or_why_not_per_level(run):
 
 @pytest.mark.sqlite_only("the engine test runs the two-person rule on PostgreSQL; this is the CLI's surface")
 def test_two_person_rule_between_two_actors(run, tmp_path, monkeypatch):
+    """Two operators are two verified identities (logged-in accounts an admin's process starts,
+    engine/identity.py), never two --actor labels of one person."""
     conf = tmp_path / "config.toml"
     conf.write_text("[forget]\napprovals = 2\n")
     monkeypatch.setenv("MEMCONSOLE_CONFIG", str(conf))
     ids = _seed(run)
-    code, out, _ = run(
-        "forget", "--memory", str(ids["holds"]), "--preview", "--reason", "asked", "--json", actor="alice"
+    for who in ("alice", "bob"):
+        assert run("operators", "grant", who, "forget")[0] == 0
+
+    def as_(who: str, *args: str):
+        monkeypatch.setenv("MEMCONSOLE_OPERATOR", who)
+        try:
+            return run(*args, actor=who)
+        finally:
+            monkeypatch.delenv("MEMCONSOLE_OPERATOR")
+
+    code, out, _ = as_(
+        "alice", "forget", "--memory", str(ids["holds"]), "--preview", "--reason", "asked", "--json"
     )
     rid = str(json.loads(out)["request_id"])
-    code, out, err = run("forget-request", rid, "--execute", actor="alice")
+    code, out, err = as_("alice", "forget-request", rid, "--execute")
     assert code != 0 and err.count("\n") == 1 and "second operator" in err and "--approve" in err
-    code, out, err = run("forget-request", rid, "--approve", actor="alice")
+    code, out, err = as_("alice", "forget-request", rid, "--approve")
     assert code != 0 and "alice requested it" in err
-    code, out, err = run("forget-request", rid, "--approve", "--json", actor="bob")
-    assert code == 0 and json.loads(out)["approved_by"] == ["bob"]
-    code, out, err = run("forget-request", rid, "--execute", "--json", actor="alice")
+    code, out, err = as_("bob", "forget-request", rid, "--approve", "--json")
+    assert code == 0 and json.loads(out)["approved_by"] == ["bob"], err
+    code, out, err = as_("alice", "forget-request", rid, "--execute", "--json")
     assert code == 0, err
     code, out, _ = run("forget-request", rid)
     assert "requested" in out and "by alice; approved by bob; executed by alice" in out

@@ -13,6 +13,7 @@ from engine.clock import DAY
 from engine.errors import Refused
 from engine.forget.match import Matcher, context
 from engine.forget.workflow import approved_by, due
+from engine.identity import Identity
 
 pytestmark = pytest.mark.backends
 
@@ -137,12 +138,18 @@ def test_a_fresh_forget_records_every_level_and_what_it_checked(eng):
     assert (res.status == "verified") == all(not x.startswith("residue") for x in lines.values())
 
 
+def _officer(name: str) -> Identity:
+    """A logged-in operator holding the forget officer role (as `memconsole serve` starts one)."""
+    return Identity(name, "operator", grants=frozenset({"forget"}))
+
+
 def test_two_person_rule(eng):
     eng.settings = dataclasses.replace(
         eng.settings, forget=dataclasses.replace(eng.settings.forget, approvals=2)
     )
     ids = _sam(eng)
-    with eng.acting_as("alice"):
+    alice, bob = _officer("alice"), _officer("bob")
+    with eng.acting_as(alice):
         req = eng.forget.open("query", "Sam", "user asked")
         with pytest.raises(Refused, match="second operator"):
             eng.forget.execute(req.id)  # not even previewed
@@ -151,19 +158,22 @@ def test_two_person_rule(eng):
             eng.forget.approve(req.id)  # the requester cannot approve
         with pytest.raises(Refused, match="approval by a second operator"):
             eng.forget.execute(req.id)
-    with eng.acting_as("bob"):
+    with eng.acting_as(bob):
         eng.forget.approve(req.id)
         with pytest.raises(InvalidInput, match="already approved"):
             eng.forget.approve(req.id)
     assert approved_by(eng.forget.get(req.id)) == ["bob"]
-    with eng.acting_as("alice"):  # narrowing changes the scope: bob's approval no longer holds
+    with eng.acting_as(alice):  # narrowing changes the scope: bob's approval no longer holds
         eng.forget.exclude(req.id, [("memory", ids["possessive"])])
         assert approved_by(eng.forget.get(req.id)) == []
         with pytest.raises(Refused):
             eng.forget.execute(req.id)
-    with eng.acting_as("bob (as ops-lead)"):
+    # A label never makes alice a second operator.
+    with eng.acting_as(alice.labelled("bob")), pytest.raises(Refused, match="second operator"):
         eng.forget.approve(req.id)
-    with eng.acting_as("alice"):
+    with eng.acting_as(bob.labelled("ops-lead")):
+        eng.forget.approve(req.id)
+    with eng.acting_as(alice):
         assert eng.forget.execute(req.id).status in ("executed", "verified")
     r = eng.forget.get(req.id)
     assert (r.requested_by, approved_by(r), r.workflow["executed_by"]["by"]) == (

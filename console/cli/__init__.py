@@ -33,6 +33,7 @@ VERB_MODULES = [
     "console.cli.importers",
     "console.cli.agents",
     "console.cli.migrate",
+    "console.cli.serve",
 ]
 
 

@@ -111,8 +111,6 @@ class MemConsole(App):
         self.console_settings = settings or load_console_settings()  # [keymap]: before the engine opens
         # Started by `memconsole serve` for a signed-in operator: act as them (console/shared/served.py).
         self.served: ServedOperator | None = served_operator()
-        if self.served is not None:
-            actor = self.served.name
         self.notices = NoticeLog()  # what every notice said (ctrl+n)
         if engine is None:
             if db_path is None:
@@ -124,6 +122,8 @@ class MemConsole(App):
         else:
             self._owns_engine = False
         self.engine = engine
+        if self.served is not None:  # every change this console makes is recorded as theirs
+            engine.actor = self.served.name
         self.pane_specs = PANE_SPECS
         self.poll_interval = poll_interval
         self.start_embedder_on_mount = start_embedder

@@ -6,6 +6,7 @@ dialog) and the dialog stays open until the input is right or the operator cance
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 
 from textual import on
@@ -114,7 +115,7 @@ class ConfirmModal(ModalScreen[bool]):
         self.confirm_label = confirm_label
         self.require_text = require_text
         self.danger = danger
-        self._armed_at = 0.0
+        self._armed_at = time.monotonic() + ARM_SECONDS  # again when shown (on_mount)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -139,8 +140,6 @@ class ConfirmModal(ModalScreen[bool]):
                 )
 
     def on_mount(self) -> None:
-        import time
-
         self._armed_at = time.monotonic() + ARM_SECONDS
         if self.require_text:
             self.query_one("#confirm-text", Input).focus()
@@ -148,8 +147,6 @@ class ConfirmModal(ModalScreen[bool]):
             self.query_one("#confirm", Button).focus()
 
     def armed(self) -> bool:
-        import time
-
         return time.monotonic() >= self._armed_at
 
     def too_soon(self) -> None:

@@ -24,7 +24,7 @@ from console.shared.served import ServedOperator, served_operator
 from console.shared.text_safety import visible
 
 from .commands import ConsoleCommands
-from .guard import ask_first, role_needed
+from .guard import ask_first, has_marks, role_needed
 from .settings import ConsoleSettings, load_console_settings
 from .widgets.confirm import ConfirmModal
 from .widgets.header import StatusHeader
@@ -214,7 +214,7 @@ class MemConsole(App):
                 self._refuse(pane_id, name, need)
                 return True
             ask = ask_first(pane_id, name, params)
-            if ask is not None and not (ask.skip_when_marked and getattr(target, "marked", None)):
+            if ask is not None and not (ask.skip_when_marked and has_marks(target)):
 
                 def answered(ok: bool | None) -> None:
                     if ok:

@@ -78,5 +78,13 @@ def ask_first(pane_id: str, action: str, params: tuple[object, ...]) -> Ask | No
     return ASK_FIRST.get((pane_id, action, tuple(params)))
 
 
+def has_marks(pane: object) -> bool:
+    """The pane has rows marked with space (Search and Curator keep `marked`, Rules `marks.keys`):
+    its own bulk path asks then, with the count."""
+    if getattr(pane, "marked", None):
+        return True
+    return bool(getattr(getattr(pane, "marks", None), "keys", None))
+
+
 def role_needed(pane_id: str, action: str) -> str | None:
     return NEEDS_ROLE.get((pane_id, action))

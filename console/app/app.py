@@ -261,7 +261,13 @@ class MemConsole(App):
             self.ensure_pane(event.pane.id)
             pane = self.pane(event.pane.id)
             pane.activated()
-            self.call_after_refresh(pane.focus_main)  # keys reach the pane at once
+            self.call_after_refresh(self._focus_if_current, pane)  # keys reach the pane at once
+
+    def _focus_if_current(self, pane: Pane) -> None:
+        # A digit pressed while this pane was still mounting has moved on to another pane: a late
+        # focus here would pull the tabs back, and the next keys would land in the wrong pane.
+        if self.current_pane() is pane:
+            pane.focus_main()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Single keys are text while an input has focus (escape leaves it).

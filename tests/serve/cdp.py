@@ -54,6 +54,35 @@ class Page:
         result: dict[str, Any] = reply.get("result", {})
         return result
 
+    async def record_terminal(self) -> None:
+        """Keep what the console's websocket sends (its terminal output, escape codes and all) in
+        `window.__tty` on every page from now on, so a test can wait for words on the screen."""
+        await self.send("Page.enable")
+        await self.send(
+            "Page.addScriptToEvaluateOnNewDocument",
+            source="""
+            window.__tty = '';
+            const Native = window.WebSocket, dec = new TextDecoder();
+            window.WebSocket = function (...args) {
+              const ws = new Native(...args);
+              ws.addEventListener('message', (e) => {
+                const text = typeof e.data === 'string' ? e.data : dec.decode(e.data, {stream: true});
+                window.__tty = (window.__tty + text).slice(-2000000);
+              });
+              return ws;
+            };
+            window.WebSocket.prototype = Native.prototype;
+            Object.assign(window.WebSocket, Native);
+            """,
+        )
+
+    async def screen_shows(self, word: str, timeout: float = 15.0) -> None:
+        """Wait until the console has drawn `word` since the last clear_screen()."""
+        await self.wait_for(f"(window.__tty || '').includes({word!r})", timeout)
+
+    async def clear_screen(self) -> None:
+        await self.eval("window.__tty = ''; true")
+
     async def goto(self, url: str, wait: float = 10.0) -> None:
         await self.send("Page.enable")
         await self.send("Page.navigate", url=url)

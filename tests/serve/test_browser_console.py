@@ -143,6 +143,7 @@ async def test_browser_login_search_approve_and_viewer_refused(served, tmp_path)
     assert CHROMIUM is not None
     async with chromium(CHROMIUM) as browser:
         alice = await browser.new_page()
+        await alice.record_terminal()
         await alice.goto(f"{url}/")  # no session: the sign-in page
         assert await alice.eval("location.pathname") == "/login"
         await alice.screenshot(shots / "0-login.png")
@@ -150,12 +151,15 @@ async def test_browser_login_search_approve_and_viewer_refused(served, tmp_path)
         assert await alice.eval("location.pathname") == "/"
         await alice.screenshot(shots / "1-alice-sessions.png")
 
+        await alice.screen_shows("Sessions")
+        await alice.clear_screen()
         await alice.press("2")  # Search
-        await asyncio.sleep(1.0)
+        await alice.screen_shows("any category")  # the Search pane's filters are drawn
         await alice.press("/")
         await alice.type("deploy")
         await alice.press("enter")
-        await asyncio.sleep(1.5)
+        await alice.screen_shows("hits")  # "25 hits · hybrid": the search ran in the Search pane
+        await asyncio.sleep(0.5)
         await alice.screenshot(shots / "2-alice-search.png")
 
         await alice.press("escape", "5")  # Curator
@@ -182,6 +186,7 @@ async def test_browser_login_search_approve_and_viewer_refused(served, tmp_path)
 
         # Bob, a viewer, in his own browser context (own cookies -> own session -> own process).
         bob = await browser.new_page()
+        await bob.record_terminal()
         await _sign_in(bob, url, "bob")
         pending_before_bob = _pending(db)
         await bob.press("5")

@@ -7,17 +7,46 @@ DEMO_DB ?= demo.db
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run test check bench bench-1m stress demo pg-demo pg-demo-stop clean
+.PHONY: install run test check bench bench-1m stress demo pg-demo pg-demo-stop clean browser
+
+# A venv left broken (an interrupted first install: no pip; a python that no longer runs) is not
+# trusted: its stamp goes, and the install below removes it and starts again instead of failing.
+VENV_BROKEN := $(shell [ -d $(VENV) ] && ! $(BIN)/python -m pip --version >/dev/null 2>&1 && echo yes)
+ifeq ($(VENV_BROKEN),yes)
+$(shell rm -f $(STAMP))
+endif
 
 install: $(STAMP)
 
+# The first run takes ~4 minutes (torch's CPU wheel is most of it); each step says what it does and
+# pip shows what it fetches and builds. Later runs: nothing to do until pyproject.toml changes.
 $(STAMP): pyproject.toml
+	@if [ -d $(VENV) ] && ! $(BIN)/python -m pip --version >/dev/null 2>&1; then \
+		echo "==> $(VENV) is broken (no pip, or its python does not run): removing it, starting again"; \
+		rm -rf $(VENV); \
+	fi
+	@echo "==> [1/5] Python environment in $(VENV) (first run ~4 min in all; later runs: seconds)"
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	@echo "==> [2/5] pip"
+	$(BIN)/pip install --progress-bar on --upgrade pip
+	@echo "==> [3/5] torch, CPU build (the longest step)"
 	# The CPU wheel of torch lies on disk; install it first so nothing pulls a CUDA build.
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --progress-bar on torch==2.13.0
+	@echo "==> [4/5] memconsole and its test tools"
+	$(BIN)/pip install --progress-bar on -e '.[test]'
+	@echo "==> [5/5] chromium for the browser console's test"
+	@$(MAKE) --no-print-directory browser
 	touch $(STAMP)
+	@echo "==> installed: make run opens the console on the demo database"
+
+# tests/serve drives Debian's chromium (the console in a browser); it skips only where there is none.
+browser:
+	@command -v chromium >/dev/null 2>&1 && echo "    chromium: $$(command -v chromium)" || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update && apt-get install -y chromium; \
+		else \
+			echo "    no chromium and no root apt-get: tests/serve's browser test will skip"; \
+		fi; }
 
 $(DEMO_DB): | $(STAMP)
 	$(BIN)/memconsole --db $(DEMO_DB) demo

@@ -20,7 +20,14 @@ from engine.clock import Clock, SystemClock
 from engine.config import Settings, load_settings
 from engine.context import Context
 from engine.embed import Embedder, EmbedderHandle
-from engine.identity import Identity, checked_label, operator_from_env, os_identity, os_user
+from engine.identity import (
+    Identity,
+    checked_label,
+    operator_from_env,
+    operator_grants_from_env,
+    os_identity,
+    os_user,
+)
 from engine.identity_names import actor_name
 from engine.lifecycle.decay_pass import Decay
 from engine.lifecycle.flows import Flows
@@ -224,7 +231,9 @@ class MemoryEngine:
                 from engine.errors import Refused
 
                 raise Refused(f"only an admin may act for an operator account; {base.verified} is not one")
-            ident = Identity(self._checked_actor(operator, self.settings), "operator")
+            # The login service vouches for the account's role too (MEMCONSOLE_ROLE), when it says.
+            grants = operator_grants_from_env() if operator == operator_from_env() else None
+            ident = Identity(self._checked_actor(operator, self.settings), "operator", grants=grants)
         elif actor:
             ident = self._vouched(actor, base)
         return ident.labelled(checked_label(label, allow_mixed_script=mixed) or ident.label)

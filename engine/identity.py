@@ -105,6 +105,20 @@ def owner_name(uid: int) -> str:
         return f"uid:{uid}"
 
 
+ROLE_ENV = "MEMCONSOLE_ROLE"  # the account's role, set beside OPERATOR_ENV by the same login service
+# The login service's role words (console/shared/served.py) as engine roles (engine/roles.py).
+_SERVED_ROLES = {"viewer": "viewer", "curator": "curator", "forget-officer": "forget", "admin": "admin"}
+
+
+def operator_grants_from_env() -> frozenset[str] | None:
+    """The roles the login service vouches for with the operator account (None: look the name up in
+    the operator directory). An unknown word reads as viewer: a typo never grants more."""
+    raw = os.environ.get(ROLE_ENV, "").strip()
+    if not raw:
+        return None
+    return frozenset({_SERVED_ROLES.get(raw, "viewer")})
+
+
 def operator_from_env() -> str | None:
     """The operator account a login service (serve) started this process for, if any. It is
     trusted only when the process's own identity is an admin (checked by the engine)."""

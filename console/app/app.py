@@ -20,12 +20,16 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
 from console.shared.env import embedder_choice
+from console.shared.served import ServedOperator, served_operator
 from console.shared.text_safety import visible
 
 from .commands import ConsoleCommands
+from .guard import ask_first, has_marks, role_needed
 from .settings import ConsoleSettings, load_console_settings
+from .widgets.confirm import ConfirmModal
 from .widgets.header import StatusHeader, read_only_mark
 from .widgets.help import HelpScreen
+from .widgets.notice_log import NoticeLog, NoticeLogScreen
 from .widgets.table import DataGrid
 
 if TYPE_CHECKING:
@@ -89,6 +93,7 @@ class MemConsole(App):
         Binding("slash", "focus_filter", "Search/filter", id="app.focus_filter"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("ctrl+r", "refresh", "Refresh", show=False, id="app.refresh"),
+        Binding("ctrl+n", "notices", "Notifications", show=False, id="app.notices"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
@@ -106,6 +111,9 @@ class MemConsole(App):
     ) -> None:
         super().__init__()
         self.console_settings = settings or load_console_settings()  # [keymap]: before the engine opens
+        # Started by `memconsole serve` for a signed-in operator: act as them (console/shared/served.py).
+        self.served: ServedOperator | None = served_operator()
+        self.notices = NoticeLog()  # what every notice said (ctrl+n)
         if engine is None:
             if db_path is None:
                 raise ValueError("MemConsole needs an engine or a db_path")
@@ -118,6 +126,8 @@ class MemConsole(App):
         else:
             self._owns_engine = False
         self.engine = engine
+        if self.served is not None:  # every change this console makes is recorded as theirs
+            engine.actor = self.served.name
         self.pane_specs = PANE_SPECS
         self.poll_interval = poll_interval
         self.start_embedder_on_mount = start_embedder
@@ -195,7 +205,52 @@ class MemConsole(App):
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
         """Notices quote operator and agent text (a typed score, an id in an error): never
         markup, or a "[/x]" in it crashed the console (Widget.notify passes markup=True)."""
-        super().notify(visible(message), markup=False, **kwargs)
+        shown = visible(message)
+        self.notices.add(str(kwargs.get("severity", "information")), shown)
+        super().notify(shown, markup=False, **kwargs)
+
+    def action_notices(self) -> None:
+        """`ctrl+n`: the log of every notification shown (toasts vanish; this keeps them)."""
+        if not isinstance(self.screen, NoticeLogScreen):
+            self.push_screen(NoticeLogScreen(self.notices.newest_first()))
+
+    # -- no stray key acts (console/app/guard.py) -------------------------------------------------------
+    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+        """Every key's action passes here: a pane key that needs a role the served operator lacks
+        is refused in one line (and audited); one that would write at once asks first."""
+        target, name, params = self._parse_action(
+            action, self if default_namespace is None else default_namespace, namespaces
+        )
+        pane_id = getattr(target, "PANE_ID", "")
+        if pane_id and target.check_action(name, params):
+            need = role_needed(pane_id, name)
+            if need and self.served is not None and not self.served.may(need):
+                self._refuse(pane_id, name, need)
+                return True
+            ask = ask_first(pane_id, name, params)
+            if ask is not None and not (ask.skip_when_marked and has_marks(target)):
+
+                def answered(ok: bool | None) -> None:
+                    if ok:
+                        self.call_later(self._dispatch_action, target, name, params)
+
+                self.push_screen(ConfirmModal(ask.title, ask.body, confirm_label=ask.confirm_label), answered)
+                return True
+        return await super().run_action(action, default_namespace, namespaces)
+
+    def _refuse(self, pane_id: str, action: str, need: str) -> None:
+        assert self.served is not None
+        self.notify(
+            f"Refused: {action.replace('_', ' ')} needs the {need} role; "
+            f"{self.served.name} is {self.served.role}.",
+            severity="warning",
+            timeout=6,
+        )
+        self._audit_refusal(f"{pane_id}.{action}", need)
+
+    @work(thread=True, exit_on_error=False, group="app.refused")
+    def _audit_refusal(self, action: str, need: str) -> None:
+        self.engine.audit.refused(action, reason=f"needs the {need} role (console key)")
 
     def current_pane(self) -> Pane | None:
         try:
@@ -220,7 +275,13 @@ class MemConsole(App):
             self.ensure_pane(event.pane.id)
             pane = self.pane(event.pane.id)
             pane.activated()
-            self.call_after_refresh(pane.focus_main)  # keys reach the pane at once
+            self.call_after_refresh(self._focus_if_current, pane)  # keys reach the pane at once
+
+    def _focus_if_current(self, pane: Pane) -> None:
+        # A digit pressed while this pane was still mounting has moved on to another pane: a late
+        # focus here would pull the tabs back, and the next keys would land in the wrong pane.
+        if self.current_pane() is pane:
+            pane.focus_main()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Single keys are text while an input has focus (escape leaves it).

@@ -36,6 +36,7 @@ VERB_MODULES = [
     "console.cli.recalls",
     "console.cli.checks",
     "console.cli.operators",
+    "console.cli.serve",
 ]
 
 

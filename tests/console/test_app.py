@@ -10,7 +10,7 @@ from console.app.widgets.help import HelpScreen
 from console.app.widgets.table import DataGrid
 from engine import EngineError, open_engine
 from engine.identity import actor_text, os_user
-from tests.screens.helpers import make_app, settle
+from tests.screens.helpers import confirm_yes, make_app, settle
 from tests.screens.seed import make_engine, seed
 
 PANES = ["sessions", "search", "rules", "flows", "curator", "decay", "forget", "recalls"]
@@ -273,6 +273,7 @@ async def test_keys_remap_from_settings(tmp_path):
         assert eng.memories.get(ids["mem"]["fridays"]).pinned is False
         await pilot.press("P")
         await settle(app, pilot)
+        await confirm_yes(app, pilot)  # pin asks first (#27), whatever key it is bound to
         assert eng.memories.get(ids["mem"]["fridays"]).pinned is True
         await pilot.press("question_mark")
         await pilot.pause()

@@ -60,3 +60,14 @@ def press_then(*keys: str, after=None):
             await settle(app, pilot)
 
     return run_before
+
+
+async def confirm_yes(app, pilot) -> None:
+    """A writing key opened the confirmation: wait until it is armed (keys typed before it was
+    seen never confirm), press y, settle."""
+    from console.app.widgets.confirm import ARM_SECONDS, ConfirmModal
+
+    assert isinstance(app.screen, ConfirmModal), f"expected a confirmation, got {app.screen!r}"
+    await pilot.pause(ARM_SECONDS + 0.05)
+    await pilot.press("y")
+    await settle(app, pilot)

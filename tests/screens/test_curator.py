@@ -11,7 +11,7 @@ from console.app.widgets.table import DataGrid
 from engine import NotFound
 from screens.curator.pane import word_diff
 
-from .helpers import make_app, settle
+from .helpers import confirm_yes, make_app, settle
 
 
 def test_word_diff_marks_removed_and_added_words():
@@ -145,6 +145,7 @@ async def test_dry_run_writes_nothing_and_real_run_reports(seeded):
         assert len(eng.curator.runs()) == runs_before
         await pilot.press("r")
         await settle(app, pilot)
+        await confirm_yes(app, pilot)  # r asks first (#27: no stray key acts)
         assert len(eng.curator.runs()) == runs_before + 1
         assert "run #2" in str(app.query_one("#run-summary").render())
         assert app.query_one("#curator-progress-row").display is False

@@ -8,7 +8,7 @@ from textual_plotext import PlotextPlot
 from console.app.widgets.confirm import ConfirmModal, PromptModal
 from console.app.widgets.table import DataGrid
 
-from .helpers import make_app, settle
+from .helpers import confirm_yes, make_app, settle
 
 
 async def _open(app, pilot):
@@ -85,6 +85,7 @@ async def test_retire_is_confirmed_and_changes_the_database(lifecycle):
         # revive brings it back at score >= 5
         await pilot.press("v")
         await settle(app, pilot)
+        await confirm_yes(app, pilot)  # v asks first (#27: no stray key acts)
         assert eng.rules.get(rid).status == "active" and eng.rules.get(rid).score >= 5
     assert app.errors == []
 
@@ -128,15 +129,18 @@ async def test_pin_and_reinforce(lifecycle):
         await _select(app, pilot, table, rid)
         await pilot.press("r")
         await settle(app, pilot)
+        await confirm_yes(app, pilot)  # r and p ask first (#27: no stray key acts)
         after = eng.rules.get(rid)
         assert after.score == before.score + eng.settings.decay.rule_reinforce_boost
         assert after.last_reinforced_at == eng.clock.now()
         await pilot.press("p")
         await settle(app, pilot)
+        await confirm_yes(app, pilot)
         assert eng.rules.get(rid).pinned
         assert table.get_row_at(table.cursor_row)[6] == "●"
         await pilot.press("p")
         await settle(app, pilot)
+        await confirm_yes(app, pilot)
         assert not eng.rules.get(rid).pinned
     assert app.errors == []
 

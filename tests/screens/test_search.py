@@ -7,7 +7,7 @@ from textual.widgets import Input, Select, TabbedContent
 from console.app.widgets.confirm import ConfirmModal, PromptModal
 from console.app.widgets.table import DataGrid
 
-from .helpers import make_app, row, settle
+from .helpers import confirm_yes, make_app, row, settle
 
 
 async def _search(app, pilot, text: str):
@@ -99,6 +99,7 @@ async def test_pin_importance_archive_write_the_database(seeded):
         assert app.query_one("#results", DataGrid).selected_key == str(mid)
         await pilot.press("p")
         await settle(app, pilot)
+        await confirm_yes(app, pilot)  # p asks first (#27: no stray key acts)
         assert eng.memories.get(mid).pinned is True
         await pilot.press("i")
         await pilot.pause()

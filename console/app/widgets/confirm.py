@@ -6,6 +6,7 @@ dialog) and the dialog stays open until the input is right or the operator cance
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 
 from textual import on
@@ -63,8 +64,29 @@ class DialogError(SafeStatic):
         self.set_class(not message, "-empty")
 
 
+class ConfirmButton(Button):
+    """The action's button: it has focus when the dialog opens, so `enter` confirms (never a
+    silent cancel); a key press arriving before the dialog is armed does nothing but say so."""
+
+    def action_press(self) -> None:
+        screen = self.screen
+        if isinstance(screen, ConfirmModal) and not screen.armed():
+            screen.too_soon()
+            return
+        super().action_press()
+
+
+# Keys arriving this soon after the dialog opened were typed before it was seen (a burst meant for an
+# input that lost focus): they never confirm. A mouse click is never that fast by accident.
+ARM_SECONDS = 0.4
+
+
 class ConfirmModal(ModalScreen[bool]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="confirm.cancel")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="confirm.cancel"),
+        Binding("y", "yes", "Yes", id="confirm.yes"),
+        Binding("n", "no", "No", id="confirm.no"),
+    ]
     DEFAULT_CSS = """
     ConfirmModal { align: center middle; }
     ConfirmModal > Vertical {
@@ -73,6 +95,7 @@ class ConfirmModal(ModalScreen[bool]):
     }
     ConfirmModal #confirm-title { text-style: bold; margin-bottom: 1; }
     ConfirmModal #confirm-body { margin-bottom: 1; }
+    ConfirmModal #confirm-keys { color: $text-muted; margin-bottom: 1; }
     ConfirmModal Horizontal { height: auto; align-horizontal: right; }
     ConfirmModal Button { margin-left: 2; }
     """
@@ -92,6 +115,7 @@ class ConfirmModal(ModalScreen[bool]):
         self.confirm_label = confirm_label
         self.require_text = require_text
         self.danger = danger
+        self._armed_at = time.monotonic() + ARM_SECONDS  # again when shown (on_mount)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -101,9 +125,14 @@ class ConfirmModal(ModalScreen[bool]):
                 yield Label(f"Type {self.require_text} to confirm:")
                 yield Input(placeholder=self.require_text, id="confirm-text")
             yield DialogError(id="confirm-error")
+            yield Label(
+                "y or enter: " + visible(self.confirm_label) + " · n or escape: cancel",
+                id="confirm-keys",
+                markup=False,
+            )
             with Horizontal():
                 yield Button("Cancel", id="cancel")
-                yield Button(
+                yield ConfirmButton(
                     self.confirm_label,
                     id="confirm",
                     variant="error" if self.danger else "warning",
@@ -111,10 +140,31 @@ class ConfirmModal(ModalScreen[bool]):
                 )
 
     def on_mount(self) -> None:
+        self._armed_at = time.monotonic() + ARM_SECONDS
         if self.require_text:
             self.query_one("#confirm-text", Input).focus()
-        else:
-            self.query_one("#cancel", Button).focus()
+        else:  # the action's button: enter confirms, it never cancels silently
+            self.query_one("#confirm", Button).focus()
+
+    def armed(self) -> bool:
+        return time.monotonic() >= self._armed_at
+
+    def too_soon(self) -> None:
+        self.query_one(DialogError).show("Read first: press y (or enter) again to confirm; n cancels.")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # y and n are text while the typed-word input has focus.
+        return not (action in ("yes", "no") and isinstance(self.focused, Input))
+
+    def action_yes(self) -> None:
+        """`y`: confirm, as the button would (not while a required word is untyped)."""
+        if self.query_one("#confirm", Button).disabled:
+            self.query_one(DialogError).show(f"Type {self.require_text} first (escape cancels).")
+            return
+        if not self.armed():
+            self.too_soon()
+            return
+        self.dismiss(True)
 
     @on(Input.Changed, "#confirm-text")
     def _typed(self, event: Input.Changed) -> None:
@@ -134,8 +184,12 @@ class ConfirmModal(ModalScreen[bool]):
     def _confirm(self) -> None:
         self.dismiss(True)
 
+    def action_no(self) -> None:
+        self.action_cancel()
+
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
+        self.app.notify(f"Cancelled: {visible(self.title_text)} Nothing was changed.", timeout=3)
         self.dismiss(False)
 
 

@@ -62,7 +62,10 @@ def delete_case(
                           text=text, at=now)  # fmt: skip
     counts = full.delete(conn, texts + strict)
     counts["scrubbed"] = scrub(conn, texts + strict, eraser)
-    counts["audit_redacted"] = redact_audit(conn, texts + strict)
+    redacted = redact_audit(conn, texts + strict)
+    counts["audit_redacted"] = len(redacted)
+    if redacted:  # the redaction recorded in the forget's own (chained) row: which rows it changed
+        counts["audit_redacted_ids"] = redacted
     if packed:
         counts["compressed"] = packed
     value = query_digest(req.scope_value) if req.scope_kind == "query" else req.scope_value
@@ -76,11 +79,14 @@ def delete_case(
     conn.forget_requests.executed(req.id, now, value, reason, {**full.as_ids(), "seal": token}, counts)
 
 
-def redact_audit(conn: Connection, texts: list[str]) -> int:
-    """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
+def redact_audit(conn: Connection, texts: list[str]) -> list[int]:
+    """Redact audit reasons and summaries that quote forgotten text (add/edit previews, reasons);
+    the ids redacted. Rows chained over their text's digest are redacted in place (no re-chain,
+    engine/audit/log.py rewrite); only rows of an older format re-chain, and then the cases whose
+    recorded head lies among them follow."""
     sec = char_windows(texts)
     if not sec:
-        return 0
+        return []
     changes: dict[int, tuple[str, str]] = {}
     rows = conn.forget_queries.audit_texts()
     suspects = rows_containing([f"{r[1]}\n{r[2]}" for r in rows], texts)
@@ -99,7 +105,7 @@ def redact_audit(conn: Connection, texts: list[str]) -> int:
             summary = redact(summary, sec)
         if reason != was_reason or summary != was_summary:
             changes[rid] = (valid(reason), valid(summary))
-    audit.rewrite(conn, changes)
-    if changes:
-        rehead_cases(conn, min(changes))
-    return len(changes)
+    done = audit.rewrite(conn, changes)
+    if done:  # only an older-format row re-chains (and moves hashes): cases recording one follow
+        rehead_cases(conn, min(done))
+    return done

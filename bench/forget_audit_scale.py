@@ -37,8 +37,11 @@ i = 0
 print("ready", flush=True)
 while not os.path.exists(stop):
     t = time.time()
-    eng.add_memory(f"writer note {i} about the deploy window", dedup=False)
-    print(f"{t} {time.time()}", flush=True)
+    try:
+        eng.add_memory(f"writer note {i} about the deploy window", dedup=False)
+        print(f"{t} {time.time()}", flush=True)
+    except Exception as exc:  # StoreBusy and the like: the stall ended in an error
+        print(f"{t} {time.time()} {type(exc).__name__}", flush=True)
     i += 1
 eng.close()
 """
@@ -86,8 +89,9 @@ def child(db: str, n: int) -> dict:
     time.sleep(0.5)
     stop.touch()
     out, _ = w.communicate(timeout=600)
-    lat = [tuple(map(float, line.split())) for line in out.splitlines() if line.strip()]
-    during = [b - a for a, b in lat if b >= t0 and a <= t1]
+    lat = [line.split() for line in out.splitlines() if line.strip()]
+    during = [float(x[1]) - float(x[0]) for x in lat if float(x[1]) >= t0 and float(x[0]) <= t1]
+    errors = sorted({x[2] for x in lat if len(x) > 2})
     tv = time.perf_counter()
     chk = eng.audit.verify()
     verify_s = time.perf_counter() - tv
@@ -98,6 +102,7 @@ def child(db: str, n: int) -> dict:
         "forget_s": round(t1 - t0, 3),
         "stall_s": round(max(during, default=0.0), 3),
         "writes_during": len(during),
+        "writer_errors": errors,
         "verify_ok": bool(chk.ok),
         "verify_s": round(verify_s, 2),
         "verify_msg": chk.message[:120],
@@ -167,8 +172,9 @@ def main() -> None:
         if "error" in r:
             lines.append(f"| {r['backend']} | {r['n']:,} | {r['code']} | error: {r['error']} | | | |")
             continue
+        errs = f" ({', '.join(r['writer_errors'])})" if r.get("writer_errors") else ""
         lines.append(
-            f"| {r['backend']} | {r['n']:,} | {r['code']} | {r['forget_s']:.2f} s | {r['stall_s']:.2f} s "
+            f"| {r['backend']} | {r['n']:,} | {r['code']} | {r['forget_s']:.2f} s | {r['stall_s']:.2f} s{errs} "
             f"| {r['writes_during']} | {'intact' if r['verify_ok'] else 'BROKEN'} ({r['verify_s']:.1f} s) |"
         )
     body = "\n".join(lines)

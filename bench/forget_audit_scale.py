@@ -174,7 +174,8 @@ def main() -> None:
             continue
         errs = f" ({', '.join(r['writer_errors'])})" if r.get("writer_errors") else ""
         lines.append(
-            f"| {r['backend']} | {r['n']:,} | {r['code']} | {r['forget_s']:.2f} s | {r['stall_s']:.2f} s{errs} "
+            f"| {r['backend']} | {r['n']:,} | {r['code']} | {r['forget_s']:.2f} s | {r['stall_s']:.2f} s"
+            f"{errs} "
             f"| {r['writes_during']} | {'intact' if r['verify_ok'] else 'BROKEN'} ({r['verify_s']:.1f} s) |"
         )
     body = "\n".join(lines)

@@ -63,6 +63,8 @@ bench-1m: $(STAMP)
 # `make test` runs the small versions in tests/engine). -s shows the measured numbers.
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q -s tests/stress -p no:cacheprovider
+	# issue 24: a forget against 1M audit rows, both backends (long: the fill appends row by row)
+	$(BIN)/python bench/forget_audit_scale.py --sizes "" --million
 
 clean:
 	-test ! -d $(PG_DEMO_DIR) || $(BIN)/python bench/pg_demo.py --dir $(PG_DEMO_DIR) --stop

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
+from engine.forget.heads import rehead_cases
 from engine.forget.verify import Secrets, char_windows, redact, rows_containing, valid, walk_strings
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ def sweep_write(
             rows.append((int(r["id"]), str(r["reason"]), str(r["summary"])))
     done = audit.rewrite(conn, changes_for(rows, texts))
     if done:
+        rehead_cases(conn, min(done))  # moves only after an older-format row was re-chained
         audit.append(
             conn,
             at=at,

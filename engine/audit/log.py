@@ -88,17 +88,18 @@ def append(
 
 def _keyed_prev(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[str, bool]:
     """The hash to link to, and whether the row about to be appended is the chain's first DIGEST
-    row (an older database's next row: where the digest format begins is recorded)."""
+    row after rows of an older format (where the digest format begins is recorded then; a chain
+    digest-chained from its first row records nothing)."""
     conn.audit.lock_chain()
     last = conn.audit_queries.last()
-    if last is None:
+    if last is None:  # digest-chained from its first row: nothing to record
         _mark_keyed(conn, 1)
-        return GENESIS, True
+        return GENESIS, False
     first = col(last, "digest") is None and _digest_from(conn) is None
     if last["hash"] in _recent or hs.scheme(last) != PLAIN or _was_keyed(conn):
         return last["hash"], first  # keyed (or tampered with: linked as found, verify reports it)
     rid, h = _upgrade(conn, hs, at, actor)
-    return h, first and _digest_from(conn) is None
+    return h, False  # after an upgrade: every row digest-chained, or where it began recorded
 
 
 def _digest_from(conn: Connection) -> int | None:
@@ -159,8 +160,8 @@ def _upgrade(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[int, 
         json.dumps(summary, separators=(",", ":")),
     )
     _mark_keyed(conn, 1 if not w.problems else rid)
-    if _digest_from(conn) is None:
-        _mark_digest(conn, 1 if not w.problems else rid)
+    if w.problems and _digest_from(conn) is None:  # intact: every row is digest-chained now
+        _mark_digest(conn, rid)
     return rid, h
 
 

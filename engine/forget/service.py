@@ -4,7 +4,7 @@ open -> previewed -> executed -> verified. Executing deletes, in one transaction
 memories (their keyword and vector index entries go with them), the merged memories built
 from them (forgotten too; their other sources are restored to active, so only the forgotten part is
 lost), rules promoted from them, the messages and sessions in scope, the proposals that mention any
-of it (their snapshots hold copies), and the audit previews quoting it (the chain is re-hashed and
+of it (their snapshots hold copies), and the audit previews quoting it (redacted in place, no re-hash;
 the forget's own audit row names the rows), flows in scope, and the quotes of it in records that
 stay (forget_scrub). Then FTS indexes are optimized (old segments merged away; secure_delete zeroes
 the freed pages), the curator's report files are redacted, the WAL is checkpointed and truncated,

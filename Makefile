@@ -93,6 +93,8 @@ bench-1m: $(STAMP)
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q -s tests/stress -p no:cacheprovider
 	$(BIN)/python bench/fleet.py --agents 1 4 16 32 64 --seconds 30
+	# issue 24: a forget against 1M audit rows, both backends (long: the fill appends row by row)
+	$(BIN)/python bench/forget_audit_scale.py --sizes "" --million
 
 clean:
 	-test ! -d $(PG_DEMO_DIR) || $(BIN)/python bench/pg_demo.py --dir $(PG_DEMO_DIR) --stop

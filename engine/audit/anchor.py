@@ -35,7 +35,7 @@ from engine.audit.anchor_files import (
     seal,
     write_json,
 )
-from engine.audit.hashing import KEYED, Hasher, hasher, keyed_from
+from engine.audit.hashing import Hasher, hasher, is_keyed, keyed_from
 from engine.storage.port import Connection
 
 __all__ = [
@@ -168,7 +168,7 @@ def follows(hs: Hasher, anchor: dict, row) -> bool:
     keyed hash (a row re-hashed without the key keeps its identity but is no longer keyed)."""
     return row is not None and (
         row["hash"] == anchor["last_hash"]
-        or (hs.identity(row) == anchor.get("identity") and hs.scheme(row) == KEYED)
+        or (hs.identity(row) == anchor.get("identity") and is_keyed(hs.scheme(row)))
     )
 
 

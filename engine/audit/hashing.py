@@ -1,7 +1,13 @@
 """How one audit row is hashed. Rows are chained with HMAC-SHA256 under the installation's audit
 key (engine.keys, a 0600 file outside every database), so someone who can write the database but
 cannot read the key cannot re-hash an edit. Rows written by older versions used plain sha256: they
-are still recognised, as a prefix of the chain only, so an old database verifies and upgrades."""
+are still recognised, as a prefix of the chain only, so an old database verifies and upgrades.
+
+Rows written from issue 24 on (scheme DIGEST) chain over a keyed digest of their text rather than
+the text itself: `digest` = HMAC(reason, summary) is stored in the row and the chained hash covers
+the link, time, actor, action, target and that digest. Verify checks the text against the digest;
+a forget that redacts a row replaces its text and stores `redaction` = HMAC(id, new text), so the
+chain is never re-hashed and the redacted text is tamper-evident too (only the key makes either)."""
 
 from __future__ import annotations
 
@@ -13,8 +19,17 @@ from engine.keys import derived_key
 from engine.storage.port import Connection
 
 GENESIS = "0" * 64
-KEYED, PLAIN = "keyed", "plain"
+KEYED, PLAIN, DIGEST = "keyed", "plain", "digest"
 KEYED_FROM = "audit_keyed_from"  # meta row: the first audit id hashed under the key
+DIGEST_FROM = "audit_digest_from"  # meta row: the first audit id chained over its text's digest
+
+
+def col(r, name: str):
+    """A column of a row that may predate it (None when the row has no such column)."""
+    try:
+        return r[name]
+    except (IndexError, KeyError):
+        return None
 
 
 def keyed_from(conn: Connection) -> int | None:
@@ -85,8 +100,48 @@ class Hasher:
     ) -> str:
         return self._mac(payload(prev_hash, at, actor, action, target_kind, target_id, reason, summary))
 
+    def text_digest(self, reason: str, summary: str) -> str:
+        """The keyed digest of a row's text (what a DIGEST row's chained hash covers)."""
+        return self._mac(_dumps(["text", reason, summary]))
+
+    def chained(
+        self,
+        prev_hash: str,
+        at: float,
+        actor: str,
+        action: str,
+        target_kind: str,
+        target_id: str,
+        digest: str,
+    ) -> str:
+        """A DIGEST row's hash: its link and every field but the text, which enters as its digest."""
+        return self._mac(
+            _dumps(["v3", prev_hash, round(at, 6), actor, action, target_kind, target_id, digest])
+        )
+
+    def redaction(self, row_id: int, reason: str, summary: str) -> str:
+        """The mark a forget leaves on a DIGEST row whose text it redacted: the new text, keyed, bound
+        to the row (a writer without the key can neither redact a row nor edit a redacted one)."""
+        return self._mac(_dumps(["redacted", int(row_id), reason, summary]))
+
+    def text_state(self, r) -> str | None:
+        """A DIGEST row's text: "intact" (matches its digest), "redacted" (matches the redaction a
+        forget made), None (edited)."""
+        if self.text_digest(r["reason"], r["summary"]) == col(r, "digest"):
+            return "intact"
+        mark = col(r, "redaction")
+        if mark and self.redaction(r["id"], r["reason"], r["summary"]) == mark:
+            return "redacted"
+        return None
+
     def of(self, scheme: str, prev: str, r, reason: str | None = None, summary: str | None = None) -> str:
-        """Row `r` (a sqlite Row) hashed with `scheme` after `prev`, optionally with new text."""
+        """Row `r` (a sqlite Row) hashed with `scheme` after `prev`, optionally with new text (a
+        DIGEST row's hash covers its stored digest: new text never changes it)."""
+        if scheme == DIGEST:
+            digest = col(r, "digest") or self.text_digest(r["reason"], r["summary"])
+            return self.chained(
+                prev, r["at"], r["actor"], r["action"], r["target_kind"], r["target_id"], digest
+            )
         args = (
             prev,
             r["at"],
@@ -101,7 +156,9 @@ class Hasher:
 
     def scheme(self, r) -> str | None:
         """How the row's stored hash was made (over its own stored prev_hash), None if neither
-        scheme reproduces it: the row was edited."""
+        scheme reproduces it: the row was edited. For DIGEST the text is checked apart (text_state)."""
+        if col(r, "digest") and self.of(DIGEST, r["prev_hash"], r) == r["hash"]:
+            return DIGEST
         if self.of(KEYED, r["prev_hash"], r) == r["hash"]:
             return KEYED
         if self.of(PLAIN, r["prev_hash"], r) == r["hash"]:
@@ -126,6 +183,14 @@ class Hasher:
                 separators=(",", ":"),
             ).encode("utf-8", "surrogatepass")
         )
+
+
+def _dumps(doc: list) -> bytes:
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+
+def is_keyed(scheme: str | None) -> bool:
+    return scheme in (KEYED, DIGEST)
 
 
 _hashers: dict[bytes, Hasher] = {}

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 from engine.audit.anchor import anchored_here
 from engine.audit.hashing import (
+    DIGEST,
+    DIGEST_FROM,
     GENESIS,
-    KEYED,
     KEYED_FROM,
     PLAIN,
     Hasher,
+    col,
     hasher,
     keyed_from,
     row_hash,  # noqa: F401 - legacy rows (tests build old chains with it)
@@ -40,7 +42,8 @@ def _insert(
     reason: str,
     summary: str,
 ) -> tuple[int, str]:
-    h = hs.keyed(prev, at, actor, action, target_kind, tid, reason, summary)
+    digest = hs.text_digest(reason, summary)
+    h = hs.chained(prev, at, actor, action, target_kind, tid, digest)
     rid = conn.audit.insert(
         at=at,
         actor=actor,
@@ -51,6 +54,7 @@ def _insert(
         summary=summary,
         prev_hash=prev,
         hash=h,
+        digest=digest,
     )
     _recent[h] = None
     if len(_recent) > 256:
@@ -75,19 +79,39 @@ def append(
         summary = json.dumps(summary, ensure_ascii=False, separators=(",", ":"), default=str)
     tid = "" if target_id is None else str(target_id)
     hs = hasher()
-    prev = _keyed_prev(conn, hs, at, actor)
-    return _insert(conn, hs, prev, at, actor, action, target_kind, tid, reason or "", summary)[0]
+    prev, first_digest = _keyed_prev(conn, hs, at, actor)
+    rid = _insert(conn, hs, prev, at, actor, action, target_kind, tid, reason or "", summary)[0]
+    if first_digest:
+        _mark_digest(conn, rid)
+    return rid
 
 
-def _keyed_prev(conn: Connection, hs: Hasher, at: float, actor: str) -> str:
+def _keyed_prev(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[str, bool]:
+    """The hash to link to, and whether the row about to be appended is the chain's first DIGEST
+    row after rows of an older format (where the digest format begins is recorded then; a chain
+    digest-chained from its first row records nothing)."""
     conn.audit.lock_chain()
     last = conn.audit_queries.last()
-    if last is None:
+    if last is None:  # digest-chained from its first row: nothing to record
         _mark_keyed(conn, 1)
-        return GENESIS
+        return GENESIS, False
+    first = col(last, "digest") is None and _digest_from(conn) is None
     if last["hash"] in _recent or hs.scheme(last) != PLAIN or _was_keyed(conn):
-        return last["hash"]  # keyed (or tampered with: linked as found, verify reports it)
-    return _upgrade(conn, hs, at, actor)[1]
+        return last["hash"], first  # keyed (or tampered with: linked as found, verify reports it)
+    rid, h = _upgrade(conn, hs, at, actor)
+    return h, False  # after an upgrade: every row digest-chained, or where it began recorded
+
+
+def _digest_from(conn: Connection) -> int | None:
+    try:
+        value = conn.audit_queries.meta_value(DIGEST_FROM)
+        return int(value) if value is not None else None
+    except (ValueError, TypeError):
+        return None
+
+
+def _mark_digest(conn: Connection, first_id: int) -> None:
+    conn.meta.put(DIGEST_FROM, str(first_id))
 
 
 def _was_keyed(conn: Connection) -> bool:
@@ -104,9 +128,10 @@ def _upgrade(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[int, 
     w = walk(conn, hs, allow_keyed=False)
     if not w.problems:
         prev = GENESIS
-        for r in conn.audit_queries.rows_from():
-            h = hs.of(KEYED, prev, r)
-            conn.audit.relink(r["id"], prev, h)
+        for r in conn.audit_queries.rows_from():  # into the digest chain: redactable in place
+            digest = hs.text_digest(r["reason"], r["summary"])
+            h = hs.chained(prev, r["at"], r["actor"], r["action"], r["target_kind"], r["target_id"], digest)
+            conn.audit.set_digest(r["id"], prev, h, digest)
             prev = h
         reason = "audit chain keyed: the unkeyed chain verified intact and was re-hashed under the key"
         summary = {"rekeyed": w.n, "through": w.last_id, "scheme": "hmac-sha256"}
@@ -135,6 +160,8 @@ def _upgrade(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[int, 
         json.dumps(summary, separators=(",", ":")),
     )
     _mark_keyed(conn, 1 if not w.problems else rid)
+    if w.problems and _digest_from(conn) is None:  # intact: every row is digest-chained now
+        _mark_digest(conn, rid)
     return rid, h
 
 
@@ -146,7 +173,7 @@ def rekey(conn: Connection, *, at: float, actor: str) -> str:
     """The explicit re-key step (what the first keyed append does anyway)."""
     hs = hasher()
     last = conn.audit_queries.last()
-    if last is None or hs.scheme(last) != PLAIN:
+    if last is None or hs.scheme(last) != PLAIN:  # keyed or digest-chained already
         return "the audit chain is already keyed" if last is not None else "the audit log is empty"
     if _was_keyed(conn):
         return (
@@ -170,7 +197,7 @@ def head(conn: Connection) -> tuple[int, str]:
 
 
 def preview(text: str, n: int = 60) -> str:
-    """A short preview of content for an audit summary (forget scrubs these; see forget.py)."""
+    """A short preview of content for an audit summary (forget redacts these: engine/forget/delete.py)."""
     t = " ".join(text.split())
     return t if len(t) <= n else t[: n - 1] + "…"
 
@@ -251,32 +278,57 @@ def adders(conn: Connection, target_kind: str, ids: list[int]) -> dict[int, str]
     return {int(t): str(a) for t, a in rows}  # oldest last: the first add wins
 
 
-def rewrite(conn: Connection, changes: dict[int, tuple[str, str]]) -> int:
-    """Replace (reason, summary) of the given rows and re-chain every row from the first of them,
-    under the key, inside the caller's transaction. Used only by forget, whose own audit row lists
-    the ids. A row that was already broken (edited, or after a deleted row) gets its new text but
-    keeps its old hash and link, so the rewrite never launders an earlier tampering."""
+def rewrite(conn: Connection, changes: dict[int, tuple[str, str]]) -> list[int]:
+    """Replace (reason, summary) of the given rows inside the caller's transaction; the ids changed.
+    Used only by forget, whose own audit row lists them. A DIGEST row (every row written since
+    issue 24) is redacted in place: its chained hash covers its text's digest, so only the text and
+    its keyed redaction mark change, never a hash (cost: the rows changed, not the log's length).
+    A row of an older format (its hash covers its text) is re-chained as before: every row from the
+    first such one, under the key. A row that was already broken keeps its old hash and link (its
+    text is still redacted), so a redaction never launders an earlier tampering."""
     if not changes:
-        return 0
+        return []
     hs = hasher()
+    q = conn.audit_queries
+    legacy: dict[int, tuple[str, str]] = {}
+    for rid in sorted(changes):
+        r = q.row(rid)
+        if r is None:
+            continue
+        reason, summary = changes[rid]
+        if col(r, "digest") is not None:
+            if hs.text_state(r) is None:  # already edited by someone: the edit stays visible
+                conn.audit.set_text(rid, reason, summary)
+            else:
+                conn.audit.redact(rid, reason, summary, hs.redaction(rid, reason, summary))
+        else:
+            legacy[rid] = changes[rid]
+    if legacy:
+        _rechain(conn, hs, legacy)
+    return sorted(changes)
+
+
+def _rechain(conn: Connection, hs: Hasher, changes: dict[int, tuple[str, str]]) -> None:
+    """Older rows whose hash covers their text: new text, and every row from the first re-linked."""
     start = min(changes)
     q = conn.audit_queries
     pos = q.position  # ids may have gaps on PostgreSQL; positions never do
     before = q.before(start)
     old_prev = new_prev = before[1] if before else GENESIS
     prev_pos = before[0] if before else 0
-    rows = q.rows_from(start)
-    for r in rows:
+    for r in q.rows_from(start):
         reason, summary = changes.get(r["id"], (r["reason"], r["summary"]))
         sound = r[pos] == prev_pos + 1 and r["prev_hash"] == old_prev
         scheme = hs.scheme(r) if sound else None  # each row keeps its scheme (legacy prefix)
-        if scheme:
+        if scheme == DIGEST:  # its text is not in its hash: only the link moves
+            h = hs.of(DIGEST, new_prev, r)
+            conn.audit.relink(r["id"], new_prev, h)
+            _recent[h] = None
+        elif scheme:
             h = hs.of(scheme, new_prev, r, reason, summary)
             conn.audit.set_text(r["id"], reason, summary, prev_hash=new_prev, hash=h)
-            if scheme == KEYED:
-                _recent[h] = None
         else:
             h = r["hash"]
-            conn.audit.set_text(r["id"], reason, summary)
+            if r["id"] in changes:
+                conn.audit.set_text(r["id"], reason, summary)
         old_prev, prev_pos, new_prev = r["hash"], r[pos], h
-    return len(rows)

@@ -17,7 +17,7 @@ from engine.audit.anchor import (
     read_anchor,
     read_place,
 )
-from engine.audit.hashing import GENESIS, KEYED, PLAIN, Hasher, hasher, keyed_from
+from engine.audit.hashing import DIGEST, GENESIS, KEYED, PLAIN, Hasher, hasher, keyed_from
 from engine.clock import iso
 from engine.keys import key_file
 from engine.storage.port import Connection
@@ -36,6 +36,7 @@ class ChainCheck:
     problems: list[str] = field(default_factory=list)
     keyed: bool = False  # rows are HMAC-keyed (after any legacy prefix)
     legacy_rows: int = 0  # unkeyed sha256 rows from an older memconsole (a prefix)
+    redacted_rows: int = 0  # digest-chained rows whose text a forget redacted (keyed mark holds)
     head_id: int = 0
     # ok | behind | rewritten (forget re-linked it) | missing | unreadable | truncated | replaced
     # | identity-changed | keyed-elsewhere
@@ -54,6 +55,7 @@ class _Walk:
     last_hash: str = GENESIS
     keyed: int = 0
     plain: int = 0
+    redacted: int = 0
     links_ok: bool = True
     first_bad: int | None = None
     problems: list[str] = field(default_factory=list)
@@ -114,7 +116,15 @@ def walk(conn: Connection, hs: Hasher, limit: int = 20, *, allow_keyed: bool = T
             w.bad(rid, "link does not match the row before it", limit)
             linked = False
         scheme = hs.scheme(r)
-        if scheme == KEYED and allow_keyed:
+        if scheme == DIGEST and allow_keyed:
+            w.end_run(limit)
+            w.keyed += 1
+            text = hs.text_state(r)  # the chain covers the text's digest; the text is checked here
+            if text is None:
+                w.bad(rid, "content does not match its hash", limit)
+            elif text == "redacted":
+                w.redacted += 1
+        elif scheme == KEYED and allow_keyed:
             w.end_run(limit)
             w.keyed += 1
         elif scheme == PLAIN and not w.keyed and (since is None or rid < since):
@@ -243,7 +253,8 @@ def verify_chain(conn: Connection, *, limit_problems: int = 20) -> ChainCheck:
     """Recompute every row's hash and link; compare the head with its anchor. A changed, inserted
     or deleted row, a truncated tail, a chain re-hashed without the key, a deleted keyed-from row
     or a changed database identity shows as a failure. (Forget's redaction re-chains on purpose,
-    under the key, and says so in its own audit row.)"""
+    under the key, and says so in its own audit row; rows chained over their text's digest are
+    redacted in place with a keyed mark instead, never re-hashed.)"""
     hs = hasher()
     v = _view(conn)
     w = walk(conn, hs, limit_problems, since=_since(conn, v))
@@ -254,6 +265,7 @@ def verify_chain(conn: Connection, *, limit_problems: int = 20) -> ChainCheck:
         problems=w.problems,
         keyed=w.keyed > 0,
         legacy_rows=w.plain,
+        redacted_rows=w.redacted,
         head_id=w.last_id,
     )
     _anchor(conn, hs, chk, w, v)
@@ -268,7 +280,8 @@ def verify_chain(conn: Connection, *, limit_problems: int = 20) -> ChainCheck:
         else ("unkeyed sha256 from an older version: keyed on the next write" if w.plain else "")
     )
     if chk.ok:
-        chk.message = f"audit chain intact ({w.n} rows{', ' + kind if kind else ''})"
+        red = f", {w.redacted} redacted by forget" if w.redacted else ""
+        chk.message = f"audit chain intact ({w.n} rows{', ' + kind if kind else ''}{red})"
         if chk.anchor_detail:
             chk.message += f"; {chk.anchor_detail}"
     elif chk.anchor == "identity-changed":  # the detail (place, old anchor) is problems[0]

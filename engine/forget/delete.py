@@ -3,12 +3,12 @@ scrub quotes, redact the audit rows that quote the text, record the case as exec
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
+from engine.audit.redact import redact_scoped
 from engine.forget import tombstones
 from engine.forget.cases import query_digest
 from engine.forget.heads import audit_head, rehead_cases
@@ -19,9 +19,6 @@ from engine.forget.types import ForgetRequest
 from engine.forget.verify import (
     char_windows,
     redact,
-    rows_containing,
-    valid,
-    walk_strings,
 )
 from engine.forget.workflow import excluded, match_mode
 from engine.keys import keyed_hash
@@ -64,7 +61,13 @@ def delete_case(
                           text=text, at=now)  # fmt: skip
     counts = full.delete(conn, texts + strict)
     counts["scrubbed"] = scrub(conn, texts + strict, eraser)
-    counts["audit_redacted"] = redact_audit(conn, texts + strict)
+    targets = {"memory": full.memories, "rule": full.rules, "session": [*full.sessions, *full.titles],
+               "flow": full.flows, "message": full.messages, "proposal": full.proposals,
+               "forget_request": [req.id]}  # fmt: skip
+    redacted = redact_audit(conn, texts + strict, targets)
+    counts["audit_redacted"] = len(redacted)
+    if redacted:  # the redaction recorded in the forget's own (chained) row: which rows it changed
+        counts["audit_redacted_ids"] = redacted
     counts["recalls"] = recall_log.forget_in(conn, full.as_ids()["memories"], req.id)  # the recall log's step
     if packed:
         counts["compressed"] = packed
@@ -79,30 +82,13 @@ def delete_case(
     conn.forget_requests.executed(req.id, now, value, reason, {**full.as_ids(), "seal": token}, counts)
 
 
-def redact_audit(conn: Connection, texts: list[str]) -> int:
-    """Scrub audit reasons and summaries that quote forgotten text (add/edit previews, reasons)."""
-    sec = char_windows(texts)
-    if not sec:
-        return 0
-    changes: dict[int, tuple[str, str]] = {}
-    rows = conn.forget_queries.audit_texts()
-    suspects = rows_containing([f"{r[1]}\n{r[2]}" for r in rows], texts)
-    for rid, was_reason, was_summary in (rows[i] for i in sorted(suspects)):
-        reason = redact(was_reason, sec)
-        summary = was_summary
-        if summary[:1] in ("{", "["):
-            try:
-                doc = json.loads(summary)
-                new = walk_strings(doc, lambda s: redact(s, sec))
-                if new != doc:
-                    summary = json.dumps(new, ensure_ascii=False, separators=(",", ":"))
-            except ValueError:
-                summary = redact(summary, sec)
-        else:
-            summary = redact(summary, sec)
-        if reason != was_reason or summary != was_summary:
-            changes[rid] = (valid(reason), valid(summary))
-    audit.rewrite(conn, changes)
-    if changes:
-        rehead_cases(conn, min(changes))
-    return len(changes)
+def redact_audit(conn: Connection, texts: list[str], targets: dict[str, Any]) -> list[int]:
+    """Redact the audit rows about the forgotten records that quote their text (add/edit/import
+    previews), found through the audit_target index, never by reading the whole log: the rest of
+    the log is swept after the commit (engine/audit/redact.py). Digest-chained rows are redacted in
+    place (no re-chain); only rows of an older format re-chain, and then the cases whose recorded
+    head lies among them follow."""
+    done = redact_scoped(conn, texts, targets)
+    if done:
+        rehead_cases(conn, min(done))
+    return done

@@ -4,7 +4,7 @@ open -> previewed -> executed -> verified. Executing deletes, in one transaction
 memories (their keyword and vector index entries go with them), the merged memories built
 from them (forgotten too; their other sources are restored to active, so only the forgotten part is
 lost), rules promoted from them, the messages and sessions in scope, the proposals that mention any
-of it (their snapshots hold copies), and the audit previews quoting it (the chain is re-hashed and
+of it (their snapshots hold copies), and the audit previews quoting it (redacted in place, no re-hash;
 the forget's own audit row names the rows), flows in scope, and the quotes of it in records that
 stay (forget_scrub). Then FTS indexes are optimized (old segments merged away; secure_delete zeroes
 the freed pages), the curator's report files are redacted, the WAL is checkpointed and truncated,
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import tempfiles
 from engine.audit import log as audit
+from engine.audit import redact as audit_redact
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
 from engine.errors import InvalidInput, NotFound, cut
@@ -248,11 +249,25 @@ class Forget:
             counts["reports_redacted"] = counts.get("reports_redacted", 0) + redact_reports(
                 self.path, held[0] + held[1]
             )
+            counts["audit_swept"] = counts.get("audit_swept", 0) + self._sweep_audit(
+                req.id, held[0] + held[1]
+            )
             if counts != req.counts:
                 self.store.write(lambda c: c.forget_requests.set_counts(req.id, counts))
         ver = self.verify(req.id) if verify else None
         req = self.get(req.id)
         return ForgetResult(req.id, req.status, req.counts, req.residue, ver)
+
+    def _sweep_audit(self, request_id: int, texts: builtins.list[str]) -> int:
+        """Audit rows quoting the text outside the forgotten records: found in short reads that
+        block no writer, redacted in one short write (engine/audit/redact.py, issue 24)."""
+        ids = audit_redact.suspects(self.store.reading, texts)
+        if not ids:
+            return 0
+        now, actor = self.ctx.clock.now(), self.ctx.actor
+        return len(self.store.write(
+            lambda c: audit_redact.sweep_write(c, ids, texts, at=now, actor=actor, request_id=request_id)
+        ))  # fmt: skip
 
     def run(
         self,

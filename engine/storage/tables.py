@@ -201,6 +201,10 @@ TABLES: tuple[Table, ...] = (
             ("summary", "TEXT NOT NULL DEFAULT ''"),
             ("prev_hash", "TEXT NOT NULL DEFAULT ''"),
             ("hash", "TEXT NOT NULL DEFAULT ''"),
+            # issue 24: the keyed digest of reason+summary the chain covers (NULL on older rows),
+            # and a forget's keyed mark of the text it redacted (engine/audit/hashing.py)
+            ("digest", "TEXT"),
+            ("redaction", "TEXT"),
         ),
     ),
     Table(

@@ -31,8 +31,18 @@ class AuditRows(Gateway):
         summary: str,
         prev_hash: str,
         hash: str,
+        digest: str | None = None,
     ) -> int:
-        """Append one row as given; its id."""
+        """Append one row as given (`digest`: its text's keyed digest, engine/audit/hashing.py); its id."""
+        raise NotImplementedError
+
+    def redact(self, row_id: int, reason: str, summary: str, redaction: str) -> None:
+        """Replace a digest-chained row's text with its redaction and the keyed mark of it (its link,
+        hash and digest unchanged: no re-chain)."""
+        raise NotImplementedError
+
+    def set_digest(self, row_id: int, prev_hash: str, hash: str, digest: str) -> None:
+        """Set a row's link, hash and text digest (re-keying an unkeyed row into the digest chain)."""
         raise NotImplementedError
 
     def relink(self, row_id: int, prev_hash: str, hash: str) -> None:

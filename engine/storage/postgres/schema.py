@@ -238,6 +238,8 @@ PG_TABLES: tuple[PgTable, ...] = (
             ("summary", EMPTY),
             ("prev_hash", EMPTY),
             ("hash", EMPTY),
+            ("digest", "text"),  # issue 24: see engine/storage/tables.py
+            ("redaction", "text"),
         ),
     ),
     PgTable(

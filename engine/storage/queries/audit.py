@@ -78,6 +78,16 @@ class AuditQueries(Gateway):
         """(target_id, actor) of every `add` row of those targets, newest first."""
         raise NotImplementedError
 
+    def texts_of(self, target_kind: str, target_ids: Sequence[str]) -> list[tuple[int, str, str]]:
+        """(id, reason, summary) of every row about those targets (the audit_target index): the rows
+        a forget of those records redacts without reading the whole log."""
+        raise NotImplementedError
+
+    def texts_after(self, after_id: int, limit: int) -> list[tuple[int, str, str]]:
+        """(id, reason, summary) of up to `limit` rows with an id above `after_id`, in id order (a
+        sweep of the whole log in short reads)."""
+        raise NotImplementedError
+
     def meta_value(self, key: str) -> Any | None:
         """The `meta` row's value (where keying began, the database id), None when absent.
         Raises the driver's error on a file without a meta table."""

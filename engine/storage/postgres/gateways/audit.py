@@ -23,13 +23,26 @@ class PgAuditRows(AuditRows):
         summary: str,
         prev_hash: str,
         hash: str,
+        digest: str | None = None,
     ) -> int:
         got = self.conn.execute(
-            "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash),
+            "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash,"
+            " digest) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash, digest),
         ).fetchall()
         return int(got[0][0])
+
+    def redact(self, row_id: int, reason: str, summary: str, redaction: str) -> None:
+        self.conn.execute(
+            "UPDATE audit SET reason = %s, summary = %s, redaction = %s WHERE id = %s",
+            (reason, summary, redaction, row_id),
+        )
+
+    def set_digest(self, row_id: int, prev_hash: str, hash: str, digest: str) -> None:
+        self.conn.execute(
+            "UPDATE audit SET prev_hash = %s, hash = %s, digest = %s WHERE id = %s",
+            (prev_hash, hash, digest, row_id),
+        )
 
     def relink(self, row_id: int, prev_hash: str, hash: str) -> None:
         self.conn.execute(

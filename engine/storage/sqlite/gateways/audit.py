@@ -21,13 +21,26 @@ class SqliteAuditRows(AuditRows):
         summary: str,
         prev_hash: str,
         hash: str,
+        digest: str | None = None,
     ) -> int:
         got = self.conn.execute(
-            "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash)"
-            " VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
-            (at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash),
+            "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash,"
+            " digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash, digest),
         ).fetchall()
         return int(got[0][0])
+
+    def redact(self, row_id: int, reason: str, summary: str, redaction: str) -> None:
+        self.conn.execute(
+            "UPDATE audit SET reason = ?, summary = ?, redaction = ? WHERE id = ?",
+            (reason, summary, redaction, row_id),
+        )
+
+    def set_digest(self, row_id: int, prev_hash: str, hash: str, digest: str) -> None:
+        self.conn.execute(
+            "UPDATE audit SET prev_hash = ?, hash = ?, digest = ? WHERE id = ?",
+            (prev_hash, hash, digest, row_id),
+        )
 
     def relink(self, row_id: int, prev_hash: str, hash: str) -> None:
         self.conn.execute("UPDATE audit SET prev_hash = ?, hash = ? WHERE id = ?", (prev_hash, hash, row_id))

@@ -93,6 +93,25 @@ class SqliteAuditQueries(AuditQueries):
         ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
+    def texts_of(self, target_kind: str, target_ids: Sequence[str]) -> list[tuple[int, str, str]]:
+        ids = [str(i) for i in target_ids]
+        out: list[tuple[int, str, str]] = []
+        for k in range(0, len(ids), 500):
+            part = ids[k : k + 500]
+            rows = self.conn.execute(
+                "SELECT id, reason, summary FROM audit WHERE target_kind = ?"
+                f" AND target_id IN ({marks(len(part))}) ORDER BY id",
+                [target_kind, *part],
+            ).fetchall()
+            out += [(int(r[0]), str(r[1] or ""), str(r[2] or "")) for r in rows]
+        return out
+
+    def texts_after(self, after_id: int, limit: int) -> list[tuple[int, str, str]]:
+        rows = self.conn.execute(
+            "SELECT id, reason, summary FROM audit WHERE id > ? ORDER BY id LIMIT ?", (after_id, limit)
+        ).fetchall()
+        return [(int(r[0]), str(r[1] or ""), str(r[2] or "")) for r in rows]
+
     def meta_value(self, key: str) -> Any | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]

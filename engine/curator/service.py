@@ -166,7 +166,12 @@ class Curator:
         """The queue as a list shows it: each proposal with the text it is about (the member's
         text for archive/retire) and its members' agents; `agent` keeps those with a member of it."""
         props = self.queue.list(status, kind, limit if agent is None else 1_000_000)
-        return curator_bulk.rows(self.ctx, props, agent)[: int(limit)]
+        out = curator_bulk.rows(self.ctx, props, agent)[: int(limit)]
+        # Stale is shown before acting (issue #25): the list marks what approval would refuse.
+        stale = self.stale([r.proposal.id for r in out if r.proposal.status == "pending"])
+        for r in out:
+            r.stale = stale.get(r.proposal.id)
+        return out
 
     def get(self, proposal_id: int) -> ProposalDetail:
         return self.queue.get(proposal_id)
@@ -320,14 +325,20 @@ class Curator:
         return out
 
     def reject_stale(
-        self, reason: str, kind: str | None = None, agent: str | None = None
+        self,
+        reason: str,
+        kind: str | None = None,
+        agent: str | None = None,
+        ids: builtins.list[int] | None = None,
     ) -> builtins.list[curator_bulk.BulkOutcome]:
-        """Reject every stale pending proposal (of `kind`, with a member of `agent`) with `reason`,
-        each in its own transaction and audited; the fresh ones are left alone."""
+        """Reject every stale pending proposal (of `kind`, with a member of `agent`; or, given
+        `ids`, those of them that are still stale: what a confirmation listed) with `reason`, each in
+        its own transaction and audited; the fresh ones are left alone."""
         if not isinstance(reason, str) or not reason.strip():
             raise InvalidInput("a rejection needs a reason")
-        ids = [p.id for p in self.pending(kind, agent)]
-        return self.reject_many(sorted(self.stale(ids)), reason)
+        if ids is None:
+            ids = [p.id for p in self.pending(kind, agent)]
+        return self.reject_many(sorted(self.stale([int(i) for i in ids])), reason)
 
     def _risky(self, ids: builtins.list[int]) -> dict[int, str]:
         out = {}

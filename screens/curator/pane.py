@@ -38,6 +38,8 @@ from .text import (
     proposal_text,
     row_cells,
     run_text,
+    stale_body,
+    stale_title,
     undo_body,
 )
 from .text import word_diff as word_diff  # re-exported (tests)
@@ -57,6 +59,7 @@ class CuratorPane(Pane):
         Binding("a", "approve", "Approve", id="curator.approve"),
         Binding("e", "approve_edit", "Edit+approve", id="curator.approve_edit"),
         Binding("x", "reject", "Reject", id="curator.reject"),
+        Binding("S", "reject_stale", "Reject stale", id="curator.reject_stale"),
         Binding("u", "undo", "Undo applied", id="curator.undo"),
         Binding("r", "run(False)", "Run curator", id="curator.run"),
         Binding("D", "run(True)", "Dry run", id="curator.dry_run"),
@@ -79,6 +82,7 @@ class CuratorPane(Pane):
         self.shown: list[Proposal] = []  # the rows the current filter shows, in order
         self.marked: list[int] = []  # proposal ids marked with space
         self.agents: list[str] = []  # the agent select's options
+        self.stale_why: dict[int, str] = {}  # shown pending proposals approval would refuse: why
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="curator-bar"):
@@ -88,7 +92,8 @@ class CuratorPane(Pane):
             yield Select([(k, k) for k in PROPOSAL_KINDS], prompt="any kind", id="c-kind")
             yield Select([], prompt="any agent", id="c-agent")
             yield Static(
-                "a approve · x reject · space mark · A/X: the marked (or all shown) · u undo · r run",
+                "a approve · x reject · space mark · A/X: the marked (or all shown) · S reject stale"
+                " · u undo · r run",
                 classes="hint",
                 id="curator-keys",
             )
@@ -134,6 +139,7 @@ class CuratorPane(Pane):
         t = self.table("#proposals")
         rows = self._by_agent(rows)
         self.shown = [r.proposal for r in rows]
+        self.stale_why = {r.proposal.id: r.stale for r in rows if r.stale}
         here = {p.id for p in self.shown}
         self.marked = [m for m in self.marked if m in here]
         t.set_rows((r.proposal.id, row_cells(r, r.proposal.id in self.marked)) for r in rows)
@@ -171,7 +177,7 @@ class CuratorPane(Pane):
 
     def _show_detail(self, d: ProposalDetail) -> None:
         self.detail = d
-        self.query_one("#proposal-text", Static).update(proposal_text(d))
+        self.query_one("#proposal-text", Static).update(proposal_text(d, self.stale_why.get(d.proposal.id)))
         self.query_one("#proposal-detail").border_title = f"proposal #{d.proposal.id}"
 
     # -- the layout: a short terminal keeps the queue's rows (the latest run shrinks) ---------------------
@@ -263,7 +269,8 @@ class CuratorPane(Pane):
     # -- marking and deciding many ---------------------------------------------------------------------
     def _title(self) -> None:
         marked = f" · {len(self.marked)} marked" if self.marked else ""
-        self.table("#proposals").border_title = f"proposals ({len(self.shown)}){marked}"
+        stale = f" · {len(self.stale_why)} stale" if self.stale_why else ""
+        self.table("#proposals").border_title = f"proposals ({len(self.shown)}){marked}{stale}"
 
     def action_mark(self) -> None:
         """`space`: mark or unmark the selected row (A / X act on the marked rows)."""
@@ -281,10 +288,14 @@ class CuratorPane(Pane):
         if t.cursor_row < t.row_count - 1:
             t.move_cursor(row=t.cursor_row + 1)
 
-    def _bulk_targets(self, verb: str) -> tuple[list[Proposal], int, int] | None:
-        got = bulk_targets(self.shown, self.marked, skip_risky=verb == "approve")
+    def _bulk_targets(self, verb: str) -> tuple[list[Proposal], int, int, int] | None:
+        approve = verb == "approve"
+        got = bulk_targets(
+            self.shown, self.marked, skip_risky=approve, stale=self.stale_why if approve else None
+        )
         if not got[0]:
             why = "; risky merges: mark them with space" if got[2] else ""
+            why += f"; {got[3]} stale: S rejects them" if got[3] else ""
             self.notify(
                 f"Nothing to {verb}: no pending proposal is marked or shown{why}.", severity="warning"
             )
@@ -296,11 +307,11 @@ class CuratorPane(Pane):
         confirmation."""
         if (got := self._bulk_targets("approve")) is None:
             return
-        props, left_out, risky = got
+        props, left_out, risky, stale = got
         ids = [p.id for p in props]
         self.confirm(
             bulk_title("Approve", props),
-            bulk_body("Approve and apply", props, left_out, bool(self.marked), risky),
+            bulk_body("Approve and apply", props, left_out, bool(self.marked), risky, stale),
             lambda: self.decide_many("approve", ids, "approved from the console (bulk)"),
             confirm_label=f"Approve {len(ids)}",
         )
@@ -321,6 +332,8 @@ class CuratorPane(Pane):
     def decide_many(self, verb: str, ids: list[int], reason: str) -> None:
         if verb == "approve":
             outcomes = self.engine.curator.approve_many(ids, reason=reason, include_risky=True)
+        elif verb == "reject-stale":
+            outcomes = self.engine.curator.reject_stale(reason, ids=ids)
         else:
             outcomes = self.engine.curator.reject_many(ids, reason)
         self.deliver(
@@ -334,6 +347,25 @@ class CuratorPane(Pane):
         self.load_queue(self._filters())  # the marks' cells cleared, decided rows gone
         bad = any(not o.ok for o in event.outcomes)
         self.notify(bulk_result(event.verb, event.outcomes), severity="warning" if bad else "information")
+
+    def action_reject_stale(self) -> None:
+        """`S`: reject every stale proposal the filter shows, after a confirmation with the count
+        and a reason (recorded on each)."""
+        stale = {p.id: self.stale_why[p.id] for p in self.shown if p.id in self.stale_why}
+        if not stale:
+            self.notify("No stale proposal is shown: nothing to reject.", timeout=3)
+            return
+        ids = sorted(stale)
+
+        def ask_reason() -> None:
+            self.prompt(
+                f"Reject {len(ids)} stale proposal(s): why? (recorded on each)",
+                lambda reason: self.decide_many("reject-stale", ids, reason),
+                value="stale: a member changed since it was proposed",
+                validate=lambda text: None if text.strip() else "a reason is required",
+            )
+
+        self.confirm(stale_title(len(ids)), stale_body(stale), ask_reason, confirm_label=f"Reject {len(ids)}")
 
     def action_undo(self) -> None:
         d = self.detail
@@ -402,5 +434,6 @@ class CuratorPane(Pane):
             PaneCommand("Undo selected applied proposal", "Confirmed", self.action_undo),
             PaneCommand("Approve marked proposals", "Or all shown (risky skipped)", self.action_approve_many),
             PaneCommand("Reject marked proposals", "Or all shown; one reason", self.action_reject_many),
+            PaneCommand("Reject every stale proposal", "Confirmed; with a reason", self.action_reject_stale),
             PaneCommand("View the latest run report", "Markdown", self.action_view_report),
         ]

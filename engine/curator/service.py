@@ -19,6 +19,7 @@ from engine.curator import bulk as curator_bulk
 from engine.curator import report as curator_report
 from engine.curator import state as curator_state
 from engine.curator.enqueue import dedup, insert_proposal
+from engine.curator.plan import ApplyPlan, UndoPlan, build_plan, undo_plan
 from engine.curator.queue import ProposalQueue
 from engine.curator.risky import risk_of
 from engine.curator.scan import scan
@@ -188,10 +189,39 @@ class Curator:
         return self.queue.latest_report()
 
     # -- deciding ---------------------------------------------------------------------------------------
+    def plan(self, proposal_id: int, text: str | None = None) -> ApplyPlan:
+        """What approving the pending proposal (with `text`, an edit of its survivor or rule text)
+        will do, from its members as they are now: the confirmation shows `plan.describe()` and
+        `approve(..., plan=plan)` executes exactly it (refused if it no longer holds). Reads only."""
+        r = self.queue.row(proposal_id)
+        if r["status"] != "pending":
+            raise InvalidInput(
+                f"proposal {r['id']} is {r['status']}; only a pending proposal can be approved"
+            )
+        if text is not None:
+            if r["kind"] not in ("merge", "promote"):
+                raise InvalidInput(f"a {r['kind']} proposal has no text to edit")
+            text = check_text(text, "text")
+        return self.ctx.store.query(lambda c: build_plan(c, r, text))
+
+    def undo_plan(self, proposal_id: int) -> UndoPlan:
+        """What undoing the applied proposal restores (and which columns go back) and deletes, from
+        its snapshot; `undo(..., plan=plan)` executes exactly it."""
+        r = self.queue.row(proposal_id)
+        if r["status"] != "applied":
+            raise InvalidInput(f"proposal {r['id']} is {r['status']}; only an applied proposal can be undone")
+        return undo_plan(r)
+
     def approve(
-        self, proposal_id: int, text: str | None = None, reason: str = "", apply: bool = True
+        self,
+        proposal_id: int,
+        text: str | None = None,
+        reason: str = "",
+        apply: bool = True,
+        plan: ApplyPlan | None = None,
     ) -> Proposal:
-        """Approve (optionally editing the survivor / rule text) and, by default, apply at once."""
+        """Approve (optionally editing the survivor / rule text) and, by default, apply at once.
+        `plan`: the plan the operator confirmed (`plan()`); the apply refuses if it differs."""
         r = self.queue.row(proposal_id)
         if r["status"] != "pending":
             raise InvalidInput(
@@ -223,7 +253,7 @@ class Curator:
                 },
             )
             if apply:
-                self._apply_in(conn, r["id"], now, reason, vector)
+                self._apply_in(conn, r["id"], now, reason, vector, text, plan)
 
         self.ctx.store.write(write)
         return self.queue.proposals([r["id"]])[0]
@@ -241,12 +271,21 @@ class Curator:
         emb = self.ctx.embedder.get()
         return emb.embed([base])[0] if emb is not None else None
 
-    def _apply_in(self, conn: Connection, pid: int, now: float, reason: str, vector) -> None:
+    def _apply_in(
+        self,
+        conn: Connection,
+        pid: int,
+        now: float,
+        reason: str,
+        vector,
+        text: str | None = None,
+        plan: ApplyPlan | None = None,
+    ) -> None:
         row = conn.curator_queries.proposal(pid)
         if row is None:
             raise NotFound(f"no proposal with id {pid}")
         ap = curator_apply.Applier(self.ctx, self.memories, conn, row, now, reason)
-        result, snapshot = ap.apply(row["survivor_text"], vector)
+        result, snapshot = ap.apply(text, vector, plan)
         conn.proposals.applied(pid, now, result, json.dumps(snapshot, ensure_ascii=False))
         curator_apply.record(
             conn,
@@ -355,8 +394,9 @@ class Curator:
     def _status(self, proposal_id: int) -> str | None:
         return self.ctx.store.query(lambda c: c.curator_queries.proposal_status(int(proposal_id)))
 
-    def undo(self, proposal_id: int, reason: str = "") -> Proposal:
-        """Restore exactly the state before the apply (refused if a touched row changed since)."""
+    def undo(self, proposal_id: int, reason: str = "", plan: UndoPlan | None = None) -> Proposal:
+        """Restore exactly the state before the apply (refused if a touched row changed since).
+        `plan`: the undo plan the operator confirmed (`undo_plan()`); refused if it differs."""
         r = self.queue.row(proposal_id)
         if r["status"] != "applied":
             raise InvalidInput(f"proposal {r['id']} is {r['status']}; only an applied proposal can be undone")
@@ -370,7 +410,7 @@ class Curator:
                 raise InvalidInput(
                     f"proposal {r['id']} is {row['status']}; only an applied proposal can be undone"
                 )
-            done = curator_apply.undo(conn, row)
+            done = curator_apply.undo(conn, row, plan)
             conn.proposals.undone(r["id"], now)
             curator_apply.record(
                 conn,

@@ -18,6 +18,7 @@ from console.app.widgets.safe import SafeStatic as Static  # data, never raw con
 from console.app.widgets.table import DataGrid
 from console.shared.text_safety import visible
 from engine.curator.bulk import BulkOutcome
+from engine.curator.plan import ApplyPlan, UndoPlan
 from engine.curator.types import (
     PROPOSAL_KINDS,
     PROPOSAL_STATUSES,
@@ -28,19 +29,18 @@ from engine.curator.types import (
 )
 from screens.base import Pane, PaneCommand
 
+from .confirm import PlanConfirm
 from .text import (
     MARK,
     bulk_body,
     bulk_result,
     bulk_targets,
     bulk_title,
-    change_summary,
     proposal_text,
     row_cells,
     run_text,
     stale_body,
     stale_title,
-    undo_body,
 )
 from .text import word_diff as word_diff  # re-exported (tests)
 
@@ -211,13 +211,7 @@ class CuratorPane(Pane):
     def action_approve(self) -> None:
         if (d := self._pending()) is None:
             return
-        pid = d.proposal.id
-        self.confirm(
-            f"Approve proposal #{pid} ({d.proposal.kind})?",
-            change_summary(d),
-            lambda: self.approve(pid, None),
-            confirm_label="Approve and apply",
-        )
+        self.load_plan(d.proposal.id, None)
 
     def action_approve_edit(self) -> None:
         if (d := self._pending()) is None:
@@ -232,18 +226,30 @@ class CuratorPane(Pane):
 
         def edited(text: str) -> None:
             keep = text == shown and shown != (d.proposal.survivor_text or "")
-            self.confirm(
-                f"Approve proposal #{pid} with your text?",
-                change_summary(d, text),
-                lambda: self.approve(pid, None if keep else text),
-                confirm_label="Approve and apply",
-            )
+            self.load_plan(pid, None if keep else text)
 
         self.prompt(f"Survivor text for proposal #{pid}:", edited, value=shown)
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.plan")
+    def load_plan(self, pid: int, text: str | None) -> None:
+        """The engine's plan of this approval: the dialog shows it, approve executes it."""
+        plan = self.engine.curator.plan(pid, text)
+        self.deliver(self._confirm_plan, plan)
+
+    def _confirm_plan(self, plan: ApplyPlan) -> None:
+        pid = plan.proposal_id
+        title = f"Approve proposal #{pid} ({plan.kind})" + (" with your text" if plan.edited else "") + "?"
+        label = "Approve RISKY merge" if plan.risks else "Approve and apply"
+
+        def done(ok: bool | None) -> None:
+            if ok:
+                self.approve(pid, plan.text if plan.edited else None, plan)
+
+        self.app.push_screen(PlanConfirm(title, plan, confirm_label=label), done)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
-    def approve(self, pid: int, text: str | None) -> None:
-        p = self.engine.curator.approve(pid, text=text, reason="approved from the console")
+    def approve(self, pid: int, text: str | None, plan: ApplyPlan | None = None) -> None:
+        p = self.engine.curator.approve(pid, text=text, reason="approved from the console", plan=plan)
         self.app.call_from_thread(
             self.notify,
             f"Proposal #{pid} {p.status}" + (f": result #{p.result_id}" if p.result_id else "") + ".",
@@ -372,13 +378,25 @@ class CuratorPane(Pane):
         if d is None or d.proposal.status != "applied":
             self.notify("Select an applied proposal to undo (status filter: applied).", severity="warning")
             return
-        p = d.proposal
-        body = undo_body(p)
-        self.confirm(f"Undo proposal #{p.id}?", body, lambda: self.undo(p.id), confirm_label="Undo")
+        self.load_undo_plan(d.proposal.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.plan")
+    def load_undo_plan(self, pid: int) -> None:
+        plan = self.engine.curator.undo_plan(pid)
+        self.deliver(self._confirm_undo, plan)
+
+    def _confirm_undo(self, plan: UndoPlan) -> None:
+        pid = plan.proposal_id
+
+        def done(ok: bool | None) -> None:
+            if ok:
+                self.undo(pid, plan)
+
+        self.app.push_screen(PlanConfirm(f"Undo proposal #{pid}?", plan, confirm_label="Undo"), done)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
-    def undo(self, pid: int) -> None:
-        self.engine.curator.undo(pid, reason="undone from the console")
+    def undo(self, pid: int, plan: UndoPlan | None = None) -> None:
+        self.engine.curator.undo(pid, reason="undone from the console", plan=plan)
         self.app.call_from_thread(self.notify, f"Proposal #{pid} undone.")
         self.wrote()
 

@@ -1,6 +1,7 @@
 """What the Curator pane writes, as rich Text or plain words: a word diff, what approving will
 change (the confirmation's body), a proposal's detail, its evidence in short and a run's summary.
-Pure functions of the engine's dataclasses."""
+Pure functions of the engine's dataclasses (a confirmation's words come from the engine's plan:
+screens/curator/confirm.py)."""
 
 from __future__ import annotations
 
@@ -28,34 +29,6 @@ def word_diff(old: str, new: str) -> Text:
         if op in ("insert", "replace"):
             out.append(" ".join(b[j1:j2]) + " ", style="bold green")
     return out
-
-
-def change_summary(d: ProposalDetail, text: str | None = None) -> str:
-    """Exactly what approving this proposal will change, in words (the confirmation's body)."""
-    p = d.proposal
-    ids = ", ".join(f"#{m}" for m in p.members)
-    noun = "memories" if p.target_kind == "memory" else "rules"
-    if p.kind == "merge":
-        survivor = text if text is not None else (p.survivor_text or "")
-        return (
-            f"Merge {noun} {ids} into ONE new {p.target_kind} with the text:\n\n“{survivor}”\n\n"
-            f"The {len(p.members)} originals are archived with absorbed_into → the new one "
-            f"(kept, not deleted). Undo (u) restores them exactly."
-        )
-    if p.kind == "archive":
-        return (
-            f"Archive {noun} {ids}: tier → archived. They leave default searches; nothing is "
-            f"deleted. Undo (u) restores the previous tier."
-        )
-    if p.kind == "promote":
-        body = text if text is not None else (p.survivor_text or "")
-        return (
-            f"Promote memory {ids} to a NEW rule with the text:\n\n“{body}”\n\n"
-            f"Undo (u) deletes the rule again."
-        )
-    if p.kind == "retire":
-        return f"Retire rules {ids}: status → retired (no longer loaded at boot). Undo (u) revives them."
-    return f"Apply the {p.kind} proposal on {ids}."
 
 
 def stale_title(n: int) -> str:
@@ -245,20 +218,6 @@ def bulk_result(verb: str, outcomes) -> str:
         msg += " Refused: " + "; ".join(f"#{o.id} {o.error}" for o in bad[:3])
         msg += " …" if len(bad) > 3 else ""
     return msg
-
-
-def undo_body(p) -> str:
-    """What undoing an applied proposal restores (the confirmation's body)."""
-    return (
-        f"Undo proposal #{p.id} ({p.kind}): restore {', '.join(f'#{m}' for m in p.members)} "
-        f"exactly as they were before it was applied"
-        + (
-            f", and delete #{p.result_id} which it created"
-            if p.result_id and p.kind in ("merge", "promote")
-            else ""
-        )
-        + ". Refused if any of them changed since."
-    )
 
 
 def row_cells(r: ProposalRow, marked: bool) -> list:

@@ -130,7 +130,7 @@ class MemoryEngine:
     def curator(self) -> Curator:
         from engine.curator.service import Curator
 
-        return Curator(self.ctx, self.memories)
+        return Curator(self.ctx, self.memories, self.retrieval)
 
     @cached_property
     def forget(self) -> Forget:

@@ -12,6 +12,7 @@ import builtins
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.context import Context
 from engine.curator import apply as curator_apply
@@ -19,6 +20,7 @@ from engine.curator import bulk as curator_bulk
 from engine.curator import report as curator_report
 from engine.curator import state as curator_state
 from engine.curator.enqueue import dedup, insert_proposal
+from engine.curator.impact import ImpactQuery, ImpactRow, impact, member_queries
 from engine.curator.plan import ApplyPlan, UndoPlan, build_plan, undo_plan
 from engine.curator.queue import ProposalQueue
 from engine.curator.risky import risk_of
@@ -36,13 +38,17 @@ from engine.memory_input import check_text
 from engine.storage.port import Connection
 from engine.types import load_json
 
+if TYPE_CHECKING:
+    from engine.retrieval.search import Retrieval
+
 
 class Curator:
     """`eng.curator`: runs the scan, keeps the queue, applies and undoes decisions exactly."""
 
-    def __init__(self, ctx: Context, memories: MemoriesService) -> None:
+    def __init__(self, ctx: Context, memories: MemoriesService, retrieval: Retrieval | None = None) -> None:
         self.ctx = ctx
         self.memories = memories  # member strengths for display and merges
+        self.retrieval = retrieval  # impact previews search before and after a dry-run apply
         self.queue = ProposalQueue(ctx, memories)
 
     # -- running -------------------------------------------------------------------------------------
@@ -203,6 +209,29 @@ class Curator:
                 raise InvalidInput(f"a {r['kind']} proposal has no text to edit")
             text = check_text(text, "text")
         return self.ctx.store.query(lambda c: build_plan(c, r, text))
+
+    def impact(
+        self,
+        proposal_id: int,
+        queries: builtins.list[ImpactQuery] | None = None,
+        text: str | None = None,
+        members: bool = True,
+    ) -> builtins.list[ImpactRow]:
+        """Which searches' top k would change if the pending proposal were applied (with `text`,
+        an edit), computed on a dry run, never by applying (engine/curator/impact.py). `queries`:
+        logged recalls, pinned checks, an operator's queries; `members`: also each member's own
+        text as a query. Every row is returned; `row.changed` says which would change."""
+        if self.retrieval is None:
+            raise InvalidInput("impact needs the engine's retrieval (open the curator through the engine)")
+        r = self.queue.row(proposal_id)
+        qs = list(queries or [])
+        if members:
+            texts = self.queue.member_texts(self.queue.proposals([int(r["id"])]))
+            qs += member_queries({m: t for (_, m), t in texts.items()})
+        if text is not None:
+            text = check_text(text, "text")
+        vector = self._vector_for(r, text)  # as approve computes it
+        return impact(self.ctx, self.memories, self.retrieval, int(r["id"]), qs, text, vector)
 
     def undo_plan(self, proposal_id: int) -> UndoPlan:
         """What undoing the applied proposal restores (and which columns go back) and deletes, from

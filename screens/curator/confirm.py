@@ -45,13 +45,16 @@ class PlanConfirm(ConfirmModal):
     DEFAULT_CSS = """
     PlanConfirm > Vertical { width: 96%; max-width: 120; height: 94%; }
     PlanConfirm #plan-scroll { height: 1fr; }
-    PlanConfirm #plan-diff { margin-top: 1; }
+    PlanConfirm #plan-diff, PlanConfirm #plan-impact { margin-top: 1; }
     """
 
-    def __init__(self, title: str, plan: ApplyPlan | UndoPlan, *, confirm_label: str) -> None:
+    def __init__(
+        self, title: str, plan: ApplyPlan | UndoPlan, *, confirm_label: str, impact: Text | None = None
+    ) -> None:
         super().__init__(title, plan.describe(), confirm_label=confirm_label, danger=_risky(plan))
         self.plan = plan
         self.diff = plan_diff(plan) if isinstance(plan, ApplyPlan) else None
+        self.impact = impact
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -60,6 +63,8 @@ class PlanConfirm(ConfirmModal):
                 yield SafeStatic(self.body, id="confirm-body")
                 if self.diff is not None:
                     yield SafeStatic(self.diff, id="plan-diff")
+                if self.impact is not None:
+                    yield SafeStatic(self.impact, id="plan-impact")
             yield DialogError(id="confirm-error")
             with Horizontal():
                 yield Button("Cancel", id="cancel")

@@ -18,6 +18,7 @@ from console.app.widgets.safe import SafeStatic as Static  # data, never raw con
 from console.app.widgets.table import DataGrid
 from console.shared.text_safety import visible
 from engine.curator.bulk import BulkOutcome
+from engine.curator.impact import ImpactRow
 from engine.curator.plan import ApplyPlan, UndoPlan
 from engine.curator.types import (
     PROPOSAL_KINDS,
@@ -36,6 +37,7 @@ from .text import (
     bulk_result,
     bulk_targets,
     bulk_title,
+    impact_text,
     proposal_text,
     row_cells,
     run_text,
@@ -60,6 +62,7 @@ class CuratorPane(Pane):
         Binding("e", "approve_edit", "Edit+approve", id="curator.approve_edit"),
         Binding("x", "reject", "Reject", id="curator.reject"),
         Binding("S", "reject_stale", "Reject stale", id="curator.reject_stale"),
+        Binding("i", "impact", "Impact", id="curator.impact"),
         Binding("u", "undo", "Undo applied", id="curator.undo"),
         Binding("r", "run(False)", "Run curator", id="curator.run"),
         Binding("D", "run(True)", "Dry run", id="curator.dry_run"),
@@ -234,9 +237,10 @@ class CuratorPane(Pane):
     def load_plan(self, pid: int, text: str | None) -> None:
         """The engine's plan of this approval: the dialog shows it, approve executes it."""
         plan = self.engine.curator.plan(pid, text)
-        self.deliver(self._confirm_plan, plan)
+        rows = self.engine.curator.impact(pid, text=text)  # on a dry run: nothing is written
+        self.deliver(self._confirm_plan, plan, rows)
 
-    def _confirm_plan(self, plan: ApplyPlan) -> None:
+    def _confirm_plan(self, plan: ApplyPlan, rows: list[ImpactRow]) -> None:
         pid = plan.proposal_id
         title = f"Approve proposal #{pid} ({plan.kind})" + (" with your text" if plan.edited else "") + "?"
         label = "Approve RISKY merge" if plan.risks else "Approve and apply"
@@ -245,7 +249,29 @@ class CuratorPane(Pane):
             if ok:
                 self.approve(pid, plan.text if plan.edited else None, plan)
 
-        self.app.push_screen(PlanConfirm(title, plan, confirm_label=label), done)
+        self.app.push_screen(PlanConfirm(title, plan, confirm_label=label, impact=impact_text(rows)), done)
+
+    def action_impact(self) -> None:
+        """`i`: which searches' top k approving the selected proposal would change (dry run)."""
+        if (d := self._pending()) is None:
+            return
+        self.query_one("#proposal-detail").border_title = f"proposal #{d.proposal.id} · impact…"
+        self.load_impact(d.proposal.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.plan")
+    def load_impact(self, pid: int) -> None:
+        rows = self.engine.curator.impact(pid)
+        self.deliver(self._show_impact, pid, rows)
+
+    def _show_impact(self, pid: int, rows: list[ImpactRow]) -> None:
+        d = self.detail
+        if d is None or d.proposal.id != pid:
+            return
+        body = proposal_text(d, self.stale_why.get(pid))
+        body.append("\n\n")
+        body.append_text(impact_text(rows))
+        self.query_one("#proposal-text", Static).update(body)
+        self.query_one("#proposal-detail").border_title = f"proposal #{pid} · impact"
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
     def approve(self, pid: int, text: str | None, plan: ApplyPlan | None = None) -> None:
@@ -452,6 +478,9 @@ class CuratorPane(Pane):
             PaneCommand("Undo selected applied proposal", "Confirmed", self.action_undo),
             PaneCommand("Approve marked proposals", "Or all shown (risky skipped)", self.action_approve_many),
             PaneCommand("Reject marked proposals", "Or all shown; one reason", self.action_reject_many),
+            PaneCommand(
+                "Impact of the selected proposal", "Dry run: which searches change", self.action_impact
+            ),
             PaneCommand("Reject every stale proposal", "Confirmed; with a reason", self.action_reject_stale),
             PaneCommand("View the latest run report", "Markdown", self.action_view_report),
         ]

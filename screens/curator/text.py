@@ -235,3 +235,31 @@ def row_cells(r: ProposalRow, marked: bool) -> list:
         evidence_short(p),
         when(p.created_at)[:10],
     ]
+
+
+def impact_text(rows) -> Text:
+    """Which searches' top k approving would change (a dry run, rolled back): each changed one
+    with the hits that leave and enter; the unchanged ones counted."""
+    t = Text()
+    changed = [r for r in rows if r.changed]
+    t.append(
+        f"impact (dry run, nothing written): {len(changed)} of {len(rows)} searches' top k change\n",
+        style="bold",
+    )
+
+    def ids(xs) -> str:
+        return ", ".join("the merged memory" if i == 0 else f"#{i}" for i in xs)
+
+    for r in changed:
+        q = " ".join(r.query.split())
+        t.append(f"  {r.label} “{q[:50]}{'…' if len(q) > 50 else ''}” k={r.k}: ")
+        if r.left:
+            t.append(f"leaves {ids(r.left)}", style="red")
+        if r.left and r.entered:
+            t.append("; ")
+        if r.entered:
+            t.append(f"enters {ids(r.entered)}", style="green")
+        if not r.left and not r.entered:
+            t.append("same hits, new order", style="dim")
+        t.append("\n")
+    return t

@@ -74,3 +74,32 @@ async def test_rule_merge_dialog_names_the_kept_rule_and_undo_says_what_it_does(
         assert direct(eng.store).one("SELECT status FROM rules WHERE id = ?", (keep,))[0] == "active"
         assert direct(eng.store).one("SELECT COUNT(*) FROM rules")[0] >= 2  # nothing deleted
         assert app.errors == []
+
+
+async def test_i_shows_impact_from_a_dry_run_and_the_approve_dialog_lists_it(seeded):
+    from tests.engine.curator_helpers import dump
+
+    eng, ids = seeded
+    merge = ids["proposals"]["merge"]
+    a, b = ids["mem"]["staging"], ids["mem"]["staging2"]
+    before = dump(eng)
+    app = make_app(eng)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane, table = await _open(app, pilot)
+        table.select_key(merge)
+        await settle(app, pilot)
+        await pilot.press("i")
+        await settle(app, pilot)
+        detail = str(pane.query_one("#proposal-text").render())
+        assert "impact (dry run, nothing written):" in detail
+        assert f"member #{b}" in detail and "leaves" in detail and "the merged memory" in detail
+        assert dump(eng) == before and eng.curator.get(merge).proposal.status == "pending"
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert isinstance(app.screen, PlanConfirm)
+        impact = str(app.screen.query_one("#plan-impact").render())
+        assert "searches' top k change" in impact and f"member #{a}" in impact
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert dump(eng) == before  # looking, twice, wrote nothing
+        assert app.errors == []

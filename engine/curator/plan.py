@@ -105,7 +105,7 @@ def build_plan(conn: Connection, row, text: str | None = None) -> ApplyPlan:
     if kind == "merge":
         surv = _survivor(evidence, rows)
         sid = int(surv["id"])
-        final = text if edited else (row["survivor_text"] or surv[body])
+        final = text if text is not None else str(row["survivor_text"] or surv[body])
         if target == "memory":
             changes = tuple(
                 MemberChange(
@@ -133,7 +133,7 @@ def build_plan(conn: Connection, row, text: str | None = None) -> ApplyPlan:
         )  # fmt: skip
     first = members[0]
     if kind == "promote":
-        final = text if edited else (row["survivor_text"] or texts[first])
+        final = text if text is not None else str(row["survivor_text"] or texts[first])
         changes = (MemberChange(first, texts[first], "stays as it is; the new rule names it as its source"),)
         return ApplyPlan(pid, kind, target, (first,), None, first, "rule", final, edited, changes)
     what = {

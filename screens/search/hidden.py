@@ -52,7 +52,7 @@ def hidden_text(hidden: list[Hidden]) -> str:
     acts = []
     tiers = {h.why for h in hidden} & {"archived", "core", "active"}
     if tiers:
-        acts.append("tier: all tiers to include them, then R restores")
+        acts.append("tier: all tiers, R restores")
     if others := sorted({h.why for h in hidden} - tiers):
         acts.append(f"clear the {', '.join(others)} filter")
-    return f"{len(hidden)} stronger match(es) hidden: {named} → " + "; ".join(acts)
+    return f"{len(hidden)} stronger hidden: {named} ({'; '.join(acts)})"  # fits 80 columns

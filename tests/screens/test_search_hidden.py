@@ -26,8 +26,7 @@ async def test_status_line_names_an_archived_memory_that_would_outrank_the_hits(
         wide = eng.search("deploys jenkins job", k=25, tier="all", record_access=False)
         assert wide.hits[0].id == old  # it would rank first
         status = str(app.query_one("#search-status").render())
-        assert f"stronger match(es) hidden: #{old} archived" in status
-        assert "tier: all tiers to include them, then R restores" in status
+        assert f"1 stronger hidden: #{old} archived (tier: all tiers, R restores)" in status
         # all tiers: it is shown, nothing is hidden any more
         app.query_one("#f-tier", Select).value = "all"
         await settle(app, pilot)
@@ -39,6 +38,6 @@ async def test_status_line_names_an_archived_memory_that_would_outrank_the_hits(
         await pilot.press("enter")
         await settle(app, pilot)
         status = str(app.query_one("#search-status").render())
-        assert "stronger match(es) hidden:" in status and "agent" in status
+        assert "stronger hidden:" in status and "agent" in status
         assert "clear the agent filter" in status
         assert app.errors == []

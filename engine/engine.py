@@ -148,7 +148,7 @@ class MemoryEngine:
     def curator(self) -> Curator:
         from engine.curator.service import Curator
 
-        return self._guarded(Curator(self.ctx, self.memories), "curator")
+        return self._guarded(Curator(self.ctx, self.memories, self.retrieval), "curator")
 
     @cached_property
     def forget(self) -> Forget:

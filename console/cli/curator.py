@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
 from engine.clock import iso
+from engine.curator.impact import NEW_RECORD, ImpactQuery
 from engine.curator.risky import risk_of
+from engine.errors import InvalidInput
 
 from .common import ID, emit, fail, json_option, pass_ctx, table
 
@@ -113,11 +117,33 @@ def proposal():
 
 @proposal.command("show")
 @click.argument("proposal_id", type=ID)
+@click.option(
+    "--query", "queries", multiple=True, help="A search whose top k the impact preview checks (repeatable)."
+)
+@click.option("--k", "k", type=click.IntRange(1, 1000), default=10, show_default=True, help="For --query.")
+@click.option("--no-impact", is_flag=True, help="Skip the impact preview (it loads the model).")
 @json_option
 @pass_ctx
-def proposal_show(ctx, proposal_id, as_json):
-    with ctx.engine(embedder=None) as eng:
+def proposal_show(ctx, proposal_id, queries, k, no_impact, as_json):
+    """One proposal: its members, similarities and, while pending, what approving will do (the
+    plan) and which searches' top k would change (impact: each member's own text and every --query,
+    searched before and after a dry-run apply that is rolled back; nothing is written)."""
+    plan, rows = None, []
+    with ctx.engine(load="lazy" if no_impact else "now") as eng:
         d = eng.curator.get(proposal_id)
+        if d.proposal.status == "pending":
+            try:
+                plan = eng.curator.plan(proposal_id)
+                if not no_impact:
+                    asked = [ImpactQuery(f"query {i + 1}", q, {}, k) for i, q in enumerate(queries)]
+                    rows = eng.curator.impact(proposal_id, asked)
+            except InvalidInput as exc:  # stale: shown, not fatal
+                plan, rows = None, []
+                click.echo(f"not approvable now: {str(exc).splitlines()[0]}", err=True)
+    if as_json:
+        impact_json = [{**dataclasses.asdict(r), "changed": r.changed} for r in rows]
+        emit({**dataclasses.asdict(d), "plan": plan, "impact": impact_json}, True)
+        return
 
     def human(d):
         p = d.proposal
@@ -135,8 +161,29 @@ def proposal_show(ctx, proposal_id, as_json):
                 click.echo(f"  {m.id:>6} " + " ".join("  -  " if v is None else f"{v:.3f}" for v in row))
         if p.reason:
             click.echo(f"reason: {p.reason}")
+        if plan is not None:
+            click.echo("\nif approved:\n" + "\n".join("  " + ln for ln in plan.describe().splitlines()))
+        if rows:
+            changed = [r for r in rows if r.changed]
+            click.echo(
+                f"\nimpact (dry run, rolled back): {len(changed)} of {len(rows)} searches' top k change"
+            )
+            for r in changed:
+                click.echo(f"  {r.label} “{_short(r.query, 50)}” (k={r.k}): " + _moves(r))
 
-    emit(d, as_json, human)
+    emit(d, False, human)
+
+
+def _moves(r) -> str:
+    def ids(xs):
+        return ", ".join("the merged memory" if i == NEW_RECORD else f"#{i}" for i in xs)
+
+    parts = []
+    if r.left:
+        parts.append(f"leaves {ids(r.left)}")
+    if r.entered:
+        parts.append(f"enters {ids(r.entered)}")
+    return "; ".join(parts) or "same hits, new order"
 
 
 def _done(verb: str):

@@ -14,6 +14,7 @@ import numpy as np
 
 from engine.audit import log as audit
 from engine.curator import state as curator_state
+from engine.curator.plan import ApplyPlan, UndoPlan, build_plan, undo_plan
 from engine.errors import InvalidInput
 from engine.storage.gateways.rule_history import RuleChange
 from engine.storage.port import Connection
@@ -65,6 +66,7 @@ class Applier:
             self.evidence = {}
         self.before: dict[str, dict] = {"memories": {}, "rules": {}}
         self.created: dict[str, list[int]] = {"memories": [], "rules": [], "rule_history": []}
+        self.plan: ApplyPlan  # set by apply()
 
     # -- helpers ---------------------------------------------------------------------------------
     def _touch(self, table: str, rid: int) -> dict:
@@ -110,7 +112,10 @@ class Applier:
         return r
 
     # -- apply -----------------------------------------------------------------------------------
-    def apply(self, text: str | None, vector) -> tuple[int | None, dict]:
+    def apply(self, text: str | None, vector, expected: ApplyPlan | None = None) -> tuple[int | None, dict]:
+        """Apply with `text` (the operator's edit, None: the proposal's own). `expected`: the plan
+        the operator confirmed; the apply refuses if the plan built now differs, and then does
+        exactly what the plan says (engine/curator/plan.py)."""
         kind, target = self.p["kind"], self.p["target_kind"]
         fn = {
             ("merge", "memory"): self._merge_memories,
@@ -123,8 +128,15 @@ class Applier:
             raise InvalidInput(f"proposal {self.p['id']}: unknown kind {kind}/{target}")
         # Only what was proposed: a member edited, archived, used or merged since voids it.
         curator_state.check_unchanged(self.conn, self.p, self.evidence)
+        plan = build_plan(self.conn, self.p, text)
+        if expected is not None and expected != plan:
+            raise InvalidInput(
+                f"proposal {self.p['id']} changed since its confirmation was shown; nothing was "
+                "applied: look at it again"
+            )
+        self.plan = plan
         try:
-            result = fn(text, vector)
+            result = fn(plan.text, vector)
         except InvalidInput:
             raise
         except (TypeError, ValueError, OverflowError, KeyError) as exc:
@@ -143,9 +155,7 @@ class Applier:
 
     def _merge_memories(self, text, vector) -> int:
         rows = [self._live_memory(m) for m in self.members]
-        sid = int(self.evidence.get("survivor_id") or rows[0]["id"])
-        surv = next((r for r in rows if r["id"] == sid), rows[0])
-        text = text if text is not None else (self.p["survivor_text"] or surv["content"])
+        surv = next(r for r in rows if r["id"] == self.plan.survivor_id)  # the plan's survivor
         strengths = [self.memories.current_strength(r, self.now) for r in rows]
         meta = load_json(surv["metadata"])
         meta.update(
@@ -194,11 +204,11 @@ class Applier:
 
     def _merge_rules(self, text, vector) -> int:
         rows = [self._live_rule(m) for m in self.members]
-        sid = int(self.evidence.get("survivor_id") or rows[0]["id"])
-        surv = next((r for r in rows if r["id"] == sid), rows[0])
+        sid = int(self.plan.keeps_id or 0)  # the plan's survivor keeps its id
+        surv = next(r for r in rows if r["id"] == sid)
         bonus = self.ctx.settings.curator.merged_rule_bonus
         score = min(10.0, max(float(r["score"]) for r in rows) + bonus)
-        new_text = text if text is not None else (self.p["survivor_text"] or surv["text"])
+        new_text = text
         meta = load_json(surv["metadata"])
         meta.setdefault("merged_from", [])
         meta["merged_from"] = sorted(set(meta["merged_from"]) | {r["id"] for r in rows if r["id"] != sid})
@@ -240,7 +250,7 @@ class Applier:
         score = float(self.evidence.get("rule_score") or self.ctx.settings.curator.promote_rule_score)
         rid = self.conn.rules.insert(
             {
-                "text": text if text is not None else (self.p["survivor_text"] or r["content"]),
+                "text": text,
                 "domain": "",
                 "agent": r["agent"],
                 "source": r["category"] if r["category"] in ("learning", "discovery") else "manual",
@@ -273,11 +283,16 @@ def band(score: float) -> str:
     return "critical" if score >= 9 else "active" if score >= 5 else "dormant" if score >= 3 else "retired"
 
 
-def undo(conn: Connection, proposal_row) -> dict:
-    """Put back exactly what apply found. Refuses if a touched row changed after the apply."""
+def undo(conn: Connection, proposal_row, expected: UndoPlan | None = None) -> dict:
+    """Put back exactly what apply found, and delete what it created: the undo plan's lists
+    (refused if it differs from `expected`, the plan the operator confirmed). Refuses if a
+    touched row changed after the apply."""
+    plan = undo_plan(proposal_row)
+    if expected is not None and expected != plan:
+        raise InvalidInput(
+            f"proposal {proposal_row['id']} changed since its undo confirmation was shown; nothing was undone"
+        )
     snap = load_json(proposal_row["snapshot"])
-    if not snap:
-        raise InvalidInput(f"proposal {proposal_row['id']} has no snapshot to undo")
     for table, rows in snap["after"].items():
         if table not in ("memories", "rules"):
             raise InvalidInput(f"proposal {proposal_row['id']}'s snapshot names an unknown table")
@@ -288,17 +303,16 @@ def undo(conn: Connection, proposal_row) -> dict:
                     f"cannot undo proposal {proposal_row['id']} exactly: {table[:-1]} {rid} changed "
                     "after it was applied"
                 )
-    created = snap["created"]
-    conn.rule_history.remove(created.get("rule_history", []))
+    conn.rule_history.remove(plan.deletes["rule_history"])
     # Sources first lose their link, then the merged record goes (its FTS and vec0 rows with it).
     for table in ("memories", "rules"):
-        for row in snap["before"][table].values():
-            _restore(conn, table, row)
-    conn.memories.delete(created.get("memories", []))
-    conn.rules.delete(created.get("rules", []))
+        for rid in plan.restores.get(table, {}):
+            _restore(conn, table, snap["before"][table][str(rid)])
+    conn.memories.delete(plan.deletes["memories"])
+    conn.rules.delete(plan.deletes["rules"])
     return {
-        "restored": sum(len(v) for v in snap["before"].values()),
-        "deleted": {k: len(v) for k, v in created.items()},
+        "restored": sum(len(v) for v in plan.restores.values()),
+        "deleted": {k: len(v) for k, v in plan.deletes.items()},
     }
 
 

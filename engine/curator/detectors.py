@@ -7,6 +7,7 @@ import numpy as np
 
 from engine.curator.candidates import Candidate, content_sha, fingerprint
 from engine.curator.memory_merge import pairwise
+from engine.curator.risky import flag
 from engine.curator.state import float_ as _float
 from engine.curator.state import int_ as _int
 from engine.curator.state import skip as _skip
@@ -70,6 +71,7 @@ def rule_clusters(
             == 1,
             "scores": [float(by_id[m]["score"]) for m in g],
         }
+        flag(evidence, [str(by_id[m]["text"]) for m in g], str(by_id[survivor]["text"]))
         fp = fingerprint("merge", "rule", [[m, content_sha(by_id[m]["text"])] for m in g])
         out.append(Candidate("merge", "rule", g, by_id[survivor]["text"], evidence, fp))
     return out, stats

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.curator.candidates import Candidate, content_sha, fingerprint
-from engine.curator.risky import numeric_risk
+from engine.curator.risky import flag
 from engine.curator.state import skip as _skip
 from engine.curator.union_find import UnionFind
 from engine.storage.curator import CuratorReads
@@ -147,8 +147,8 @@ def merge_candidate(members: list[int], rows: dict, vecs: np.ndarray) -> Candida
         "agent": rows[survivor]["agent"],
         "min_similarity": round(min(min(r[:i] + r[i + 1 :]) for i, r in enumerate(sims)), 4),
     }
-    risk = numeric_risk([str(rows[m]["content"]) for m in members])
-    if risk:
-        evidence["risky"], evidence["risky_reason"] = True, risk
+    # Risky: members differ only in numbers, or the survivor drops a negation, a condition, a
+    # number or a name another member carries (engine/curator/risky.py).
+    flag(evidence, [str(rows[m]["content"]) for m in members], str(rows[survivor]["content"]))
     fp = fingerprint("merge", "memory", [[m, content_sha(rows[m]["content"])] for m in members])
     return Candidate("merge", "memory", members, rows[survivor]["content"], evidence, fp)

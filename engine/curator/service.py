@@ -12,6 +12,7 @@ import builtins
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.context import Context
 from engine.curator import apply as curator_apply
@@ -19,6 +20,8 @@ from engine.curator import bulk as curator_bulk
 from engine.curator import report as curator_report
 from engine.curator import state as curator_state
 from engine.curator.enqueue import dedup, insert_proposal
+from engine.curator.impact import ImpactQuery, ImpactRow, impact, member_queries
+from engine.curator.plan import ApplyPlan, UndoPlan, build_plan, undo_plan
 from engine.curator.queue import ProposalQueue
 from engine.curator.risky import risk_of
 from engine.curator.scan import scan
@@ -36,13 +39,17 @@ from engine.recalls.checks import mark_due
 from engine.storage.port import Connection
 from engine.types import load_json
 
+if TYPE_CHECKING:
+    from engine.retrieval.search import Retrieval
+
 
 class Curator:
     """`eng.curator`: runs the scan, keeps the queue, applies and undoes decisions exactly."""
 
-    def __init__(self, ctx: Context, memories: MemoriesService) -> None:
+    def __init__(self, ctx: Context, memories: MemoriesService, retrieval: Retrieval | None = None) -> None:
         self.ctx = ctx
         self.memories = memories  # member strengths for display and merges
+        self.retrieval = retrieval  # impact previews search before and after a dry-run apply
         self.queue = ProposalQueue(ctx, memories)
 
     # -- running -------------------------------------------------------------------------------------
@@ -167,7 +174,12 @@ class Curator:
         """The queue as a list shows it: each proposal with the text it is about (the member's
         text for archive/retire) and its members' agents; `agent` keeps those with a member of it."""
         props = self.queue.list(status, kind, limit if agent is None else 1_000_000)
-        return curator_bulk.rows(self.ctx, props, agent)[: int(limit)]
+        out = curator_bulk.rows(self.ctx, props, agent)[: int(limit)]
+        # Stale is shown before acting (issue #25): the list marks what approval would refuse.
+        stale = self.stale([r.proposal.id for r in out if r.proposal.status == "pending"])
+        for r in out:
+            r.stale = stale.get(r.proposal.id)
+        return out
 
     def get(self, proposal_id: int) -> ProposalDetail:
         return self.queue.get(proposal_id)
@@ -184,10 +196,62 @@ class Curator:
         return self.queue.latest_report()
 
     # -- deciding ---------------------------------------------------------------------------------------
+    def plan(self, proposal_id: int, text: str | None = None) -> ApplyPlan:
+        """What approving the pending proposal (with `text`, an edit of its survivor or rule text)
+        will do, from its members as they are now: the confirmation shows `plan.describe()` and
+        `approve(..., plan=plan)` executes exactly it (refused if it no longer holds). Reads only."""
+        r = self.queue.row(proposal_id)
+        if r["status"] != "pending":
+            raise InvalidInput(
+                f"proposal {r['id']} is {r['status']}; only a pending proposal can be approved"
+            )
+        if text is not None:
+            if r["kind"] not in ("merge", "promote"):
+                raise InvalidInput(f"a {r['kind']} proposal has no text to edit")
+            text = check_text(text, "text")
+        return self.ctx.store.query(lambda c: build_plan(c, r, text))
+
+    def impact(
+        self,
+        proposal_id: int,
+        queries: builtins.list[ImpactQuery] | None = None,
+        text: str | None = None,
+        members: bool = True,
+    ) -> builtins.list[ImpactRow]:
+        """Which searches' top k would change if the pending proposal were applied (with `text`,
+        an edit), computed on a dry run, never by applying (engine/curator/impact.py). `queries`:
+        logged recalls, pinned checks, an operator's queries; `members`: also each member's own
+        text as a query. Every row is returned; `row.changed` says which would change."""
+        if self.retrieval is None:
+            raise InvalidInput("impact needs the engine's retrieval (open the curator through the engine)")
+        r = self.queue.row(proposal_id)
+        qs = list(queries or [])
+        if members:
+            texts = self.queue.member_texts(self.queue.proposals([int(r["id"])]))
+            qs += member_queries({m: t for (_, m), t in texts.items()})
+        if text is not None:
+            text = check_text(text, "text")
+        vector = self._vector_for(r, text)  # as approve computes it
+        return impact(self.ctx, self.memories, self.retrieval, int(r["id"]), qs, text, vector)
+
+    def undo_plan(self, proposal_id: int) -> UndoPlan:
+        """What undoing the applied proposal restores (and which columns go back) and deletes, from
+        its snapshot; `undo(..., plan=plan)` executes exactly it."""
+        r = self.queue.row(proposal_id)
+        if r["status"] != "applied":
+            raise InvalidInput(f"proposal {r['id']} is {r['status']}; only an applied proposal can be undone")
+        return undo_plan(r)
+
     def approve(
-        self, proposal_id: int, text: str | None = None, reason: str = "", apply: bool = True
+        self,
+        proposal_id: int,
+        text: str | None = None,
+        reason: str = "",
+        apply: bool = True,
+        plan: ApplyPlan | None = None,
     ) -> Proposal:
-        """Approve (optionally editing the survivor / rule text) and, by default, apply at once."""
+        """Approve (optionally editing the survivor / rule text) and, by default, apply at once.
+        `plan`: the plan the operator confirmed (`plan()`); the apply refuses if it differs."""
         r = self.queue.row(proposal_id)
         if r["status"] != "pending":
             raise InvalidInput(
@@ -219,7 +283,7 @@ class Curator:
                 },
             )
             if apply:
-                self._apply_in(conn, r["id"], now, reason, vector)
+                self._apply_in(conn, r["id"], now, reason, vector, text, plan)
 
         self.ctx.store.write(write)
         return self.queue.proposals([r["id"]])[0]
@@ -237,12 +301,21 @@ class Curator:
         emb = self.ctx.embedder.get()
         return emb.embed([base])[0] if emb is not None else None
 
-    def _apply_in(self, conn: Connection, pid: int, now: float, reason: str, vector) -> None:
+    def _apply_in(
+        self,
+        conn: Connection,
+        pid: int,
+        now: float,
+        reason: str,
+        vector,
+        text: str | None = None,
+        plan: ApplyPlan | None = None,
+    ) -> None:
         row = conn.curator_queries.proposal(pid)
         if row is None:
             raise NotFound(f"no proposal with id {pid}")
         ap = curator_apply.Applier(self.ctx, self.memories, conn, row, now, reason)
-        result, snapshot = ap.apply(row["survivor_text"], vector)
+        result, snapshot = ap.apply(text, vector, plan)
         conn.proposals.applied(pid, now, result, json.dumps(snapshot, ensure_ascii=False))
         mark_due(
             conn, [*curator_state.parse_members(row["members"]), *([result] if result else [])]
@@ -324,14 +397,20 @@ class Curator:
         return out
 
     def reject_stale(
-        self, reason: str, kind: str | None = None, agent: str | None = None
+        self,
+        reason: str,
+        kind: str | None = None,
+        agent: str | None = None,
+        ids: builtins.list[int] | None = None,
     ) -> builtins.list[curator_bulk.BulkOutcome]:
-        """Reject every stale pending proposal (of `kind`, with a member of `agent`) with `reason`,
-        each in its own transaction and audited; the fresh ones are left alone."""
+        """Reject every stale pending proposal (of `kind`, with a member of `agent`; or, given
+        `ids`, those of them that are still stale: what a confirmation listed) with `reason`, each in
+        its own transaction and audited; the fresh ones are left alone."""
         if not isinstance(reason, str) or not reason.strip():
             raise InvalidInput("a rejection needs a reason")
-        ids = [p.id for p in self.pending(kind, agent)]
-        return self.reject_many(sorted(self.stale(ids)), reason)
+        if ids is None:
+            ids = [p.id for p in self.pending(kind, agent)]
+        return self.reject_many(sorted(self.stale([int(i) for i in ids])), reason)
 
     def _risky(self, ids: builtins.list[int]) -> dict[int, str]:
         out = {}
@@ -348,8 +427,9 @@ class Curator:
     def _status(self, proposal_id: int) -> str | None:
         return self.ctx.store.query(lambda c: c.curator_queries.proposal_status(int(proposal_id)))
 
-    def undo(self, proposal_id: int, reason: str = "") -> Proposal:
-        """Restore exactly the state before the apply (refused if a touched row changed since)."""
+    def undo(self, proposal_id: int, reason: str = "", plan: UndoPlan | None = None) -> Proposal:
+        """Restore exactly the state before the apply (refused if a touched row changed since).
+        `plan`: the undo plan the operator confirmed (`undo_plan()`); refused if it differs."""
         r = self.queue.row(proposal_id)
         if r["status"] != "applied":
             raise InvalidInput(f"proposal {r['id']} is {r['status']}; only an applied proposal can be undone")
@@ -363,7 +443,7 @@ class Curator:
                 raise InvalidInput(
                     f"proposal {r['id']} is {row['status']}; only an applied proposal can be undone"
                 )
-            done = curator_apply.undo(conn, row)
+            done = curator_apply.undo(conn, row, plan)
             mark_due(
                 conn,
                 [

@@ -40,6 +40,7 @@ class ProposalRow:
     proposal: Proposal
     text: str  # merge/promote: the proposed text; archive/retire: the (first) member's text
     agents: list[str]  # the members' agents, sorted, without duplicates
+    stale: str | None = None  # pending but a member changed: the line approval would refuse it with
 
 
 @dataclass

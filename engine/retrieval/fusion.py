@@ -2,7 +2,10 @@
 
 Default: score-aware convex fusion. Each retriever's scores are put on a 0..1 scale for this query
 — BM25 divided by the best BM25 of the query's candidates; cosine similarity min-max scaled between
-the best and the last of the vector candidates — and mixed:
+the best and the last of the vector candidates — and mixed. The candidates are a fixed pool
+(search.candidates from each retriever, whatever k is), so the first n hits are the same for every
+k >= n; a k past what the pool yields takes deeper candidates, scored on the pool's scale and ranked
+after it (engine/retrieval/search.py):
 
     fused = keyword_share · bm25' + (1 - keyword_share) · cos'
 
@@ -80,10 +83,15 @@ def one(
 
 
 def fuse(
-    keyword: dict[int, tuple[int, float]], vector: dict[int, tuple[int, float]], s: SearchSettings
+    keyword: dict[int, tuple[int, float]],
+    vector: dict[int, tuple[int, float]],
+    s: SearchSettings,
+    ctx: FusionContext | None = None,
 ) -> tuple[dict[int, float], FusionContext]:
-    """{memory_id: fused} from {memory_id: (rank 1-based, score)} of each retriever."""
-    ctx = context(keyword, vector, s)
+    """{memory_id: fused} from {memory_id: (rank 1-based, score)} of each retriever. `ctx`: scale
+    against a given pool's context (candidates past the pool are scored on the pool's scale, so
+    asking for more hits never rescales the first ones: issue #26)."""
+    ctx = ctx if ctx is not None else context(keyword, vector, s)
     ids = dict.fromkeys([*keyword, *vector])
     return {m: one(ctx, s, keyword.get(m), vector.get(m)) for m in ids}, ctx
 

@@ -80,7 +80,9 @@ class Retrieval:
                 message = "keyword-only: no embedding model is available" + (
                     f" ({embedder.error})" if embedder.error else ""
                 )
-        n = max(settings.candidates, k)
+        # A fixed pool, whatever k is: the fusion's scales (best BM25, best and last cosine) and so
+        # the first n hits are the same for every k >= n (issue #26). More is read only past it.
+        n = settings.candidates
         qvec = self.embed_query(q) if ran in ("hybrid", "vector") and q.strip() else None
         # One read snapshot for both retrievers and the fusion's reads: every part sees the same
         # database, and a server answers in one transaction instead of one per read.
@@ -92,6 +94,9 @@ class Retrieval:
             if qvec is not None:
                 vec = {mid: (i + 1, sim) for i, (mid, sim) in enumerate(ctx.vectors.knn(qvec, n, filters))}
             hits, fctx = self.fuse(kw, vec, k, filters, hybrid=ran == "hybrid", query=q)
+            if len(hits) < k and (len(kw) >= n or len(vec) >= n):
+                more = self.deeper(p, qvec, filters, k, kw, vec, fctx, hybrid=ran == "hybrid", query=q)
+                hits += more[: k - len(hits)]
         if ran != "vector":
             self.keyword.note_search(settings.keyword_matrix_after)
         if qvec is not None:
@@ -138,6 +143,34 @@ class Retrieval:
             result.elsewhere = self.elsewhere(q, filters)
         return result, fctx
 
+    def deeper(
+        self,
+        p: FtsPlan,
+        qvec: np.ndarray | None,
+        filters: Filters,
+        k: int,
+        kw: dict[int, tuple[int, float]],
+        vec: dict[int, tuple[int, float]],
+        fctx: fusion.FusionContext,
+        hybrid: bool,
+        query: str,
+    ) -> list[Hit]:
+        """Hits past the pool, for a k larger than the pool yields: each retriever's top k minus
+        the pool's candidates, scored on the pool's scale (`fctx`) and ranked after the pool's hits,
+        so asking for more never reorders what a smaller k showed."""
+        seen = {*kw, *vec}
+        more_kw = {m: r for m, r in self.keyword.ranks(p, filters, k).items() if m not in seen} if kw else {}
+        more_vec: dict[int, tuple[int, float]] = {}
+        if qvec is not None:
+            got = self.ctx.vectors.knn(qvec, k, filters)
+            more_vec = {mid: (i + 1, sim) for i, (mid, sim) in enumerate(got) if mid not in seen}
+        if not more_kw and not more_vec:
+            return []
+        named = fctx.named  # what the query names stays the pool's (explain scores against it)
+        hits, _ = self.fuse(more_kw, more_vec, k, filters, hybrid, query, fctx=fctx)
+        fctx.named = named
+        return hits
+
     def fuse(
         self,
         kw: dict[int, tuple[int, float]],
@@ -146,12 +179,14 @@ class Retrieval:
         filters: Filters | None = None,
         hybrid: bool = False,
         query: str = "",
+        fctx: fusion.FusionContext | None = None,
     ) -> tuple[list[Hit], fusion.FusionContext]:
         """The top k of both rankings, fused (engine/fusion.py) and weighted by state. Hybrid adds
-        the boosts for whom and when the query names, and session context."""
+        the boosts for whom and when the query names, and session context. `fctx`: score on a
+        pool's scale (deeper candidates, see `deeper`)."""
         s = self.ctx.settings.search
         store = self.ctx.store
-        raw, fctx = fusion.fuse(kw, vec, s)
+        raw, fctx = fusion.fuse(kw, vec, s, fctx)
         if not raw:
             return [], fctx
         read: dict[int, Any] = {}  # weighting rows named_boosts already read

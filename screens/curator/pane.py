@@ -18,6 +18,8 @@ from console.app.widgets.safe import SafeStatic as Static  # data, never raw con
 from console.app.widgets.table import DataGrid
 from console.shared.text_safety import visible
 from engine.curator.bulk import BulkOutcome
+from engine.curator.impact import ImpactRow
+from engine.curator.plan import ApplyPlan, UndoPlan
 from engine.curator.types import (
     PROPOSAL_KINDS,
     PROPOSAL_STATUSES,
@@ -28,17 +30,19 @@ from engine.curator.types import (
 )
 from screens.base import Pane, PaneCommand
 
+from .confirm import PlanConfirm
 from .text import (
     MARK,
     bulk_body,
     bulk_result,
     bulk_targets,
     bulk_title,
-    change_summary,
+    impact_text,
     proposal_text,
     row_cells,
     run_text,
-    undo_body,
+    stale_body,
+    stale_title,
 )
 from .text import word_diff as word_diff  # re-exported (tests)
 
@@ -57,6 +61,8 @@ class CuratorPane(Pane):
         Binding("a", "approve", "Approve", id="curator.approve"),
         Binding("e", "approve_edit", "Edit+approve", id="curator.approve_edit"),
         Binding("x", "reject", "Reject", id="curator.reject"),
+        Binding("S", "reject_stale", "Reject stale", id="curator.reject_stale"),
+        Binding("i", "impact", "Impact", id="curator.impact"),
         Binding("u", "undo", "Undo applied", id="curator.undo"),
         Binding("r", "run(False)", "Run curator", id="curator.run"),
         Binding("D", "run(True)", "Dry run", id="curator.dry_run"),
@@ -79,6 +85,7 @@ class CuratorPane(Pane):
         self.shown: list[Proposal] = []  # the rows the current filter shows, in order
         self.marked: list[int] = []  # proposal ids marked with space
         self.agents: list[str] = []  # the agent select's options
+        self.stale_why: dict[int, str] = {}  # shown pending proposals approval would refuse: why
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="curator-bar"):
@@ -88,7 +95,8 @@ class CuratorPane(Pane):
             yield Select([(k, k) for k in PROPOSAL_KINDS], prompt="any kind", id="c-kind")
             yield Select([], prompt="any agent", id="c-agent")
             yield Static(
-                "a approve · x reject · space mark · A/X: the marked (or all shown) · u undo · r run",
+                "a approve · x reject · space mark · A/X: the marked (or all shown) · S reject stale"
+                " · u undo · r run",
                 classes="hint",
                 id="curator-keys",
             )
@@ -134,6 +142,7 @@ class CuratorPane(Pane):
         t = self.table("#proposals")
         rows = self._by_agent(rows)
         self.shown = [r.proposal for r in rows]
+        self.stale_why = {r.proposal.id: r.stale for r in rows if r.stale}
         here = {p.id for p in self.shown}
         self.marked = [m for m in self.marked if m in here]
         t.set_rows((r.proposal.id, row_cells(r, r.proposal.id in self.marked)) for r in rows)
@@ -171,7 +180,7 @@ class CuratorPane(Pane):
 
     def _show_detail(self, d: ProposalDetail) -> None:
         self.detail = d
-        self.query_one("#proposal-text", Static).update(proposal_text(d))
+        self.query_one("#proposal-text", Static).update(proposal_text(d, self.stale_why.get(d.proposal.id)))
         self.query_one("#proposal-detail").border_title = f"proposal #{d.proposal.id}"
 
     # -- the layout: a short terminal keeps the queue's rows (the latest run shrinks) ---------------------
@@ -205,13 +214,7 @@ class CuratorPane(Pane):
     def action_approve(self) -> None:
         if (d := self._pending()) is None:
             return
-        pid = d.proposal.id
-        self.confirm(
-            f"Approve proposal #{pid} ({d.proposal.kind})?",
-            change_summary(d),
-            lambda: self.approve(pid, None),
-            confirm_label="Approve and apply",
-        )
+        self.load_plan(d.proposal.id, None)
 
     def action_approve_edit(self) -> None:
         if (d := self._pending()) is None:
@@ -226,18 +229,53 @@ class CuratorPane(Pane):
 
         def edited(text: str) -> None:
             keep = text == shown and shown != (d.proposal.survivor_text or "")
-            self.confirm(
-                f"Approve proposal #{pid} with your text?",
-                change_summary(d, text),
-                lambda: self.approve(pid, None if keep else text),
-                confirm_label="Approve and apply",
-            )
+            self.load_plan(pid, None if keep else text)
 
         self.prompt(f"Survivor text for proposal #{pid}:", edited, value=shown)
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.plan")
+    def load_plan(self, pid: int, text: str | None) -> None:
+        """The engine's plan of this approval: the dialog shows it, approve executes it."""
+        plan = self.engine.curator.plan(pid, text)
+        rows = self.engine.curator.impact(pid, text=text)  # on a dry run: nothing is written
+        self.deliver(self._confirm_plan, plan, rows)
+
+    def _confirm_plan(self, plan: ApplyPlan, rows: list[ImpactRow]) -> None:
+        pid = plan.proposal_id
+        title = f"Approve proposal #{pid} ({plan.kind})" + (" with your text" if plan.edited else "") + "?"
+        label = "Approve RISKY merge" if plan.risks else "Approve and apply"
+
+        def done(ok: bool | None) -> None:
+            if ok:
+                self.approve(pid, plan.text if plan.edited else None, plan)
+
+        self.app.push_screen(PlanConfirm(title, plan, confirm_label=label, impact=impact_text(rows)), done)
+
+    def action_impact(self) -> None:
+        """`i`: which searches' top k approving the selected proposal would change (dry run)."""
+        if (d := self._pending()) is None:
+            return
+        self.query_one("#proposal-detail").border_title = f"proposal #{d.proposal.id} · impact…"
+        self.load_impact(d.proposal.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.plan")
+    def load_impact(self, pid: int) -> None:
+        rows = self.engine.curator.impact(pid)
+        self.deliver(self._show_impact, pid, rows)
+
+    def _show_impact(self, pid: int, rows: list[ImpactRow]) -> None:
+        d = self.detail
+        if d is None or d.proposal.id != pid:
+            return
+        body = proposal_text(d, self.stale_why.get(pid))
+        body.append("\n\n")
+        body.append_text(impact_text(rows))
+        self.query_one("#proposal-text", Static).update(body)
+        self.query_one("#proposal-detail").border_title = f"proposal #{pid} · impact"
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
-    def approve(self, pid: int, text: str | None) -> None:
-        p = self.engine.curator.approve(pid, text=text, reason="approved from the console")
+    def approve(self, pid: int, text: str | None, plan: ApplyPlan | None = None) -> None:
+        p = self.engine.curator.approve(pid, text=text, reason="approved from the console", plan=plan)
         self.app.call_from_thread(
             self.notify,
             f"Proposal #{pid} {p.status}" + (f": result #{p.result_id}" if p.result_id else "") + ".",
@@ -263,7 +301,8 @@ class CuratorPane(Pane):
     # -- marking and deciding many ---------------------------------------------------------------------
     def _title(self) -> None:
         marked = f" · {len(self.marked)} marked" if self.marked else ""
-        self.table("#proposals").border_title = f"proposals ({len(self.shown)}){marked}"
+        stale = f" · {len(self.stale_why)} stale" if self.stale_why else ""
+        self.table("#proposals").border_title = f"proposals ({len(self.shown)}){marked}{stale}"
 
     def action_mark(self) -> None:
         """`space`: mark or unmark the selected row (A / X act on the marked rows)."""
@@ -281,10 +320,14 @@ class CuratorPane(Pane):
         if t.cursor_row < t.row_count - 1:
             t.move_cursor(row=t.cursor_row + 1)
 
-    def _bulk_targets(self, verb: str) -> tuple[list[Proposal], int, int] | None:
-        got = bulk_targets(self.shown, self.marked, skip_risky=verb == "approve")
+    def _bulk_targets(self, verb: str) -> tuple[list[Proposal], int, int, int] | None:
+        approve = verb == "approve"
+        got = bulk_targets(
+            self.shown, self.marked, skip_risky=approve, stale=self.stale_why if approve else None
+        )
         if not got[0]:
             why = "; risky merges: mark them with space" if got[2] else ""
+            why += f"; {got[3]} stale: S rejects them" if got[3] else ""
             self.notify(
                 f"Nothing to {verb}: no pending proposal is marked or shown{why}.", severity="warning"
             )
@@ -296,11 +339,11 @@ class CuratorPane(Pane):
         confirmation."""
         if (got := self._bulk_targets("approve")) is None:
             return
-        props, left_out, risky = got
+        props, left_out, risky, stale = got
         ids = [p.id for p in props]
         self.confirm(
             bulk_title("Approve", props),
-            bulk_body("Approve and apply", props, left_out, bool(self.marked), risky),
+            bulk_body("Approve and apply", props, left_out, bool(self.marked), risky, stale),
             lambda: self.decide_many("approve", ids, "approved from the console (bulk)"),
             confirm_label=f"Approve {len(ids)}",
         )
@@ -321,6 +364,8 @@ class CuratorPane(Pane):
     def decide_many(self, verb: str, ids: list[int], reason: str) -> None:
         if verb == "approve":
             outcomes = self.engine.curator.approve_many(ids, reason=reason, include_risky=True)
+        elif verb == "reject-stale":
+            outcomes = self.engine.curator.reject_stale(reason, ids=ids)
         else:
             outcomes = self.engine.curator.reject_many(ids, reason)
         self.deliver(
@@ -335,18 +380,49 @@ class CuratorPane(Pane):
         bad = any(not o.ok for o in event.outcomes)
         self.notify(bulk_result(event.verb, event.outcomes), severity="warning" if bad else "information")
 
+    def action_reject_stale(self) -> None:
+        """`S`: reject every stale proposal the filter shows, after a confirmation with the count
+        and a reason (recorded on each)."""
+        stale = {p.id: self.stale_why[p.id] for p in self.shown if p.id in self.stale_why}
+        if not stale:
+            self.notify("No stale proposal is shown: nothing to reject.", timeout=3)
+            return
+        ids = sorted(stale)
+
+        def ask_reason() -> None:
+            self.prompt(
+                f"Reject {len(ids)} stale proposal(s): why? (recorded on each)",
+                lambda reason: self.decide_many("reject-stale", ids, reason),
+                value="stale: a member changed since it was proposed",
+                validate=lambda text: None if text.strip() else "a reason is required",
+            )
+
+        self.confirm(stale_title(len(ids)), stale_body(stale), ask_reason, confirm_label=f"Reject {len(ids)}")
+
     def action_undo(self) -> None:
         d = self.detail
         if d is None or d.proposal.status != "applied":
             self.notify("Select an applied proposal to undo (status filter: applied).", severity="warning")
             return
-        p = d.proposal
-        body = undo_body(p)
-        self.confirm(f"Undo proposal #{p.id}?", body, lambda: self.undo(p.id), confirm_label="Undo")
+        self.load_undo_plan(d.proposal.id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curator.plan")
+    def load_undo_plan(self, pid: int) -> None:
+        plan = self.engine.curator.undo_plan(pid)
+        self.deliver(self._confirm_undo, plan)
+
+    def _confirm_undo(self, plan: UndoPlan) -> None:
+        pid = plan.proposal_id
+
+        def done(ok: bool | None) -> None:
+            if ok:
+                self.undo(pid, plan)
+
+        self.app.push_screen(PlanConfirm(f"Undo proposal #{pid}?", plan, confirm_label="Undo"), done)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curator.decide")
-    def undo(self, pid: int) -> None:
-        self.engine.curator.undo(pid, reason="undone from the console")
+    def undo(self, pid: int, plan: UndoPlan | None = None) -> None:
+        self.engine.curator.undo(pid, reason="undone from the console", plan=plan)
         self.app.call_from_thread(self.notify, f"Proposal #{pid} undone.")
         self.wrote()
 
@@ -402,5 +478,9 @@ class CuratorPane(Pane):
             PaneCommand("Undo selected applied proposal", "Confirmed", self.action_undo),
             PaneCommand("Approve marked proposals", "Or all shown (risky skipped)", self.action_approve_many),
             PaneCommand("Reject marked proposals", "Or all shown; one reason", self.action_reject_many),
+            PaneCommand(
+                "Impact of the selected proposal", "Dry run: which searches change", self.action_impact
+            ),
+            PaneCommand("Reject every stale proposal", "Confirmed; with a reason", self.action_reject_stale),
             PaneCommand("View the latest run report", "Markdown", self.action_view_report),
         ]

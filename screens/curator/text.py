@@ -1,6 +1,7 @@
 """What the Curator pane writes, as rich Text or plain words: a word diff, what approving will
 change (the confirmation's body), a proposal's detail, its evidence in short and a run's summary.
-Pure functions of the engine's dataclasses."""
+Pure functions of the engine's dataclasses (a confirmation's words come from the engine's plan:
+screens/curator/confirm.py)."""
 
 from __future__ import annotations
 
@@ -30,35 +31,22 @@ def word_diff(old: str, new: str) -> Text:
     return out
 
 
-def change_summary(d: ProposalDetail, text: str | None = None) -> str:
-    """Exactly what approving this proposal will change, in words (the confirmation's body)."""
-    p = d.proposal
-    ids = ", ".join(f"#{m}" for m in p.members)
-    noun = "memories" if p.target_kind == "memory" else "rules"
-    if p.kind == "merge":
-        survivor = text if text is not None else (p.survivor_text or "")
-        return (
-            f"Merge {noun} {ids} into ONE new {p.target_kind} with the text:\n\n“{survivor}”\n\n"
-            f"The {len(p.members)} originals are archived with absorbed_into → the new one "
-            f"(kept, not deleted). Undo (u) restores them exactly."
-        )
-    if p.kind == "archive":
-        return (
-            f"Archive {noun} {ids}: tier → archived. They leave default searches; nothing is "
-            f"deleted. Undo (u) restores the previous tier."
-        )
-    if p.kind == "promote":
-        body = text if text is not None else (p.survivor_text or "")
-        return (
-            f"Promote memory {ids} to a NEW rule with the text:\n\n“{body}”\n\n"
-            f"Undo (u) deletes the rule again."
-        )
-    if p.kind == "retire":
-        return f"Retire rules {ids}: status → retired (no longer loaded at boot). Undo (u) revives them."
-    return f"Apply the {p.kind} proposal on {ids}."
+def stale_title(n: int) -> str:
+    return f"Reject {n} stale proposal{'' if n == 1 else 's'}?"
 
 
-def proposal_text(d: ProposalDetail) -> Text:
+def stale_body(stale: dict[int, str]) -> str:
+    """What `S` will reject: each stale proposal with why approval would refuse it."""
+    lines = [f"#{pid}: {why}" for pid, why in sorted(stale.items())[:12]]
+    more = f"\n… and {len(stale) - 12} more" if len(stale) > 12 else ""
+    return (
+        f"Reject these {len(stale)} pending proposal(s): a member changed since each was proposed, "
+        "so approval would refuse them. Each rejection is audited with the reason you give next; "
+        "run the curator again (r) to propose afresh.\n\n" + "\n".join(lines) + more
+    )
+
+
+def proposal_text(d: ProposalDetail, stale: str | None = None) -> Text:
     """One proposal as the detail panel shows it: its state, the proposed survivor, each member
     with a word diff against the survivor, the similarity matrix and the rest of the evidence."""
     p = d.proposal
@@ -71,6 +59,10 @@ def proposal_text(d: ProposalDetail) -> Text:
     if p.result_id:
         t.append(f" · result #{p.result_id}", style="dim")
     t.append("\n")
+    if stale and p.status == "pending":
+        t.append(
+            f"\nSTALE: {stale}. Approval would refuse it; S rejects every stale one.\n", style="bold red"
+        )
     if why := risk_of(p.evidence):
         t.append(f"\n⚠ RISKY: {why}\n", style="bold yellow")
     if p.survivor_text is not None:
@@ -163,14 +155,18 @@ def kinds_count(proposals) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def bulk_targets(shown, marked: list[int], skip_risky: bool = False) -> tuple[list, int, int]:
+def bulk_targets(
+    shown, marked: list[int], skip_risky: bool = False, stale: dict[int, str] | None = None
+) -> tuple[list, int, int, int]:
     """The marked rows (or, none marked, every row shown) that are pending; how many of those rows
     are not pending (left alone); how many risky merges were left out (`skip_risky` and none
-    marked: marking a risky merge includes it)."""
+    marked: marking a risky merge includes it); how many stale ones were left out (`stale` given:
+    approval would refuse them, so they are not offered)."""
     rows = [p for p in shown if p.id in marked] if marked else list(shown)
     pending = [p for p in rows if p.status == "pending"]
-    todo = [p for p in pending if not (skip_risky and not marked and risk_of(p.evidence))]
-    return todo, len(rows) - len(pending), len(pending) - len(todo)
+    fresh = [p for p in pending if not (stale and p.id in stale)]
+    todo = [p for p in fresh if not (skip_risky and not marked and risk_of(p.evidence))]
+    return todo, len(rows) - len(pending), len(fresh) - len(todo), len(pending) - len(fresh)
 
 
 def bulk_title(verb: str, proposals) -> str:
@@ -179,7 +175,9 @@ def bulk_title(verb: str, proposals) -> str:
     return f"{verb} {n} proposal{'' if n == 1 else 's'}: {kinds_count(proposals)}"
 
 
-def bulk_body(verb: str, proposals, left_out: int, marked: bool, risky_skipped: int = 0) -> str:
+def bulk_body(
+    verb: str, proposals, left_out: int, marked: bool, risky_skipped: int = 0, stale_skipped: int = 0
+) -> str:
     """What a bulk decision will change, in words (the confirmation's body)."""
     ids = ", ".join(f"#{p.id}" for p in proposals[:20]) + (" …" if len(proposals) > 20 else "")
     src = "the marked rows" if marked else "every row the current filter shows"
@@ -195,6 +193,11 @@ def bulk_body(verb: str, proposals, left_out: int, marked: bool, risky_skipped: 
             f" {risky_skipped} risky merge(s) (members differ only in numbers or dates) are skipped:"
             " mark them with space to include them."
         )
+    if stale_skipped:
+        body += (
+            f" {stale_skipped} STALE proposal(s) (a member changed since proposed) are skipped:"
+            " S rejects every stale one with a reason."
+        )
     if n := sum(1 for p in proposals if risk_of(p.evidence)):
         body += f" Includes {n} RISKY merge(s) you marked (members differ only in numbers or dates)."
     return body
@@ -208,24 +211,13 @@ def bulk_result(verb: str, outcomes) -> str:
     if skipped := [o for o in bad if o.skipped]:
         msg += f" {len(skipped)} risky skipped."
         bad = [o for o in bad if not o.skipped]
+    if stale := [o for o in bad if o.stale]:
+        msg += f" {len(stale)} stale skipped (S rejects them)."
+        bad = [o for o in bad if not o.stale]
     if bad:
         msg += " Refused: " + "; ".join(f"#{o.id} {o.error}" for o in bad[:3])
         msg += " …" if len(bad) > 3 else ""
     return msg
-
-
-def undo_body(p) -> str:
-    """What undoing an applied proposal restores (the confirmation's body)."""
-    return (
-        f"Undo proposal #{p.id} ({p.kind}): restore {', '.join(f'#{m}' for m in p.members)} "
-        f"exactly as they were before it was applied"
-        + (
-            f", and delete #{p.result_id} which it created"
-            if p.result_id and p.kind in ("merge", "promote")
-            else ""
-        )
-        + ". Refused if any of them changed since."
-    )
 
 
 def row_cells(r: ProposalRow, marked: bool) -> list:
@@ -237,9 +229,37 @@ def row_cells(r: ProposalRow, marked: bool) -> list:
         p.id,
         f"{p.kind} {p.target_kind}",
         " ".join(r.text.split()),  # the whole text, one line: the column cuts it to the width
-        p.status,
+        "STALE" if r.stale else p.status,  # a word, not a colour: approval would refuse it
         ", ".join(r.agents),
         ", ".join(f"#{m}" for m in p.members[:6]) + ("…" if len(p.members) > 6 else ""),
         evidence_short(p),
         when(p.created_at)[:10],
     ]
+
+
+def impact_text(rows) -> Text:
+    """Which searches' top k approving would change (a dry run, rolled back): each changed one
+    with the hits that leave and enter; the unchanged ones counted."""
+    t = Text()
+    changed = [r for r in rows if r.changed]
+    t.append(
+        f"impact (dry run, nothing written): {len(changed)} of {len(rows)} searches' top k change\n",
+        style="bold",
+    )
+
+    def ids(xs) -> str:
+        return ", ".join("the merged memory" if i == 0 else f"#{i}" for i in xs)
+
+    for r in changed:
+        q = " ".join(r.query.split())
+        t.append(f"  {r.label} “{q[:50]}{'…' if len(q) > 50 else ''}” k={r.k}: ")
+        if r.left:
+            t.append(f"leaves {ids(r.left)}", style="red")
+        if r.left and r.entered:
+            t.append("; ")
+        if r.entered:
+            t.append(f"enters {ids(r.entered)}", style="green")
+        if not r.left and not r.entered:
+            t.append("same hits, new order", style="dim")
+        t.append("\n")
+    return t

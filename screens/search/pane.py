@@ -26,6 +26,7 @@ from engine.types import CATEGORIES, KINDS, Explanation, Hit, SearchResult
 from screens.base import Pane, PaneCommand, typed_id
 
 from .edits import HitEdits
+from .hidden import Hidden, hidden_stronger, hidden_text, needs_wide
 
 TIER_OPTIONS = [
     ("core+active", "default"),
@@ -74,6 +75,7 @@ class SearchPane(HitEdits):
         ms: float
         filters: dict  # the filters this search ran with (`w` explains against the same)
         writers: dict = field(default_factory=dict)  # memory id -> who added it (the audit's actor)
+        hidden: list[Hidden] = field(default_factory=list)  # stronger matches the filters hid
 
     def __init__(self) -> None:
         super().__init__()
@@ -150,7 +152,11 @@ class SearchPane(HitEdits):
         result = self.engine.search(query, k=self.K, record_access=False, **filters)
         ms = (perf_counter() - t0) * 1000
         writers = self.engine.audit.writers([h.id for h in result.hits])
-        self.deliver(self.post_message, self.SearchFinished(result, ms, filters, writers))
+        hidden: list[Hidden] = []
+        if result.query.strip() and needs_wide(filters):  # what the filters hide that ranks higher
+            wide = self.engine.search(query, k=self.K, tier="all", mode=result.mode, record_access=False)
+            hidden = hidden_stronger(result, wide, filters)
+        self.deliver(self.post_message, self.SearchFinished(result, ms, filters, writers, hidden))
 
     @on(SearchFinished)
     def _show(self, event: SearchFinished) -> None:
@@ -197,6 +203,8 @@ class SearchPane(HitEdits):
             status += f" · {res.message}"
         if res.keyword_scope:
             status += " · keyword: " + "; ".join(res.keyword_scope)
+        if event.hidden:
+            status += " · " + hidden_text(event.hidden)
         if self.has_class("-compact") and not self.query_one("#hit-detail").display:
             status += " · d: breakdown"
         self.query_one("#search-status", Static).update(status)

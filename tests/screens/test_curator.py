@@ -41,9 +41,10 @@ async def test_approve_merge_applies_it(seeded):
         assert "proposed survivor" in detail and f"#{a} ★" in detail and f"#{b}" in detail
         assert "similarity (cosine)" in detail and "0.916" in detail
         await pilot.press("a")
-        await pilot.pause()
+        await settle(app, pilot)
         assert isinstance(app.screen, ConfirmModal)
-        assert f"Merge memories #{a}, #{b} into ONE new memory" in app.screen.body
+        assert f"Merge memories #{a}, #{b}: a NEW memory is made" in app.screen.body
+        assert f"metadata of #{a} (the survivor)" in app.screen.body
         await pilot.click("#confirm")
         await settle(app, pilot)
         p = eng.curator.list(status="applied")[0]
@@ -70,7 +71,7 @@ async def test_edit_then_approve_uses_the_operator_text(seeded):
         assert isinstance(app.screen, PromptModal)
         app.screen.query_one(Input).value = "Staging is refreshed nightly from production"
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(app, pilot)
         assert isinstance(app.screen, ConfirmModal)
         assert "Staging is refreshed nightly from production" in app.screen.body
         await pilot.click("#confirm")
@@ -101,7 +102,7 @@ async def test_reject_with_reason_and_undo_applied(seeded):
         table.select_key(merge)
         await settle(app, pilot)
         await pilot.press("a")
-        await pilot.pause()
+        await settle(app, pilot)
         await pilot.click("#confirm")
         await settle(app, pilot)
         result = eng.curator.get(merge).proposal.result_id
@@ -109,8 +110,11 @@ async def test_reject_with_reason_and_undo_applied(seeded):
         await settle(app, pilot)
         assert table.selected_key == str(merge)
         await pilot.press("u")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmModal) and f"delete #{result}" in app.screen.body
+        await settle(app, pilot)
+        assert (
+            isinstance(app.screen, ConfirmModal)
+            and f"delete memory #{result}, which the apply created" in app.screen.body
+        )
         await pilot.click("#confirm")
         await settle(app, pilot)
         assert eng.curator.get(merge).proposal.status == "undone"

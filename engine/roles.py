@@ -112,6 +112,7 @@ POLICY: dict[str, Need] = {
             "search",
             "search_with_context",
             "session_context",
+            "deeper",
         )
     },  # fmt: skip
     # lifecycle
@@ -144,6 +145,9 @@ POLICY: dict[str, Need] = {
         f"curator.{m}": _C
         for m in ("approve", "approve_many", "reject", "reject_many", "reject_stale", "run", "undo")
     },
+    **{f"curator.{m}": _V for m in ("plan", "undo_plan")},
+    # a dry run writes then rolls back: a viewer's connection may not write even so (PostgreSQL)
+    "curator.impact": _C,
     # forget
     **{f"forget.{m}": _V for m in ("deadlines", "generation", "get", "is_forgotten", "list")},
     **{f"forget.{m}": _F for m in ("accept_residue", "approve", "exclude", "withdraw")},

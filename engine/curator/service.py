@@ -20,7 +20,7 @@ from engine.curator import bulk as curator_bulk
 from engine.curator import report as curator_report
 from engine.curator import state as curator_state
 from engine.curator.enqueue import dedup, insert_proposal
-from engine.curator.impact import ImpactQuery, ImpactRow, impact, member_queries
+from engine.curator.impact import MAX_QUERIES, ImpactQuery, ImpactRow, impact, member_queries
 from engine.curator.plan import ApplyPlan, UndoPlan, build_plan, undo_plan
 from engine.curator.queue import ProposalQueue
 from engine.curator.risky import risk_of
@@ -217,11 +217,14 @@ class Curator:
         queries: builtins.list[ImpactQuery] | None = None,
         text: str | None = None,
         members: bool = True,
+        logged: bool = True,
     ) -> builtins.list[ImpactRow]:
         """Which searches' top k would change if the pending proposal were applied (with `text`,
         an edit), computed on a dry run, never by applying (engine/curator/impact.py). `queries`:
         logged recalls, pinned checks, an operator's queries; `members`: also each member's own
-        text as a query. Every row is returned; `row.changed` says which would change."""
+        text as a query; `logged`: also the agents' logged recalls (last 30 days) that returned a
+        member and every pinned retrieval check (engine/recalls/impact_queries.py). Every row is
+        returned; `row.changed` says which would change."""
         if self.retrieval is None:
             raise InvalidInput("impact needs the engine's retrieval (open the curator through the engine)")
         r = self.queue.row(proposal_id)
@@ -229,6 +232,13 @@ class Curator:
         if members:
             texts = self.queue.member_texts(self.queue.proposals([int(r["id"])]))
             qs += member_queries({m: t for (_, m), t in texts.items()})
+        if logged:
+            from engine.recalls.impact_queries import check_queries, logged_queries
+
+            qs += logged_queries(self.ctx, curator_state.parse_members(r["members"])) + check_queries(
+                self.ctx
+            )
+            qs = qs[:MAX_QUERIES]
         if text is not None:
             text = check_text(text, "text")
         vector = self._vector_for(r, text)  # as approve computes it

@@ -64,3 +64,17 @@ def test_impact_of_member_queries_and_refusals(eng):
     eng.curator.reject(pid, "not now")
     with pytest.raises(InvalidInput, match="impact is shown before approval"):
         eng.curator.impact(pid)
+
+
+def test_impact_reruns_the_agents_logged_recalls_and_pinned_checks(eng):
+    """Without naming any query: a logged agent recall that returned a member, and a pinned check on
+    a member, are re-run on the dry run; a logged recall that never saw a member is not."""
+    a, b, others, pid = _setup(eng)
+    eng.search("production snapshot", k=2, record_access=True)  # an agent's recall: logged
+    eng.search("lunch spreadsheet", k=1, record_access=True)  # saw no member: not re-run
+    [logged] = [r for r in eng.recalls.list() if r.query == "production snapshot"]
+    check = eng.checks.add("staging database refreshed", b, k=3)
+    rows = {r.label: r for r in eng.curator.impact(pid, members=False)}
+    assert set(rows) == {f"recall #{logged.id}", f"check #{check.id} (memory {b})"}
+    assert rows[f"recall #{logged.id}"].changed and b in rows[f"recall #{logged.id}"].before
+    assert b in rows[f"check #{check.id} (memory {b})"].left  # the merge takes the pinned memory out

@@ -156,10 +156,7 @@ POLICY: dict[str, Need] = {
     "health.doctor": _doctor,
     # recalls and retrieval checks (engine/recalls/): reading the log, replaying and running checks
     # are reads (a check run records its outcome: bookkeeping, as a search's access is)
-    **{
-        f"recalls.{m}": _V
-        for m in ("count", "get", "list", "replay", "request_of", "rerun", "why_not")
-    },
+    **{f"recalls.{m}": _V for m in ("count", "get", "list", "replay", "request_of", "rerun", "why_not")},
     "recalls.prune": _ADM,
     **{f"checks.{m}": _V for m in ("failing", "get", "list", "request_of", "run", "run_due")},
     **{f"checks.{m}": _C for m in ("add", "add_from_recall", "remove")},

@@ -51,7 +51,9 @@ class StatusHeader(Static):
     StatusHeader { height: 1; background: $panel; color: $text; padding: 0 1; }
     """
 
-    def __init__(self, db_path: str, actor: str, role: str = "", read_only: bool | str = False, **kwargs) -> None:
+    def __init__(
+        self, db_path: str, actor: str, role: str = "", read_only: bool | str = False, **kwargs
+    ) -> None:
         super().__init__("", **kwargs)
         self.db_path = db_path
         self.actor = actor  # the audit text: `alice` or `alice (as ops-lead)` (engine/identity.py)

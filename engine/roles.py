@@ -85,9 +85,12 @@ _V, _A, _C, _F, _ADM = Role.VIEWER, Role.AGENT, Role.CURATOR, Role.FORGET, Role.
 # Every public method of every service on the façade ("noun.method"): the role it needs.
 POLICY: dict[str, Need] = {
     # memories
-    **{f"memories.{m}": _V for m in ("current_strength", "get", "list", "pending_vectors", "embed_one")},
+    **{
+        f"memories.{m}": _V
+        for m in ("current_strength", "get", "list", "pending_vectors", "embed_one", "from_message")
+    },
     **{f"memories.{m}": _A for m in ("add", "add_batch", "add_ex", "add_many", "add_many_ex", "archive")},
-    **{f"memories.{m}": _A for m in ("from_message", "reinforce", "reinforce_in", "backfill_vectors")},
+    **{f"memories.{m}": _A for m in ("reinforce", "reinforce_in", "backfill_vectors")},
     "memories.record_access": _A,
     **{f"memories.{m}": _C for m in ("archive_many", "decay_restart", "edit", "pin", "pin_many")},
     **{f"memories.{m}": _C for m in ("restore", "set_importance", "set_tier", "unpin")},

@@ -24,7 +24,7 @@ from console.shared.served import ServedOperator, served_operator
 from console.shared.text_safety import visible
 
 from .commands import ConsoleCommands
-from .guard import ask_first, has_marks, role_needed
+from .guard import ENGINE_ROLE, ask_first, has_marks, role_needed
 from .settings import ConsoleSettings, load_console_settings
 from .widgets.confirm import ConfirmModal
 from .widgets.header import StatusHeader, read_only_mark
@@ -224,10 +224,13 @@ class MemConsole(App):
         pane_id = getattr(target, "PANE_ID", "")
         if pane_id and target.check_action(name, params):
             need = role_needed(pane_id, name)
-            if need and self.served is not None and not self.served.may(need):
+            ask = ask_first(pane_id, name, params)
+            if (need or ask is not None) and self.engine.read_only:  # a replica: refused at the key
+                self._say_refused(self.engine.read_only_reason or "read-only")
+                return True
+            if need and not self._may(need):
                 self._refuse(pane_id, name, need)
                 return True
-            ask = ask_first(pane_id, name, params)
             if ask is not None and not (ask.skip_when_marked and has_marks(target)):
 
                 def answered(ok: bool | None) -> None:
@@ -238,19 +241,41 @@ class MemConsole(App):
                 return True
         return await super().run_action(action, default_namespace, namespaces)
 
+    def _may(self, need: str) -> bool:
+        """The served operator's role grants `need`; else the engine's own roles for its caller
+        (the engine refuses anyway: this stops the key before any dialog opens)."""
+        if self.served is not None:
+            return self.served.may(need)
+        try:
+            held = {r.value for r in self.engine.operators.roles()}
+        except Exception:  # noqa: BLE001 - unknown here: the engine's own check decides
+            return True
+        return "admin" in held or ENGINE_ROLE.get(need, need) in held
+
     def _refuse(self, pane_id: str, action: str, need: str) -> None:
-        assert self.served is not None
-        self.notify(
-            f"Refused: {action.replace('_', ' ')} needs the {need} role; "
-            f"{self.served.name} is {self.served.role}.",
-            severity="warning",
-            timeout=6,
+        who = (
+            f"{self.served.name} is {self.served.role}"
+            if self.served is not None
+            else f"{self.engine.identity.verified} is {self._role_word()}"
         )
+        self._say_refused(f"Refused: {action.replace('_', ' ')} needs the {need} role; {who}.")
         self._audit_refusal(f"{pane_id}.{action}", need)
+
+    def _role_word(self) -> str:
+        try:
+            return self.engine.operators.whoami().role
+        except Exception:  # noqa: BLE001
+            return "not allowed"
+
+    def _say_refused(self, line: str) -> None:
+        self.errors.append(line)
+        self.notify(line, severity="warning", timeout=8)
 
     @work(thread=True, exit_on_error=False, group="app.refused")
     def _audit_refusal(self, action: str, need: str) -> None:
-        self.engine.audit.refused(action, reason=f"needs the {need} role (console key)")
+        self.engine.audit.refused(
+            action, target_kind="console key", target_id=action, reason=f"needs the {need} role (console key)"
+        )
 
     def current_pane(self) -> Pane | None:
         try:

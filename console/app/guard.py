@@ -56,6 +56,8 @@ ASK_FIRST: dict[tuple[str, str, tuple[object, ...]], Ask] = {
 }
 
 CURATOR, FORGET, ADMIN = "curator", "forget-officer", "admin"
+# The same roles as the engine names them (engine/roles.py Role values).
+ENGINE_ROLE = {CURATOR: "curator", FORGET: "forget", ADMIN: "admin"}
 
 NEEDS_ROLE: dict[tuple[str, str], str] = {
     **{

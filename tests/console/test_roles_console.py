@@ -36,7 +36,8 @@ async def test_a_viewer_pressing_pin_is_refused_with_a_notification(tmp_path):
             await settle(app, pilot)
             assert any("needs the curator role" in e for e in app.errors), app.errors
             assert not eng.memories.get(mid).pinned
-            assert eng.audit.log(action="refused")[0].target_id == "memories.pin"
+            # Refused at the key, before any dialog: the console key is what the audit names.
+            assert eng.audit.log(action="refused")[0].target_id == "search.pin"
     finally:
         eng.close()
 

@@ -101,13 +101,15 @@ def test_an_agent_role_that_cannot_see_the_files_gets_the_logical_level_only(pg_
     hides its data directory from it and VACUUM skips tables it may not maintain (with a mere
     warning, caught by the unchanged file node): host files are not checked, and the case is not
     called verified while dead row versions may remain in the files."""
-    _open(pg_url).close()  # the schema, made by its owner
     role = f"mc_agent_{os.getpid()}"
     with psycopg.connect(pg_url, autocommit=True) as c:
         c.execute(f"CREATE ROLE {role} LOGIN")
         # what an agent writes with, without MAINTAIN (which GRANT ALL includes since PostgreSQL 17)
         c.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}")
         c.execute(f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    with _open(pg_url) as owner:  # the schema, made by its owner, who grants the engine's roles
+        owner.operators.grant(role, "curator")  # remembers (curator includes agent)
+        owner.operators.grant(role, "forget")
     try:
         eng = _open(pg_url.replace("postgres:@", f"{role}:@"))
         try:

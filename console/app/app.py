@@ -369,7 +369,13 @@ class MemConsole(App):
     def refresh_counts(self) -> None:
         counts = self.engine.counts()
         rules = self.engine.rules.counts()
-        self.call_from_thread(self.query_one(StatusHeader).set_counts, counts, rules)
+        from engine.errors import EngineError
+
+        try:  # runs the checks a change made due (only those), then counts the failing ones
+            failing = len(self.engine.checks.failing())
+        except EngineError:
+            failing = 0  # the header still shows the rest; pane 8 says why
+        self.call_from_thread(self.query_one(StatusHeader).set_counts, counts, rules, failing)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="app.poll")
     def poll_db(self) -> None:

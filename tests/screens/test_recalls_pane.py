@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from console.app.widgets.header import StatusHeader
 from console.app.widgets.table import DataGrid
 from tests.direct_sql import direct
 
@@ -85,6 +86,9 @@ async def test_pin_a_check_and_see_it_fail(tmp_path):
             await settle(app, pilot)
             checks = app.query_one("#check-list", DataGrid)
             assert "1 failing" in str(checks.border_title)
+            app.data_changed()  # the live refresh: the header counts the failing check too
+            await settle(app, pilot)
+            assert "1 FAILING" in app.query_one(StatusHeader).plain
     finally:
         eng.close()
 

@@ -60,13 +60,17 @@ class StatusHeader(Static):
         self.role = role
         self.read_only = _mark(read_only)  # "", "read-only" or "read-only replica"
         self.counts = None
+        self.failing_checks = 0
         self.rules_by_status: dict[str, int] | None = None
         self.embedder_state = "idle"
         self._draw()
 
-    def set_counts(self, counts, rules_by_status: dict[str, int] | None = None) -> None:
+    def set_counts(
+        self, counts, rules_by_status: dict[str, int] | None = None, failing_checks: int = 0
+    ) -> None:
         self.counts = counts
         self.rules_by_status = rules_by_status
+        self.failing_checks = failing_checks  # pinned retrieval checks failing now (pane 8)
         self._draw()
 
     def set_embedder(self, state: str) -> None:
@@ -108,7 +112,10 @@ class StatusHeader(Static):
         elif c is None:
             t.append("counting…", style="dim")
         else:
-            pairs = counts_line(c, self.rules_by_status, short=counts >= 1, tiny=counts >= 3)[:keep]
+            pairs = counts_line(c, self.rules_by_status, short=counts >= 1, tiny=counts >= 3)
+            if self.failing_checks:  # an alarm: first, so a narrow header never drops it
+                pairs.insert(0, ("chk" if counts >= 1 else "checks", f"{self.failing_checks} FAILING"))
+            pairs = pairs[:keep]
             for i, (label, value) in enumerate(pairs):
                 if i:
                     t.append(" │ " if counts < 3 else " ", style="dim")

@@ -71,7 +71,7 @@ class PgReplica:
         name = urlsplit(primary_url).path.lstrip("/")
         return f"postgresql://postgres:@/{name}?host={self.socket_dir}"
 
-    def wait_for(self, primary_url: str, timeout: float = 10.0) -> None:
+    def wait_for(self, primary_url: str, timeout: float = 30.0) -> None:
         """Until the standby has replayed everything the primary has inserted into its WAL so far
         (the insert position: the test server commits asynchronously, synchronous_commit off) and the
         database `primary_url` names exists there)."""

@@ -72,24 +72,42 @@ class PgReplica:
         return f"postgresql://postgres:@/{name}?host={self.socket_dir}"
 
     def wait_for(self, primary_url: str, timeout: float = 30.0) -> None:
-        """Until the standby has replayed everything the primary has inserted into its WAL so far
-        (the insert position: the test server commits asynchronously, synchronous_commit off) and the
-        database `primary_url` names exists there)."""
+        """Until the standby has replayed every commit the primary made before this call (and the
+        database `primary_url` names exists there).
+
+        Two things made the old wait (until replay >= `pg_current_wal_insert_lsn()`) hang: that
+        position names where the *next* record starts, so when the last record ends exactly on a
+        WAL page boundary it is the boundary plus the next page's header, which no replayed record
+        ends at; and the server commits asynchronously (synchronous_commit = off), so WAL after the
+        last commit need not be flushed, and a walsender streams only flushed WAL. So: take the
+        insert position, then commit one transaction with a locally flushed commit record. That
+        record starts at or after the position and ends past it, and flushing it flushes everything
+        before it, so the standby's replay reaches past the position once it has streamed it."""
         import psycopg
 
         with psycopg.connect(primary_url, autocommit=True) as p:
             lsn = p.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
+            p.execute("SET synchronous_commit = local")  # flush here; never wait on a standby
+            with p.transaction():
+                p.execute("SELECT pg_current_xact_id()")  # an xid: the commit writes a record
         deadline = time.monotonic() + timeout
+        replayed = None
         while True:
             try:
                 with psycopg.connect(self.url(primary_url), autocommit=True, connect_timeout=2) as r:
-                    row = r.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", [lsn]).fetchone()
+                    row = r.execute(
+                        "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn, pg_last_wal_replay_lsn()",
+                        [lsn],
+                    ).fetchone()
                     if row and row[0]:
                         return
+                    replayed = row[1] if row else None
             except psycopg.OperationalError:
                 pass  # the database is not there yet (its creation not replayed)
             if time.monotonic() > deadline:
-                raise TimeoutError(f"the standby did not replay up to {lsn} in {timeout} s")
+                raise TimeoutError(
+                    f"the standby did not replay up to {lsn} in {timeout} s (replayed: {replayed})"
+                )
             time.sleep(0.05)
 
     def stop(self) -> None:

@@ -208,6 +208,9 @@ class PostgresSettings:
     # false: no server-side prepared statements (a pooler in transaction mode that does not
     # support them: PgBouncer before 1.21, or max_prepared_statements = 0).
     prepared_statements: bool = True
+    # The audit log is this many hash chains, each with its own head lock (issue #24): concurrent
+    # audited writes take different ones instead of queueing on one head. 1: one chain.
+    audit_partitions: int = 8
 
 
 # The same file's section for the console's own settings (its key remaps): the console reads it.
@@ -329,6 +332,7 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "mcp.max_text": ("int", 1, 100_000_000),
     "mcp.max_body": ("int", 1024, 1_000_000_000),
     "postgres.pool_size": ("int", 1, 1000),
+    "postgres.audit_partitions": ("int", 1, 1024),
 }
 _CHOICES = {"search.fusion": ("convex", "rrf")}
 

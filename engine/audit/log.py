@@ -22,6 +22,7 @@ from engine.audit.hashing import (
     keyed_from,
     row_hash,  # noqa: F401 - legacy rows (tests build old chains with it)
 )
+from engine.audit.partitions import HEADS_ACTION, heads_due, heads_summary
 from engine.audit.verify import ChainCheck, verify_chain, walk  # noqa: F401 - public names
 from engine.storage.port import Connection
 from engine.storage.queries.audit import AuditFilter
@@ -41,6 +42,7 @@ def _insert(
     tid: str,
     reason: str,
     summary: str,
+    part: int = 0,
 ) -> tuple[int, str]:
     digest = hs.text_digest(reason, summary)
     h = hs.chained(prev, at, actor, action, target_kind, tid, digest)
@@ -55,6 +57,7 @@ def _insert(
         prev_hash=prev,
         hash=h,
         digest=digest,
+        part=part,
     )
     _recent[h] = None
     if len(_recent) > 256:
@@ -79,26 +82,43 @@ def append(
         summary = json.dumps(summary, ensure_ascii=False, separators=(",", ":"), default=str)
     tid = "" if target_id is None else str(target_id)
     hs = hasher()
-    prev, first_digest = _keyed_prev(conn, hs, at, actor)
-    rid = _insert(conn, hs, prev, at, actor, action, target_kind, tid, reason or "", summary)[0]
+    part, prev, first_digest = _keyed_prev(conn, hs, at, actor)
+    rid, h = _insert(conn, hs, prev, at, actor, action, target_kind, tid, reason or "", summary, part)
     if first_digest:
         _mark_digest(conn, rid)
+    if heads_due(conn, rid):  # bind every partition's head (engine/audit/partitions.py)
+        _insert(conn, hs, h, at, actor, HEADS_ACTION, "audit", "", "", heads_summary(conn), part)
     return rid
 
 
-def _keyed_prev(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[str, bool]:
-    """The hash to link to, and whether the row about to be appended is the chain's first DIGEST
-    row after rows of an older format (where the digest format begins is recorded then; a chain
-    digest-chained from its first row records nothing)."""
-    conn.audit.lock_chain()
-    last = conn.audit_queries.last()
+def _keyed_prev(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[int, str, bool]:
+    """The partition to append to, the hash to link to, and whether the row about to be appended
+    is the chain's first DIGEST row after rows of an older format (where the digest format begins
+    is recorded then; a chain digest-chained from its first row records nothing)."""
+    part = conn.audit.lock_chain(prefer=actor)
+    if part != 0 and conn.audit_queries.last(part) is None:  # a new partition (partitions.py)
+        first = conn.audit_queries.last(0)
+        if first is None or first["hash"] in _recent or hs.scheme(first) == DIGEST:
+            if keyed_from(conn) is None:  # a new log: keyed from its first row
+                _mark_keyed(conn, 1)
+            return part, GENESIS, False
+        # a chain of an older format (unkeyed, or text in its hashes) in partition 0: extended
+        # there up to its first digest-chained row (upgraded first when unkeyed)
+        part = conn.audit.lock_chain(0)
+    prev, first_digest = _keyed_prev_in(conn, hs, at, actor, part)
+    return part, prev, first_digest
+
+
+def _keyed_prev_in(conn: Connection, hs: Hasher, at: float, actor: str, part: int) -> tuple[str, bool]:
+    """`_keyed_prev` within partition `part` (0: where rows from before partitions and keying are)."""
+    last = conn.audit_queries.last(part)
     if last is None:  # digest-chained from its first row: nothing to record
         _mark_keyed(conn, 1)
         return GENESIS, False
     first = col(last, "digest") is None and _digest_from(conn) is None
     if last["hash"] in _recent or hs.scheme(last) != PLAIN or _was_keyed(conn):
         return last["hash"], first  # keyed (or tampered with: linked as found, verify reports it)
-    rid, h = _upgrade(conn, hs, at, actor)
+    rid, h = _upgrade(conn, hs, at, actor, part)
     return h, False  # after an upgrade: every row digest-chained, or where it began recorded
 
 
@@ -121,14 +141,16 @@ def _was_keyed(conn: Connection) -> bool:
     return keyed_from(conn) is not None or anchored_here(conn)
 
 
-def _upgrade(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[int, str]:
+def _upgrade(conn: Connection, hs: Hasher, at: float, actor: str, part: int = 0) -> tuple[int, str]:
     """An unkeyed chain (an older memconsole). Verified intact: re-hash every row under the key.
     Broken: keep every row exactly as found (the break is evidence, never laundered) and say where
     it is; the keyed rows after it pin that prefix. Either way an `audit-rekey` row records it."""
-    w = walk(conn, hs, allow_keyed=False)
+    w = walk(conn, hs, allow_keyed=False, part=part)
     if not w.problems:
         prev = GENESIS
         for r in conn.audit_queries.rows_from():  # into the digest chain: redactable in place
+            if (col(r, "part") or 0) != part:
+                continue
             digest = hs.text_digest(r["reason"], r["summary"])
             h = hs.chained(prev, r["at"], r["actor"], r["action"], r["target_kind"], r["target_id"], digest)
             conn.audit.set_digest(r["id"], prev, h, digest)
@@ -158,6 +180,7 @@ def _upgrade(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[int, 
         str(w.last_id),
         reason,
         json.dumps(summary, separators=(",", ":")),
+        part,
     )
     _mark_keyed(conn, 1 if not w.problems else rid)
     if w.problems and _digest_from(conn) is None:  # intact: every row is digest-chained now
@@ -172,7 +195,10 @@ def _mark_keyed(conn: Connection, first_id: int) -> None:
 def rekey(conn: Connection, *, at: float, actor: str) -> str:
     """The explicit re-key step (what the first keyed append does anyway)."""
     hs = hasher()
-    last = conn.audit_queries.last()
+    newest = conn.audit_queries.head()  # over every partition
+    last = conn.audit_queries.row(newest["id"]) if newest is not None else None
+    part = (col(last, "part") or 0) if last is not None else 0
+    conn.audit.lock_chain(part)
     if last is None or hs.scheme(last) != PLAIN:  # keyed or digest-chained already
         return "the audit chain is already keyed" if last is not None else "the audit log is empty"
     if _was_keyed(conn):
@@ -180,7 +206,7 @@ def rekey(conn: Connection, *, at: float, actor: str) -> str:
             "not re-keyed: this chain was keyed before and its tail is unkeyed now (re-hashed "
             "without the key); `audit --verify` shows where"
         )
-    rid, _ = _upgrade(conn, hs, at, actor)
+    rid, _ = _upgrade(conn, hs, at, actor, part)
     row = conn.audit_queries.row(rid)
     assert row is not None  # appended just now, in this transaction
     return (
@@ -313,10 +339,14 @@ def _rechain(conn: Connection, hs: Hasher, changes: dict[int, tuple[str, str]]) 
     start = min(changes)
     q = conn.audit_queries
     pos = q.position  # ids may have gaps on PostgreSQL; positions never do
-    before = q.before(start)
+    first = q.row(start)
+    part = (col(first, "part") or 0) if first is not None else 0
+    before = q.before(start, part)
     old_prev = new_prev = before[1] if before else GENESIS
     prev_pos = before[0] if before else 0
     for r in q.rows_from(start):
+        if (col(r, "part") or 0) != part:  # older rows are in one partition; the others chain apart
+            continue
         reason, summary = changes.get(r["id"], (r["reason"], r["summary"]))
         sound = r[pos] == prev_pos + 1 and r["prev_hash"] == old_prev
         scheme = hs.scheme(r) if sound else None  # each row keeps its scheme (legacy prefix)

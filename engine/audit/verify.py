@@ -18,11 +18,12 @@ from engine.audit.anchor import (
     read_place,
 )
 from engine.audit.hashing import DIGEST, GENESIS, KEYED, PLAIN, Hasher, hasher, keyed_from
+from engine.audit.partitions import HeadsCheck
 from engine.clock import iso
 from engine.keys import key_file
 from engine.storage.port import Connection
 
-__all__ = ["ChainCheck", "keyed_from", "verify_chain", "walk"]
+__all__ = ["ChainCheck", "keyed_from", "verify_chain", "walk", "walk_all"]
 
 _META = object()  # walk(): read the keyed-from row from the database
 
@@ -84,17 +85,27 @@ class _Walk:
                 )
 
 
-def walk(conn: Connection, hs: Hasher, limit: int = 20, *, allow_keyed: bool = True, since=_META) -> _Walk:
-    """Every row in chain order. Plain rows are accepted only before the first keyed one (a keyed
-    row covers its predecessor's hash, so it pins the unkeyed prefix as it was when keying began)
-    and before `since`, where keying began (the anchor's record when there is one)."""
+def walk(
+    conn: Connection,
+    hs: Hasher,
+    limit: int = 20,
+    *,
+    allow_keyed: bool = True,
+    since=_META,
+    part: int = 0,
+    heads: HeadsCheck | None = None,
+) -> _Walk:
+    """Every row of chain `part` in chain order. Plain rows are accepted only before the first
+    keyed one (a keyed row covers its predecessor's hash, so it pins the unkeyed prefix as it was
+    when keying began) and before `since`, where keying began (the anchor's record when there is
+    one). `heads`: the rows heads records bound, checked as they pass."""
     w = _Walk()
     if not allow_keyed:
         since = None
     elif since is _META:
         since = keyed_from(conn)
     pos = conn.audit_queries.position
-    for r in conn.audit_queries.chain():
+    for r in conn.audit_queries.chain(part):
         w.n += 1
         rid, at = r["id"], r[pos]
         linked = True
@@ -108,7 +119,8 @@ def walk(conn: Connection, hs: Hasher, limit: int = 20, *, allow_keyed: bool = T
             gone = f"positions {lo}-{hi} are" if hi > lo else f"position {lo} is"
             if pos == "id":
                 gone = gone.replace("positions", "rows").replace("position", "row")
-            w.bad(rid, f"link does not match the row before it ({gone} missing: deleted)", limit)
+            where = f", in partition {part}" if part else ""
+            w.bad(rid, f"link does not match the row before it ({gone} missing: deleted{where})", limit)
             linked = False
         elif r["prev_hash"] != w.last_hash:
             w.end_run(limit)
@@ -143,9 +155,37 @@ def walk(conn: Connection, hs: Hasher, limit: int = 20, *, allow_keyed: bool = T
                 else "an unkeyed hash in a keyed chain (re-hashed without the key)",
                 limit,
             )
+        if heads is not None and at is not None:
+            heads.row(part, at, r)
         w.last_id, w.last_pos, w.last_hash = rid, at if at is not None else w.last_pos, r["hash"]
     w.end_run(limit)
     return w
+
+
+def walk_all(conn: Connection, hs: Hasher, limit: int = 20, *, since=_META) -> _Walk:
+    """Every partition's chain (one on SQLite), then what the heads records bound: one walk's
+    totals (rows, keyed, the last id over all), every partition's problems."""
+    parts = conn.audit_queries.partitions() or [0]
+    heads = HeadsCheck.of(conn.audit_queries.heads_records()) if len(parts) > 1 else None
+    total = _Walk()
+    for part in parts:
+        w = walk(conn, hs, limit, since=since, part=part, heads=heads)
+        total.n += w.n
+        total.keyed += w.keyed
+        total.plain += w.plain
+        total.redacted += w.redacted
+        total.links_ok = total.links_ok and w.links_ok
+        if w.last_id > total.last_id:
+            total.last_id, total.last_pos, total.last_hash = w.last_id, w.last_pos, w.last_hash
+        if w.first_bad is not None and (total.first_bad is None or w.first_bad < total.first_bad):
+            total.first_bad = w.first_bad
+        total.problems += w.problems[: max(0, limit - len(total.problems))]
+    if heads is not None:
+        found = heads.finish()
+        total.problems += found[: max(0, limit - len(total.problems))]
+        if found and total.first_bad is None:
+            total.first_bad = min(rec for recs in heads.want.values() for rec, _ in recs)
+    return total
 
 
 @dataclass
@@ -257,7 +297,7 @@ def verify_chain(conn: Connection, *, limit_problems: int = 20) -> ChainCheck:
     redacted in place with a keyed mark instead, never re-hashed.)"""
     hs = hasher()
     v = _view(conn)
-    w = walk(conn, hs, limit_problems, since=_since(conn, v))
+    w = walk_all(conn, hs, limit_problems, since=_since(conn, v))
     chk = ChainCheck(
         not w.problems,
         w.n,

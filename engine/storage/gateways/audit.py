@@ -12,11 +12,16 @@ from engine.storage.gateways.base import Gateway
 class AuditRows(Gateway):
     """Operations on `audit` rows, inside the caller's transaction."""
 
-    def lock_chain(self) -> None:
-        """Hold the chain's head for the rest of the writing transaction: the next append reads
-        the head this one commits. SQLite's writer already holds the whole file (BEGIN
-        IMMEDIATE): nothing to do; on PostgreSQL a transaction-level advisory lock, so appends stay
-        ordered even where writes of other rows run concurrently."""
+    partitions: int = 1  # how many chains appends spread over (PostgreSQL: postgres.audit_partitions)
+
+    def lock_chain(self, part: int | None = None, *, prefer: str = "") -> int:
+        """Hold one chain's head for the rest of the writing transaction (the next append to that
+        chain reads the head this one commits); which chain (partition) it is. SQLite: one chain,
+        and its writer already holds the whole file (BEGIN IMMEDIATE): 0, nothing to do. PostgreSQL:
+        a free partition's head row (FOR UPDATE SKIP LOCKED, starting from the one `prefer` (the
+        writer's actor) hashes to, so one writer keeps one chain and two writers rarely share one),
+        so concurrent audited writes do not queue on one head; `part` given: that one (waiting).
+        A transaction keeps the partition it took."""
         raise NotImplementedError
 
     def insert(
@@ -32,8 +37,10 @@ class AuditRows(Gateway):
         prev_hash: str,
         hash: str,
         digest: str | None = None,
+        part: int = 0,
     ) -> int:
-        """Append one row as given (`digest`: its text's keyed digest, engine/audit/hashing.py); its id."""
+        """Append one row as given to chain `part` (the one `lock_chain` returned; `digest`: its
+        text's keyed digest, engine/audit/hashing.py); its id."""
         raise NotImplementedError
 
     def redact(self, row_id: int, reason: str, summary: str, redaction: str) -> None:

@@ -1,7 +1,7 @@
 """PostgreSQL's side of the audit chain: a server database's place (server address, port and
 database name) and instance (the database's oid: a database dropped and created again under that
-name is another one; a writer of its rows cannot change it), and the chain's own transaction lock.
-The chain's position column (`seq`) and the trigger that assigns it inside the writing transaction
+name is another one; a writer of its rows cannot change it), and the partitions' head locks.
+The chain's position columns (`part`, `seq`) and the trigger that assigns it inside the writing transaction
 are in schema.py. The audit gateway and read model (gateways/audit.py, queries/audit.py) answer
 through these."""
 
@@ -27,10 +27,35 @@ def database_place(conn: Connection) -> tuple[str, str] | None:
     return f"postgresql://{row[0]}:{row[1]}/{row[2]}", str(row[3])
 
 
-CHAIN_LOCK = int.from_bytes(b"MCau", "big")  # the audit chain's own transaction lock
+# How many chains appends spread over (postgres.audit_partitions; PgStore sets it when it opens).
+PARTITIONS = 8
 
 
-def lock_chain(conn: Connection) -> None:
-    """A transaction-level advisory lock on the chain's head, held until the writing transaction
-    ends: appends stay ordered even where writes of other rows run concurrently."""
-    conn.execute("SELECT pg_advisory_xact_lock(%s)", (CHAIN_LOCK,)).fetchone()
+def lock_partition(conn: Connection, partitions: int, start: int, part: int | None = None) -> int:
+    """Lock one partition's head row (audit_heads) until the writing transaction ends; which one.
+    Without `part`: the first free one from `start` % partitions on (a hash of the writer), so
+    one writer keeps its chain and two rarely meet; all busy: make any missing heads rows and look
+    again, then wait on the first choice. Appends to one partition stay ordered; others run beside."""
+    n = max(1, int(partitions))
+    if part is None:
+        own = start % n
+        pick = (
+            "SELECT part FROM audit_heads WHERE part < %s ORDER BY (part + %s - %s) %% %s"
+            " LIMIT 1 FOR UPDATE SKIP LOCKED"
+        )
+        args = (n, n, own, n)
+        row = conn.execute(pick, args).fetchone()
+        if row is not None:
+            return int(row[0])
+        conn.execute(
+            "INSERT INTO audit_heads(part) SELECT generate_series(0, %s - 1) ON CONFLICT DO NOTHING", (n,)
+        )
+        row = conn.execute(pick, args).fetchone()
+        if row is not None:
+            return int(row[0])
+        part = own
+    row = conn.execute("SELECT part FROM audit_heads WHERE part = %s FOR UPDATE", (part,)).fetchone()
+    if row is None:  # a partition past those made so far
+        conn.execute("INSERT INTO audit_heads(part) VALUES (%s) ON CONFLICT DO NOTHING", (part,))
+        conn.execute("SELECT part FROM audit_heads WHERE part = %s FOR UPDATE", (part,)).fetchone()
+    return int(part)

@@ -391,22 +391,30 @@ def _feed(memory_id: str, text_changed: int | None = None) -> str:
 # The audit chain's position (audit.py, engine/audit/verify.py): `seq`, assigned inside the writing
 # transaction by a trigger (every insert path: appends, restores, bulk copies), so the id gap a
 # rolled-back insert leaves (a sequence value is taken at insert, not at commit) is no chain gap.
-# Appends hold the writers' lock (and the chain's own, gateways/audit.py lock_chain), so
-# max + 1 is the next position; the unique index refuses two rows at one position. Older
-# databases get the column and their rows numbered in id order (the chain's order).
+# Older databases get the column and their rows numbered in id order (the chain's order).
+# Partitions (issue #24): the log is N chains (`part`), each with its own head row in
+# `audit_heads`, which an append locks (FOR UPDATE) until its transaction ends: appends of one
+# partition are ordered, so max + 1 within the partition is the next position; the unique index
+# refuses two rows at one. Rows from before partitions are partition 0. Heads rows 0-7 are made
+# here; more (postgres.audit_partitions) on first use.
 AUDIT_POSITION = (
     "ALTER TABLE audit ADD COLUMN IF NOT EXISTS seq bigint",
+    "ALTER TABLE audit ADD COLUMN IF NOT EXISTS part integer NOT NULL DEFAULT 0",
     "UPDATE audit a SET seq = b.base + b.n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n,"
     " (SELECT coalesce(max(seq), 0) FROM audit) AS base FROM audit WHERE seq IS NULL) b WHERE a.id = b.id",
-    "CREATE UNIQUE INDEX IF NOT EXISTS audit_seq ON audit(seq)",
+    "DROP INDEX IF EXISTS audit_seq",
+    "CREATE UNIQUE INDEX IF NOT EXISTS audit_part_seq ON audit(part, seq)",
     "CREATE OR REPLACE FUNCTION audit_position_fn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-    " IF new.seq IS NULL THEN new.seq := coalesce((SELECT max(seq) FROM audit), 0) + 1; END IF;"
+    " IF new.seq IS NULL THEN"
+    " new.seq := coalesce((SELECT max(seq) FROM audit WHERE part = new.part), 0) + 1; END IF;"
     " RETURN new; END $$",
     "DROP TRIGGER IF EXISTS audit_position ON audit",
     "CREATE TRIGGER audit_position BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION audit_position_fn()",
+    "CREATE TABLE IF NOT EXISTS audit_heads (part integer PRIMARY KEY)",
+    "INSERT INTO audit_heads(part) SELECT generate_series(0, 7) ON CONFLICT DO NOTHING",
 )
 # Columns PostgreSQL adds to the shared description: derived here, so never exported.
-PG_ONLY_COLUMNS = {"audit": ("seq",)}
+PG_ONLY_COLUMNS = {"audit": ("seq", "part")}
 
 # What older versions installed so that SQLite-flavoured SQL ran here (json_extract, json_valid,
 # instr, json_type, scalar max/min, sum(boolean), text-vs-number comparison operators). Every
@@ -535,8 +543,15 @@ _EXTRA_INDEXES = (
     # An agent filter is the selective one: its exact scan reads that agent's rows only.
     "CREATE INDEX IF NOT EXISTS memory_vectors_agent ON memory_vectors(agent)",
 )
-EXTRA_TABLE_NAMES = ("fts_terms", "fts_docs", "fts_pending", "memory_vectors", "vector_changes_pending")
-EXTRA_INDEX_NAMES = ("fts_terms_doc", "memory_vectors_hnsw", "memory_vectors_agent", "audit_seq")
+EXTRA_TABLE_NAMES: tuple[str, ...] = (
+    "fts_terms",
+    "fts_docs",
+    "fts_pending",
+    "memory_vectors",
+    "vector_changes_pending",
+)
+EXTRA_TABLE_NAMES += ("audit_heads",)  # the audit partitions' head locks (#24)
+EXTRA_INDEX_NAMES = ("fts_terms_doc", "memory_vectors_hnsw", "memory_vectors_agent", "audit_part_seq")
 TRIGGER_NAMES = (
     *(f"{src}_fts_{op}" for src in KEYWORD_SOURCES for op in ("aiu", "ad")),
     "memory_vectors_meta",

@@ -41,7 +41,7 @@ from engine.config import load_settings
 from engine.errors import DiskFull, EngineError, ReadOnly, StoreBusy
 from engine.storage import readonly as read_only
 from engine.storage.port import Connection, Reconciled
-from engine.storage.postgres import schema, trigram_index
+from engine.storage.postgres import audit, schema, trigram_index
 from engine.storage.postgres.connection import DirectConnection, PgConnection, raw_of
 from engine.storage.postgres.curator import PgCuratorReads
 from engine.storage.postgres.decay import PgDecayAccess
@@ -127,6 +127,7 @@ class PgStore:
         self._local = threading.local()
         self._check_server()
         settings = load_settings()
+        audit.PARTITIONS = settings.postgres.audit_partitions  # the audit chains appends spread over
         # No server-side prepared statements where a transaction-mode pooler cannot keep them.
         prepare: dict[str, Any] = {} if settings.postgres.prepared_statements else {"prepare_threshold": None}
         self.pool = ConnectionPool(

@@ -41,8 +41,21 @@ class AuditQueries(Gateway):
 
     position: str = "id"  # the column that orders the chain (see the module's docstring)
 
-    def last(self) -> Any | None:
-        """The newest row (every column), None when the log is empty."""
+    def last(self, part: int = 0) -> Any | None:
+        """The newest row (every column) of chain `part`, None when it is empty."""
+        raise NotImplementedError
+
+    def partitions(self) -> list[int]:
+        """The chains that hold rows, ascending ([0] or [] on SQLite: one chain)."""
+        raise NotImplementedError
+
+    def heads(self) -> list[tuple[int, int, str]]:
+        """(partition, position, hash) of each chain's newest committed row (and this
+        transaction's own): what a heads record binds."""
+        raise NotImplementedError
+
+    def heads_records(self) -> list[Any]:
+        """Every `audit-heads` row (every column), by id."""
         raise NotImplementedError
 
     def head(self) -> Any | None:
@@ -58,12 +71,12 @@ class AuditQueries(Gateway):
         """Every row with id >= `start` (every column), in id order."""
         raise NotImplementedError
 
-    def chain(self) -> Iterable[Any]:
-        """Every row (every column) in chain order (`position`)."""
+    def chain(self, part: int = 0) -> Iterable[Any]:
+        """Every row (every column) of chain `part` in chain order (`position`)."""
         raise NotImplementedError
 
-    def before(self, row_id: int) -> tuple[int, str] | None:
-        """(position, hash) of the last row before id `row_id`, None when there is none."""
+    def before(self, row_id: int, part: int = 0) -> tuple[int, str] | None:
+        """(position, hash) of the last row of chain `part` before id `row_id`, None when there is none."""
         raise NotImplementedError
 
     def count(self, *, after: int | None = None, through: int) -> int:

@@ -1,15 +1,35 @@
 """`audit` rows in PostgreSQL's SQL. The chain's position (`seq`) is assigned by a trigger inside
-the writing transaction (schema.py); appends hold the chain's own advisory lock."""
+the writing transaction (schema.py), per partition (`part`); an append holds its partition's head
+row (../audit.py lock_partition)."""
 
 from __future__ import annotations
 
+import zlib
+
 from engine.storage.gateways.audit import AuditRows
 from engine.storage.postgres import audit
+from engine.storage.postgres.connection import raw_of
 
 
 class PgAuditRows(AuditRows):
-    def lock_chain(self) -> None:
-        audit.lock_chain(self.conn)
+    _held: int | None = None  # the partition this transaction holds (a gateway lives one transaction)
+
+    @property
+    def partitions(self) -> int:  # type: ignore[override]
+        return max(1, audit.PARTITIONS)
+
+    def lock_chain(self, part: int | None = None, *, prefer: str = "") -> int:
+        if self._held is not None and part in (None, self._held):
+            # held already; locked again (immediate: ours), since a savepoint rolled back (a dry
+            # run inside the write) releases a row lock taken after it
+            return audit.lock_partition(self.conn, self.partitions, 0, self._held)
+        start = (
+            zlib.crc32(prefer.encode("utf-8", "surrogatepass"))
+            if prefer
+            else raw_of(self.conn).info.backend_pid
+        )
+        self._held = audit.lock_partition(self.conn, self.partitions, start, part)
+        return self._held
 
     def insert(
         self,
@@ -24,11 +44,12 @@ class PgAuditRows(AuditRows):
         prev_hash: str,
         hash: str,
         digest: str | None = None,
+        part: int = 0,
     ) -> int:
         got = self.conn.execute(
             "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash,"
-            " digest) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-            (at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash, digest),
+            " digest, part) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash, digest, part),
         ).fetchall()
         return int(got[0][0])
 

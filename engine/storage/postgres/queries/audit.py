@@ -16,8 +16,31 @@ _HEAD = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit O
 class PgAuditQueries(AuditQueries):
     position = audit.POSITION
 
-    def last(self) -> Any | None:
-        return self.conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+    def last(self, part: int = 0) -> Any | None:
+        return self.conn.execute(
+            "SELECT * FROM audit WHERE part = %s ORDER BY seq DESC LIMIT 1", (part,)
+        ).fetchone()
+
+    def partitions(self) -> list[int]:
+        # A loose index scan over audit_part_seq: one probe per partition, not a read of the log.
+        rows = self.conn.execute(
+            "WITH RECURSIVE p(part) AS (SELECT min(part) FROM audit UNION ALL"
+            " SELECT (SELECT min(part) FROM audit WHERE part > p.part) FROM p WHERE p.part IS NOT NULL)"
+            " SELECT part FROM p WHERE part IS NOT NULL"
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def heads(self) -> list[tuple[int, int, str]]:
+        rows = self.conn.execute(
+            "SELECT a.part, a.seq, a.hash FROM unnest(%s::int[]) AS h(part) CROSS JOIN LATERAL"
+            " (SELECT part, seq, hash FROM audit WHERE audit.part = h.part ORDER BY seq DESC LIMIT 1) a"
+            " ORDER BY a.part",
+            (self.partitions(),),
+        ).fetchall()
+        return [(int(r[0]), int(r[1]), str(r[2])) for r in rows]
+
+    def heads_records(self) -> list[Any]:
+        return self.conn.execute("SELECT * FROM audit WHERE action = 'audit-heads' ORDER BY id").fetchall()
 
     def head(self) -> Any | None:
         return self.conn.execute(_HEAD).fetchone()
@@ -28,12 +51,12 @@ class PgAuditQueries(AuditQueries):
     def rows_from(self, start: int = 0) -> list[Any]:
         return self.conn.execute("SELECT * FROM audit WHERE id >= %s ORDER BY id", (start,)).fetchall()
 
-    def chain(self) -> Iterable[Any]:
-        return self.conn.execute("SELECT * FROM audit ORDER BY seq")
+    def chain(self, part: int = 0) -> Iterable[Any]:
+        return self.conn.execute("SELECT * FROM audit WHERE part = %s ORDER BY seq", (part,))
 
-    def before(self, row_id: int) -> tuple[int, str] | None:
+    def before(self, row_id: int, part: int = 0) -> tuple[int, str] | None:
         r = self.conn.execute(
-            "SELECT seq, hash FROM audit WHERE id < %s ORDER BY id DESC LIMIT 1", (row_id,)
+            "SELECT seq, hash FROM audit WHERE id < %s AND part = %s ORDER BY id DESC LIMIT 1", (row_id, part)
         ).fetchone()
         return None if r is None else (r[0], r[1])
 

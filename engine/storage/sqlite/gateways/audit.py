@@ -6,8 +6,8 @@ from engine.storage.gateways.audit import AuditRows
 
 
 class SqliteAuditRows(AuditRows):
-    def lock_chain(self) -> None:
-        return None  # the writer holds the whole file (BEGIN IMMEDIATE)
+    def lock_chain(self, part: int | None = None, *, prefer: str = "") -> int:
+        return 0  # one chain; the writer holds the whole file (BEGIN IMMEDIATE)
 
     def insert(
         self,
@@ -22,6 +22,7 @@ class SqliteAuditRows(AuditRows):
         prev_hash: str,
         hash: str,
         digest: str | None = None,
+        part: int = 0,
     ) -> int:
         got = self.conn.execute(
             "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash,"

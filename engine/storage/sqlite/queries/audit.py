@@ -16,8 +16,20 @@ _HEAD = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit O
 class SqliteAuditQueries(AuditQueries):
     position = audit.POSITION
 
-    def last(self) -> Any | None:
+    def last(self, part: int = 0) -> Any | None:
+        if part != 0:  # one chain here
+            return None
         return self.conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+
+    def partitions(self) -> list[int]:
+        return [0] if self.conn.execute("SELECT 1 FROM audit LIMIT 1").fetchone() else []
+
+    def heads(self) -> list[tuple[int, int, str]]:
+        r = self.conn.execute("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+        return [] if r is None else [(0, int(r[0]), str(r[1]))]
+
+    def heads_records(self) -> list[Any]:
+        return self.conn.execute("SELECT * FROM audit WHERE action = 'audit-heads' ORDER BY id").fetchall()
 
     def head(self) -> Any | None:
         return self.conn.execute(_HEAD).fetchone()
@@ -28,10 +40,12 @@ class SqliteAuditQueries(AuditQueries):
     def rows_from(self, start: int = 0) -> list[Any]:
         return self.conn.execute("SELECT * FROM audit WHERE id >= ? ORDER BY id", (start,)).fetchall()
 
-    def chain(self) -> Iterable[Any]:
+    def chain(self, part: int = 0) -> Iterable[Any]:
+        if part != 0:
+            return []
         return self.conn.execute("SELECT * FROM audit ORDER BY id")
 
-    def before(self, row_id: int) -> tuple[int, str] | None:
+    def before(self, row_id: int, part: int = 0) -> tuple[int, str] | None:
         r = self.conn.execute(
             "SELECT id, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1", (row_id,)
         ).fetchone()

@@ -22,7 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-WORDS = "deploy key rotates mondays staging cluster paging alert runbook invoice cache schema backup".split()
+WORDS = [
+    "deploy",
+    "key",
+    "rotates",
+    "mondays",
+    "staging",
+    "cluster",
+    "paging",
+    "alert",
+    "runbook",
+    "invoice",
+    "cache",
+    "schema",
+    "backup",
+]
 
 
 def sha(text: str) -> str:
@@ -109,14 +123,18 @@ class FleetOutcome:
         return {mid: d for a in self.acks.values() for mid, d in a.writes.items()}
 
 
-def run_fleet(url: str, folder: Path, *, agents: int, kill: int, seconds: float, seed: int = 24) -> FleetOutcome:
+def run_fleet(
+    url: str, folder: Path, *, agents: int, kill: int, seconds: float, seed: int = 24
+) -> FleetOutcome:
     """Start `agents` forked agents, let them run `seconds`, SIGKILL `kill` of them at staggered
     moments between 25% and 75% of the run; wait for the rest."""
     ctx = mp.get_context("fork")
     ready, go = ctx.Queue(), ctx.Event()
     names = [f"agent-{i:02d}" for i in range(agents)]
     procs = {
-        n: ctx.Process(target=agent, args=(url, n, str(folder / f"{n}.acks"), ready, go, seconds), daemon=True)
+        n: ctx.Process(
+            target=agent, args=(url, n, str(folder / f"{n}.acks"), ready, go, seconds), daemon=True
+        )
         for n in names
     }
     for p in procs.values():

@@ -92,7 +92,9 @@ bench-1m: $(STAMP)
 # `make test` runs the small versions in tests/engine). -s shows the measured numbers.
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q -s tests/stress -p no:cacheprovider
-	$(BIN)/python bench/fleet.py --agents 1 4 16 32 64 --seconds 30
+	# issue 24: the fleet through the engine and through one MCP HTTP server; the kill -9 of 8 of
+	# 64 agents (both backends) is tests/stress/test_fleet_kill.py, run by the pytest line above
+	$(BIN)/python bench/fleet.py --agents 1 4 16 32 64 --doors engine mcp --seconds 30
 	# issue 24: a forget against 1M audit rows, both backends (long: the fill appends row by row)
 	$(BIN)/python bench/forget_audit_scale.py --sizes "" --million
 

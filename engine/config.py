@@ -186,6 +186,9 @@ class McpSettings:
     queued_per_token: int = 8  # waiting behind those; more is refused at once
     max_text: int = 32_000  # characters in a query or any one text argument
     max_body: int = 1_000_000  # bytes in one request
+    # Tool calls inside the engine at once (each holds one pool connection at a time); more wait
+    # their turn in the door, without a deadline. 0: the engine's [postgres] pool_size (issue #24).
+    engine_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -331,6 +334,7 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "mcp.queued_per_token": ("int", 0, 100_000),
     "mcp.max_text": ("int", 1, 100_000_000),
     "mcp.max_body": ("int", 1024, 1_000_000_000),
+    "mcp.engine_calls": ("int", 0, 1000),
     "postgres.pool_size": ("int", 1, 1000),
     "postgres.audit_partitions": ("int", 1, 1024),
 }

@@ -70,6 +70,11 @@ class Door:
         # so a writer waits at most for the one read-only call already running (per token: 1).
         self._writes = 0
         self._no_writes = threading.Condition()
+        # Calls inside the engine at once: no more than its pool has connections. Past the pool a
+        # call waited in psycopg_pool and failed after 30 s ("couldn't get a connection") when a
+        # fleet's calls queued longer than that; here the queue has no deadline (issue #24).
+        self.slots = engine_slots(eng)
+        self._in_engine = threading.BoundedSemaphore(self.slots)
 
     def caller(self, ctx: Context | None) -> Caller:
         if self.tokens is None:
@@ -83,7 +88,8 @@ class Door:
     def view(self, fn: Callable[[Any], T]) -> T:
         """A read that writes nothing (resources): no identity needed, the gate already let it in."""
         try:
-            return fn(self.eng)
+            with self._in_engine:
+                return fn(self.eng)
         except EngineError as exc:
             raise ToolError(one_line(str(exc)) or type(exc).__name__) from None
 
@@ -99,7 +105,7 @@ class Door:
         who = self.caller(ctx)
         if write and who.read_only:
             raise ToolError(f"the token of {cut(who.actor)} is read-only: it may not write")
-        with self._turn(who, write), self.eng.acting_as(who.actor):
+        with self._turn(who, write), self._in_engine, self.eng.acting_as(who.actor):
             try:
                 if write and not who.may_act_for(agent):
                     self.refuse(who, tool, agent or "")
@@ -132,6 +138,15 @@ class Door:
         why = f"the token of {who.actor!r} may not act for agent {agent!r}"
         self.eng.audit.refused(tool, target_kind="agent", target_id=agent, reason=f"mcp {tool}: {why}")
         raise ToolError(f"{why} (token file: agents=...)")
+
+
+def engine_slots(eng: Any) -> int:
+    """`[mcp] engine_calls`, or (0) the size of the engine's connection pool ([postgres]
+    pool_size; SQLite has no pool: the same number bounds its threads)."""
+    settings = getattr(eng, "settings", None)
+    if settings is None:  # a door built only to list its tools (the Hermes provider's schema)
+        return 1
+    return max(1, int(settings.mcp.engine_calls or settings.postgres.pool_size))
 
 
 def check_sizes(name: str, arguments: dict[str, Any], limit: int) -> None:

@@ -66,6 +66,10 @@ class SearchSettings:
     # (BENCHMARKS.md). date_boost 1-3 is flat; 1 is the gentlest point of it.
     speaker_boost: float = 0.25
     date_boost: float = 1.0
+    # Hybrid only: a question asking when ("When did ...", "How long ago ...") multiplies memories
+    # whose text carries a time expression ("yesterday", "last June") by 1 + time_boost; without
+    # metadata, a leading "Name:" is a memory's speaker and created_at its date (issue #26).
+    time_boost: float = 0.5
     rrf_k: float = 60.0  # fusion = "rrf" only
     keyword_weight: float = 1.0  # fusion = "rrf" only
     vector_weight: float = 1.0  # fusion = "rrf" only
@@ -288,6 +292,7 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "search.session_context": ("float", *_UNIT),
     "search.speaker_boost": ("float", 0, 100),
     "search.date_boost": ("float", 0, 100),
+    "search.time_boost": ("float", 0, 100),
     "search.rrf_k": ("pos", 0, 1e6),
     "search.keyword_weight": ("float", 0, 1e6),
     "search.vector_weight": ("float", 0, 1e6),

@@ -88,8 +88,11 @@ class Explainer:
                 what.append(
                     "dated in the "
                     + ("month and year" if named.month and named.year else "month" if named.month else "year")
+                    + (" (and day)" if named.day else "")
                     + " the query names"
                 )
+            if named.asks_when:
+                what.append("carrying a time expression, and the query asks when")
             summary += (
                 f" Its fused score is multiplied by {hit.breakdown.boost:.2f} because the query names"
                 f" whom or when: it is {' and '.join(what) or 'named'}."

@@ -23,20 +23,37 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from engine.config import SearchSettings
-from engine.retrieval.query import named_time
+from engine.retrieval import derived
+from engine.retrieval.query import named_day, named_time
 from engine.types import Breakdown
 
 
 @dataclass(frozen=True)
 class Named:
-    """Whom and when a query names: one of its candidates' speakers, a month and/or a year."""
+    """Whom and when a query names: one of its candidates' speakers, a month and/or a year (and a
+    day beside the month), and whether it asks *when* something happened."""
 
     speaker: str | None = None
     month: int | None = None
     year: int | None = None
+    day: int | None = None
+    asks_when: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.speaker or self.month or self.year)
+        return bool(self.speaker or self.month or self.year or self.asks_when)
+
+
+@dataclass(frozen=True)
+class Said:
+    """Who said a memory and when, as the boosts read it: metadata.speaker / metadata.date where
+    set, else derived (engine/retrieval/derived.py: a leading "Name:", created_at); and whether its
+    text carries a time expression."""
+
+    speaker: str | None = None
+    month: int | None = None
+    year: int | None = None
+    day: int | None = None
+    timed: bool = False
 
 
 @dataclass
@@ -97,6 +114,7 @@ def fuse(
 
 
 _ISO_DATE = re.compile(r"((?:19|20)\d\d)-(0[1-9]|1[0-2])\b")
+_ISO_DAY = re.compile(r"(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?!\d)")
 
 
 def when(metadata: dict, created_at: float | None) -> tuple[int | None, int | None]:
@@ -116,24 +134,57 @@ def when(metadata: dict, created_at: float | None) -> tuple[int | None, int | No
     return None, None
 
 
-def speaker_of(metadata: dict) -> str | None:
+def day_of(metadata: dict, created_at: float | None) -> int | None:
+    """The day of the month a memory is dated (as `when`: its metadata's date, else when written)."""
+    d = metadata.get("date") if isinstance(metadata, dict) else None
+    if isinstance(d, str) and d.strip():
+        iso = _ISO_DAY.match(d.strip())
+        if iso:
+            return int(iso.group(1))
+        if any(named_time(d)):
+            return named_day(d)
+    got = derived.day_of(created_at)
+    return got[2] if got else None
+
+
+def speaker_of(metadata: dict, content: str | None = None) -> str | None:
+    """metadata.speaker, else the speaker a leading "Name:" of the text names."""
     sp = metadata.get("speaker") if isinstance(metadata, dict) else None
-    return sp if isinstance(sp, str) and sp.strip() else None
+    if isinstance(sp, str) and sp.strip():
+        return sp
+    return derived.speaker_in(content)
 
 
-def boost(n: Named, speaker: str | None, dated: tuple[int | None, int | None], s: SearchSettings) -> float:
+def said(metadata: dict, content: str | None, created_at: float | None, n: Named) -> Said:
+    """The fields of one memory the boosts for `n` read (only those `n` needs are derived)."""
+    month, year = when(metadata, created_at) if (n.month or n.year) else (None, None)
+    return Said(
+        speaker_of(metadata, content) if n.speaker else None,
+        month,
+        year,
+        day_of(metadata, created_at) if n.day else None,
+        derived.has_time(content) if n.asks_when else False,
+    )
+
+
+def boost(n: Named, m: Said, s: SearchSettings) -> float:
     """Factor on a memory's fused score: x(1 + speaker_boost) when said by the one speaker the
-    question names, x(1 + date_boost) when dated in the month / year it names. Questions about a
-    person or a time mostly want that person's words, from then."""
+    question names, x(1 + date_boost) when dated in the month / year (and day) it names,
+    x(1 + time_boost) when the question asks when and the memory says when. Questions about a
+    person or a time mostly want that person's words, from then; a "when" question's answer is
+    the turn that carries a time ("yesterday", "last June")."""
     f = 1.0
-    if n.speaker and speaker is not None and speaker.lower() == n.speaker.lower():
+    if n.speaker and m.speaker is not None and m.speaker.lower() == n.speaker.lower():
         f *= 1.0 + s.speaker_boost
     if (
         (n.month or n.year)
-        and (n.month is None or dated[0] == n.month)
-        and (n.year is None or dated[1] == n.year)
+        and (n.month is None or m.month == n.month)
+        and (n.year is None or m.year == n.year)
+        and (n.day is None or m.day == n.day)
     ):
         f *= 1.0 + s.date_boost
+    if n.asks_when and m.timed:
+        f *= 1.0 + s.time_boost
     return f
 
 

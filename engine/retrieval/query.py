@@ -139,3 +139,36 @@ def named_one(text: str, names: set[str]) -> str | None:
     """The one name of `names` that text mentions as a whole word (None: none, or several)."""
     found = [n for n in names if n and re.search(rf"\b{re.escape(n)}\b", text, re.IGNORECASE)]
     return found[0] if len(found) == 1 else None
+
+
+# -- questions about time, without an LLM (hybrid search's time boost, issue #26) ------------------
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:and |so |but )?when\b|\bsince when\b|\bhow long(?: ago)?\b"
+    r"|\bhow many (?:days|weeks|months|years)"
+    r"|\b(?:what|which) (?:year|month|date|day|week|weekend|time of year)\b|\bwhat time\b",
+    re.IGNORECASE,
+)
+_DAY_MONTH = re.compile(
+    r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + "|".join(MONTHS) + r")\b", re.IGNORECASE
+)
+_MONTH_DAY = re.compile(r"\b(" + "|".join(MONTHS) + r")\s+(\d{1,2})(?:st|nd|rd|th)?\b(?!:)", re.IGNORECASE)
+
+
+def asks_when(text: str) -> bool:
+    """Whether a question asks when (or how long ago) something happened: "When did ...?",
+    "What year ...?", "How long ago ...?". A "when" inside a clause ("what did she say when ...")
+    does not count."""
+    return _ASKS_WHEN.search(text) is not None
+
+
+def named_day(text: str) -> int | None:
+    """The day of the month text names beside a month ("on October 13, 2023", "1 February"), else None."""
+    m = _MONTH_DAY.search(text)
+    if m:
+        day = int(m.group(2))
+    else:
+        m2 = _DAY_MONTH.search(text)
+        if m2 is None:
+            return None
+        day = int(m2.group(1))
+    return day if 1 <= day <= 31 else None

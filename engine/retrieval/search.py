@@ -16,7 +16,16 @@ from engine.retrieval import fusion
 from engine.retrieval.explain import Explainer
 from engine.retrieval.filters import Filters
 from engine.retrieval.keyword import KeywordRetriever
-from engine.retrieval.query import FtsPlan, clean, content_terms, named_one, named_time, plan
+from engine.retrieval.query import (
+    FtsPlan,
+    asks_when,
+    clean,
+    content_terms,
+    named_day,
+    named_one,
+    named_time,
+    plan,
+)
 from engine.retrieval.request import SearchRequest
 from engine.types import Breakdown, Explanation, Hit, SearchResult, load_json
 
@@ -270,31 +279,37 @@ class Retrieval:
     def named_boosts(
         self, query: str, fused: dict[int, float], fctx: fusion.FusionContext, read: dict[int, Any]
     ) -> dict[int, float]:
-        """{memory_id: factor != 1} for the candidates said by the speaker the query names or dated
-        in the month / year it names (fusion.boost); records what was named in fctx. The rows it
-        reads carry the weighting columns too, kept in `read` so fuse() need not read them again."""
+        """{memory_id: factor != 1} for the candidates said by the speaker the query names, dated
+        in the month / year (and day) it names, or carrying a time expression when it asks when
+        (fusion.boost); records what was named in fctx. Without metadata a memory's speaker is its
+        leading "Name:" and its date created_at (engine/retrieval/derived.py). The rows it reads
+        carry the weighting columns too, kept in `read` so fuse() need not read them again."""
         s = self.ctx.settings.search
-        if not (s.speaker_boost or s.date_boost) or not fused:
+        if not (s.speaker_boost or s.date_boost or s.time_boost) or not fused:
             return {}
         month, year = named_time(query) if s.date_boost else (None, None)
         timed = bool(month or year)
-        # A speaker the query names is one of its words: metadata sharing none is not parsed.
+        day = named_day(query) if month else None
+        when_q = bool(s.time_boost) and asks_when(query)
+        # A speaker the query names is one of its words: a candidate naming none is not checked.
         words = [w for w in content_terms(query) if len(w) > 1] if s.speaker_boost else []
-        meta: dict[int, tuple[str | None, tuple[int | None, int | None]]] = {}
+        probe = fusion.Named("?" if words else None, month, year, day, when_q)
+        meta: dict[int, fusion.Said] = {}
         cands = list(fused)
         for r in self.ctx.store.query(lambda c: c.memory_queries.weighting(cands, metadata=True)):
             read[int(r["id"])] = r
             text = r["metadata"] or ""
             low = text.lower()
-            md = load_json(text) if timed or any(w in low for w in words) else {}
-            dated = fusion.when(md, r["created_at"]) if timed else (None, None)
-            meta[int(r["id"])] = (fusion.speaker_of(md) if words else None, dated)
-        speakers = {sp for sp, _ in meta.values() if sp}
-        n = fusion.Named(named_one(query, speakers), month, year)
+            head = r["head"] or ""
+            sure = timed or '"speaker"' in low or any(w in low for w in words)
+            md = load_json(text) if sure and text not in ("", "{}") else {}
+            meta[int(r["id"])] = fusion.said(md, head, r["created_at"], probe)
+        speakers = {m.speaker for m in meta.values() if m.speaker}
+        n = fusion.Named(named_one(query, speakers), month, year, day, when_q)
         fctx.named = n
         if not n:
             return {}
-        out = {m: fusion.boost(n, sp, dated, s) for m, (sp, dated) in meta.items()}
+        out = {m: fusion.boost(n, said, s) for m, said in meta.items()}
         return {m: f for m, f in out.items() if f != 1.0}
 
     def boost_of(self, memory_id: int, fctx: fusion.FusionContext) -> float:
@@ -305,9 +320,8 @@ class Retrieval:
         if r is None:
             return 1.0
         md = load_json(r["metadata"])
-        return fusion.boost(
-            fctx.named, fusion.speaker_of(md), fusion.when(md, r["created_at"]), self.ctx.settings.search
-        )
+        said = fusion.said(md, r["head"], r["created_at"], fctx.named)
+        return fusion.boost(fctx.named, said, self.ctx.settings.search)
 
     def session_context(
         self, fused: dict[int, float], filters: Filters, only: Collection[int] | None = None

@@ -11,6 +11,8 @@ from engine.storage.gateways.base import Gateway
 from engine.storage.indexes import MemoryFilter
 
 # The columns state weighting reads for each candidate that can still reach the top k.
+# How much of a memory's text hybrid search's boosts read (a leading "Name:", time expressions).
+HEAD_CHARS = 1000
 WEIGHT_COLUMNS = (
     "id", "kind", "tier", "pinned", "anchor_strength", "last_reinforced_at", "importance",
     "created_at", "last_accessed_at",

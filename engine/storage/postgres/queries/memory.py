@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.storage.indexes import FILTER_FIELDS, MemoryFilter
 from engine.storage.postgres.gateways.columns import ident
-from engine.storage.queries.memory import MATRIX_FIELDS, WEIGHT_COLUMNS, MemoryQueries
+from engine.storage.queries.memory import HEAD_CHARS, MATRIX_FIELDS, WEIGHT_COLUMNS, MemoryQueries
 
 _WEIGHT = ", ".join(WEIGHT_COLUMNS)
 
@@ -160,7 +160,7 @@ class PgMemoryQueries(MemoryQueries):
     def weighting(self, ids: Sequence[int], *, metadata: bool = False) -> list[Any]:
         if not ids:
             return []
-        cols = f"{_WEIGHT}, metadata" if metadata else _WEIGHT
+        cols = f"{_WEIGHT}, metadata, left(content, {HEAD_CHARS}) AS head" if metadata else _WEIGHT
         return self._all(f"SELECT {cols} FROM memories WHERE id = ANY(%s::bigint[])", [list(ids)])
 
     def rows(self, ids: Sequence[int]) -> list[Any]:
@@ -170,7 +170,8 @@ class PgMemoryQueries(MemoryQueries):
 
     def boost_fields(self, memory_id: int) -> Any:
         return self.conn.execute(
-            "SELECT metadata, created_at FROM memories WHERE id = %s", (memory_id,)
+            f"SELECT metadata, created_at, left(content, {HEAD_CHARS}) AS head FROM memories WHERE id = %s",
+            (memory_id,),
         ).fetchone()
 
     def session_neighbours(self, ids: Sequence[int], filters: MemoryFilter) -> list[tuple[int, Any, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from engine.batches import chunked
 from engine.storage.indexes import MemoryFilter
-from engine.storage.queries.memory import MATRIX_FIELDS, WEIGHT_COLUMNS, MemoryQueries
+from engine.storage.queries.memory import HEAD_CHARS, MATRIX_FIELDS, WEIGHT_COLUMNS, MemoryQueries
 from engine.storage.sqlite.filters import where
 from engine.storage.sqlite.gateways.columns import marks
 
@@ -136,7 +136,7 @@ class SqliteMemoryQueries(MemoryQueries):
 
     # -- search -------------------------------------------------------------------------------------------
     def weighting(self, ids: Sequence[int], *, metadata: bool = False) -> list[Any]:
-        cols = f"{_WEIGHT}, metadata" if metadata else _WEIGHT
+        cols = f"{_WEIGHT}, metadata, substr(content, 1, {HEAD_CHARS}) AS head" if metadata else _WEIGHT
         out: list[Any] = []
         for part in chunked(ids):
             out += self._all(f"SELECT {cols} FROM memories WHERE id IN ({marks(len(part))})", part)
@@ -150,7 +150,9 @@ class SqliteMemoryQueries(MemoryQueries):
 
     def boost_fields(self, memory_id: int) -> Any:
         return self.conn.execute(
-            "SELECT metadata, created_at FROM memories WHERE id = ?", (memory_id,)
+            f"SELECT metadata, created_at, substr(content, 1, {HEAD_CHARS}) AS head"
+            " FROM memories WHERE id = ?",
+            (memory_id,),
         ).fetchone()
 
     def session_neighbours(self, ids: Sequence[int], filters: MemoryFilter) -> list[tuple[int, Any, Any]]:

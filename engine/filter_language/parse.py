@@ -22,7 +22,7 @@ from typing import Any
 from engine.clock import parse_time
 from engine.errors import InvalidInput, cut
 
-from .surfaces import SURFACES, TIME_KEYS, Surface
+from .surfaces import ALL_KEYS, SURFACES, TIME_KEYS, Surface
 
 MAX_CHARS = 2000  # longer is not a filter anyone typed: refused in one line, never scanned further
 _KEY = re.compile(r"[A-Za-z][A-Za-z_]*")
@@ -70,6 +70,7 @@ class Filter:
     since: float | None = None
     until: float | None = None
     keys: tuple[str, ...] = field(default=(), compare=False)  # the keys given, in order
+    notes: tuple[str, ...] = field(default=(), compare=False)  # what was read otherwise than typed
 
     @property
     def query(self) -> str:
@@ -100,11 +101,16 @@ def parse_filter(text: str, surface: str, *, now: float | None = None, partial: 
     typing_last = partial and bool(text) and not text[-1].isspace()
     values: dict[str, Any] = {}
     words: list[str] = []
+    notes: list[str] = []
     for i, tok in enumerate(toks):
         try:
             if tok.key is None:
                 if tok.value:
                     words.append(tok.value)
+                continue
+            if spec.loose and tok.key not in ALL_KEYS and not _near(tok.key, spec):
+                words.append(f"{tok.key}:{tok.value}")
+                notes.append(f"{tok.key}: is not a filter key here, searched as a word")
                 continue
             key, value = _check(spec, tok, now)
             if key in values:
@@ -114,7 +120,7 @@ def parse_filter(text: str, surface: str, *, now: float | None = None, partial: 
             if typing_last and i == len(toks) - 1:
                 continue
             raise
-    return Filter(surface=surface, words=tuple(words), keys=tuple(values), **values)
+    return Filter(surface=surface, words=tuple(words), keys=tuple(values), notes=tuple(notes), **values)
 
 
 def tokenize(text: str, *, partial: bool = False) -> list[Token]:
@@ -166,8 +172,12 @@ def _refuse_controls(text: str) -> None:
 
 def _check(spec: Surface, tok: Token, now: float | None) -> tuple[str, Any]:
     key, value = str(tok.key), tok.value
+    if key in ALL_KEYS and key not in spec.keys:
+        raise FilterError(
+            f"{key}: does not apply to {spec.what}; keys here: {', '.join(spec.keys)}", tok.column
+        )
     if key not in spec.keys:
-        near = difflib.get_close_matches(key, spec.keys, n=1)
+        near = _near(key, spec)
         hint = f"did you mean {near[0]}:? " if near else ""
         raise FilterError(
             f"unknown key {cut(key, 40)} for {spec.what}; {hint}keys here: {', '.join(spec.keys)} "
@@ -194,6 +204,10 @@ def _check(spec: Surface, tok: Token, now: float | None) -> tuple[str, Any]:
     if key == "pinned":
         return key, value == "yes"
     return key, value
+
+
+def _near(key: str, spec: Surface) -> list[str]:
+    return difflib.get_close_matches(key, spec.keys, n=1, cutoff=0.7)
 
 
 def parse_when(value: str, key: str, now: float | None, column: int | None = None) -> float:

@@ -23,6 +23,9 @@ class Surface:
     keys: tuple[str, ...]
     values: dict[str, tuple[str, ...]]  # closed value sets (checked); other keys take any text
     multi: frozenset[str] = frozenset()  # keys that take a comma list ("status:active,dormant")
+    # Search queries are prose ("note: deploy on fridays"): there an unknown `word:` that is not
+    # near a key is searched as a word (and the hint says so); a near miss (`agnet:`) still fails.
+    loose: bool = False
 
 
 SURFACES: dict[str, Surface] = {
@@ -35,6 +38,7 @@ SURFACES: dict[str, Surface] = {
             ("agent", "user", "tier", "kind", "category"),
             {"tier": (*TIERS, "all"), "kind": KINDS, "category": CATEGORIES},
             frozenset({"tier"}),
+            loose=True,
         ),
         Surface(
             "rules",
@@ -52,3 +56,5 @@ SURFACES: dict[str, Surface] = {
         Surface("audit", "the audit log", ("actor", "action", "target", "since", "until"), {}),
     )
 }
+
+ALL_KEYS = frozenset(k for s in SURFACES.values() for k in s.keys)  # a key of the language anywhere

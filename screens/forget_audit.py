@@ -100,7 +100,7 @@ class ForgetAuditPane(Pane):
             "audit",
             hint="#audit-warning",
             placeholder="audit filter: words in reason/summary · actor:NAME action:forg* "
-            "target:memory:12 since:2026-01 (tab completes)",
+            "target:memory:12 since:DATE",
             id="audit-filter",
         )
         yield FilterHint(id="audit-warning", classes="hint")

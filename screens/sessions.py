@@ -71,7 +71,7 @@ class SessionsPane(Pane):
                 yield FilterInput(
                     "sessions",
                     hint="#filter-hint",
-                    placeholder="filter: words agent: user: source: since:2026-01 until:  (tab completes)",
+                    placeholder="filter: text agent:NAME user:NAME source:X since:DATE until:DATE",
                     id="filter",
                 )
                 yield FilterHint(id="filter-hint")

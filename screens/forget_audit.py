@@ -17,10 +17,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Select
 
+from console.app.widgets.filter_input import FilterHint, FilterInput
 from console.app.widgets.fmt import one_line, when
 from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.app.widgets.table import DataGrid
-from engine.clock import parse_time
+from engine.filter_language import Filter, parse_filter
 from engine.forget.match import MATCH_MODES
 from engine.forget.types import FORGET_SCOPES, ForgetPreview, ForgetRequest, ForgetResult
 
@@ -28,32 +29,13 @@ from .base import Pane, PaneCommand
 from .forget_detail import cases_title, counts_text, detail, due_cell, marked_text
 
 CELL_MAX = 2000  # a cell holds the whole line; the flexible column cuts it to the width
-AUDIT_KEYS = ("actor", "action", "target", "since", "until")
 
 
 def parse_audit_filter(text: str) -> dict:
-    """'actor:dana action:forg* target:memory:12 since:2026-01-01 canary' -> eng.audit.log kwargs:
-    a bare word searches reasons and summaries (`text`), `action:forg*` is a prefix. A token with
-    an unknown key is left out (unknown_audit_keys names it)."""
-    out: dict = {}
-    words: list[str] = []
-    for tok in text.split():
-        key, sep, val = tok.partition(":")
-        if sep and key in AUDIT_KEYS and val:
-            out[key] = parse_time(val) if key in ("since", "until") else val
-        elif sep and key.isalpha() and key not in AUDIT_KEYS:
-            continue  # an unknown key: warned about, not searched for
-        elif tok and not (sep and not val):
-            words.append(tok)
-    if words:
-        out["text"] = " ".join(words)
-    return out
-
-
-def unknown_audit_keys(text: str) -> list[str]:
-    """Keys in the filter that are not filters ("acter:dana" -> ["acter"])."""
-    keys = [t.partition(":")[0] for t in text.split() if ":" in t]
-    return [k for k in keys if k.isalpha() and k not in AUDIT_KEYS]
+    """'actor:dana action:forg* target:memory:12 since:2026-01-01 canary' -> eng.audit.log kwargs
+    (the one filter language, engine/filter_language): a bare word searches reasons and summaries
+    (`text`), `action:forg*` is a prefix; a bad token is a FilterError naming it."""
+    return parse_filter(text, "audit").kwargs()
 
 
 class ForgetAuditPane(Pane):
@@ -114,12 +96,14 @@ class ForgetAuditPane(Pane):
             id="forget-status",
             classes="hint",
         )
-        yield Input(
+        yield FilterInput(
+            "audit",
+            hint="#audit-warning",
             placeholder="audit filter: words in reason/summary · actor:NAME action:forg* "
             "target:memory:12 since:DATE",
             id="audit-filter",
         )
-        yield Static("", id="audit-warning", classes="hint -empty")
+        yield FilterHint(id="audit-warning", classes="hint")
         yield DataGrid(id="audit", flex_column="summary")
 
     def on_mount(self) -> None:
@@ -137,7 +121,7 @@ class ForgetAuditPane(Pane):
     def refresh_data(self) -> None:
         super().refresh_data()
         self.load_cases()
-        self.load_audit(self.query_one("#audit-filter", Input).value)
+        self.load_audit(self.query_one("#audit-filter", FilterInput).filter)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.cases")
     def load_cases(self) -> None:
@@ -189,25 +173,18 @@ class ForgetAuditPane(Pane):
         if self.preview is not None and self.preview.request.id != c.id:
             self._close_preview()  # another case: its detail, not the old preview
 
-    @on(Input.Submitted, "#audit-filter")
-    @on(Input.Changed, "#audit-filter")
-    def _audit_filter(self, event) -> None:
-        unknown = unknown_audit_keys(event.value)
-        warning = self.query_one("#audit-warning", Static)
-        warning.update(
-            f"unknown filter key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (ignored); "
-            f"keys: {', '.join(AUDIT_KEYS)}; other words search reasons and summaries"
-            if unknown
-            else ""
-        )
-        warning.set_class(not unknown, "-empty")
-        self.load_audit(event.value)
+    @on(FilterInput.Parsed, "#audit-filter")
+    def _audit_filter(self, event: FilterInput.Parsed) -> None:
+        self.load_audit(event.filter)  # a bad token: the hint names it, the rows stay as they were
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="forget.audit")
-    def load_audit(self, text: str) -> None:
-        self.deliver(self._show_audit, self.engine.audit.log(**parse_audit_filter(text), limit=500))
+    def load_audit(self, f: Filter) -> None:
+        self.deliver(self._show_audit, self.engine.audit.log(**f.kwargs(), limit=500))
 
     def _show_audit(self, entries) -> None:
+        self.query_one("#audit-filter", FilterInput).set_known(
+            actor={e.actor for e in entries}, action={e.action for e in entries}
+        )
         t = self.table("#audit")
         t.set_rows(
             (

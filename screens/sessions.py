@@ -14,42 +14,26 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input
 
+from console.app.widgets.filter_input import FilterHint, FilterInput
 from console.app.widgets.fmt import centred, one_line, when
 from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.app.widgets.table import DataGrid
-from engine.clock import parse_time
-from engine.errors import InvalidInput
+from engine.filter_language import Filter
+from engine.filter_language import parse_filter as parse_any
 from engine.types import Memory, MessageHit, Session, SessionDetail
 from engine.types import Message as SessionMessage
 
 from .base import Pane, PaneCommand, typed_id
 
-FILTER_KEYS = ("agent", "user", "source", "since", "until")
 CELL_MAX = 2000  # a cell holds the whole line; the flexible column cuts it to the width
 ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold yellow"}
 
 
 def parse_filter(text: str, strict: bool = True) -> dict:
-    """'agent:atlas since:2026-01-01 deploy' -> list_sessions keyword arguments. Not strict (while
-    the operator is still typing), a date that does not parse yet is ignored instead of raising."""
-    out: dict = {}
-    words = []
-    for tok in text.split():
-        key, sep, val = tok.partition(":")
-        if sep and key in FILTER_KEYS and val:
-            if key in ("since", "until"):
-                try:
-                    out[key] = parse_time(val)
-                except InvalidInput:
-                    if strict:
-                        raise
-            else:
-                out[key] = val
-        else:
-            words.append(tok)
-    if words:
-        out["text"] = " ".join(words)
-    return out
+    """'agent:atlas since:2026-01-01 deploy' -> list_sessions keyword arguments (the one filter
+    language, engine/filter_language). Not strict (while the operator is still typing), a last
+    token that does not parse yet is left out instead of raising."""
+    return parse_any(text, "sessions", partial=not strict).kwargs()
 
 
 class SessionsPane(Pane):
@@ -84,10 +68,13 @@ class SessionsPane(Pane):
     def compose(self) -> ComposeResult:
         with Horizontal():
             with Vertical(id="sessions-left"):
-                yield Input(
+                yield FilterInput(
+                    "sessions",
+                    hint="#filter-hint",
                     placeholder="filter: text agent:NAME user:NAME source:X since:DATE until:DATE",
                     id="filter",
                 )
+                yield FilterHint(id="filter-hint")
                 yield DataGrid(id="session-list", flex_column="title")
                 yield Input(placeholder="search messages (any language, e.g. 部署)…", id="message-search")
                 yield DataGrid(id="message-hits", flex_column="snippet", enter_selects=True)
@@ -115,24 +102,25 @@ class SessionsPane(Pane):
     # -- session list -------------------------------------------------------------------------------
     def refresh_data(self) -> None:
         super().refresh_data()
-        self.load_sessions(self.query_one("#filter", Input).value, strict=False)
+        self.load_sessions(self.query_one("#filter", FilterInput).filter)
         if self.detail is not None:
             self.open_session(self.detail.session.id, None)
 
-    @on(Input.Changed, "#filter")
-    def _filter_typed(self, event: Input.Changed) -> None:
-        self.load_sessions(event.value, strict=False)
-
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self, event: Input.Submitted) -> None:
-        self.load_sessions(event.value)
+    @on(FilterInput.Parsed, "#filter")
+    def _filtered(self, event: FilterInput.Parsed) -> None:
+        self.load_sessions(event.filter)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions.list")
-    def load_sessions(self, text: str, strict: bool = True) -> None:
-        sessions = self.engine.sessions.list(**parse_filter(text, strict))
+    def load_sessions(self, f: Filter) -> None:
+        sessions = self.engine.sessions.list(**f.kwargs())
         self.deliver(self._show_sessions, sessions)
 
     def _show_sessions(self, sessions: list[Session]) -> None:
+        self.query_one("#filter", FilterInput).set_known(
+            agent={s.agent for s in sessions if s.agent},
+            user={s.user for s in sessions if s.user},
+            source={s.source for s in sessions if s.source},
+        )
         t = self.table("#session-list")
         t.set_rows(
             (

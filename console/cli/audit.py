@@ -12,6 +12,7 @@ from engine.identity import parse_actor
 from engine.types import to_json
 
 from .common import emit, json_option, pass_ctx, table
+from .filter_option import filter_option, merged, parsed
 
 
 def register(cli: click.Group) -> None:
@@ -37,9 +38,10 @@ def register(cli: click.Group) -> None:
     is_flag=True,
     help="Key an unkeyed chain from an older version now (the next write does it anyway).",
 )
+@filter_option
 @json_option
 @pass_ctx
-def audit(ctx, target, actor, action, text, since, limit, verify, rekey, as_json):
+def audit(ctx, target, actor, action, text, since, limit, verify, rekey, filter_text, as_json):
     """Who changed what, when and why (newest first)."""
     with ctx.engine(embedder=None) as eng:
         if rekey:
@@ -51,7 +53,9 @@ def audit(ctx, target, actor, action, text, since, limit, verify, rekey, as_json
             if not chk.ok:
                 raise click.exceptions.Exit(1)
             return
-        rows = eng.audit.log(target=target, actor=actor, action=action, since=since, limit=limit, text=text)
+        f = parsed(filter_text, "audit", eng.clock.now())
+        given = {"target": target, "actor": actor, "action": action, "since": since, "text": text}
+        rows = eng.audit.log(**merged(given, f), limit=limit)
 
     def summary(s) -> str:
         return s if isinstance(s, str) else json.dumps(s, ensure_ascii=False, separators=(",", ":"))

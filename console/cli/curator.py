@@ -12,6 +12,7 @@ from engine.curator.risky import risk_of
 from engine.errors import InvalidInput
 
 from .common import ID, emit, fail, json_option, pass_ctx, table
+from .filter_option import filter_option, merged, parsed
 
 KINDS = click.Choice(["merge", "archive", "promote", "retire"])
 STATUSES = click.Choice(["pending", "approved", "rejected", "applied", "undone"])
@@ -75,16 +76,17 @@ def curate_run(ctx, dry_run, no_model, as_json):
 @click.option(
     "--stale", "only_stale", is_flag=True, help="Only pending proposals approval would refuse as stale."
 )
+@filter_option
 @json_option
 @pass_ctx
-def proposals(ctx, status, kind, agent, limit, only_stale, as_json):
+def proposals(ctx, status, kind, agent, limit, only_stale, filter_text, as_json):
     """The approval queue, newest first (the text column: the proposed text, or for archive and
     retire the member's own text). `--stale`: only the pending proposals whose members changed
     since they were proposed."""
     with ctx.engine(embedder=None) as eng:
-        rows = eng.curator.rows(
-            status="pending" if only_stale else status, kind=kind, agent=agent, limit=limit
-        )
+        f = parsed(filter_text, "curator", eng.clock.now())
+        given = {"status": "pending" if only_stale else status, "kind": kind, "agent": agent}
+        rows = eng.curator.rows(**merged(given, f), limit=limit)
         if only_stale:
             stale = eng.curator.stale([r.proposal.id for r in rows])
             rows = [r for r in rows if r.proposal.id in stale]

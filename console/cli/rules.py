@@ -8,6 +8,7 @@ import click
 from engine.clock import iso
 
 from .common import DAYS, ID, SCORE, emit, json_option, pass_ctx, table
+from .filter_option import filter_option, merged, parsed
 
 STATUS_CHOICE = click.Choice(["critical", "active", "dormant", "retired"])
 
@@ -50,20 +51,21 @@ def _rule_rows(rs) -> None:
     show_default=True,
 )
 @click.option("--limit", type=click.IntRange(1, 100000), default=500, show_default=True)
+@filter_option
 @json_option
 @pass_ctx
-def rules(ctx, status, agent, domain, source, query, order, limit, as_json):
+def rules(ctx, status, agent, domain, source, query, order, limit, filter_text, as_json):
     """List rules (highest score first), with filters."""
     with ctx.engine(embedder=None) as eng:
-        rs = eng.rules.list(
-            status=list(status) or None,
-            agent=agent,
-            domain=domain,
-            source=source,
-            query=query,
-            order=order,
-            limit=limit,
-        )
+        f = parsed(filter_text, "rules", eng.clock.now())
+        given = {
+            "status": list(status) or None,
+            "agent": agent,
+            "domain": domain,
+            "source": source,
+            "query": query,
+        }
+        rs = eng.rules.list(**merged(given, f), order=order, limit=limit)
     emit(rs, as_json, _rule_rows)
 
 

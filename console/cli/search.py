@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .common import ID, KIND_CHOICE, emit, json_option, pass_ctx, table
+from .filter_option import filter_option, merged, parsed
 
 TIER_CHOICE = click.Choice(["core", "active", "archived", "all"])
 
@@ -37,21 +38,22 @@ MODE_OPTION = click.option(
 @_filters
 @MODE_OPTION
 @click.option("--no-access", is_flag=True, help="Audit only: do not count the hits as accessed.")
+@filter_option
 @json_option
 @pass_ctx
-def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, as_json):
-    """Hybrid search with the score breakdown of every hit."""
+def search(ctx, query, k, tier, kind, category, agent, user, mode, no_access, filter_text, as_json):
+    """Hybrid search with the score breakdown of every hit (`--filter`: keys filter, words join
+    the query)."""
+    f = parsed(filter_text, "search", None)  # before the model loads: a bad filter fails at once
+    given = merged({"tier": tier, "kind": kind, "category": category, "agent": agent, "user": user}, f)
+    query = " ".join(q for q in (query, f.query) if q)
     with ctx.engine() as eng:
         if mode != "keyword":
             eng.wait_for_embedder()
         r = eng.search(
             query,
             k=k,
-            tier=tier,
-            kind=kind,
-            category=category,
-            agent=agent,
-            user=user,
+            **given,
             mode=mode,
             record_access=not no_access,
             door="" if no_access else "cli",  # a search that records access is a recall: logged

@@ -7,6 +7,7 @@ import click
 from engine.clock import iso
 
 from .common import emit, json_option, pass_ctx, table
+from .filter_option import filter_option, merged, parsed
 
 
 def register(cli: click.Group) -> None:
@@ -20,12 +21,15 @@ def register(cli: click.Group) -> None:
 @click.option("--source", default=None)
 @click.option("--text", default=None, help="Match title, id, agent or user.")
 @click.option("--limit", type=click.IntRange(1, 100000), default=200, show_default=True)
+@filter_option
 @json_option
 @pass_ctx
-def sessions(ctx, agent, user, source, text, limit, as_json):
+def sessions(ctx, agent, user, source, text, limit, filter_text, as_json):
     """List sessions, newest first."""
     with ctx.engine(embedder=None) as eng:
-        rows = eng.sessions.list(agent=agent, user=user, source=source, text=text, limit=limit)
+        f = parsed(filter_text, "sessions", eng.clock.now())
+        given = merged({"agent": agent, "user": user, "source": source, "text": text}, f)
+        rows = eng.sessions.list(**given, limit=limit)
     emit(
         rows,
         as_json,

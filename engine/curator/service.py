@@ -170,11 +170,17 @@ class Curator:
         kind: str | None = None,
         agent: str | None = None,
         limit: int = 1000,
+        text: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
     ) -> builtins.list[ProposalRow]:
         """The queue as a list shows it: each proposal with the text it is about (the member's
-        text for archive/retire) and its members' agents; `agent` keeps those with a member of it."""
-        props = self.queue.list(status, kind, limit if agent is None else 1_000_000)
-        out = curator_bulk.rows(self.ctx, props, agent)[: int(limit)]
+        text for archive/retire) and its members' agents; `agent` keeps those with a member of it,
+        `text` those whose text holds every word (any case), `since`/`until` bound created_at."""
+        narrowed = agent is not None or text or since is not None or until is not None
+        props = self.queue.list(status, kind, 1_000_000 if narrowed else limit)
+        out = curator_bulk.rows(self.ctx, props, agent)
+        out = [r for r in out if row_matches(r, text, since, until)][: int(limit)]
         # Stale is shown before acting (issue #25): the list marks what approval would refuse.
         stale = self.stale([r.proposal.id for r in out if r.proposal.status == "pending"])
         for r in out:
@@ -479,3 +485,12 @@ class Curator:
 
         self.ctx.store.write(write)
         return self.queue.proposals([r["id"]])[0]
+
+
+def row_matches(r: ProposalRow, text: str | None, since: float | None, until: float | None) -> bool:
+    """The filter language's words and time bounds on a queue row (issue #27)."""
+    at = r.proposal.created_at
+    if (since is not None and at < since) or (until is not None and at > until):
+        return False
+    hay = r.text.casefold()
+    return all(w in hay for w in (text or "").casefold().split())

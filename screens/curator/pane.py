@@ -14,6 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import ProgressBar, Select
 
+from console.app.widgets.filter_input import FilterHint, FilterInput
 from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.app.widgets.table import DataGrid
 from console.shared.text_safety import visible
@@ -50,7 +51,7 @@ from .text import word_diff as word_diff  # re-exported (tests)
 class CuratorPane(Pane):
     PANE_ID = "curator"
     TITLE = "Curator"
-    FILTER_SELECTOR = "#c-status"
+    FILTER_SELECTOR = "#curator-filter"
     MAIN_SELECTOR = "#proposals"
 
     BINDINGS = [
@@ -100,6 +101,13 @@ class CuratorPane(Pane):
                 classes="hint",
                 id="curator-keys",
             )
+        yield FilterInput(
+            "curator",
+            hint="#curator-filter-hint",
+            placeholder="filter proposals: words status: kind: agent: since:2026-01 until:  (/ focuses here)",
+            id="curator-filter",
+        )
+        yield FilterHint(id="curator-filter-hint")
         with Horizontal(id="curator-progress-row"):
             yield Static("", id="curator-progress-label")
             yield ProgressBar(total=None, show_eta=False, id="curator-progress")
@@ -122,7 +130,12 @@ class CuratorPane(Pane):
     # -- queue --------------------------------------------------------------------------------------
     def _filters(self) -> dict:
         st, kd = self.query_one("#c-status", Select), self.query_one("#c-kind", Select)
-        return dict(status=None if st.is_blank() else st.value, kind=None if kd.is_blank() else kd.value)
+        typed = self.query_one("#curator-filter", FilterInput).filter.kwargs()  # the one language (#27)
+        return {
+            "status": None if st.is_blank() else st.value,
+            "kind": None if kd.is_blank() else kd.value,
+            **typed,
+        }
 
     def refresh_data(self) -> None:
         super().refresh_data()
@@ -130,6 +143,7 @@ class CuratorPane(Pane):
         self.load_run()
 
     @on(Select.Changed)
+    @on(FilterInput.Parsed, "#curator-filter")
     def _filter_changed(self) -> None:
         self.load_queue(self._filters())
 
@@ -157,6 +171,7 @@ class CuratorPane(Pane):
         """The agent select offers the agents of the rows status and kind show; keep its choice."""
         sel = self.query_one("#c-agent", Select)
         agents = sorted({a for r in rows for a in r.agents if a})
+        self.query_one("#curator-filter", FilterInput).set_known(agent=agents)
         if agents != self.agents:
             self.agents = agents
             keep = None if sel.is_blank() else sel.value

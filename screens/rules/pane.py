@@ -12,10 +12,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Input, Select
+from textual.widgets import Select
 from textual_plotext import PlotextPlot
 
 from console.app.widgets import charts
+from console.app.widgets.filter_input import FilterHint, FilterInput
 from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.app.widgets.table import DataGrid
 from console.shared.text_safety import visible
@@ -73,10 +74,16 @@ class RulesPane(Pane):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="rules-filters"):
-            yield Input(placeholder="filter rules by text…  (/ focuses here)", id="rules-filter")
+            yield FilterInput(
+                "rules",
+                hint="#rules-filter-hint",
+                placeholder="filter rules: words status: domain: agent: pinned:  (/ focuses here)",
+                id="rules-filter",
+            )
             yield Select([(s, s) for s in RULE_STATUSES], prompt="any status", id="rf-status")
             yield Select([], prompt="any domain", id="rf-domain")
             yield Select([], prompt="any agent", id="rf-agent")
+        yield FilterHint(id="rules-filter-hint")
         yield Static("loading rules…", id="rules-status", classes="hint")
         with Horizontal(id="rules-main"):
             yield DataGrid(id="rules-table", flex_column="rule", flex_min=24)
@@ -100,12 +107,8 @@ class RulesPane(Pane):
             w = self.query_one(sel, Select)
             return None if w.is_blank() else w.value
 
-        return dict(
-            status=val("#rf-status"),
-            domain=val("#rf-domain"),
-            agent=val("#rf-agent"),
-            query=self.query_one("#rules-filter", Input).value.strip() or None,
-        )
+        typed = self.query_one("#rules-filter", FilterInput).filter.kwargs()  # the one language (#27)
+        return {"status": val("#rf-status"), "domain": val("#rf-domain"), "agent": val("#rf-agent"), **typed}
 
     def refresh_data(self) -> None:
         super().refresh_data()
@@ -113,7 +116,7 @@ class RulesPane(Pane):
         if self.query_one("#boot-panel").display:
             self.load_boot(self.filters()["agent"])
 
-    @on(Input.Changed, "#rules-filter")
+    @on(FilterInput.Parsed, "#rules-filter")
     @on(Select.Changed, "#rf-status, #rf-domain, #rf-agent")
     def _filters_changed(self) -> None:
         self.load(self.filters())
@@ -147,6 +150,7 @@ class RulesPane(Pane):
         if key == self._facets:
             return
         self._facets = key
+        self.query_one("#rules-filter", FilterInput).set_known(domain=facets.domains, agent=facets.agents)
         for sel, values in (("#rf-domain", facets.domains), ("#rf-agent", facets.agents)):
             w = self.query_one(sel, Select)
             keep = None if w.is_blank() else w.value

@@ -17,10 +17,12 @@ from textual.message import Message
 from textual.widgets import Input, Select
 
 from console.app.widgets.bars import breakdown_text
+from console.app.widgets.filter_input import FilterHint, FilterInput
 from console.app.widgets.fmt import CELL_MAX, one_line
 from console.app.widgets.header import badge
 from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.app.widgets.table import DataGrid
+from engine.filter_language import FilterError, parse_filter
 from engine.retrieval.fusion import weight_formula, weight_numbers
 from engine.types import CATEGORIES, KINDS, Explanation, Hit, SearchResult
 from screens.base import Pane, PaneCommand, typed_id
@@ -87,8 +89,14 @@ class SearchPane(HitEdits):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="search-bar"):
-            yield Input(placeholder="search memories (enter)…  / focuses here", id="query")
+            yield FilterInput(
+                "search",
+                hint="#query-hint",
+                placeholder="search memories (enter)…  agent: tier: kind: user: filter · / focuses here",
+                id="query",
+            )
             yield Static(badge("idle"), id="mode-badge")
+        yield FilterHint(id="query-hint")
         with Horizontal(id="search-filters"):
             yield Select(TIER_OPTIONS, value="default", allow_blank=False, id="f-tier")
             yield Select([(k, k) for k in KINDS], prompt="any kind", id="f-kind")
@@ -113,9 +121,20 @@ class SearchPane(HitEdits):
         t.add_columns(*COLUMNS)
         self.query_one("#hit-detail").border_title = "breakdown"
         self.embedder_changed(self.engine.embedder.state)
+        self.load_known()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.known")
+    def load_known(self) -> None:
+        """Agents for the filter's completion (agent:at -> agent:atlas)."""
+        agents = self.engine.rules.facets().boot_agents
+        self.deliver(lambda: self.query_one("#query", FilterInput).set_known(agent=agents))
 
     # -- the workflow: SearchSubmitted -> (worker) -> SearchFinished -----------------------------
     def filters(self) -> dict:
+        """The filter widgets, and over them the keys typed in the query (`agent:atlas deploy`)."""
+        return {**self.widget_filters(), **self.query_one("#query", FilterInput).filter.kwargs()}
+
+    def widget_filters(self) -> dict:
         def val(sel: str):
             w = self.query_one(sel, Select)
             return None if w.is_blank() or w.value == "default" else w.value
@@ -143,8 +162,13 @@ class SearchPane(HitEdits):
 
     @on(SearchSubmitted)
     def _run(self, event: SearchSubmitted) -> None:
+        try:  # the one filter language (#27): keys filter, the other words are the query
+            f = parse_filter(event.query, "search")
+        except FilterError as exc:
+            self.query_one("#search-status", Static).update(str(exc))
+            return
         self.query_one("#search-status", Static).update("searching…")
-        self.run_search(event.query, self.filters())
+        self.run_search(f.query, {**self.widget_filters(), **f.kwargs()})
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search.query")
     def run_search(self, query: str, filters: dict) -> None:
@@ -165,6 +189,9 @@ class SearchPane(HitEdits):
         self.searched_filters = event.filters
         self.writers = event.writers
         self.hits = {str(h.id): h for h in res.hits}
+        self.query_one("#query", FilterInput).set_known(
+            agent={h.agent for h in res.hits if h.agent}, user={h.user for h in res.hits if h.user}
+        )
         self.marked = [m for m in self.marked if str(m) in self.hits]
         rows = []
         for i, h in enumerate(res.hits, 1):
@@ -290,7 +317,8 @@ class SearchPane(HitEdits):
             return
         self.query_one("#why-result", Static).update("explaining…")
         if self.result is None:  # nothing searched yet: the query as typed, the filters as set
-            self.explain(self.query_one("#query", Input).value, event.value.strip(), None, self.filters())
+            words = self.query_one("#query", FilterInput).filter.query
+            self.explain(words, event.value.strip(), None, self.filters())
         else:  # the search the operator ran: its query, mode and filters
             res = self.result
             self.explain(res.query, event.value.strip(), res.mode, self.searched_filters)

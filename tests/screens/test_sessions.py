@@ -3,9 +3,11 @@ between messages and the memories derived from them."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input
 
 from console.app.widgets.table import DataGrid
+from engine.filter_language import FilterError
 from screens.sessions import parse_filter
 
 from .helpers import make_app, row, settle
@@ -15,7 +17,10 @@ def test_parse_filter():
     f = parse_filter("agent:atlas user:dana source:cli since:2025-12-29 migrate ci")
     assert f["agent"] == "atlas" and f["user"] == "dana" and f["source"] == "cli"
     assert f["text"] == "migrate ci" and f["since"] == 1766966400.0
-    assert parse_filter("nothing:here") == {"text": "nothing:here"}
+    # One language (#27): an unknown key is an error naming it; quoted, it is a word.
+    with pytest.raises(FilterError, match="unknown key 'nothing'.*column 1"):
+        parse_filter("nothing:here")
+    assert parse_filter('"nothing:here"') == {"text": "nothing:here"}
 
 
 async def test_list_filter_transcript_and_lineage(seeded):

@@ -311,8 +311,10 @@ async def test_audit_filter_bare_words_prefixes_and_unknown_keys(seeded):
         assert not warning.display
         app.query_one("#audit-filter", Input).value = "acter:tester canary"
         await settle(app, pilot)
-        assert warning.display and "unknown filter key acter" in str(warning.render())
-        assert audit.row_count >= 1  # the known part still filters
+        # One language (#27): the hint names the bad token, its column and the keys that work
+        assert warning.display and "unknown key 'acter'" in str(warning.render())
+        assert "did you mean actor:" in str(warning.render())
+        assert audit.row_count >= 1  # the rows stay as the last good filter left them
     assert [e.action for e in eng.audit.log(text="canary rollout")] == ["pin"]
     assert {e.action for e in eng.audit.log(action="arch*")} == {"archive"}
     assert eng.audit.log(text="100%_") == []

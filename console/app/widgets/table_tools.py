@@ -47,9 +47,9 @@ UP, DOWN = "▲", "▼"
 # Each action has its own key, so a pane's own binding of that key can win (check_action).
 TABLE_TOOL_BINDINGS = [
     Binding("s", "sort_next_s", "Sort by next column", show=False, id="table.sort"),
-    Binding("o", "sort_next_o", "Sort by next column", show=False, id="table.sort_alt"),
+    Binding("o", "sort_next_o", "Sort (where a pane uses s)", show=False, id="table.sort_alt"),
     Binding("S", "sort_reverse_S", "Reverse the sort", show=False, id="table.sort_reverse"),
-    Binding("O", "sort_reverse_O", "Reverse the sort", show=False, id="table.sort_reverse_alt"),
+    Binding("O", "sort_reverse_O", "Reverse (where a pane uses S)", show=False, id="table.sort_reverse_alt"),
     Binding("ctrl+e", "export_view", "Export this view (CSV/JSON)", show=False, id="table.export"),
 ]
 TOOL_KEYS = {"sort_next_s": "s", "sort_next_o": "o", "sort_reverse_S": "S", "sort_reverse_O": "O"}

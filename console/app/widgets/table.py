@@ -18,6 +18,7 @@ from console.shared.text_safety import visible
 
 from .rowview import RowView
 from .safe import safe_text
+from .table_tools import TABLE_TOOL_BINDINGS, TableTools
 
 FLEX_MIN = 12  # the flexible column never gets narrower than this
 
@@ -32,7 +33,7 @@ class PlainCell(Text):
         return super().__eq__(other)
 
 
-class DataGrid(DataTable):
+class DataGrid(TableTools, DataTable):
     """A row-cursor DataTable with j/k/g/G, y (cell) / Y (row) copy and the full-row view.
 
     `flex_column`: the label (or key) of the column that takes the terminal's free width (the
@@ -50,6 +51,7 @@ class DataGrid(DataTable):
         Binding("G", "scroll_bottom", "Bottom", show=False, id="table.bottom"),
         Binding("y", "copy_cell", "Copy cell", id="table.copy_cell"),
         Binding("Y", "copy_row", "Copy row", show=False, id="table.copy_row"),
+        *TABLE_TOOL_BINDINGS,  # s/S sort, ctrl+e export (table_tools.py)
     ]
 
     def __init__(
@@ -170,8 +172,10 @@ class DataGrid(DataTable):
                     continue
                 keys.append(k)
                 self.add_row(*cells, key=k)
+            self.remember_data_order(keys)
+            self.apply_sort(keep_cursor=False)  # the operator's sort outlives a refresh
             if keys:
-                idx = keys.index(old_key) if old_key in keys else min(max(old_row, 0), len(keys) - 1)
+                idx = self.get_row_index(old_key) if old_key in keys else min(max(old_row, 0), len(keys) - 1)
                 self.move_cursor(row=idx, animate=False, scroll=False)
         if not keys:
             return
@@ -185,6 +189,8 @@ class DataGrid(DataTable):
 
     # -- the full row -------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if not self.tool_allowed(action):  # a pane's own s / S / o / O wins
+            return False
         if action == "view_row_v":  # a pane that binds `v` itself keeps it
             return not any(
                 isinstance(b, Binding) and "v" in b.key.split(",")

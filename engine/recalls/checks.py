@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import json
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from engine.audit import log as audit
@@ -35,6 +36,9 @@ class Checks:
     def __init__(self, ctx: Context, retrieval: Retrieval) -> None:
         self.ctx = ctx
         self.retrieval = retrieval
+        # Outcomes a read-only engine computed (it cannot store them), valid at one data version.
+        self._kept: dict[int, tuple[float, bool, int | None, str]] = {}
+        self._kept_at: int | None = None
 
     # -- pinning -----------------------------------------------------------------------------------
     def add(
@@ -104,14 +108,29 @@ class Checks:
         return Check.of(r)
 
     def failing(self) -> builtins.list[Check]:
-        """The checks failing now (what is due runs first): the header's count and the list."""
-        self.run_due()
-        return [c for c in self.list() if c.last_ok is False]
+        """The checks failing now (what is due runs first): the header's count and the list. The
+        header asks on every live refresh, so a refresh where nothing is due and nothing fails costs
+        one small aggregate, and no check runs."""
+        due, failed = self.ctx.store.query(lambda c: c.recall_queries.check_counts())
+        if not due:
+            self._kept = {}  # nothing due: the stored outcomes are the latest
+            return [c for c in self.list() if c.last_ok is False] if failed else []
+        ran = {c.id: c for c in self.run_due().checks}
+        return [c for c in (ran.get(x.id, x) for x in self.list()) if c.last_ok is False]
 
     # -- running ---------------------------------------------------------------------------------------
     def run_due(self) -> CheckRun:
         due = [Check.of(r) for r in self.ctx.store.query(lambda c: c.recall_queries.checks(due_only=True))]
-        return self._run(due) if due else CheckRun([])
+        if not due:
+            return CheckRun([])
+        if self.ctx.store.readonly:
+            # A read-only store keeps no outcome, so its due flags never clear: without this, every
+            # live refresh of a standby's header ran every due check again. Its outcomes are kept in
+            # memory until the data moves (another process commits, the standby replays).
+            version = self.ctx.store.data_version()
+            if self._kept_at == version and all(c.id in self._kept for c in due):
+                return CheckRun([self._with_kept(c) for c in due])
+        return self._run(due)
 
     def run(self, ids: builtins.list[int] | None = None) -> CheckRun:
         """Run the checks `ids` (default: every one) now."""
@@ -119,16 +138,31 @@ class Checks:
         return self._run(checks)
 
     def _run(self, checks: builtins.list[Check]) -> CheckRun:
+        version = self.ctx.store.data_version() if self.ctx.store.readonly else None
         outcomes = [(c, *self._one(c)) for c in checks]
         now = self.ctx.clock.now()
+        if self.ctx.store.readonly:  # a standby runs them and keeps the outcome in memory only
+            if self._kept_at != version:
+                self._kept = {}
+            self._kept_at = version
+            self._kept.update({c.id: (now, ok, rank, why) for c, ok, rank, why in outcomes})
+            return CheckRun([self._with_kept(self.get(c.id)) for c in checks])
 
         def write(conn: Connection) -> None:
             for c, ok, rank, why in outcomes:
                 conn.retrieval_checks.record_run(c.id, now, ok, rank, why)
 
-        if outcomes and not self.ctx.store.readonly:  # a standby runs them and keeps no outcome
+        if outcomes:
             self.ctx.store.write(write)
         return CheckRun([self.get(c.id) for c in checks])
+
+    def _with_kept(self, c: Check) -> Check:
+        """`c` with the outcome this read-only engine last computed for it, if any."""
+        kept = self._kept.get(c.id)
+        if kept is None:
+            return c
+        at, ok, rank, why = kept
+        return replace(c, last_run_at=at, last_ok=ok, last_rank=rank, last_why=why)
 
     def request_of(self, c: Check) -> SearchRequest:
         return request_from(c.query, c.k, c.filters, c.mode)

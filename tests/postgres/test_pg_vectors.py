@@ -5,6 +5,7 @@ through the change feed (`vector_changes`, filled by triggers under the writers'
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from engine import FixedClock, HashEmbedder, open_engine
 from engine.retrieval.filters import Filters
@@ -26,13 +27,29 @@ def _unit(seed: int) -> bytes:
 def _fill(e, n=200, rare=3):
     texts = [f"note {i} about topic {i % 17} and thing {i % 5}" for i in range(n)]
     agents = ["rare" if i % (n // rare) == 0 else "common" for i in range(n)]
-    return [e.add_memory(t, agent=a, category=a, dedup=False) for t, a in zip(texts, agents, strict=True)]
+    # One batch (a transaction per 256), not one audited write per memory: 200 single writes took
+    # ~13 s of each test on the loaded CI machine; what these tests read is the vectors, the same.
+    items = [{"content": t, "agent": a, "category": a} for t, a in zip(texts, agents, strict=True)]
+    return e.add_memories(items, dedup=False)
 
 
-def test_knn_is_exact_below_the_threshold_and_hnsw_past_it(pg_db):
-    e = _open(pg_db)
+@pytest.fixture(scope="module")
+def filled(pg_server):
+    """(URL, ids) of one database holding _fill's 200 memories, shared by the tests that only read
+    it (each changes its own engine's vector-store settings, never the rows)."""
+    url = pg_server.fresh()
+    e = _open(url)
     try:
-        _fill(e)
+        ids = _fill(e)
+    finally:
+        e.close()
+    yield url, ids
+    pg_server.drop(url)
+
+
+def test_knn_is_exact_below_the_threshold_and_hnsw_past_it(filled):
+    e = _open(filled[0])
+    try:
         vs = e.store.vector_store
         q = _unit(1)
         with e.store.reading() as c:
@@ -60,10 +77,9 @@ def test_knn_is_exact_below_the_threshold_and_hnsw_past_it(pg_db):
         e.close()
 
 
-def test_a_filter_that_keeps_fewer_rows_than_the_threshold_is_scanned_exactly(pg_db):
-    e = _open(pg_db)
-    try:
-        _fill(e)  # 200 vectors, 4 of agent "rare"
+def test_a_filter_that_keeps_fewer_rows_than_the_threshold_is_scanned_exactly(filled):
+    e = _open(filled[0])
+    try:  # 200 vectors, 4 of agent "rare"
         direct(e.store).execute("ANALYZE memory_vectors")
         vs = e.store.vector_store
         vs.exact_below, vs._size = 50, (0.0, 0)
@@ -79,13 +95,13 @@ def test_a_filter_that_keeps_fewer_rows_than_the_threshold_is_scanned_exactly(pg
         e.close()
 
 
-def test_a_narrow_filter_still_gets_k_rows_from_hnsw(pg_db):
+def test_a_narrow_filter_still_gets_k_rows_from_hnsw(filled):
     """ef_search 4 and a filter 4 rows of 200 pass: without iterative scan the index would hand
     back 4 neighbours and the filter would keep almost none. (A category filter: no btree index on
     it, so the plan stays on HNSW.)"""
-    e = _open(pg_db)
+    e = _open(filled[0])
     try:
-        ids = _fill(e)
+        ids = filled[1]
         vs = e.store.vector_store
         vs.exact_below, vs.ef_search, vs._size = 0, 1, (0.0, 0)
         with e.store.reading() as c:

@@ -33,6 +33,10 @@ class RecallQueries(Gateway):
     def checks(self, due_only: bool = False) -> list[Any]:
         raise NotImplementedError
 
+    def check_counts(self) -> tuple[int, int]:
+        """(checks due, checks whose last run failed): the header's refresh asks this first."""
+        raise NotImplementedError
+
     def check(self, check_id: int) -> Any:
         raise NotImplementedError
 

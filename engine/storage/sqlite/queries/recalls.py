@@ -43,6 +43,13 @@ class SqliteRecallQueries(RecallQueries):
         where = " WHERE due = 1" if due_only else ""
         return self.conn.execute(f"SELECT * FROM retrieval_checks{where} ORDER BY id").fetchall()
 
+    def check_counts(self) -> tuple[int, int]:
+        row = self.conn.execute(
+            "SELECT coalesce(sum(CASE WHEN due = 1 THEN 1 ELSE 0 END), 0),"
+            " coalesce(sum(CASE WHEN last_ok = 0 THEN 1 ELSE 0 END), 0) FROM retrieval_checks"
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
     def check(self, check_id: int) -> Any:
         return self.conn.execute("SELECT * FROM retrieval_checks WHERE id = ?", (check_id,)).fetchone()
 

@@ -74,6 +74,21 @@ async def test_every_pane_family_sorts_with_its_keys(lifecycle):
         assert isinstance(app.screen, PromptModal)
         await pilot.press("escape")
         await settle(app, pilot)
+        # The sort survives a refresh (what every database change does), the cursor on its row.
+        rules.move_cursor(row=2)
+        chosen, order = rules.selected_key, _keys(rules)
+        app.pane("rules").refresh_data()
+        await settle(app, pilot)
+        assert _keys(rules) == order and rules.selected_key == chosen
+        # A click on the "score" header sorts by it ascending; a second click reverses.
+        x = rules.ordered_columns[0].get_render_width(rules) + 2
+        await pilot.click("#rules-table", offset=(x, 1))
+        await settle(app, pilot)
+        assert rules.sort_column == "score" and not rules.sort_reverse
+        assert _col(rules, "score") == _sorted(scores) and rules.selected_key == chosen
+        await pilot.click("#rules-table", offset=(x, 1))
+        await settle(app, pilot)
+        assert rules.sort_column == "score" and rules.sort_reverse
         # Flows (4): `s` and `S` both sort.
         flows = await _pane(app, pilot, "4", "flows-table")
         await _sort_twice(app, pilot, flows, "s")
@@ -128,33 +143,6 @@ async def test_every_pane_family_sorts_with_its_keys(lifecycle):
     assert app.errors == []
 
 
-async def test_sort_survives_a_refresh_and_keeps_the_cursor_row(lifecycle):
-    eng, _ids, _ = lifecycle
-    app = make_app(eng)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        rules = await _pane(app, pilot, "3", "rules-table")
-        rules.move_cursor(row=2)
-        chosen = rules.selected_key
-        await pilot.press("S")  # reverse, by the first column (id)
-        await settle(app, pilot)
-        assert rules.selected_key == chosen  # the cursor stayed on its row
-        order = _keys(rules)
-        assert [int(k) for k in order] == sorted((int(k) for k in order), reverse=True)
-        app.pane("rules").refresh_data()  # what every database change does
-        await settle(app, pilot)
-        assert _keys(rules) == order and rules.selected_key == chosen
-        # A click on the "score" header sorts by it; a second click reverses.
-        x = sum(c.get_render_width(rules) for c in rules.ordered_columns[:1]) + 2
-        await pilot.click("#rules-table", offset=(x, 1))
-        await settle(app, pilot)
-        assert rules.sort_column == "score" and not rules.sort_reverse
-        await pilot.click("#rules-table", offset=(x, 1))
-        await settle(app, pilot)
-        assert rules.sort_column == "score" and rules.sort_reverse
-    assert app.errors == []
-
-
 async def _export(app, pilot, path: str, fmt: str | None = None) -> None:
     await pilot.press("ctrl+e")
     await settle(app, pilot)
@@ -172,8 +160,10 @@ async def _export(app, pilot, path: str, fmt: str | None = None) -> None:
 
 async def test_export_the_audit_view_as_csv_and_json_with_a_trail(lifecycle, tmp_path, monkeypatch):
     """What the table shows, in its shown order; evidence named in the notice log; an existing
-    file replaced only after a confirmation; a bad path says why in one line and writes nothing."""
+    file replaced only after a confirmation; a bad path says why in one line and writes nothing;
+    stored escapes and formulas never reach the file raw."""
     eng, _ids, _ = lifecycle
+    eng.add_memory('=HYPERLINK("http://x") zebrafish \x1b]0;pwned\x07 notes', agent="atlas")
     monkeypatch.chdir(tmp_path)
     app = make_app(eng)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -216,28 +206,8 @@ async def test_export_the_audit_view_as_csv_and_json_with_a_trail(lifecycle, tmp
         await pilot.press("escape")
         await settle(app, pilot)
         assert not (tmp_path / "no-such-dir").exists()
-    assert app.errors == []
-
-
-async def _export_text(app, pilot, path: str) -> None:
-    """Type another path into the open dialog and submit it."""
-    inp = app.screen.query_one("#export-path", Input)
-    inp.value = path
-    inp.focus()
-    await settle(app, pilot)
-    await pilot.press("enter")
-    await settle(app, pilot)
-
-
-async def test_exported_text_carries_no_terminal_escape_or_formula(lifecycle, tmp_path, monkeypatch):
-    """A memory holding an OSC escape and a spreadsheet formula, exported from Search: the file
-    holds the escape spelled out and the formula neutralised."""
-    eng, _ids, _ = lifecycle
-    eng.add_memory('=HYPERLINK("http://x") zebrafish \x1b]0;pwned\x07 notes', agent="atlas")
-    monkeypatch.chdir(tmp_path)
-    app = make_app(eng)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
+        # Stored text with an OSC escape and a spreadsheet formula, exported from Search: the file
+        # holds the escape spelled out and the formula neutralised.
         await pilot.press("2")
         await settle(app, pilot)
         await pilot.press("slash")
@@ -254,3 +224,13 @@ async def test_exported_text_carries_no_terminal_escape_or_formula(lifecycle, tm
         content = next(csv.DictReader(raw.splitlines()))["content"]
         assert content.startswith("'=HYPERLINK")
     assert app.errors == []
+
+
+async def _export_text(app, pilot, path: str) -> None:
+    """Type another path into the open dialog and submit it."""
+    inp = app.screen.query_one("#export-path", Input)
+    inp.value = path
+    inp.focus()
+    await settle(app, pilot)
+    await pilot.press("enter")
+    await settle(app, pilot)

@@ -38,14 +38,18 @@ async def _pane(app, pilot, key: str, table_id: str) -> DataGrid:
     return table
 
 
+async def _key(pilot, *keys: str) -> None:
+    """A sort key: it acts at once (no worker), so one pause lets the screen catch up."""
+    await pilot.press(*keys)
+    await pilot.pause()
+
+
 async def _sort_twice(app, pilot, table: DataGrid, next_key: str) -> None:
     """`next_key` twice: by the first column, then the second (ascending)."""
-    await pilot.press(next_key)
-    await settle(app, pilot)
+    await _key(pilot, next_key)
     first = table.ordered_columns[0].label.plain
     assert table.sort_column == first and "sorted by" in str(table.border_subtitle)
-    await pilot.press(next_key)
-    await settle(app, pilot)
+    await _key(pilot, next_key)
     assert table.sort_column == table.ordered_columns[1].label.plain
 
 
@@ -58,22 +62,19 @@ async def test_every_pane_family_sorts_with_its_keys(lifecycle):
         await settle(app, pilot)
         # Rules (3): `s` is "set score", so `o` sorts and `S` reverses.
         rules = await _pane(app, pilot, "3", "rules-table")
-        await pilot.press("o")
-        await settle(app, pilot)
+        await _key(pilot, "o")
         assert rules.sort_column == "id"
         assert _col(rules, "id") == _sorted(_col(rules, "id"))
         await pilot.press("o")  # the next column: score, ascending
         await settle(app, pilot)
         scores = _col(rules, "score")
         assert scores == _sorted(scores) and scores != _sorted(scores, reverse=True)
-        await pilot.press("S")
-        await settle(app, pilot)
+        await _key(pilot, "S")
         assert rules.sort_reverse and _col(rules, "score") == _sorted(scores, reverse=True)
         await pilot.press("s")  # still the pane's own key
         await settle(app, pilot)
         assert isinstance(app.screen, PromptModal)
-        await pilot.press("escape")
-        await settle(app, pilot)
+        await _key(pilot, "escape")
         # The sort survives a refresh (what every database change does), the cursor on its row.
         rules.move_cursor(row=2)
         chosen, order = rules.selected_key, _keys(rules)
@@ -94,8 +95,7 @@ async def test_every_pane_family_sorts_with_its_keys(lifecycle):
         await _sort_twice(app, pilot, flows, "s")
         uses = _col(flows, "uses")
         assert [float(u) for u in uses] == sorted(float(u) for u in uses)
-        await pilot.press("S")
-        await settle(app, pilot)
+        await _key(pilot, "S")
         assert [float(u) for u in _col(flows, "uses")] == sorted((float(u) for u in uses), reverse=True)
         # Decay (6).
         decay = await _pane(app, pilot, "6", "decay-forecast")
@@ -111,21 +111,17 @@ async def test_every_pane_family_sorts_with_its_keys(lifecycle):
         actors = _col(audit, "actor")
         assert audit.sort_column == "actor" and actors == _sorted(actors)
         for _ in range(len(audit.ordered_columns) - 2):  # past the last column: the pane's order
-            await pilot.press("s")
-            await settle(app, pilot)
+            await _key(pilot, "s")
         assert audit.sort_column is None and _keys(audit) == loaded
         # Curator (5): `S` is "reject stale", so `O` reverses there; `s` sorts.
         proposals = await _pane(app, pilot, "5", "proposals")
-        await pilot.press("s")
-        await settle(app, pilot)
+        await _key(pilot, "s")
         assert proposals.sort_column == "✓"
-        await pilot.press("O")
-        await settle(app, pilot)
+        await _key(pilot, "O")
         assert proposals.sort_reverse
         # Sessions (1): `s` searches messages, `o` sorts.
         sessions = await _pane(app, pilot, "1", "session-list")
-        await pilot.press("o")
-        await settle(app, pilot)
+        await _key(pilot, "o")
         assert sessions.sort_column == "started"
         await pilot.press("s")
         await settle(app, pilot)
@@ -133,12 +129,10 @@ async def test_every_pane_family_sorts_with_its_keys(lifecycle):
         await pilot.press("escape")
         # Recalls (8) and Search (2, where `o` is the pane's): `s` sorts.
         recalls = await _pane(app, pilot, "8", "recall-list")
-        await pilot.press("s")
-        await settle(app, pilot)
+        await _key(pilot, "s")
         assert recalls.sort_column == "query"
         results = await _pane(app, pilot, "2", "results")
-        await pilot.press("s")
-        await settle(app, pilot)
+        await _key(pilot, "s")
         assert results.sort_column == "✓"
     assert app.errors == []
 

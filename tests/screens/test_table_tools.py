@@ -38,14 +38,18 @@ async def _pane(app, pilot, key: str, table_id: str) -> DataGrid:
     return table
 
 
+async def _key(pilot, *keys: str) -> None:
+    """A sort key: it acts at once (no worker), so one pause lets the screen catch up."""
+    await pilot.press(*keys)
+    await pilot.pause()
+
+
 async def _sort_twice(app, pilot, table: DataGrid, next_key: str) -> None:
     """`next_key` twice: by the first column, then the second (ascending)."""
-    await pilot.press(next_key)
-    await settle(app, pilot)
+    await _key(pilot, next_key)
     first = table.ordered_columns[0].label.plain
     assert table.sort_column == first and "sorted by" in str(table.border_subtitle)
-    await pilot.press(next_key)
-    await settle(app, pilot)
+    await _key(pilot, next_key)
     assert table.sort_column == table.ordered_columns[1].label.plain
 
 
@@ -58,29 +62,40 @@ async def test_every_pane_family_sorts_with_its_keys(lifecycle):
         await settle(app, pilot)
         # Rules (3): `s` is "set score", so `o` sorts and `S` reverses.
         rules = await _pane(app, pilot, "3", "rules-table")
-        await pilot.press("o")
-        await settle(app, pilot)
+        await _key(pilot, "o")
         assert rules.sort_column == "id"
         assert _col(rules, "id") == _sorted(_col(rules, "id"))
         await pilot.press("o")  # the next column: score, ascending
         await settle(app, pilot)
         scores = _col(rules, "score")
         assert scores == _sorted(scores) and scores != _sorted(scores, reverse=True)
-        await pilot.press("S")
-        await settle(app, pilot)
+        await _key(pilot, "S")
         assert rules.sort_reverse and _col(rules, "score") == _sorted(scores, reverse=True)
         await pilot.press("s")  # still the pane's own key
         await settle(app, pilot)
         assert isinstance(app.screen, PromptModal)
-        await pilot.press("escape")
+        await _key(pilot, "escape")
+        # The sort survives a refresh (what every database change does), the cursor on its row.
+        rules.move_cursor(row=2)
+        chosen, order = rules.selected_key, _keys(rules)
+        app.pane("rules").refresh_data()
         await settle(app, pilot)
+        assert _keys(rules) == order and rules.selected_key == chosen
+        # A click on the "score" header sorts by it ascending; a second click reverses.
+        x = rules.ordered_columns[0].get_render_width(rules) + 2
+        await pilot.click("#rules-table", offset=(x, 1))
+        await settle(app, pilot)
+        assert rules.sort_column == "score" and not rules.sort_reverse
+        assert _col(rules, "score") == _sorted(scores) and rules.selected_key == chosen
+        await pilot.click("#rules-table", offset=(x, 1))
+        await settle(app, pilot)
+        assert rules.sort_column == "score" and rules.sort_reverse
         # Flows (4): `s` and `S` both sort.
         flows = await _pane(app, pilot, "4", "flows-table")
         await _sort_twice(app, pilot, flows, "s")
         uses = _col(flows, "uses")
         assert [float(u) for u in uses] == sorted(float(u) for u in uses)
-        await pilot.press("S")
-        await settle(app, pilot)
+        await _key(pilot, "S")
         assert [float(u) for u in _col(flows, "uses")] == sorted((float(u) for u in uses), reverse=True)
         # Decay (6).
         decay = await _pane(app, pilot, "6", "decay-forecast")
@@ -96,21 +111,17 @@ async def test_every_pane_family_sorts_with_its_keys(lifecycle):
         actors = _col(audit, "actor")
         assert audit.sort_column == "actor" and actors == _sorted(actors)
         for _ in range(len(audit.ordered_columns) - 2):  # past the last column: the pane's order
-            await pilot.press("s")
-            await settle(app, pilot)
+            await _key(pilot, "s")
         assert audit.sort_column is None and _keys(audit) == loaded
         # Curator (5): `S` is "reject stale", so `O` reverses there; `s` sorts.
         proposals = await _pane(app, pilot, "5", "proposals")
-        await pilot.press("s")
-        await settle(app, pilot)
+        await _key(pilot, "s")
         assert proposals.sort_column == "✓"
-        await pilot.press("O")
-        await settle(app, pilot)
+        await _key(pilot, "O")
         assert proposals.sort_reverse
         # Sessions (1): `s` searches messages, `o` sorts.
         sessions = await _pane(app, pilot, "1", "session-list")
-        await pilot.press("o")
-        await settle(app, pilot)
+        await _key(pilot, "o")
         assert sessions.sort_column == "started"
         await pilot.press("s")
         await settle(app, pilot)
@@ -118,40 +129,11 @@ async def test_every_pane_family_sorts_with_its_keys(lifecycle):
         await pilot.press("escape")
         # Recalls (8) and Search (2, where `o` is the pane's): `s` sorts.
         recalls = await _pane(app, pilot, "8", "recall-list")
-        await pilot.press("s")
-        await settle(app, pilot)
+        await _key(pilot, "s")
         assert recalls.sort_column == "query"
         results = await _pane(app, pilot, "2", "results")
-        await pilot.press("s")
-        await settle(app, pilot)
+        await _key(pilot, "s")
         assert results.sort_column == "✓"
-    assert app.errors == []
-
-
-async def test_sort_survives_a_refresh_and_keeps_the_cursor_row(lifecycle):
-    eng, _ids, _ = lifecycle
-    app = make_app(eng)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        rules = await _pane(app, pilot, "3", "rules-table")
-        rules.move_cursor(row=2)
-        chosen = rules.selected_key
-        await pilot.press("S")  # reverse, by the first column (id)
-        await settle(app, pilot)
-        assert rules.selected_key == chosen  # the cursor stayed on its row
-        order = _keys(rules)
-        assert [int(k) for k in order] == sorted((int(k) for k in order), reverse=True)
-        app.pane("rules").refresh_data()  # what every database change does
-        await settle(app, pilot)
-        assert _keys(rules) == order and rules.selected_key == chosen
-        # A click on the "score" header sorts by it; a second click reverses.
-        x = sum(c.get_render_width(rules) for c in rules.ordered_columns[:1]) + 2
-        await pilot.click("#rules-table", offset=(x, 1))
-        await settle(app, pilot)
-        assert rules.sort_column == "score" and not rules.sort_reverse
-        await pilot.click("#rules-table", offset=(x, 1))
-        await settle(app, pilot)
-        assert rules.sort_column == "score" and rules.sort_reverse
     assert app.errors == []
 
 
@@ -172,8 +154,10 @@ async def _export(app, pilot, path: str, fmt: str | None = None) -> None:
 
 async def test_export_the_audit_view_as_csv_and_json_with_a_trail(lifecycle, tmp_path, monkeypatch):
     """What the table shows, in its shown order; evidence named in the notice log; an existing
-    file replaced only after a confirmation; a bad path says why in one line and writes nothing."""
+    file replaced only after a confirmation; a bad path says why in one line and writes nothing;
+    stored escapes and formulas never reach the file raw."""
     eng, _ids, _ = lifecycle
+    eng.add_memory('=HYPERLINK("http://x") zebrafish \x1b]0;pwned\x07 notes', agent="atlas")
     monkeypatch.chdir(tmp_path)
     app = make_app(eng)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -216,28 +200,8 @@ async def test_export_the_audit_view_as_csv_and_json_with_a_trail(lifecycle, tmp
         await pilot.press("escape")
         await settle(app, pilot)
         assert not (tmp_path / "no-such-dir").exists()
-    assert app.errors == []
-
-
-async def _export_text(app, pilot, path: str) -> None:
-    """Type another path into the open dialog and submit it."""
-    inp = app.screen.query_one("#export-path", Input)
-    inp.value = path
-    inp.focus()
-    await settle(app, pilot)
-    await pilot.press("enter")
-    await settle(app, pilot)
-
-
-async def test_exported_text_carries_no_terminal_escape_or_formula(lifecycle, tmp_path, monkeypatch):
-    """A memory holding an OSC escape and a spreadsheet formula, exported from Search: the file
-    holds the escape spelled out and the formula neutralised."""
-    eng, _ids, _ = lifecycle
-    eng.add_memory('=HYPERLINK("http://x") zebrafish \x1b]0;pwned\x07 notes', agent="atlas")
-    monkeypatch.chdir(tmp_path)
-    app = make_app(eng)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
+        # Stored text with an OSC escape and a spreadsheet formula, exported from Search: the file
+        # holds the escape spelled out and the formula neutralised.
         await pilot.press("2")
         await settle(app, pilot)
         await pilot.press("slash")
@@ -254,3 +218,13 @@ async def test_exported_text_carries_no_terminal_escape_or_formula(lifecycle, tm
         content = next(csv.DictReader(raw.splitlines()))["content"]
         assert content.startswith("'=HYPERLINK")
     assert app.errors == []
+
+
+async def _export_text(app, pilot, path: str) -> None:
+    """Type another path into the open dialog and submit it."""
+    inp = app.screen.query_one("#export-path", Input)
+    inp.value = path
+    inp.focus()
+    await settle(app, pilot)
+    await pilot.press("enter")
+    await settle(app, pilot)

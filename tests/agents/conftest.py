@@ -4,6 +4,8 @@ Subprocesses use the hash embedder (MEMCONSOLE_EMBEDDER=hash): fast, spelling no
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import socket
 import sqlite3
@@ -94,31 +96,44 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "memory.db"
 
 
-ROOT = Path(__file__).resolve().parents[2]
-HERMES_VENV = ROOT / ".venv" / "hermes-agent-0.19.0"
 HERMES_PINS = ["hermes-agent==0.19.0", "mcp>=2.3,<3"]
+
+
+def hermes_venv() -> Path:
+    """Where the hermes-agent venv lives: the user's cache, outside any clone, named for the pins
+    and the Python that builds it. Building it took ~4 min of a clean clone's `make test` (255 s at
+    load 15 here, the slowest item of the suite); a later clone or worktree on the machine reuses it,
+    as pip reuses its wheel cache."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    key = f"{' '.join(HERMES_PINS)} {sys.version} {sys.base_prefix}"
+    return base / "memconsole" / f"hermes-agent-0.19.0-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
 @pytest.fixture(scope="session")
 def hermes_python() -> Path:
     """Python of a separate venv holding hermes-agent 0.19.0 (its pins — rich 14, pydantic 2.13 —
-    would downgrade this venv's). Built once by the suite (a few minutes, from the package index),
-    then reused; MEMCONSOLE_HERMES_PYTHON points at another one. memconsole itself reaches it the
-    way it reaches a user's Hermes: through the folders `install-provider` records."""
+    would downgrade this venv's). Built once per machine by the suite (a few minutes, from the
+    package index) in the user's cache (`hermes_venv()`), then reused; MEMCONSOLE_HERMES_PYTHON
+    points at another one. memconsole itself reaches it the way it reaches a user's Hermes: through
+    the folders `install-provider` records."""
     given = os.environ.get("MEMCONSOLE_HERMES_PYTHON")
     if given:
         return Path(given)
-    py = HERMES_VENV / "bin" / "python"
-    stamp = HERMES_VENV / ".installed"
-    if not stamp.exists():
-        try:
-            if not py.exists():
-                subprocess.run([sys.executable, "-m", "venv", str(HERMES_VENV)], check=True, timeout=300)
-            subprocess.run([str(py), "-m", "pip", "install", "-q", *HERMES_PINS], check=True, timeout=1500,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
-        except (subprocess.SubprocessError, OSError) as exc:
-            pytest.skip(f"cannot build the hermes-agent venv ({exc})")
-        stamp.write_text(" ".join(HERMES_PINS) + "\n")
+    venv = hermes_venv()
+    py = venv / "bin" / "python"
+    stamp = venv / ".installed"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two runs at once on the machine: one builds, one waits
+        if not stamp.exists():
+            try:
+                if not py.exists():
+                    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+                subprocess.run([str(py), "-m", "pip", "install", "-q", *HERMES_PINS], check=True,
+                               timeout=1500, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+            except (subprocess.SubprocessError, OSError) as exc:
+                pytest.skip(f"cannot build the hermes-agent venv ({exc})")
+            stamp.write_text(" ".join(HERMES_PINS) + "\n")
     return py
 
 

@@ -12,7 +12,9 @@ import pytest
 from tests.stress.harness import Acks, check_database, kill_at_random
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+# One seed here (two kills, the second on the recovered file): seeds 2 and 3 cost ~7 s each on the
+# loaded CI machine and proved nothing the 60 kills of tests/stress/test_crash_stress.py do not.
+@pytest.mark.parametrize("seed", [1])
 def test_kill_9_loses_no_acknowledged_write(tmp_path, seed):
     db = tmp_path / "crash.db"
     acks = Acks()

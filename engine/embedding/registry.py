@@ -93,5 +93,5 @@ def model(model_id: str) -> ModelSpec:
     spec = known(str(model_id).strip())
     if spec is None or (spec.test_only and not test_models_enabled()):
         names = ", ".join(m.id for m in models())
-        raise InvalidInput(f"unknown embedding model {cut(str(model_id))!r} (known: {names})")
+        raise InvalidInput(f"unknown embedding model {cut(str(model_id))} (known: {names})")
     return spec

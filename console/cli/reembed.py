@@ -95,9 +95,9 @@ def reembed(ctx, model_id, listing, status, cancel, batch, as_json):
         finally:
             if bar is not None:
                 bar[1]()
-        if job.error is not None:  # type: ignore[attr-defined]
-            fail(str(job.error), 1)  # type: ignore[attr-defined]
-        st = job.result  # type: ignore[attr-defined]
+        if getattr(job, "error", None) is not None:
+            fail(str(job.error), 1)
+        st = job.result
         if as_json:
             return emit(st.as_dict(), True)
         if st.state == "switched":

@@ -162,7 +162,11 @@ class Reembed:
             if not rows:
                 break
             vecs = emb.embed([text for _, text in rows])
-            staged += store.write(lambda c, rows=rows, vecs=vecs: self._stage(c, spec.id, rows, vecs))
+
+            def stage(c: Connection, rows: list[tuple[int, str]] = rows, vecs: np.ndarray = vecs) -> int:
+                return self._stage(c, spec.id, rows, vecs)
+
+            staged += store.write(stage)
             if progress:
                 progress(staged, max(total, staged))
         switched = store.write(lambda c: self._switch(c, spec, emb))

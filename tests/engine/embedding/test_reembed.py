@@ -83,6 +83,9 @@ def test_interrupted_reembed_resumes_and_switches(heng, db_path, clock):
         assert [h.id for h in hits] != [] and _sims(other) != before
         acts = [r.action for r in other.audit.log(action="reembed*")]
         assert acts.count("reembed-start") == 1 and acts.count("reembed-switch") == 1
+        report = other.health.doctor()  # the vectors' width is the new model's, not a fixed 384
+        assert report.ok, [(c.name, c.detail) for c in report.problems]
+        assert other.audit.verify().ok
     # the first engine follows the store's switch on its next search
     heng.vectors.tag_ttl = 0
     res = heng.search("piano repair room 3", k=5)

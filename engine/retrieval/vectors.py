@@ -118,7 +118,12 @@ class VectorIndex:
 
     # -- writes (inside the caller's transaction) ---------------------------------------------
     def put(self, conn: Connection, memory_id: int, vec: np.ndarray, row: Any) -> None:
-        """Store the memory's vector (filter fields from its `row`) and mark it embedded."""
+        """Store the memory's vector (filter fields from its `row`) and mark it embedded. A vector
+        of another width than the store's model (this process had not yet seen a reembed's switch)
+        is not stored: the memory stays unembedded and the backfill embeds it with the new model."""
+        if len(vec) != self.tag().dim:
+            conn.memories.set_embedded(memory_id, False)
+            return
         self.backend.put(
             conn, memory_id, blob(vec), row["tier"], row["kind"], row["category"], row["agent"] or "",
             row["user"] or "",

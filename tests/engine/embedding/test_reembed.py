@@ -131,3 +131,39 @@ def test_test_models_hidden_unless_enabled(monkeypatch):
     assert [m.id for m in registry.models()] == ["all-MiniLM-L6-v2"]
     with pytest.raises(InvalidInput):
         registry.model("test-hash-256")
+
+
+@pytest.mark.sqlite_only("the OS user owning the file is what makes a viewer on SQLite")
+def test_reembed_needs_admin(tmp_path, backend):
+    import os
+
+    from engine.errors import Refused
+
+    if os.getuid() != 0:
+        pytest.skip("needs root to hand the database to another OS user")
+    db = tmp_path / "m.db"
+    with open_engine(db, embedder="hash") as e:
+        e.add_memory("deploys need a change ticket")
+    for p in tmp_path.iterdir():
+        if p.name.startswith("m.db"):
+            os.chown(p, 65534, 65534)
+    with open_engine(db, embedder="hash", label="mallory") as e:
+        assert e.embedding.status().model == "all-MiniLM-L6-v2"  # reading is allowed
+        for call in (lambda: e.embedding.run("test-hash-256"), lambda: e.embedding.start("test-hash-256"),
+                     e.embedding.cancel):  # fmt: skip
+            with pytest.raises(Refused, match="admin"):
+                call()
+        assert e.embedding.status().target is None
+
+
+def test_a_stale_process_never_writes_a_vector_of_the_old_width(heng, db_path, clock):
+    heng.vectors.tag_ttl = 3600  # this process looked at the tag just now, before the switch
+    heng.vectors.tag(fresh=True)
+    with open_engine(db_path, embedder="hash", clock=clock, load="now") as other:
+        other.embedding.run("test-hash-256", batch=64)
+    heng.vectors.tag_ttl = 0  # its next write looks again (within a second, as tag_ttl is)
+    mid = heng.add_memory("written by a process still holding the old model")
+    assert heng.vectors.vector_of(mid) is None  # no 384-wide vector in a 256-wide store
+    heng.wait_for_embedder(10)
+    assert heng.embedder.get().dim == 256 and heng.memories.backfill_vectors() >= 1
+    assert heng.vectors.vector_of(mid).shape == (256,)

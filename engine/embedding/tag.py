@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 MODEL, DIM = "vector_model", "vector_dim"
 NEXT_MODEL, NEXT_DIM, NEXT_SINCE, NEXT_BY = "reembed_model", "reembed_dim", "reembed_since", "reembed_by"
+KEYS = (MODEL, DIM, NEXT_MODEL, NEXT_DIM, NEXT_SINCE, NEXT_BY)  # a store's own: never exported
 
 
 @dataclass(frozen=True)

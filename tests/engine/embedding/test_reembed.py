@@ -167,3 +167,29 @@ def test_a_stale_process_never_writes_a_vector_of_the_old_width(heng, db_path, c
     heng.wait_for_embedder(10)
     assert heng.embedder.get().dim == 256 and heng.memories.backfill_vectors() >= 1
     assert heng.vectors.vector_of(mid).shape == (256,)
+
+
+@pytest.mark.sqlite_only("the export format is the same from both backends")
+def test_an_export_carries_its_model_and_an_import_keeps_only_same_model_vectors(heng, tmp_path, clock):
+    heng.embedding.run("test-hash-256", batch=64)
+    out = tmp_path / "dump.jsonl"
+    heng.importers.export_jsonl(str(out))
+    with open_engine(
+        tmp_path / "same.db", embedder="hash", clock=clock, load="now", auto_backfill=False
+    ) as e:
+        from engine.embedding import tag as model_tag
+
+        def same_model(c):  # an empty store of the same model (its vector table 256 wide), unaudited
+            e.vectors.backend.switch(c, 256)
+            model_tag.put(c, "test-hash-256", 256)
+
+        e.store.write(same_model)
+        e.vectors.tag(fresh=True)
+        e.importers.jsonl(str(out))
+        assert e.memories.pending_vectors() == 0 and e.vectors.vector_of(1).shape == (256,)
+    with open_engine(
+        tmp_path / "other.db", embedder="hash", clock=clock, load="now", auto_backfill=False
+    ) as e:
+        e.importers.jsonl(str(out))  # a MiniLM store: the 256-wide vectors are not taken
+        assert e.memories.pending_vectors() == len(FACTS) and e.vectors.vector_of(1) is None
+        assert e.memories.backfill_vectors() == len(FACTS) and e.vectors.vector_of(1).shape == (384,)

@@ -9,11 +9,14 @@ import os
 import re
 import threading
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
 from engine.errors import EmbedderUnavailable, cut
+
+if TYPE_CHECKING:
+    from engine.embedding.tag import ModelTag
 
 # No hub access at run time, ever: the model ships inside a package.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -87,10 +90,9 @@ class HashEmbedder:
     """Deterministic bag of hashed words and character trigrams. Fast tests only: it knows
     spelling, not meaning."""
 
-    name = "hash-384"
-
-    def __init__(self, dim: int = 384) -> None:
+    def __init__(self, dim: int = 384, name: str | None = None) -> None:
         self.dim = dim
+        self.name = name or f"hash-{dim}"
 
     def _vec(self, text: str) -> np.ndarray:
         v = np.zeros(self.dim, dtype=np.float32)
@@ -136,11 +138,22 @@ class EmbedderHandle:
     in numpy (engine/embed_numpy.py: no torch, ready in ~0.1 s, same vectors to cosine >= 0.9999),
     falling back to sentence-transformers if that cannot load the model folder; "numpy" the numpy
     MiniLM only; "minilm" sentence-transformers on torch (the reference); "hash" the test embedder.
+
+    Which model: the one the store's vectors are tagged with (`tag()`, engine/embedding/tag.py),
+    its weights checked against the registry's checksums (engine/embedding/load.py); "hash" takes
+    only the tag's width (tests). When the store switches models (a finished reembed), `follow`
+    loads the new one; until it is ready search runs keyword-only and says so.
     """
 
-    def __init__(self, spec: Embedder | str | None, model_path: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: Embedder | str | None,
+        model_path: str | None = None,
+        tag: Callable[[], ModelTag] | None = None,
+    ) -> None:
         self._spec = spec
         self._model_path = model_path
+        self._tag = tag
         self._embedder: Embedder | None = None
         self._error: str | None = None
         self._ready = threading.Event()
@@ -197,14 +210,39 @@ class EmbedderHandle:
         if t is not None and t is not threading.current_thread():
             t.join(timeout)
 
+    def follow(self, tag: ModelTag) -> bool:
+        """Whether the loaded embedder makes vectors of the store's model `tag`; if not, start
+        loading that one (a given Embedder object cannot be swapped: it fails, saying why)."""
+        emb = self._embedder
+        if emb is None or self._matches(emb, tag):
+            return emb is not None
+        with self._lock:
+            if self._embedder is not emb:
+                return False
+            if not isinstance(self._spec, str):
+                self._embedder = None
+                self._error = (
+                    f"the loaded model {emb.name} ({emb.dim}) is not the store's {tag.model} ({tag.dim})"
+                )
+                self.state = "failed"
+                return False
+            self._embedder, self._error, self._started, self.state = None, None, False, "idle"
+            self._ready.clear()
+        self.start()
+        return False
+
+    def _matches(self, emb: Embedder, tag: ModelTag) -> bool:
+        if self._spec == "hash":  # the test stand-in: only the width must agree
+            return emb.dim == tag.dim
+        return emb.dim == tag.dim and (emb.name == tag.model or not isinstance(self._spec, str))
+
     def _load(self) -> None:
         try:
+            tag = self._tag() if self._tag is not None else None
             if self._spec == "hash":
-                emb: Embedder = HashEmbedder()
-            elif self._spec == "minilm":
-                emb = shared_minilm(self._model_path)
+                emb: Embedder = HashEmbedder(tag.dim if tag else 384)
             else:
-                emb = self._load_numpy()
+                emb = self._load_model(tag)
             self._embedder = emb
             self.state = "ready"
         except Exception as exc:  # any failure to load leaves the engine keyword-only
@@ -217,15 +255,17 @@ class EmbedderHandle:
             with contextlib.suppress(Exception):  # a failing callback must not fail the load
                 fn()
 
-    def _load_numpy(self) -> Embedder:
-        from engine.embed_numpy import shared_numpy_minilm
+    def _load_model(self, tag: ModelTag | None) -> Embedder:
+        """The registered model the store is tagged with (the default model without a store)."""
+        from engine.embedding import registry
+        from engine.embedding.load import load
 
-        try:
-            return shared_numpy_minilm(self._model_path)
-        except (EmbedderUnavailable, ImportError):
-            if self._spec != "default":
-                raise
-            return shared_minilm(self._model_path)
+        spec = registry.known(tag.model) if tag else registry.DEFAULT_MODEL
+        if spec is None:
+            raise EmbedderUnavailable(f"the store's vectors were made by {cut(tag.model if tag else '')}, "
+                                      "a model this memconsole does not know")  # fmt: skip
+        how = self._spec if self._spec in ("numpy", "minilm") else "default"
+        return load(spec, self._model_path, how)  # type: ignore[arg-type]
 
     def wait(self, timeout: float | None = None) -> bool:
         self.start()

@@ -20,6 +20,7 @@ from engine.clock import Clock, SystemClock
 from engine.config import Settings, load_settings
 from engine.context import Context
 from engine.embed import Embedder, EmbedderHandle
+from engine.embedding.tag import stamp_model_tag
 from engine.identity import (
     Identity,
     checked_label,
@@ -45,6 +46,7 @@ from engine.types import Counts, Explanation, SearchResult
 
 if TYPE_CHECKING:
     from engine.curator.service import Curator
+    from engine.embedding.reembed import Reembed
     from engine.forget.service import Forget
     from engine.health.doctor import Health
     from engine.importers.service import Importers
@@ -93,11 +95,14 @@ class MemoryEngine:
             clock=clock or SystemClock(),
             settings=settings,
             default_identity=os_identity(),
-            embedder=EmbedderHandle(embedder, settings.model_path),
+            embedder=EmbedderHandle(
+                embedder, settings.model_path, tag=lambda: self.ctx.vectors.tag(fresh=True)
+            ),
             vectors=VectorIndex(store, settings.search.bits_from, settings.search.bits_rescore),
             path=store.path if db is None else db,
         )
         self._closed = threading.Event()
+        stamp_model_tag(store)  # issue #26: a store from before model tags says which model it holds
         # -- who is calling (engine/identity.py) and what they may do (engine/roles.py) --
         self.operators = Operators(self.ctx, operator_directory(store))
         self.operators.is_read_only = lambda: self.read_only
@@ -167,6 +172,12 @@ class MemoryEngine:
         from engine.recalls.checks import Checks
 
         return self._guarded(Checks(self.ctx, self.retrieval), "checks")
+
+    @cached_property
+    def embedding(self) -> Reembed:
+        from engine.embedding.reembed import Reembed
+
+        return self._guarded(Reembed(self.ctx, self._closed), "embedding")
 
     @cached_property
     def health(self) -> Health:

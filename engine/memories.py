@@ -131,6 +131,9 @@ class MemoriesService:
         now = ctx.clock.now()
         thr = ctx.settings.search.dedup_threshold
         vectors = ctx.vectors
+        if vecs is not None and vecs.shape[1] != vectors.tag().dim:  # the store switched models
+            vectors.follow_model(ctx.embedder)  # (a reembed elsewhere): written without a vector,
+            vecs = None  # embedded by the next backfill with the store's model (issue #26)
         if dedup and vecs is not None:  # big batches check duplicates in memory, all at once
             vectors.prepare_batch(len(norm), ctx.settings.search.dedup_matrix_from)
 

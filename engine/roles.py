@@ -163,6 +163,9 @@ POLICY: dict[str, Need] = {
     "recalls.prune": _ADM,
     **{f"checks.{m}": _V for m in ("failing", "get", "list", "request_of", "run", "run_due")},
     **{f"checks.{m}": _C for m in ("add", "add_from_recall", "remove")},
+    # embedding models (engine/embedding/reembed.py): re-embedding a store is the admin's
+    **{f"embedding.{m}": _V for m in ("models", "status")},
+    **{f"embedding.{m}": _ADM for m in ("start", "run", "run_in_background", "cancel")},
     # operators (engine/operators.py)
     **{f"operators.{m}": _V for m in ("whoami", "list", "check", "roles", "roles_with_why")},
     **{f"operators.{m}": _ADM for m in ("grant", "revoke")},

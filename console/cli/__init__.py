@@ -37,6 +37,7 @@ VERB_MODULES = [
     "console.cli.checks",
     "console.cli.operators",
     "console.cli.serve",
+    "console.cli.reembed",
 ]
 
 

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from engine import tempfiles
 from engine.audit import log as audit
+from engine.embedding import tag as model_tag
+from engine.embedding.tag import ModelTag
 from engine.errors import EngineError, ImportFailed, InvalidInput, cut
 from engine.importers import validate
 from engine.importers.common import ExportSummary, ImportSummary, Progress, tick
@@ -87,8 +89,9 @@ def _dec(v):
 def only(table: str) -> tuple[str, ...]:
     """The keys of the rows of `table` left out: the file's own identity (meta
     app/generation/database_id) is no record to move: the header carries the exporting database's
-    id, and the restoring database keeps its own."""
-    return IDENTITY_META if table == "meta" else ()
+    id, and the restoring database keeps its own. Nor is the model tag (the header names the
+    exporting store's model; the restoring store keeps its own, engine/embedding/tag.py)."""
+    return (*IDENTITY_META, *model_tag.KEYS) if table == "meta" else ()
 
 
 def _dumps(rec: dict) -> str:
@@ -110,6 +113,9 @@ def export_records(imp: Importers, *, vectors: bool = True) -> Iterator[dict[str
             "records": counts,
             "vectors": bool(vectors),
             "database_id": database_id(conn),
+            # which model made the vectors (issue #26): an import into a store of another model
+            # drops them (those memories are embedded again there)
+            "vector_model": model_tag.read(conn).model,
         }
         for t, cols, _ in tabs:
             rtype = TYPE_OF.get(t, t)
@@ -242,6 +248,7 @@ def read_file(
     dump: TableDump,
     *,
     avoid: Collection[tuple[int, int]] = frozenset(),
+    store_model: ModelTag | None = None,
 ) -> tuple[dict, list[tuple[int, str, dict, bytes | None]]]:
     """Validate the whole file before anything is written: (header, [(line, table, row, vector)]).
     Every row is held to its table's schema (validate.check_row): a malformed row stored now
@@ -282,7 +289,11 @@ def read_file(
             if vec is not None:
                 if table != "memories":
                     raise InvalidInput("a vector must belong to a memory")
-                vec = validate.vector(vec, dump.embed_dim)
+                tag = store_model or model_tag.LEGACY
+                if header.get("vector_model", model_tag.LEGACY.model) != tag.model:
+                    vec = None  # another model's vector: embedded again by this store's model
+                else:
+                    vec = validate.vector(vec, tag.dim)
             row = {c: _dec(v) for c, v in row.items()}
             validate.check_row(table, row, declared.get(table, {}))
         except InvalidInput as exc:
@@ -304,7 +315,9 @@ def import_file(
         live = {t: (cols, pk) for t, cols, pk in tables(dump, conn)}
         vlog = dump.has_table(conn, "vector_changes")
         here = database_id(conn)
-    header, records = read_file(path, live, dump, avoid=imp.own_files())
+    header, records = read_file(
+        path, live, dump, avoid=imp.own_files(), store_model=ctx.vectors.tag(fresh=True)
+    )
     same_db = here is not None and export_database_id(header, records) == here
     step = tick(progress, len(records))
 

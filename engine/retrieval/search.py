@@ -76,6 +76,7 @@ class Retrieval:
         embedder, settings = ctx.embedder, ctx.settings.search
         q = clean(request.query)
         message = None
+        ctx.vectors.follow_model(embedder)  # a store switched to another model (engine/embedding)
         ran = mode or ("hybrid" if embedder.ready else "keyword")
         if mode is None and not embedder.ready:
             message = "keyword-only: the embedding model is " + (

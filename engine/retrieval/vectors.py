@@ -13,10 +13,12 @@ exact answers from one numpy product, kept in sync with every process's writes t
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.embedding import tag as model_tag
 from engine.paths import is_server
 from engine.retrieval.filters import Filters
 from engine.retrieval.keyword_matrix import give_back_memory
@@ -24,6 +26,8 @@ from engine.retrieval.loading import Loader
 from engine.retrieval.vector_matrix import VectorMatrix, ordered
 
 if TYPE_CHECKING:
+    from engine.embed import EmbedderHandle
+    from engine.embedding.tag import ModelTag
     from engine.storage.indexes import VectorStore
     from engine.storage.port import Connection, Storage
 
@@ -39,6 +43,29 @@ class VectorIndex:
         self.searches = 0
         self.bits_from, self.rescore = bits_from, rescore  # SearchSettings.bits_from / bits_rescore
         self.loader = Loader("vector-matrix-load", self._load, lambda: self.matrix is not None)
+        self._tag: tuple[float, ModelTag] | None = None
+        self.tag_ttl = 1.0  # seconds a read of the store's model tag is trusted (another process may switch)
+
+    # -- which model the vectors are (engine/embedding/tag.py) ------------------------------------------
+    def tag(self, fresh: bool = False) -> ModelTag:
+        """The store's model tag, read at most once per `tag_ttl` (a meta read: ~0.05 ms on SQLite)."""
+        got = self._tag
+        if fresh or got is None or time.monotonic() - got[0] > self.tag_ttl:
+            got = (time.monotonic(), self.store.query(model_tag.read))
+            self._tag = got
+        return got[1]
+
+    def follow_model(self, embedder: EmbedderHandle) -> None:
+        """Before a vector search: if the store switched models (a reembed finished, here or in
+        another process), drop a matrix of the old vectors and have the embedder load the new
+        model (search is keyword-only, saying so, until it is ready)."""
+        if not embedder.ready:
+            return
+        t = self.tag()
+        m = self.matrix
+        if m is not None and m.dim != t.dim:
+            self.matrix = None
+        embedder.follow(t)
 
     @property
     def backend(self) -> VectorStore:
@@ -56,7 +83,7 @@ class VectorIndex:
         # A file closed and removed meanwhile: nothing to load (a server has no file here).
         if not is_server(self.store.path) and not self.store.path.exists():
             return
-        m = VectorMatrix(self.backend, self.store.feed, bulk=self.store.curator)
+        m = VectorMatrix(self.backend, self.store.feed, dim=self.tag(fresh=True).dim, bulk=self.store.curator)
         with self.backend.reader(self.store.path) as conn:
             m.sync(conn)
         self._sync(m)  # whatever was written while it loaded
@@ -91,7 +118,12 @@ class VectorIndex:
 
     # -- writes (inside the caller's transaction) ---------------------------------------------
     def put(self, conn: Connection, memory_id: int, vec: np.ndarray, row: Any) -> None:
-        """Store the memory's vector (filter fields from its `row`) and mark it embedded."""
+        """Store the memory's vector (filter fields from its `row`) and mark it embedded. A vector
+        of another width than the store's model (this process had not yet seen a reembed's switch)
+        is not stored: the memory stays unembedded and the backfill embeds it with the new model."""
+        if len(vec) != self.tag().dim:
+            conn.memories.set_embedded(memory_id, False)
+            return
         self.backend.put(
             conn, memory_id, blob(vec), row["tier"], row["kind"], row["category"], row["agent"] or "",
             row["user"] or "",

@@ -41,7 +41,11 @@ class VectorGaps:
 class HealthChecks(Protocol):
     # A damaged file raises one of these from any read: doctor turns it into a finding.
     errors: tuple[type[BaseException], ...]
-    dimensions: int  # floats per stored vector
+
+    @property
+    def dimensions(self) -> int:
+        """Floats per stored vector: the store's model's (engine/embedding/tag.py)."""
+        ...
 
     def integrity(self, conn: Connection) -> list[str]:
         """The database's own integrity check: its problems (empty when sound)."""

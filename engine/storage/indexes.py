@@ -197,3 +197,9 @@ class VectorStore(Protocol):
         """A private read-only connection holding one snapshot (a long load must not hold the
         engine's own connection)."""
         ...
+
+    def switch(self, conn: Connection, dim: int) -> int:
+        """A reembed's switch, inside the caller's write: replace every stored vector by the staged
+        one (`vector_staging`), the table now `dim` wide, filter fields from the memories as they
+        are now; the staged rows are left for the caller to clear. Returns how many vectors."""
+        ...

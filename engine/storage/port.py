@@ -36,6 +36,7 @@ from engine.storage.gateways.rule_history import RuleHistoryRows
 from engine.storage.gateways.rules import RuleRows
 from engine.storage.gateways.sessions import SessionRows
 from engine.storage.gateways.tombstones import TombstoneRows
+from engine.storage.gateways.vector_staging import VectorStagingRows
 from engine.storage.health import HealthChecks
 from engine.storage.indexes import KeywordIndex, VectorStore
 from engine.storage.lifecycle import DecayAccess
@@ -135,6 +136,9 @@ class Connection(Protocol):
 
     @property
     def recall_queries(self) -> RecallQueries: ...
+
+    @property
+    def vector_staging(self) -> VectorStagingRows: ...
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ...) -> Any:
         """The adapter's own SQL (its dialect); only engine/storage calls it."""

@@ -147,12 +147,23 @@ def test_handle_default_is_the_numpy_model_and_falls_back(monkeypatch, tmp_path)
         assert isinstance(h.require(), NumpyMiniLM) and h.state == "ready"
     # A model folder the numpy path cannot run: "default" falls back to sentence-transformers
     # (here a stand-in), "numpy" fails and the engine stays keyword-only.
+    import engine.embed_numpy as embed_numpy
+    from engine.errors import EmbedderUnavailable
+
+    def cannot(path=None):
+        raise EmbedderUnavailable("unsupported encoder (a stand-in)")
+
     stand_in = HashEmbedder()
+    stand_in.name = "all-MiniLM-L6-v2"
     monkeypatch.setattr(embed, "shared_minilm", lambda path=None: stand_in)
-    h = EmbedderHandle("default", str(tmp_path / "absent"))
+    monkeypatch.setattr(embed_numpy, "shared_numpy_minilm", cannot)
+    h = EmbedderHandle("default")
     assert h.require() is stand_in
-    h = EmbedderHandle("numpy", str(tmp_path / "absent"))
-    assert not h.wait() and h.state == "failed" and "not found" in (h.error or "")
+    h = EmbedderHandle("numpy")
+    assert not h.wait() and h.state == "failed" and "unsupported" in (h.error or "")
+    # A folder without the model's files is refused before either runs (its checksums, #26).
+    h = EmbedderHandle("default", str(tmp_path / "absent"))
+    assert not h.wait() and h.state == "failed" and "missing" in (h.error or "")
     with pytest.raises(ValueError):
         EmbedderHandle("onnx")
 

@@ -118,6 +118,11 @@ class MemoryRows(Gateway):
         """Whether the vector store holds the vector of the memory's current text."""
         self._update(memory_id, {"embedded": 1 if embedded else 0})
 
+    def mark_all_embedded(self) -> int:
+        """Every memory's vector is in the vector store (a reembed's switch: one statement, each
+        row logged to the change feed by the schema's trigger). Returns how many rows."""
+        raise NotImplementedError
+
     def delete(self, memory_ids: Sequence[int]) -> int:
         """Delete rows (triggers clean the keyword and vector indexes). Returns how many went."""
         raise NotImplementedError

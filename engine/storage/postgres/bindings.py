@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from engine.storage.postgres.gateways.rules import PgRuleRows
     from engine.storage.postgres.gateways.sessions import PgSessionRows
     from engine.storage.postgres.gateways.tombstones import PgTombstoneRows
+    from engine.storage.postgres.gateways.vector_staging import PgVectorStagingRows
     from engine.storage.postgres.queries.audit import PgAuditQueries
     from engine.storage.postgres.queries.curator import PgCuratorQueries
     from engine.storage.postgres.queries.forget import PgForgetQueries
@@ -181,3 +182,9 @@ class Gateways:
         from engine.storage.postgres.queries.recalls import PgRecallQueries
 
         return PgRecallQueries(self)
+
+    @cached_property
+    def vector_staging(self) -> PgVectorStagingRows:
+        from engine.storage.postgres.gateways.vector_staging import PgVectorStagingRows
+
+        return PgVectorStagingRows(self)

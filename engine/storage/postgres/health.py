@@ -110,11 +110,17 @@ def _schema(conn: Connection) -> str:
 
 class PgHealth:
     errors: tuple[type[BaseException], ...] = (psycopg.errors.DataCorrupted, psycopg.errors.IndexCorrupted)
-    dimensions = schema.EMBED_DIM
     integrity_name = "server"  # doctor's name for integrity()'s findings, one per problem
 
     def __init__(self, store: PgStore) -> None:
         self._store = store
+
+    @property
+    def dimensions(self) -> int:
+        """The width of the store's model (meta vector_dim, engine/embedding/tag.py; untagged:
+        the default model's)."""
+        got = self._store.query(lambda c: c.meta.get("vector_dim"))
+        return int(got) if got else schema.EMBED_DIM
 
     def integrity(self, conn: Connection) -> list[str]:
         return server_problems(conn)

@@ -368,6 +368,10 @@ _EXTRA_TABLES = (
     # ACCESS EXCLUSIVE lock that stalls every writer's trigger (seen in bench/fleet.py).
     "ALTER TABLE fts_pending SET (vacuum_truncate = false)",
     "ALTER TABLE vector_changes_pending SET (vacuum_truncate = false)",
+    # A reembed's new vectors (engine/embedding/reembed.py), any width until the switch moves them
+    # into memory_vectors; a memory deleted or edited meanwhile loses its staged vector.
+    "CREATE TABLE IF NOT EXISTS vector_staging (memory_id bigint PRIMARY KEY REFERENCES memories(id)"
+    " ON DELETE CASCADE, embedding vector NOT NULL)",
 )
 # Live views follow NOTIFY payloads and this sequence (listen.py): no row that every write
 # updates. Older databases keep their unused mc_changes table.
@@ -500,6 +504,12 @@ def _triggers() -> list[str]:
         "AFTER UPDATE OF content OR INSERT",
         _feed("new.id", 1),
     )
+    out += _trigger(
+        "vector_staging_text",
+        "memories",
+        "AFTER UPDATE OF content",
+        "DELETE FROM vector_staging WHERE memory_id = new.id;",
+    )
     return out
 
 
@@ -549,6 +559,7 @@ EXTRA_TABLE_NAMES: tuple[str, ...] = (
     "fts_pending",
     "memory_vectors",
     "vector_changes_pending",
+    "vector_staging",
 )
 EXTRA_TABLE_NAMES += ("audit_heads",)  # the audit partitions' head locks (#24)
 EXTRA_INDEX_NAMES = ("fts_terms_doc", "memory_vectors_hnsw", "memory_vectors_agent", "audit_part_seq")
@@ -559,6 +570,7 @@ TRIGGER_NAMES = (
     "memories_vlog_ad",
     "memories_vlog_text",
     "audit_position",
+    "vector_staging_text",
 )
 
 

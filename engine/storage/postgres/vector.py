@@ -179,3 +179,21 @@ class PgVectorStore:
 
     def reader(self, path: Path) -> AbstractContextManager[PgConnection]:
         return self._reader()
+
+    def switch(self, conn: Connection, dim: int) -> int:
+        # The table stays (its GRANTs, its triggers): emptied, retyped to the new width, refilled,
+        # and its HNSW index built again over the new vectors.
+        conn.execute("DROP INDEX IF EXISTS memory_vectors_hnsw")
+        conn.execute("DELETE FROM memory_vectors")
+        conn.execute(f"ALTER TABLE memory_vectors ALTER COLUMN embedding TYPE vector({int(dim)})")
+        n = conn.execute(
+            'INSERT INTO memory_vectors(memory_id, embedding, tier, kind, category, agent, "user")'
+            " SELECT s.memory_id, s.embedding, m.tier, m.kind, m.category, coalesce(m.agent, ''),"
+            " coalesce(m.\"user\", '') FROM vector_staging s JOIN memories m ON m.id = s.memory_id"
+        ).rowcount
+        conn.execute(
+            "CREATE INDEX IF NOT EXISTS memory_vectors_hnsw ON memory_vectors"
+            " USING hnsw (embedding vector_cosine_ops)"
+        )
+        self._size = (0.0, 0)  # the planner's count is stale: read it again
+        return int(n)

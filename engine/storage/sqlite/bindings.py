@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from engine.storage.sqlite.gateways.rules import SqliteRuleRows
     from engine.storage.sqlite.gateways.sessions import SqliteSessionRows
     from engine.storage.sqlite.gateways.tombstones import SqliteTombstoneRows
+    from engine.storage.sqlite.gateways.vector_staging import SqliteVectorStagingRows
     from engine.storage.sqlite.queries.audit import SqliteAuditQueries
     from engine.storage.sqlite.queries.curator import SqliteCuratorQueries
     from engine.storage.sqlite.queries.forget import SqliteForgetQueries
@@ -181,3 +182,9 @@ class Gateways:
         from engine.storage.sqlite.queries.recalls import SqliteRecallQueries
 
         return SqliteRecallQueries(self)
+
+    @cached_property
+    def vector_staging(self) -> SqliteVectorStagingRows:
+        from engine.storage.sqlite.gateways.vector_staging import SqliteVectorStagingRows
+
+        return SqliteVectorStagingRows(self)

@@ -59,10 +59,16 @@ def file_integrity(path: str | os.PathLike) -> tuple[str | None, list[str]]:
 
 class SqliteHealth:
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
-    dimensions = schema.EMBED_DIM
 
     def __init__(self, store: Store) -> None:
         self._store = store  # FTS5 checks an index through an INSERT: a write
+
+    @property
+    def dimensions(self) -> int:
+        """The width of the store's model (meta vector_dim, engine/embedding/tag.py; untagged:
+        the default model's)."""
+        got = self._store.query(lambda c: c.meta.get("vector_dim"))
+        return int(got) if got else schema.EMBED_DIM
 
     def integrity(self, conn: Connection) -> list[str]:
         return integrity(conn)

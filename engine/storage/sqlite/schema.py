@@ -88,6 +88,17 @@ def _fts_sync(table: str, fts: str, cols: str) -> list[Named]:
 
 TOKENIZE_WORDS = "porter unicode61 remove_diacritics 2"
 
+
+def vec_table(dim: int) -> str:
+    """The vector table at a model's width (EMBED_DIM: the default model's, for a new file; a
+    reembed recreates it at its model's, engine/embedding/reembed.py)."""
+    return (
+        f"CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, "
+        f"embedding float[{int(dim)}] distance_metric=cosine, tier TEXT, kind TEXT, "
+        f"category TEXT, agent TEXT, user TEXT)"
+    )
+
+
 VIRTUALS: tuple[Virtual, ...] = (
     Virtual(
         "messages_fts",
@@ -126,12 +137,12 @@ VIRTUALS: tuple[Virtual, ...] = (
         "INSERT INTO flows_fts(flows_fts) VALUES ('rebuild')",
     ),
     # Every field search filters on is a metadata column, so a filtered KNN still returns k rows.
+    Virtual("memories_vec", vec_table(EMBED_DIM), "UPDATE memories SET embedded = 0"),
+    # A reembed's new vectors (engine/embedding/reembed.py) until the switch moves them into
+    # memories_vec; a plain table (any width). Listed here: created when missing, never recreated.
     Virtual(
-        "memories_vec",
-        f"CREATE VIRTUAL TABLE memories_vec USING vec0(memory_id INTEGER PRIMARY KEY, "
-        f"embedding float[{EMBED_DIM}] distance_metric=cosine, tier TEXT, kind TEXT, "
-        f"category TEXT, agent TEXT, user TEXT)",
-        "UPDATE memories SET embedded = 0",
+        "vector_staging",
+        "CREATE TABLE vector_staging (memory_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)",
     ),
 )
 
@@ -190,6 +201,19 @@ NAMED: tuple[Named, ...] = (
         "CREATE TRIGGER vector_changes_prune AFTER INSERT ON "
         "vector_changes WHEN new.seq % 4096 = 0 BEGIN "
         "DELETE FROM vector_changes WHERE seq <= new.seq - 200000; END",
+    ),
+    # A memory deleted or edited during a reembed loses its staged vector (re-embedded later).
+    Named(
+        "trigger",
+        "vector_staging_ad",
+        "CREATE TRIGGER vector_staging_ad AFTER DELETE ON memories "
+        "BEGIN DELETE FROM vector_staging WHERE memory_id = old.id; END",
+    ),
+    Named(
+        "trigger",
+        "vector_staging_text",
+        "CREATE TRIGGER vector_staging_text AFTER UPDATE OF content ON memories "
+        "BEGIN DELETE FROM vector_staging WHERE memory_id = new.id; END",
     ),
 )
 

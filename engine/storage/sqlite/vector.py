@@ -241,3 +241,19 @@ class SqliteVectorStore:
             conn.execute("COMMIT")
         finally:
             conn.close()
+
+    def switch(self, conn: Connection, dim: int) -> int:
+        # vec0 cannot change a column's width: the table is made anew (the triggers on memories
+        # name it, and find the new one).
+        from engine.storage.sqlite.schema import vec_table
+
+        conn.execute("DROP TABLE memories_vec")
+        conn.execute(vec_table(dim))
+        return int(
+            conn.execute(
+                "INSERT INTO memories_vec(memory_id, embedding, tier, kind, category, agent, user)"
+                " SELECT s.memory_id, s.embedding, m.tier, m.kind, m.category, coalesce(m.agent, ''),"
+                " coalesce(m.user, '') FROM vector_staging s JOIN memories m ON m.id = s.memory_id"
+                " ORDER BY s.memory_id"
+            ).rowcount
+        )

@@ -80,9 +80,11 @@ def test_fixture_upgrades_in_place_without_loss(gz, tmp_path):
         kept = [tuple(r[i] for i in idx) for r in new_rows]
         if table == "audit":  # the doctor's FTS check writes nothing; only rows may be added
             kept = kept[: len(rows)]
-        if table == "meta":  # the identity stamp (app, generation, database_id) is added
-            kept = [r for r in kept if r[0] not in ("app", "generation", "database_id")]
-            rows = [r for r in rows if r[0] not in ("app", "generation", "database_id")]
+        if table == "meta":  # the identity stamp (app, generation, database_id) is added, and the
+            # model tag (vector_model, vector_dim: issue #26)
+            added = ("app", "generation", "database_id", "vector_model", "vector_dim")
+            kept = [r for r in kept if r[0] not in added]
+            rows = [r for r in rows if r[0] not in added]
         assert kept == [tuple(r) for r in rows], f"{table} rows changed"
     with open_engine(db, embedder=HashEmbedder(), auto_backfill=False) as eng:
         assert not (eng.reconciled.created or eng.reconciled.added_columns or eng.reconciled.recreated)

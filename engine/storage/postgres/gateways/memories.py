@@ -92,3 +92,6 @@ class PgMemoryRows(MemoryRows):
                 "UPDATE memories SET tier = 'active', absorbed_into = NULL WHERE id = ANY(%s::bigint[])",
                 [list(memory_ids)],
             )
+
+    def mark_all_embedded(self) -> int:
+        return int(self.conn.execute("UPDATE memories SET embedded = 1").rowcount)

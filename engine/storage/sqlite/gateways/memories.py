@@ -79,3 +79,6 @@ class SqliteMemoryRows(MemoryRows):
                 f"UPDATE memories SET tier = 'active', absorbed_into = NULL WHERE id IN ({marks(len(part))})",
                 part,
             )
+
+    def mark_all_embedded(self) -> int:
+        return int(self.conn.execute("UPDATE memories SET embedded = 1").rowcount)

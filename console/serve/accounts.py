@@ -83,7 +83,8 @@ _DUMMY = hash_password(secrets.token_hex(16))
 
 
 def _stamp(a: dict[str, Any]) -> str:
-    pw = a.get("password") if isinstance(a.get("password"), dict) else {}
+    stored = a.get("password")
+    pw: dict[str, Any] = stored if isinstance(stored, dict) else {}
     basis = f"{a.get('role')}|{a.get('created_at')}|{pw.get('salt', '')}|{pw.get('hash', '')}"
     return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
 

@@ -286,14 +286,14 @@ class ConsoleServer(Server):
             return ""
         return f"All {cap} browser consoles of this server are in use; close one or try again later."
 
-    async def handle_index(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:
         full = self._full()
         if full:
             log.warning("console page refused to %s: %s", request["session"].operator.name, full)
             return web.Response(
                 text=pages.message_page("Too many consoles", full), content_type="text/html", status=503
             )
-        response: web.StreamResponse = await super().handle_index(request)  # type: ignore[misc]
+        response: web.StreamResponse = await super().handle_index(request)
         return response
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:

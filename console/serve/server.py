@@ -215,6 +215,8 @@ class ConsoleServer(Server):
 
     def _signed_in(self, operator: ServedOperator, stamp: str) -> web.Response:
         session = self.sessions.open(operator, stamp)
+        # The file may have changed while the password was checked: the next look re-reads it.
+        self._accounts_seen = None
         log.info("signed in: %s (%s)", operator.name, operator.role)
         resp = web.HTTPFound("/")
         self._cookie(resp, SESSION_COOKIE, session.sid, int(self.opts.session_minutes * 60))

@@ -220,6 +220,15 @@ class PostgresSettings:
     audit_partitions: int = 8
 
 
+@dataclass(frozen=True)
+class ServeSettings:
+    """The console in a browser (`memconsole serve`, README "The console in a browser"): each
+    signed-in browser tab runs its own console process; at most `max_consoles` run at once (one
+    more is refused with a one-line page), so a crowd of tabs cannot exhaust the host."""
+
+    max_consoles: int = 8
+
+
 # The same file's section for the console's own settings (its key remaps): the console reads it.
 CONSOLE_SECTION = "keymap"
 
@@ -237,6 +246,7 @@ class Settings:
     # Actor names mixing scripts (a Cyrillic letter in a Latin name) are refused unless true.
     actor_mixed_scripts: bool = False
     recalls: RecallsSettings = field(default_factory=RecallsSettings)
+    serve: ServeSettings = field(default_factory=ServeSettings)
 
 
 def _apply(obj, data: dict, where: str = ""):
@@ -342,6 +352,7 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "mcp.engine_calls": ("int", 0, 1000),
     "postgres.pool_size": ("int", 1, 1000),
     "postgres.audit_partitions": ("int", 1, 1024),
+    "serve.max_consoles": ("int", 1, 10_000),
 }
 _CHOICES = {"search.fusion": ("convex", "rrf")}
 
@@ -372,6 +383,7 @@ def validate(s: Settings) -> Settings:
                 _check_number(key, v, *_RANGES[key])
             elif key in _CHOICES and v not in _CHOICES[key]:
                 raise ConfigError(f"{key} must be one of {', '.join(_CHOICES[key])} (got {_got(v)})")
+    _check_number("serve.max_consoles", s.serve.max_consoles, *_RANGES["serve.max_consoles"])
     if not isinstance(s.search.weak_floor_cut, bool):
         raise ConfigError(
             f"search.weak_floor_cut must be true or false (got {_got(s.search.weak_floor_cut)})"

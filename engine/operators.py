@@ -19,14 +19,26 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from engine.audit.log import append
 from engine.context import Context
-from engine.errors import InvalidInput, Refused
+from engine.errors import InvalidInput, ReadOnly, Refused
 from engine.identity import Identity
 from engine.identity_names import actor_name
 from engine.roles import OPERATOR_ROLES, Role, best, expand, role_of
 from engine.storage.operators import OperatorDirectory, OperatorEntry
+
+T = TypeVar("T")
+
+# Changes to the browser console's accounts (console/serve/accounts.py): the audit action of each.
+ACCOUNT_CHANGES = {
+    "add": "serve-user-add",
+    "passwd": "serve-user-passwd",
+    "remove": "serve-user-remove",
+    "link": "serve-user-link",
+    "role": "serve-user-role",
+}
 
 
 @dataclass(frozen=True)
@@ -127,6 +139,29 @@ class Operators:
         self.directory.revoke(who, r.value)
         self._audit("operator-revoke", who, r)
         return self._entry(who)
+
+    def change_account(
+        self, change: str, name: str, apply: Callable[[], T], *, role: str = "", where: str = ""
+    ) -> T:
+        """A change to a browser console account (`memconsole serve-user ...`; the accounts file is
+        the console's, so it is passed in as `apply`): admin only (checked before `apply` runs), then
+        one audit row under the caller's verified identity. No secret (password, link token) is
+        recorded: only the change, the account, its role and the file."""
+        action = ACCOUNT_CHANGES.get(change)
+        if action is None:
+            raise InvalidInput(f"unknown account change {change!r} (one of: {', '.join(ACCOUNT_CHANGES)})")
+        if self.is_read_only():  # the change could not be audited: refuse it before it is made
+            raise ReadOnly(f"serve-user {change} needs a writable database (this one is read-only)")
+        result = apply()
+        reason = f"{change} {role}".strip()
+        summary = {"change": change, "role": role, "accounts": where}
+        self.ctx.store.write(
+            lambda c: append(
+                c, at=self.ctx.clock.now(), actor=self.ctx.actor, action=action,
+                target_kind="serve-account", target_id=name, reason=reason, summary=summary,
+            )
+        )  # fmt: skip
+        return result
 
     def _name_role(self, name: str, role: str) -> tuple[str, Role]:
         who = actor_name(name, what="operator name")

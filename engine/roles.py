@@ -169,6 +169,7 @@ POLICY: dict[str, Need] = {
     # operators (engine/operators.py)
     **{f"operators.{m}": _V for m in ("whoami", "list", "check", "roles", "roles_with_why")},
     **{f"operators.{m}": _ADM for m in ("grant", "revoke")},
+    "operators.change_account": _ADM,  # browser console accounts (memconsole serve-user)
 }
 
 # The façade's own public methods: the service call each one is (so it is guarded there) or a read.

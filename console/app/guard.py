@@ -69,6 +69,7 @@ NEEDS_ROLE: dict[tuple[str, str], str] = {
         for a in ("pin", "importance", "archive", "restore", "new_memory", "edit_memory")
     },
     ("search", "forget"): FORGET,
+    ("search", "pin_check"): CURATOR,  # engine/roles.py checks.add
     **{("rules", a): CURATOR for a in ("add_rule", "pin", "reinforce", "retire", "revive", "set_score")},
     **{("decay", a): CURATOR for a in ("archive_marked", "pin_marked", "run_decay")},
     ("flows", "toggle_status"): CURATOR,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -43,9 +44,13 @@ accounts_option = click.option(
     "--session-minutes", type=click.FloatRange(1, 7 * 24 * 60), default=480, show_default=True,
     help="A sign-in lasts this long; then its consoles close.",
 )  # fmt: skip
+@click.option(
+    "--max-consoles", type=click.IntRange(1, 10_000), default=None,
+    help="Console processes running at once (default: [serve] max_consoles, 8); one more is refused.",
+)  # fmt: skip
 @accounts_option
 @pass_ctx
-def serve(ctx, bind, cert, key, insecure_http, session_minutes, accounts):
+def serve(ctx, bind, cert, key, insecure_http, session_minutes, max_consoles, accounts):
     """Serve the console in a browser behind a login: one console process per signed-in operator,
     acting as that operator with their role. Non-loopback binds need --cert/--key."""
     from console.serve.bind import parse_bind, tls_context
@@ -58,10 +63,12 @@ def serve(ctx, bind, cert, key, insecure_http, session_minutes, accounts):
     if not AccountsFile(path).accounts():
         fail(f"no operator accounts in {path}: add one with `memconsole serve-user add NAME --role admin`")
     from console.serve.server import ConsoleServer, ServeOptions
+    from engine.config import load_settings
 
+    cap = max_consoles or load_settings().serve.max_consoles
     opts = ServeOptions(
         db=str(ctx.db), host=where.host, port=where.port, accounts=path,
-        session_minutes=session_minutes, tls=tls,
+        session_minutes=session_minutes, tls=tls, max_consoles=cap,
     )  # fmt: skip
     ConsoleServer(opts).run()
 
@@ -89,16 +96,36 @@ def _read_password(from_stdin: bool) -> str:
 @json_option
 @pass_ctx
 def user_add(ctx, name, role, password_stdin, link, accounts, as_json):
-    """Add an operator account: prompts for a password, or prints a one-time sign-in link."""
+    """Add an operator account: prompts for a password, or prints a one-time sign-in link (admin
+    only; audited under your verified identity)."""
     from console.serve.accounts import AccountsFile
 
     f = AccountsFile(_accounts_path(ctx, accounts))
     password = None if link else _read_password(password_stdin)
-    acc = f.add(name, role, password)
-    out: dict[str, object] = {"name": acc.name, "role": acc.role, "accounts": str(f.path)}
-    if link:
-        out["link_path"] = f"/login/link/{f.new_link(name)}"
+
+    def apply() -> dict[str, object]:
+        acc = f.add(name, role, password)
+        out: dict[str, object] = {"name": acc.name, "role": acc.role, "accounts": str(f.path)}
+        if link:
+            out["link_path"] = f"/login/link/{f.new_link(name)}"
+        return out
+
+    out = _audited(ctx, "add", name, apply, role=role, where=f.path)
     emit(out, as_json, _say_added)
+
+
+def _audited(ctx, change: str, name: str, apply, *, role: str = "", where: Path) -> Any:
+    """Run an account change through the engine: admin only, one audit row under the caller's
+    verified identity (engine/operators.py change_account)."""
+    with ctx.engine(embedder=None) as eng:
+        return eng.operators.change_account(change, name, apply, role=role, where=str(where))
+
+
+def _role_of(f, name: str) -> str:
+    for a in f.accounts():
+        if a.name == name:
+            return str(a.role)
+    return ""
 
 
 def _say_added(out: dict) -> None:
@@ -117,7 +144,10 @@ def user_link(ctx, name, minutes, accounts, as_json):
     """Print a one-time sign-in link for NAME (valid --minutes, spent by its first use)."""
     from console.serve.accounts import AccountsFile
 
-    token = AccountsFile(_accounts_path(ctx, accounts)).new_link(name, minutes)
+    f = AccountsFile(_accounts_path(ctx, accounts))
+    token = _audited(
+        ctx, "link", name, lambda: f.new_link(name, minutes), role=_role_of(f, name), where=f.path
+    )
     emit({"name": name, "link_path": f"/login/link/{token}"}, as_json, lambda o: click.echo(
         f"one-time sign-in for {name} ({minutes:g} min): <serve URL>{o['link_path']}"
     ))  # fmt: skip
@@ -129,11 +159,29 @@ def user_link(ctx, name, minutes, accounts, as_json):
 @accounts_option
 @pass_ctx
 def user_passwd(ctx, name, password_stdin, accounts):
-    """Set NAME's password."""
+    """Set NAME's password (admin only, audited); NAME's live browser sessions end."""
     from console.serve.accounts import AccountsFile
 
-    AccountsFile(_accounts_path(ctx, accounts)).set_password(name, _read_password(password_stdin))
-    click.echo(f"password of {name} set")
+    f = AccountsFile(_accounts_path(ctx, accounts))
+    password = _read_password(password_stdin)
+    _audited(
+        ctx, "passwd", name, lambda: f.set_password(name, password), role=_role_of(f, name), where=f.path
+    )
+    click.echo(f"password of {name} set; their open browser consoles are signed out")
+
+
+@serve_user.command("role")
+@click.argument("name")
+@click.argument("role", type=click.Choice(["viewer", "curator", "forget-officer", "admin"]))
+@accounts_option
+@pass_ctx
+def user_role(ctx, name, role, accounts):
+    """Change NAME's role (admin only, audited); NAME's live browser sessions end."""
+    from console.serve.accounts import AccountsFile
+
+    f = AccountsFile(_accounts_path(ctx, accounts))
+    _audited(ctx, "role", name, lambda: f.set_role(name, role), role=role, where=f.path)
+    click.echo(f"operator {name} is now {role}; their open browser consoles are signed out")
 
 
 @serve_user.command("remove")
@@ -141,11 +189,12 @@ def user_passwd(ctx, name, password_stdin, accounts):
 @accounts_option
 @pass_ctx
 def user_remove(ctx, name, accounts):
-    """Remove NAME's account (their live sessions end when they expire or the server restarts)."""
+    """Remove NAME's account (admin only, audited); NAME's live browser sessions end."""
     from console.serve.accounts import AccountsFile
 
-    AccountsFile(_accounts_path(ctx, accounts)).remove(name)
-    click.echo(f"operator {name} removed")
+    f = AccountsFile(_accounts_path(ctx, accounts))
+    _audited(ctx, "remove", name, lambda: f.remove(name), role=_role_of(f, name), where=f.path)
+    click.echo(f"operator {name} removed; their open browser consoles are signed out")
 
 
 @serve_user.command("list")

@@ -82,6 +82,13 @@ def check_password(password: str, stored: dict[str, Any]) -> bool:
 _DUMMY = hash_password(secrets.token_hex(16))
 
 
+def _stamp(a: dict[str, Any]) -> str:
+    stored = a.get("password")
+    pw: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    basis = f"{a.get('role')}|{a.get('created_at')}|{pw.get('salt', '')}|{pw.get('hash', '')}"
+    return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
+
+
 def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -93,6 +100,9 @@ class Account:
     has_password: bool
     created_at: float
     pending_links: int = 0
+    # Changes when the account's role or password does (not when a link is made or spent): a
+    # session signed in under another stamp has outlived the account it signed in as.
+    stamp: str = ""
 
 
 @dataclass
@@ -131,7 +141,12 @@ class AccountsFile:
             has_password=bool(a.get("password")),
             created_at=float(a.get("created_at", 0.0)),
             pending_links=sum(1 for link in a.get("links", []) if link.get("expires_at", 0) > now),
+            stamp=_stamp(a),
         )
+
+    def stamps(self) -> dict[str, str]:
+        """Each account's stamp by name (what a live session is checked against)."""
+        return {n: _stamp(a) for n, a in self._read()["accounts"].items()}
 
     def verify(self, name: str, password: str) -> Account | None:
         """The account when `password` is its password, else None (same cost either way)."""
@@ -188,6 +203,12 @@ class AccountsFile:
             raise InvalidInput(f"a password has at least {MIN_PASSWORD} characters")
         with self._editing() as doc:
             self._get(doc, name)["password"] = hash_password(password)
+
+    def set_role(self, name: str, role: str) -> None:
+        if role not in ROLES:
+            raise InvalidInput(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        with self._editing() as doc:
+            self._get(doc, name)["role"] = role
 
     def remove(self, name: str) -> None:
         with self._editing() as doc:

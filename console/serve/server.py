@@ -8,8 +8,12 @@ connection starts its own console process and pipes keys in and frames out. What
 - each websocket's console process is started for the session's operator and role
   (console/shared/served.py variables), so it acts as that verified operator and no one else;
   a process is reachable only through the websocket that started it;
-- signing out, or the session's time running out, closes that session's websockets, which stops
-  their processes; a download is served only to the session whose process offered it.
+- signing out, the session's time running out, or its account being removed or changed
+  (`serve-user remove|passwd|role`, seen within SWEEP_SECONDS or at the next request) closes that
+  session's websockets, which stops their processes; a download is served only to the session
+  whose process offered it;
+- at most `max_consoles` console processes run at once (`[serve] max_consoles`): one more is
+  refused with a one-line page, not started.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from console.shared.served import ServedOperator, served_environment
+from engine.errors import InvalidInput
 
 from . import pages
 from .accounts import AccountsFile
@@ -37,7 +42,7 @@ log = logging.getLogger("memconsole.serve")
 
 SESSION_COOKIE = "memconsole_session"
 LOGIN_COOKIE = "memconsole_login"  # the double-submit CSRF token of the sign-in form
-SWEEP_SECONDS = 5.0
+SWEEP_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class ServeOptions:
     db_label: str = ""
     login_attempts: int = 5
     login_window: float = 60.0
+    max_consoles: int = 8
 
 
 class OperatorAppService(AppService):
@@ -84,6 +90,7 @@ class ConsoleServer(Server):
         self.limiter = LoginLimiter(opts.login_attempts, opts.login_window)
         self.sockets: dict[str, set[web.WebSocketResponse]] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        self._accounts_seen: tuple[int, int, int] | None = None  # (inode, mtime_ns, size) checked
 
     # -- the aiohttp app ---------------------------------------------------------------------------------
     async def _make_app(self) -> web.Application:
@@ -110,6 +117,10 @@ class ConsoleServer(Server):
                 if request.path == "/":
                     raise web.HTTPFound("/login")
                 raise web.HTTPUnauthorized(text="sign in first")
+            if await self._end_outlived(session):
+                if request.path == "/":
+                    raise web.HTTPFound("/login")
+                raise web.HTTPUnauthorized(text="your account changed; sign in again")
             request["session"] = session
         response: web.StreamResponse = await handler(request)
         response.headers.setdefault("X-Frame-Options", "DENY")
@@ -200,10 +211,12 @@ class ConsoleServer(Server):
             log.warning("failed login for %r from %s", name, request.remote)
             return self._login_form(request, "Unknown operator or wrong password.", name, status=401)
         self.limiter.succeeded(*keys)
-        return self._signed_in(ServedOperator(account.name, account.role))
+        return self._signed_in(ServedOperator(account.name, account.role), account.stamp)
 
-    def _signed_in(self, operator: ServedOperator) -> web.Response:
-        session = self.sessions.open(operator)
+    def _signed_in(self, operator: ServedOperator, stamp: str) -> web.Response:
+        session = self.sessions.open(operator, stamp)
+        # The file may have changed while the password was checked: the next look re-reads it.
+        self._accounts_seen = None
         log.info("signed in: %s (%s)", operator.name, operator.role)
         resp = web.HTTPFound("/")
         self._cookie(resp, SESSION_COOKIE, session.sid, int(self.opts.session_minutes * 60))
@@ -228,7 +241,7 @@ class ConsoleServer(Server):
         if account is None:
             self.limiter.failed(*keys)
             return self._login_form(request, "That sign-in link is unknown, used or expired.", status=401)
-        return self._signed_in(ServedOperator(account.name, account.role))
+        return self._signed_in(ServedOperator(account.name, account.role), account.stamp)
 
     async def handle_logout_form(self, request: web.Request) -> web.Response:
         session: Session = request["session"]
@@ -264,10 +277,35 @@ class ConsoleServer(Server):
             raise web.HTTPNotFound()  # another session's file: as if it did not exist
         return await super().handle_download(request)
 
+    # -- how many consoles ----------------------------------------------------------------------------
+    def consoles(self) -> int:
+        return sum(len(s) for s in self.sockets.values())
+
+    def _full(self) -> str:
+        """The one-line refusal when no console may start now, else ""."""
+        cap = self.opts.max_consoles
+        if self.consoles() < cap:
+            return ""
+        return f"All {cap} browser consoles of this server are in use; close one or try again later."
+
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:
+        full = self._full()
+        if full:
+            log.warning("console page refused to %s: %s", request["session"].operator.name, full)
+            return web.Response(
+                text=pages.message_page("Too many consoles", full), content_type="text/html", status=503
+            )
+        response: web.StreamResponse = await super().handle_index(request)
+        return response
+
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         if not self._same_origin(request) or request.headers.get("Origin") is None:
             raise web.HTTPForbidden(text="websocket from another origin")
         session: Session = request["session"]
+        full = self._full()
+        if full:  # checked again here: the page may have been loaded while a console was free
+            log.warning("console refused to %s: %s", session.operator.name, full)
+            raise web.HTTPServiceUnavailable(text=full)
         websocket = web.WebSocketResponse(heartbeat=15)
         width = _int(request.query.get("width", "80"), 80)
         height = _int(request.query.get("height", "24"), 24)
@@ -301,12 +339,40 @@ class ConsoleServer(Server):
         for ws in list(self.sockets.pop(sid, set())):
             await ws.close(message=b"signed out")
 
+    async def _end_outlived(self, session: Session | None = None) -> bool:
+        """End the sessions whose account was removed or changed since they signed in (the file
+        is re-read only when it changed); True when `session` was one of them."""
+        try:
+            st = self.opts.accounts.stat()
+            seen: tuple[int, int, int] | None = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            seen = None  # no file: no account, every session has outlived its account
+        if seen is not None and seen == self._accounts_seen:
+            return False
+        try:
+            stamps = self.accounts.stamps() if seen is not None else {}
+        except InvalidInput as e:  # an unsafe or broken file: nobody new signs in; say so once
+            log.warning("accounts file not usable, sessions kept as they are: %s", e)
+            self._accounts_seen = seen
+            return False
+        self._accounts_seen = seen
+        ended = False
+        for s in self.sessions.outlived(stamps):
+            log.info("account of %s removed or changed: its session ends", s.operator.name)
+            await self._close_sockets(s.sid)
+            ended = ended or (session is not None and s.sid == session.sid)
+        return ended
+
     async def _sweep(self) -> None:
         while True:
             await asyncio.sleep(SWEEP_SECONDS)
             for s in self.sessions.expired():
                 log.info("session of %s expired", s.operator.name)
                 await self._close_sockets(s.sid)
+            try:
+                await self._end_outlived()
+            except OSError as e:
+                log.warning("accounts file not checked: %s", e)
 
     async def on_startup(self, app: web.Application) -> None:
         self._sweeper = asyncio.create_task(self._sweep())

@@ -24,6 +24,7 @@ class Session:
     operator: ServedOperator
     expires_at: float
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    stamp: str = ""  # the account's stamp at sign-in (console/serve/accounts.py Account.stamp)
 
     def alive(self, now: float) -> bool:
         return now < self.expires_at
@@ -35,8 +36,8 @@ class SessionStore:
         self.clock = clock
         self._by_id: dict[str, Session] = {}
 
-    def open(self, operator: ServedOperator) -> Session:
-        s = Session(secrets.token_urlsafe(32), operator, self.clock() + self.minutes * 60)
+    def open(self, operator: ServedOperator, stamp: str = "") -> Session:
+        s = Session(secrets.token_urlsafe(32), operator, self.clock() + self.minutes * 60, stamp=stamp)
         self._by_id[s.sid] = s
         return s
 
@@ -54,6 +55,14 @@ class SessionStore:
 
     def close(self, sid: str) -> Session | None:
         return self._by_id.pop(sid, None)
+
+    def outlived(self, stamps: dict[str, str]) -> list[Session]:
+        """Remove and return the sessions whose account was removed or changed since sign-in
+        (`stamps`: each account's current stamp by name)."""
+        gone = [s for s in self._by_id.values() if stamps.get(s.operator.name) != s.stamp]
+        for s in gone:
+            del self._by_id[s.sid]
+        return gone
 
     def expired(self) -> list[Session]:
         """Remove and return the sessions whose time is up."""

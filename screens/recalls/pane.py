@@ -6,7 +6,7 @@ a retrieval check from it, `c` runs every check; failing checks list below with 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -71,6 +71,7 @@ class RecallsPane(Pane):
         super().__init__()
         self.recalls: dict[str, Recall] = {}
         self.current: Recall | None = None
+        self.checks: dict[str, Check] = {}
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -252,6 +253,7 @@ class RecallsPane(Pane):
         self.deliver(self._show_checks, self.engine.checks.list())
 
     def _show_checks(self, checks: list[Check]) -> None:
+        self.checks = {str(c.id): c for c in checks}
         t = self.table("#check-list")
         t.set_rows(
             (c.id, [c.id, c.status, c.memory_id, c.k, one_line(c.query, 200), one_line(c.last_why, CELL_MAX)])
@@ -259,6 +261,29 @@ class RecallsPane(Pane):
         )
         failing = sum(1 for c in checks if c.last_ok is False)
         t.border_title = f"retrieval checks ({len(checks)}, {failing} failing)"
+
+    @on(DataGrid.RowHighlighted, "#check-list")
+    def _check_chosen(self, event: DataGrid.RowHighlighted) -> None:
+        """A check under the cursor: its whole why-not, wrapped in the panel (the table's cell is
+        cut to the column at 80 columns). Only while the check list has focus: a refresh that
+        moves its cursor does not replace what the panel shows."""
+        if event.data_table.has_focus and event.row_key:
+            self._show_check(str(event.row_key.value))
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        grid = self.table("#check-list")
+        if event.widget is grid and grid.selected_key:
+            self._show_check(grid.selected_key)
+
+    def _show_check(self, key: str) -> None:
+        c = self.checks.get(key)
+        if c is None:
+            return
+        t = Text()
+        t.append(f"check #{c.id} · {c.status} · memory #{c.memory_id} in the top {c.k}\n", style="bold")
+        t.append(f"“{c.query}” · {_filters(c.filters)}\n", style="dim")
+        t.append(c.last_why or ("in the top k" if c.last_ok else "not run yet"))
+        self.query_one("#recall-text", Static).update(t)
 
 
 def _id_error(text: str) -> str | None:

@@ -8,7 +8,8 @@ from textual import work
 
 from console.app.widgets.table import DataGrid
 from engine.errors import InvalidInput
-from engine.types import Hit
+from engine.recalls.checks import MAX_CHECK_K
+from engine.types import Hit, SearchResult
 from screens.base import Pane
 from screens.lifecycle_marks import outcomes_text
 
@@ -20,6 +21,10 @@ class HitEdits(Pane):
 
     hits: dict[str, Hit]
     marked: list[int]
+    result: SearchResult | None
+    searched_filters: dict
+
+    CHECK_K = 10  # a check pinned from a hit: the hit stays in the top 10 (or its rank, if lower)
 
     # -- actions on the selected hit ----------------------------------------------------------------------
     def selected_id(self) -> int | None:
@@ -185,6 +190,41 @@ class HitEdits(Pane):
             )
             return
         self.deliver(self.app.open_message, mem.session_id, mem.message_id)
+
+    # -- a retrieval check from a hit (#26): "for this search, this memory stays in the top k" -----------
+    def action_pin_check(self) -> None:
+        if (mid := self._need_hit()) is None:
+            return
+        res = self.result
+        if res is None or not res.query.strip():
+            self.notify("A check pins a search's query: search first.", severity="warning", timeout=3)
+            return
+        rank = next((i for i, h in enumerate(res.hits, 1) if h.id == mid), self.CHECK_K)
+        k = min(max(self.CHECK_K, rank), MAX_CHECK_K)
+        filters = dict(self.searched_filters)
+        shown = ", ".join(f"{n}:{v}" for n, v in filters.items() if v is not None) or "no filters"
+        body = (
+            f"For the search “{res.query}” ({shown}), memory #{mid} must stay in the top {k} "
+            f"(it is #{rank} now):\n\n“{self.hits[str(mid)].content[:200]}”\n\n"
+            "The check runs again after each curator apply or undo, forget, decay pass and import "
+            "that touches this memory; a failure shows in the header and in Recalls (8) with why not."
+        )
+        self.confirm(
+            f"Pin a retrieval check on memory #{mid}?",
+            body,
+            lambda: self.pin_check(res.query, mid, k, filters),
+            confirm_label="Pin check",
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search.check")
+    def pin_check(self, query: str, mid: int, k: int, filters: dict) -> None:
+        # mode None: the check runs as the pane searched (and as an agent's recall does): hybrid
+        # once the model is ready, never pinned to the keyword-only fallback of a cold start.
+        c = self.engine.checks.add(query, mid, k, **filters)
+        self.app.call_from_thread(
+            self.notify, f"Check #{c.id} pinned: memory #{mid} in the top {c.k} ({c.status})."
+        )
+        self.wrote()
 
     # -- writing: a new memory, a memory's new text -------------------------------------------------
     def action_new_memory(self) -> None:

@@ -64,6 +64,7 @@ class SearchPane(HitEdits):
         Binding("f", "forget", "Forget…", id="search.forget"),
         Binding("o", "source", "Source msg", id="search.source"),
         Binding("w", "why_not", "Why not?", id="search.why_not"),
+        Binding("c", "pin_check", "Check…", id="search.check"),
         Binding("d", "toggle_detail", "Detail", id="search.detail"),
     ]
 
@@ -345,6 +346,11 @@ class SearchPane(HitEdits):
             PaneCommand("Add a memory", "Content, kind, category, agent, importance", self.action_new_memory),
             PaneCommand("Edit selected hit's text", "Audited; re-embedded", self.action_edit_memory),
             PaneCommand("Open source message", "Jump to the message it came from", self.action_source),
+            PaneCommand(
+                "Pin a retrieval check on selected hit",
+                "This search must keep it in the top k (confirmed; curator)",
+                self.action_pin_check,
+            ),
             PaneCommand(
                 "Why not? (explain a memory id)",
                 "Why a memory is or is not in the results",

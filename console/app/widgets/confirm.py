@@ -1,7 +1,11 @@
 """The one confirmation for consequential actions: it states exactly what will change and, for
 the irreversible ones, asks the operator to type a word (FORGET) before it enables Confirm.
 Dialogs never close on invalid input: the error shows inline (`.dialog-error`, one style for every
-dialog) and the dialog stays open until the input is right or the operator cancels."""
+dialog) and the dialog stays open until the input is right or the operator cancels.
+
+Every line of a dialog wraps to its width, never cut (a long title, question or button text at 80
+columns), and a body taller than the terminal scrolls inside the dialog while the title, the keys
+and the buttons stay on screen (#27: at 80×24 a long body used to push the buttons off it)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from collections.abc import Callable
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
@@ -93,7 +97,9 @@ class ConfirmModal(ModalScreen[bool]):
         width: 76; height: auto; max-height: 90%; padding: 1 2;
         border: thick $warning; background: $surface;
     }
+    ConfirmModal Label { width: 100%; height: auto; }  /* a Label is as wide as its text: cut */
     ConfirmModal #confirm-title { text-style: bold; margin-bottom: 1; }
+    ConfirmModal #confirm-scroll { height: auto; }
     ConfirmModal #confirm-body { margin-bottom: 1; }
     ConfirmModal #confirm-keys { color: $text-muted; margin-bottom: 1; }
     ConfirmModal Horizontal { height: auto; align-horizontal: right; }
@@ -120,7 +126,8 @@ class ConfirmModal(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(visible(self.title_text), id="confirm-title", markup=False)
-            yield SafeStatic(self.body, id="confirm-body")
+            with VerticalScroll(id="confirm-scroll"):  # tab focuses it: arrows scroll a long body
+                yield SafeStatic(self.body, id="confirm-body")
             if self.require_text:
                 yield Label(f"Type {self.require_text} to confirm:")
                 yield Input(placeholder=self.require_text, id="confirm-text")
@@ -139,6 +146,29 @@ class ConfirmModal(ModalScreen[bool]):
                     disabled=bool(self.require_text),
                 )
 
+    def _error(self, message: str) -> None:
+        self.query_one(DialogError).show(message)
+        self.call_after_refresh(self._fit_body)  # a shown error takes rows: the body gives them
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_body)
+
+    def _fit_body(self) -> None:
+        """The body gets the rows the rest of the dialog leaves on this screen (it scrolls past
+        them), so the buttons are never pushed below the terminal's last row."""
+        found = self.query("#confirm-scroll")
+        if not found or not isinstance(box := found.first().parent, Vertical):
+            return  # a subclass with its own layout (the curator's PlanConfirm)
+        scroll = found.first()
+        rest = sum(
+            w.outer_size.height + w.styles.margin.height
+            for w in box.children
+            if w is not scroll and w.display
+        )
+        chrome = box.styles.gutter.height  # its border and padding
+        room = int(self.size.height * 0.9) - chrome - rest
+        scroll.styles.max_height = max(3, room)
+
     def on_mount(self) -> None:
         self._armed_at = time.monotonic() + ARM_SECONDS
         if self.require_text:
@@ -150,7 +180,7 @@ class ConfirmModal(ModalScreen[bool]):
         return time.monotonic() >= self._armed_at
 
     def too_soon(self) -> None:
-        self.query_one(DialogError).show("Read first: press y (or enter) again to confirm; n cancels.")
+        self._error("Read first: press y (or enter) again to confirm; n cancels.")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # y and n are text while the typed-word input has focus.
@@ -159,7 +189,7 @@ class ConfirmModal(ModalScreen[bool]):
     def action_yes(self) -> None:
         """`y`: confirm, as the button would (not while a required word is untyped)."""
         if self.query_one("#confirm", Button).disabled:
-            self.query_one(DialogError).show(f"Type {self.require_text} first (escape cancels).")
+            self._error(f"Type {self.require_text} first (escape cancels).")
             return
         if not self.armed():
             self.too_soon()
@@ -169,16 +199,14 @@ class ConfirmModal(ModalScreen[bool]):
     @on(Input.Changed, "#confirm-text")
     def _typed(self, event: Input.Changed) -> None:
         self.query_one("#confirm", Button).disabled = event.value.strip() != self.require_text
-        self.query_one(DialogError).show("")
+        self._error("")
 
     @on(Input.Submitted, "#confirm-text")
     def _submitted(self, event: Input.Submitted) -> None:
         if event.value.strip() == self.require_text:
             self.dismiss(True)
         else:  # the wrong word: say so and stay open
-            self.query_one(DialogError).show(
-                f"Type {self.require_text} exactly to confirm (escape cancels); nothing was changed."
-            )
+            self._error(f"Type {self.require_text} exactly to confirm (escape cancels); nothing was changed.")
 
     @on(Button.Pressed, "#confirm")
     def _confirm(self) -> None:
@@ -202,7 +230,7 @@ class PromptModal(ModalScreen[str | None]):
     PromptModal > Vertical {
         width: 70; height: auto; padding: 1 2; border: thick $accent; background: $surface;
     }
-    PromptModal Label { margin-bottom: 1; }
+    PromptModal Label { width: 100%; height: auto; margin-bottom: 1; }
     """
 
     def __init__(

@@ -126,7 +126,10 @@ class Applier:
         }.get((kind, target))
         if fn is None:
             raise InvalidInput(f"proposal {self.p['id']}: unknown kind {kind}/{target}")
-        # Only what was proposed: a member edited, archived, used or merged since voids it.
+        # Only what was proposed: a member edited, archived, used or merged since voids it; the
+        # members stay as checked until the apply commits (row locks on a server).
+        table = "memories" if target == "memory" else "rules"
+        self.conn.curator_queries.lock_for_apply(self.p["id"], table, self.members)
         curator_state.check_unchanged(self.conn, self.p, self.evidence)
         plan = build_plan(self.conn, self.p, text)
         if expected is not None and expected != plan:

@@ -281,6 +281,9 @@ class Curator:
         vector = self._vector_for(r, text) if apply else None
 
         def write(conn: Connection) -> None:
+            members = curator_state.parse_members(r["members"])  # held until commit (#24)
+            table = "memories" if r["target_kind"] == "memory" else "rules"
+            conn.curator_queries.lock_for_apply(r["id"], table, members)
             cur = conn.curator_queries.proposal_status(r["id"])
             if cur != "pending":
                 raise InvalidInput(f"proposal {r['id']} is {cur}; only a pending proposal can be approved")

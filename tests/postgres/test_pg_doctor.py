@@ -143,7 +143,7 @@ def test_a_role_without_write_privileges_is_named(own_db, pg_server):
             "this role (mc_reader) cannot INSERT on: meta, sessions, messages, memories"
         )
         assert server[0].endswith(
-            "memory_vectors, vector_changes_pending, vector_staging"
+            "vector_changes_pending, vector_staging, audit_heads"
         )  # every table, one line
         assert any(s.startswith("this role (mc_reader) cannot DELETE on: ") for s in server)
         assert server[-1].startswith("this role (mc_reader) cannot CREATE in schema public")

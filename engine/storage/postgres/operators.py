@@ -33,6 +33,7 @@ _WORD = {v: k for k, v in GROUPS.items()}
 # bookkeeping every write does (the keyword queue the store empties before commit; the change
 # sequence is granted to every group).
 VIEWER_WRITES = {"audit": "INSERT", "fts_pending": "INSERT, DELETE", "retrieval_checks": "UPDATE"}
+VIEWER_WRITES["audit_heads"] = "INSERT, UPDATE"  # an append locks its partition's head (FOR UPDATE, #24)
 
 _ROLES_OF = """
 SELECT r.rolsuper,

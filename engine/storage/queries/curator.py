@@ -96,6 +96,13 @@ class CuratorQueries(Gateway):
         raise NotImplementedError
 
     # -- apply and undo -------------------------------------------------------------------------
+    def lock_for_apply(self, proposal_id: int, table: str, member_ids: Sequence[int]) -> None:
+        """Hold the proposal's row and its members' rows (`table`: memories or rules) until the
+        write ends, so nothing changes them between the stale check and the apply (issue #24).
+        PostgreSQL: SELECT ... FOR UPDATE, the proposal first and the members in id order, so two
+        applies never wait on each other in a cycle. SQLite: its writer holds the whole file."""
+        raise NotImplementedError
+
     def touched_row(self, table: str, row_id: int) -> dict[str, Any] | None:
         """A memories or rules row as a dict of every column (what apply snapshots), or None."""
         r = self._row(touched_table(table), int(row_id))

@@ -24,6 +24,12 @@ _PROMOTED = (
 
 
 class PgCuratorQueries(CuratorQueries):
+    def lock_for_apply(self, proposal_id: int, table: str, member_ids: Sequence[int]) -> None:
+        t = touched_table(table)  # an identifier from a fixed list, never from input
+        self.conn.execute("SELECT id FROM proposals WHERE id = %s FOR UPDATE", (int(proposal_id),)).fetchall()
+        ids = sorted({int(i) for i in member_ids})
+        self.conn.execute(f"SELECT id FROM {t} WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,)).fetchall()
+
     # -- the queue ------------------------------------------------------------------------------
     def proposal(self, proposal_id: int) -> Any | None:
         return self.conn.execute("SELECT * FROM proposals WHERE id = %s", (int(proposal_id),)).fetchone()

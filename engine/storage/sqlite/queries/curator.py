@@ -14,6 +14,9 @@ _IDLE = f"tier = 'active' AND pinned = 0 AND absorbed_into IS NULL AND {_LAST_AC
 
 
 class SqliteCuratorQueries(CuratorQueries):
+    def lock_for_apply(self, proposal_id: int, table: str, member_ids: Sequence[int]) -> None:
+        return None  # the writer holds the whole file (BEGIN IMMEDIATE)
+
     # -- the queue ------------------------------------------------------------------------------
     def proposal(self, proposal_id: int) -> Any | None:
         return self.conn.execute("SELECT * FROM proposals WHERE id = ?", (int(proposal_id),)).fetchone()

@@ -104,7 +104,7 @@ class CuratorPane(Pane):
         yield FilterInput(
             "curator",
             hint="#curator-filter-hint",
-            placeholder="filter proposals: words status: kind: agent: since:2026-01 until:  (/ focuses here)",
+            placeholder="filter proposals: words status: kind: agent: since: until:",
             id="curator-filter",
         )
         yield FilterHint(id="curator-filter-hint")

@@ -86,6 +86,7 @@ class SearchPane(HitEdits):
         self.searched_filters: dict = {}
         self.writers: dict = {}
         self.hits: dict[str, Hit] = {}
+        self.known_agents: list[str] = []  # every agent with memories or rules (completion)
         self.marked: list[int] = []  # rows marked with space, in marking order; a/p/f act on them
 
     def compose(self) -> ComposeResult:
@@ -122,13 +123,6 @@ class SearchPane(HitEdits):
         t.add_columns(*COLUMNS)
         self.query_one("#hit-detail").border_title = "breakdown"
         self.embedder_changed(self.engine.embedder.state)
-        self.load_known()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="search.known")
-    def load_known(self) -> None:
-        """Agents for the filter's completion (agent:at -> agent:atlas)."""
-        agents = self.engine.rules.facets().boot_agents
-        self.deliver(lambda: self.query_one("#query", FilterInput).set_known(agent=agents))
 
     # -- the workflow: SearchSubmitted -> (worker) -> SearchFinished -----------------------------
     def filters(self) -> dict:
@@ -177,6 +171,8 @@ class SearchPane(HitEdits):
         result = self.engine.search(query, k=self.K, record_access=False, **filters)
         ms = (perf_counter() - t0) * 1000
         writers = self.engine.audit.writers([h.id for h in result.hits])
+        if not self.known_agents:  # for the filter's completion (agent:at -> agent:atlas), once
+            self.known_agents = self.engine.rules.facets().boot_agents
         hidden: list[Hidden] = []
         if result.query.strip() and needs_wide(filters):  # what the filters hide that ranks higher
             wide = self.engine.search(query, k=self.K, tier="all", mode=result.mode, record_access=False)
@@ -191,7 +187,8 @@ class SearchPane(HitEdits):
         self.writers = event.writers
         self.hits = {str(h.id): h for h in res.hits}
         self.query_one("#query", FilterInput).set_known(
-            agent={h.agent for h in res.hits if h.agent}, user={h.user for h in res.hits if h.user}
+            agent={*self.known_agents, *(h.agent for h in res.hits if h.agent)},
+            user={h.user for h in res.hits if h.user},
         )
         self.marked = [m for m in self.marked if str(m) in self.hits]
         rows = []

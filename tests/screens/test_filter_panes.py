@@ -127,7 +127,9 @@ async def test_curator_filter_words_kind_and_completion(seeded):
         await pilot.press(*" agent:atlas since:2025")
         await settle(app, pilot)
         assert table.row_count == 1
-        await pilot.press("ctrl+a", "ctrl+k", *"vpn kind:semantic", "enter")  # a memory kind, not a proposal's
+        await pilot.press(
+            "ctrl+a", "ctrl+k", *"vpn kind:semantic", "enter"
+        )  # a memory kind, not a proposal's
         await settle(app, pilot)
         shown, said = hint_of(app, "#curator-filter-hint")
         assert shown and said.startswith("filter: kind:semantic is not one of merge")

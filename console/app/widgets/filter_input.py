@@ -59,6 +59,9 @@ class FilterHint(SafeStatic):
 
 
 class FilterInput(Input):
+    DEFAULT_CSS = """
+    FilterInput.-bad-filter { color: $warning; }
+    """
     BINDINGS = [Binding("tab", "complete", "Complete", show=False, id="filter.complete")]
 
     @dataclass

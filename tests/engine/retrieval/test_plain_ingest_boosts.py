@@ -114,3 +114,23 @@ def test_metadata_still_wins_over_the_text(eng):
     hits = _search(eng, "What did Caroline quote her friend?", k=5)
     boosted = {h.id for h in hits if h.breakdown.boost > 1.0}
     assert ids[0] in boosted and ids[1] not in boosted
+
+
+def test_explain_names_only_the_boosts_that_apply(eng):
+    """A question naming Caroline and asking when: Caroline's turn without a time is lifted as
+    hers only; explain does not claim it carries a time expression."""
+    ids = eng.add_memories(
+        [
+            {"content": "Caroline: the support group was a great support group"},
+            {"content": "Melanie: I went to a support group yesterday"},
+            *FILLER,
+        ],
+        dedup=False,
+    )
+    q = "When did Caroline go to the support group?"
+    hits = _search(eng, q, k=5)
+    assert {h.id for h in hits} >= set(ids[:2])
+    x = eng.explain(q, ids[0], k=5).summary
+    assert "said by Caroline" in x and "asks when" not in x
+    y = eng.explain(q, ids[1], k=5).summary
+    assert "asks when" in y and "said by" not in y

@@ -303,7 +303,7 @@ class Retrieval:
             head = r["head"] or ""
             sure = timed or '"speaker"' in low or any(w in low for w in words)
             md = load_json(text) if sure and text not in ("", "{}") else {}
-            meta[int(r["id"])] = fusion.said(md, head, r["created_at"], probe)
+            meta[int(r["id"])] = fusion.said(md, head, r["created_at"], probe, r["role"])
         speakers = {m.speaker for m in meta.values() if m.speaker}
         n = fusion.Named(named_one(query, speakers), month, year, day, when_q)
         fctx.named = n
@@ -317,7 +317,7 @@ class Retrieval:
         r = self.ctx.store.query(lambda c: c.memory_queries.boost_fields(memory_id))
         if r is None:
             return None
-        return fusion.said(load_json(r["metadata"]), r["head"], r["created_at"], named)
+        return fusion.said(load_json(r["metadata"]), r["head"], r["created_at"], named, r["role"])
 
     def boost_of(self, memory_id: int, fctx: fusion.FusionContext) -> float:
         """fusion.boost for one memory against what a search's query named (explain's path)."""

@@ -60,7 +60,7 @@ def turns(conv: dict):
         n += 1
 
 
-NO_BOOSTS = {"speaker_boost": 0.0, "date_boost": 0.0}
+NO_BOOSTS = {"speaker_boost": 0.0, "date_boost": 0.0, "time_boost": 0.0}
 ABLATION = (  # hybrid only: what each default adds, from plain RRF up
     (
         "plain RRF (k=60, top 50 each)",

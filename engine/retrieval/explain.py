@@ -83,15 +83,19 @@ class Explainer:
             )
         if hit is not None and hit.breakdown.boost != 1.0:
             named = fctx.named
-            what = [f"said by {named.speaker}"] if named.speaker else []
-            if named.month or named.year:
+            s = self.ctx.settings.search
+            said = self.retrieval.said_of(mem.id, named) or fusion.Said()
+            one = fusion.Named(speaker=named.speaker)
+            what = [f"said by {named.speaker}"] if named.speaker and fusion.boost(one, said, s) != 1.0 else []
+            dated = fusion.Named(month=named.month, year=named.year, day=named.day)
+            if (named.month or named.year) and fusion.boost(dated, said, s) != 1.0:
                 what.append(
                     "dated in the "
                     + ("month and year" if named.month and named.year else "month" if named.month else "year")
                     + (" (and day)" if named.day else "")
                     + " the query names"
                 )
-            if named.asks_when:
+            if named.asks_when and said.timed:
                 what.append("carrying a time expression, and the query asks when")
             summary += (
                 f" Its fused score is multiplied by {hit.breakdown.boost:.2f} because the query names"

@@ -147,19 +147,22 @@ def day_of(metadata: dict, created_at: float | None) -> int | None:
     return got[2] if got else None
 
 
-def speaker_of(metadata: dict, content: str | None = None) -> str | None:
-    """metadata.speaker, else the speaker a leading "Name:" of the text names."""
+def speaker_of(metadata: dict, content: str | None = None, role: str | None = None) -> str | None:
+    """metadata.speaker, else the speaker a leading "Name:" of the text names, else the role of
+    the message the memory was made from ("user", "assistant")."""
     sp = metadata.get("speaker") if isinstance(metadata, dict) else None
     if isinstance(sp, str) and sp.strip():
         return sp
-    return derived.speaker_in(content)
+    return derived.speaker_in(content) or (role if isinstance(role, str) and role.strip() else None)
 
 
-def said(metadata: dict, content: str | None, created_at: float | None, n: Named) -> Said:
+def said(
+    metadata: dict, content: str | None, created_at: float | None, n: Named, role: str | None = None
+) -> Said:
     """The fields of one memory the boosts for `n` read (only those `n` needs are derived)."""
     month, year = when(metadata, created_at) if (n.month or n.year) else (None, None)
     return Said(
-        speaker_of(metadata, content) if n.speaker else None,
+        speaker_of(metadata, content, role) if n.speaker else None,
         month,
         year,
         day_of(metadata, created_at) if n.day else None,

@@ -304,7 +304,7 @@ class Retrieval:
             head = r["head"] or ""
             sure = timed or '"speaker"' in low or any(w in low for w in words)
             md = load_json(text) if sure and text not in ("", "{}") else {}
-            meta[int(r["id"])] = fusion.said(md, head, r["created_at"], probe)
+            meta[int(r["id"])] = fusion.said(md, head, r["created_at"], probe, r["role"])
         speakers = {m.speaker for m in meta.values() if m.speaker}
         n = fusion.Named(named_one(query, speakers), month, year, day, when_q)
         fctx.named = n
@@ -313,16 +313,17 @@ class Retrieval:
         out = {m: fusion.boost(n, said, s) for m, said in meta.items()}
         return {m: f for m, f in out.items() if f != 1.0}
 
-    def boost_of(self, memory_id: int, fctx: fusion.FusionContext) -> float:
-        """fusion.boost for one memory against what a search's query named (explain's path)."""
-        if not fctx.named:
-            return 1.0
+    def said_of(self, memory_id: int, named: fusion.Named) -> fusion.Said | None:
+        """Who said one memory and when, as the boosts for `named` read it (None: no such memory)."""
         r = self.ctx.store.query(lambda c: c.memory_queries.boost_fields(memory_id))
         if r is None:
-            return 1.0
-        md = load_json(r["metadata"])
-        said = fusion.said(md, r["head"], r["created_at"], fctx.named)
-        return fusion.boost(fctx.named, said, self.ctx.settings.search)
+            return None
+        return fusion.said(load_json(r["metadata"]), r["head"], r["created_at"], named, r["role"])
+
+    def boost_of(self, memory_id: int, fctx: fusion.FusionContext) -> float:
+        """fusion.boost for one memory against what a search's query named (explain's path)."""
+        said = self.said_of(memory_id, fctx.named) if fctx.named else None
+        return fusion.boost(fctx.named, said, self.ctx.settings.search) if said is not None else 1.0
 
     def session_context(
         self, fused: dict[int, float], filters: Filters, only: Collection[int] | None = None

@@ -114,3 +114,43 @@ def test_metadata_still_wins_over_the_text(eng):
     hits = _search(eng, "What did Caroline quote her friend?", k=5)
     boosted = {h.id for h in hits if h.breakdown.boost > 1.0}
     assert ids[0] in boosted and ids[1] not in boosted
+
+
+def test_explain_names_only_the_boosts_that_apply(eng):
+    """A question naming Caroline and asking when: Caroline's turn without a time is lifted as
+    hers only; explain does not claim it carries a time expression."""
+    ids = eng.add_memories(
+        [
+            {"content": "Caroline: the support group was a great support group"},
+            {"content": "Melanie: I went to a support group yesterday"},
+            *FILLER,
+        ],
+        dedup=False,
+    )
+    q = "When did Caroline go to the support group?"
+    hits = _search(eng, q, k=5)
+    assert {h.id for h in hits} >= set(ids[:2])
+    x = eng.explain(q, ids[0], k=5).summary
+    assert "said by Caroline" in x and "asks when" not in x
+    y = eng.explain(q, ids[1], k=5).summary
+    assert "asks when" in y and "said by" not in y
+
+
+def test_speaker_from_the_message_role(eng):
+    """A memory made from a message, with no "Name:" and no metadata: the message's role is its
+    speaker, so "what did the user ask ..." lifts what the user said."""
+    sid = eng.sessions.add("chat1", agent="atlas")
+    said_by_user = eng.sessions.add_message(sid, "user", "which colour theme for the app")
+    said_by_bot = eng.sessions.add_message(sid, "assistant", "the app theme: a colour theme in blue")
+    ids = [
+        eng.add_memory("which colour theme for the app", message_id=said_by_user, dedup=False),
+        eng.add_memory("the app theme: a colour theme in blue", message_id=said_by_bot, dedup=False),
+    ]
+    eng.add_memories(FILLER, dedup=False)
+    q = "What app theme did the user ask about?"
+    _off(eng, speaker_boost=0.0)
+    first = _search(eng, q)
+    assert first[0].id == ids[1], [(h.content, h.score) for h in first]  # the words alone
+    _off(eng, speaker_boost=1.0)
+    hits = _search(eng, q)
+    assert hits[0].id == ids[0] and hits[0].breakdown.boost == pytest.approx(2.0)

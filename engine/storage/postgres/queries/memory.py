@@ -12,6 +12,8 @@ from engine.storage.postgres.gateways.columns import ident
 from engine.storage.queries.memory import HEAD_CHARS, MATRIX_FIELDS, WEIGHT_COLUMNS, MemoryQueries
 
 _WEIGHT = ", ".join(WEIGHT_COLUMNS)
+# The role of the message a memory was made from: its speaker when neither metadata nor text names one.
+_ROLE = "(SELECT role FROM messages WHERE messages.id = memories.message_id) AS role"
 
 
 def where(filters: MemoryFilter, prefix: str = "") -> tuple[str, list[Any]]:
@@ -160,7 +162,7 @@ class PgMemoryQueries(MemoryQueries):
     def weighting(self, ids: Sequence[int], *, metadata: bool = False) -> list[Any]:
         if not ids:
             return []
-        cols = f"{_WEIGHT}, metadata, left(content, {HEAD_CHARS}) AS head" if metadata else _WEIGHT
+        cols = f"{_WEIGHT}, metadata, left(content, {HEAD_CHARS}) AS head, {_ROLE}" if metadata else _WEIGHT
         return self._all(f"SELECT {cols} FROM memories WHERE id = ANY(%s::bigint[])", [list(ids)])
 
     def rows(self, ids: Sequence[int]) -> list[Any]:
@@ -170,7 +172,8 @@ class PgMemoryQueries(MemoryQueries):
 
     def boost_fields(self, memory_id: int) -> Any:
         return self.conn.execute(
-            f"SELECT metadata, created_at, left(content, {HEAD_CHARS}) AS head FROM memories WHERE id = %s",
+            f"SELECT metadata, created_at, left(content, {HEAD_CHARS}) AS head, {_ROLE}"
+            " FROM memories WHERE id = %s",
             (memory_id,),
         ).fetchone()
 

@@ -12,6 +12,8 @@ from engine.storage.sqlite.filters import where
 from engine.storage.sqlite.gateways.columns import marks
 
 _WEIGHT = ", ".join(WEIGHT_COLUMNS)
+# The role of the message a memory was made from: its speaker when neither metadata nor text names one.
+_ROLE = "(SELECT role FROM messages WHERE messages.id = memories.message_id) AS role"
 
 
 class SqliteMemoryQueries(MemoryQueries):
@@ -136,7 +138,9 @@ class SqliteMemoryQueries(MemoryQueries):
 
     # -- search -------------------------------------------------------------------------------------------
     def weighting(self, ids: Sequence[int], *, metadata: bool = False) -> list[Any]:
-        cols = f"{_WEIGHT}, metadata, substr(content, 1, {HEAD_CHARS}) AS head" if metadata else _WEIGHT
+        cols = (
+            f"{_WEIGHT}, metadata, substr(content, 1, {HEAD_CHARS}) AS head, {_ROLE}" if metadata else _WEIGHT
+        )
         out: list[Any] = []
         for part in chunked(ids):
             out += self._all(f"SELECT {cols} FROM memories WHERE id IN ({marks(len(part))})", part)
@@ -150,7 +154,7 @@ class SqliteMemoryQueries(MemoryQueries):
 
     def boost_fields(self, memory_id: int) -> Any:
         return self.conn.execute(
-            f"SELECT metadata, created_at, substr(content, 1, {HEAD_CHARS}) AS head"
+            f"SELECT metadata, created_at, substr(content, 1, {HEAD_CHARS}) AS head, {_ROLE}"
             " FROM memories WHERE id = ?",
             (memory_id,),
         ).fetchone()

@@ -74,6 +74,10 @@ NEEDS_ROLE: dict[tuple[str, str], str] = {
     **{("decay", a): CURATOR for a in ("archive_marked", "pin_marked", "run_decay")},
     ("flows", "toggle_status"): CURATOR,
     **{("forget", a): FORGET for a in ("new_request", "preview", "execute", "verify")},
+    # case actions (engine/roles.py forget.exclude/withdraw/approve/accept_residue)
+    **{("forget", a): FORGET for a in ("drop", "withdraw", "approve", "accept_residue")},
+    ("curator", "reject_stale"): CURATOR,
+    ("recalls", "pin"): CURATOR,  # engine/roles.py checks.add_from_recall
 }
 
 

@@ -417,8 +417,9 @@ AUDIT_POSITION = (
     "CREATE TABLE IF NOT EXISTS audit_heads (part integer PRIMARY KEY)",
     "INSERT INTO audit_heads(part) SELECT generate_series(0, 7) ON CONFLICT DO NOTHING",
 )
-# Columns PostgreSQL adds to the shared description: derived here, so never exported.
-PG_ONLY_COLUMNS = {"audit": ("seq", "part")}
+# Columns PostgreSQL adds to the shared description: derived here, so never exported (`part` is
+# shared: a migrated log keeps its partitions; `seq` is renumbered per partition on restore).
+PG_ONLY_COLUMNS = {"audit": ("seq",)}
 
 # What older versions installed so that SQLite-flavoured SQL ran here (json_extract, json_valid,
 # instr, json_type, scalar max/min, sum(boolean), text-vs-number comparison operators). Every

@@ -240,6 +240,7 @@ PG_TABLES: tuple[PgTable, ...] = (
             ("hash", EMPTY),
             ("digest", "text"),  # issue 24: see engine/storage/tables.py
             ("redaction", "text"),
+            ("part", "bigint NOT NULL DEFAULT 0"),  # issue 24: the row's chain (AUDIT_POSITION)
         ),
     ),
     PgTable(
@@ -403,7 +404,7 @@ def _feed(memory_id: str, text_changed: int | None = None) -> str:
 # here; more (postgres.audit_partitions) on first use.
 AUDIT_POSITION = (
     "ALTER TABLE audit ADD COLUMN IF NOT EXISTS seq bigint",
-    "ALTER TABLE audit ADD COLUMN IF NOT EXISTS part integer NOT NULL DEFAULT 0",
+    "ALTER TABLE audit ADD COLUMN IF NOT EXISTS part bigint NOT NULL DEFAULT 0",
     "UPDATE audit a SET seq = b.base + b.n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n,"
     " (SELECT coalesce(max(seq), 0) FROM audit) AS base FROM audit WHERE seq IS NULL) b WHERE a.id = b.id",
     "DROP INDEX IF EXISTS audit_seq",

@@ -64,15 +64,22 @@ def _concurrent_log(url: str) -> list[int]:
 
 
 def _tamper_and_check(where) -> None:
+    """An edited row, then a row deleted from the middle of another chain: each is reported."""
     with _open(where) as e:
         d = direct(e.store)
-        rid = d.one("SELECT id FROM audit WHERE part <> 0 AND action = 'probe' ORDER BY id LIMIT 1 OFFSET 2")[
-            0
-        ]
+        probes = "SELECT id, part FROM audit WHERE part <> 0 AND action = 'probe' ORDER BY id"
+        rid, part = d.all(probes)[2]
         d.execute("UPDATE audit SET summary = 'forged' WHERE id = ?", (rid,))
         chk = e.audit.verify()
-    assert not chk.ok and chk.first_bad_id == rid, chk.problems
-    assert main(["--db", str(where), "audit", "--verify"]) != 0
+        assert not chk.ok and chk.first_bad_id == rid, chk.problems
+        assert main(["--db", str(where), "audit", "--verify"]) != 0
+        other = [i for i, p in d.all(probes) if p not in (part,)]
+        gone = [
+            i for i, p in d.all(probes) if p == d.one("SELECT part FROM audit WHERE id = ?", (other[0],))[0]
+        ]
+        d.execute("DELETE FROM audit WHERE id = ?", (gone[2],))
+        chk = e.audit.verify()
+    assert any(f"row {gone[3]}: link does not match" in p for p in chk.problems), chk.problems
 
 
 def test_a_partitioned_log_migrates_intact_to_sqlite_and_postgres(pg_db, pg_url, tmp_path, monkeypatch):

@@ -104,7 +104,7 @@ def walk(
         since = None
     elif since is _META:
         since = keyed_from(conn)
-    pos = conn.audit_queries.position
+    pos = conn.audit_queries.chain_position(part)
     for r in conn.audit_queries.chain(part):
         w.n += 1
         rid, at = r["id"], r[pos]

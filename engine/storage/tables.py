@@ -205,6 +205,9 @@ TABLES: tuple[Table, ...] = (
             # and a forget's keyed mark of the text it redacted (engine/audit/hashing.py)
             ("digest", "TEXT"),
             ("redaction", "TEXT"),
+            # issue 24: the hash chain the row is in (several on PostgreSQL, engine/audit/partitions.py);
+            # exported so a migrated log keeps its chains (SQLite writes 0, verifies each it holds)
+            ("part", "INTEGER NOT NULL DEFAULT 0"),
         ),
     ),
     Table(

@@ -240,6 +240,7 @@ PG_TABLES: tuple[PgTable, ...] = (
             ("hash", EMPTY),
             ("digest", "text"),  # issue 24: see engine/storage/tables.py
             ("redaction", "text"),
+            ("part", "bigint NOT NULL DEFAULT 0"),  # issue 24: the row's chain (AUDIT_POSITION)
         ),
     ),
     PgTable(
@@ -403,7 +404,7 @@ def _feed(memory_id: str, text_changed: int | None = None) -> str:
 # here; more (postgres.audit_partitions) on first use.
 AUDIT_POSITION = (
     "ALTER TABLE audit ADD COLUMN IF NOT EXISTS seq bigint",
-    "ALTER TABLE audit ADD COLUMN IF NOT EXISTS part integer NOT NULL DEFAULT 0",
+    "ALTER TABLE audit ADD COLUMN IF NOT EXISTS part bigint NOT NULL DEFAULT 0",
     "UPDATE audit a SET seq = b.base + b.n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n,"
     " (SELECT coalesce(max(seq), 0) FROM audit) AS base FROM audit WHERE seq IS NULL) b WHERE a.id = b.id",
     "DROP INDEX IF EXISTS audit_seq",
@@ -417,8 +418,9 @@ AUDIT_POSITION = (
     "CREATE TABLE IF NOT EXISTS audit_heads (part integer PRIMARY KEY)",
     "INSERT INTO audit_heads(part) SELECT generate_series(0, 7) ON CONFLICT DO NOTHING",
 )
-# Columns PostgreSQL adds to the shared description: derived here, so never exported.
-PG_ONLY_COLUMNS = {"audit": ("seq", "part")}
+# Columns PostgreSQL adds to the shared description: derived here, so never exported (`part` is
+# shared: a migrated log keeps its partitions; `seq` is renumbered per partition on restore).
+PG_ONLY_COLUMNS = {"audit": ("seq",)}
 
 # What older versions installed so that SQLite-flavoured SQL ran here (json_extract, json_valid,
 # instr, json_type, scalar max/min, sum(boolean), text-vs-number comparison operators). Every

@@ -75,6 +75,10 @@ class AuditQueries(Gateway):
         """Every row (every column) of chain `part` in chain order (`position`)."""
         raise NotImplementedError
 
+    def chain_position(self, part: int = 0) -> str:
+        """The column of `chain(part)`'s rows that numbers that chain from 1 without gaps."""
+        return self.position
+
     def before(self, row_id: int, part: int = 0) -> tuple[int, str] | None:
         """(position, hash) of the last row of chain `part` before id `row_id`, None when there is none."""
         raise NotImplementedError

@@ -17,12 +17,17 @@ class SqliteAuditQueries(AuditQueries):
     position = audit.POSITION
 
     def last(self, part: int = 0) -> Any | None:
-        if part != 0:  # one chain here
-            return None
-        return self.conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT 1").fetchone()
+        # SQLite writes one chain (0); a log migrated from PostgreSQL may hold others, closed here
+        return self.conn.execute(
+            "SELECT * FROM audit WHERE part = ? ORDER BY id DESC LIMIT 1", (part,)
+        ).fetchone()
 
     def partitions(self) -> list[int]:
-        return [0] if self.conn.execute("SELECT 1 FROM audit LIMIT 1").fetchone() else []
+        return [int(r[0]) for r in self.conn.execute("SELECT DISTINCT part FROM audit ORDER BY part")]
+
+    def _several(self) -> bool:
+        """The log holds chains besides 0: migrated from a partitioned PostgreSQL log (#24)."""
+        return self.conn.execute("SELECT 1 FROM audit WHERE part <> 0 LIMIT 1").fetchone() is not None
 
     def heads(self) -> list[tuple[int, int, str]]:
         r = self.conn.execute("SELECT id, hash FROM audit ORDER BY id DESC LIMIT 1").fetchone()
@@ -41,13 +46,20 @@ class SqliteAuditQueries(AuditQueries):
         return self.conn.execute("SELECT * FROM audit WHERE id >= ? ORDER BY id", (start,)).fetchall()
 
     def chain(self, part: int = 0) -> Iterable[Any]:
-        if part != 0:
-            return []
-        return self.conn.execute("SELECT * FROM audit ORDER BY id")
+        if not self._several():
+            return self.conn.execute("SELECT * FROM audit WHERE part = ? ORDER BY id", (part,))
+        # Several chains: ids interleave, so each chain's position is its rank (PostgreSQL's `seq`,
+        # which its heads records bind); a deleted row still breaks the next row's link.
+        return self.conn.execute(
+            "SELECT *, row_number() OVER (ORDER BY id) AS seq FROM audit WHERE part = ? ORDER BY id", (part,)
+        )
+
+    def chain_position(self, part: int = 0) -> str:
+        return "seq" if self._several() else self.position
 
     def before(self, row_id: int, part: int = 0) -> tuple[int, str] | None:
         r = self.conn.execute(
-            "SELECT id, hash FROM audit WHERE id < ? ORDER BY id DESC LIMIT 1", (row_id,)
+            "SELECT id, hash FROM audit WHERE id < ? AND part = ? ORDER BY id DESC LIMIT 1", (row_id, part)
         ).fetchone()
         return None if r is None else (r[0], r[1])
 

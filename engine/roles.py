@@ -112,6 +112,7 @@ POLICY: dict[str, Need] = {
             "keyword_plan",
             "keyword_ranks",
             "named_boosts",
+            "said_of",
             "search",
             "search_with_context",
             "session_context",

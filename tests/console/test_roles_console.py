@@ -85,3 +85,30 @@ async def test_at_80_columns_the_header_abbreviates_who_you_are_never_cuts_it(tm
             )
     finally:
         eng.close()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to hand the database to another OS user")
+async def test_a_viewer_is_refused_at_the_recalls_pin_key_before_any_prompt(tmp_path):
+    """`p` in pane 8 pins a check (engine checks.add_from_recall, curator): a viewer is refused at
+    the key, in one line naming the role, audited as that console key; no prompt opens."""
+    seeded, _ = seeded_engine(tmp_path / "snap.db")
+    seeded.search("deploy on fridays", k=3, door="cli")  # one logged recall to stand on
+    seeded.close()
+    for p in tmp_path.iterdir():
+        os.chown(p, NOBODY, NOBODY)
+    eng = open_engine(tmp_path / "snap.db", embedder=HashEmbedder())
+    app = make_app(eng)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            await pilot.press("8")
+            await settle(app, pilot)
+            before = len(app.screen_stack)
+            await pilot.press("p")
+            await settle(app, pilot)
+            assert any("needs the curator role" in e for e in app.errors), app.errors
+            assert len(app.screen_stack) == before  # no prompt for a memory id
+            assert eng.audit.log(action="refused")[0].target_id == "recalls.pin"
+            assert eng.checks.list() == []
+    finally:
+        eng.close()

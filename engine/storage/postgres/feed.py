@@ -21,7 +21,7 @@ class VectorChangeLog:
         read snapshot: a recall's matrices (vectors, keywords) each sync in the same one."""
         memo = getattr(conn, "snapshot", None)
         if memo is not None and "feed_head" in memo:
-            return memo["feed_head"]  # type: ignore[no-any-return]
+            return memo["feed_head"]
         # two subqueries: each answered from the index's end
         top, low = conn.execute(
             "SELECT coalesce((SELECT max(seq) FROM vector_changes), 0), "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from engine.audit.anchor import anchored_here
 from engine.audit.hashing import (
@@ -96,7 +97,9 @@ def _keyed_prev(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[in
     is the chain's first DIGEST row after rows of an older format (where the digest format begins
     is recorded then; a chain digest-chained from its first row records nothing)."""
     part = conn.audit.lock_chain(prefer=actor)
-    if part != 0 and conn.audit_queries.last(part) is None:  # a new partition (partitions.py)
+    # read once: the partition's lock is held, so its last row cannot move before the append
+    last = conn.audit_queries.last(part) if part != 0 else _UNREAD
+    if last is None:  # a new partition (partitions.py)
         first = conn.audit_queries.last(0)
         if first is None or first["hash"] in _recent or hs.scheme(first) == DIGEST:
             if keyed_from(conn) is None:  # a new log: keyed from its first row
@@ -104,14 +107,21 @@ def _keyed_prev(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[in
             return part, GENESIS, False
         # a chain of an older format (unkeyed, or text in its hashes) in partition 0: extended
         # there up to its first digest-chained row (upgraded first when unkeyed)
-        part = conn.audit.lock_chain(0)
-    prev, first_digest = _keyed_prev_in(conn, hs, at, actor, part)
+        part, last = conn.audit.lock_chain(0), _UNREAD
+    prev, first_digest = _keyed_prev_in(conn, hs, at, actor, part, last)
     return part, prev, first_digest
 
 
-def _keyed_prev_in(conn: Connection, hs: Hasher, at: float, actor: str, part: int) -> tuple[str, bool]:
-    """`_keyed_prev` within partition `part` (0: where rows from before partitions and keying are)."""
-    last = conn.audit_queries.last(part)
+_UNREAD: Any = object()  # `last` not read yet
+
+
+def _keyed_prev_in(
+    conn: Connection, hs: Hasher, at: float, actor: str, part: int, last: Any = _UNREAD
+) -> tuple[str, bool]:
+    """`_keyed_prev` within partition `part` (0: where rows from before partitions and keying are);
+    `last`: its last row when the caller already read it under the partition's lock."""
+    if last is _UNREAD:
+        last = conn.audit_queries.last(part)
     if last is None:  # digest-chained from its first row: nothing to record
         _mark_keyed(conn, 1)
         return GENESIS, False

@@ -48,6 +48,10 @@ class NotYet:
 class PgConnection(Gateways):
     """Wraps one psycopg connection for the duration of a read or write; carries the gateways."""
 
+    # Inside `store.reading()` (one REPEATABLE READ, READ ONLY snapshot): answers that cannot change
+    # before it ends, kept so a recall asks once (feed.py's head). None elsewhere: every read asks.
+    snapshot: dict[str, Any] | None = None
+
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
         self.raw = raw
 

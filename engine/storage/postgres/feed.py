@@ -17,12 +17,18 @@ class VectorChangeLog:
     """Reads of the `vector_changes` log (sequence numbers only grow; old entries are pruned)."""
 
     def head(self, conn: Connection) -> tuple[int, int]:
-        """(newest, oldest) sequence number in the log; (0, 0) when it is empty."""
+        """(newest, oldest) sequence number in the log; (0, 0) when it is empty. Asked once per
+        read snapshot: a recall's matrices (vectors, keywords) each sync in the same one."""
+        memo = getattr(conn, "snapshot", None)
+        if memo is not None and "feed_head" in memo:
+            return memo["feed_head"]
         # two subqueries: each answered from the index's end
         top, low = conn.execute(
             "SELECT coalesce((SELECT max(seq) FROM vector_changes), 0), "
             "coalesce((SELECT min(seq) FROM vector_changes), 0)"
         ).fetchone()
+        if memo is not None:
+            memo["feed_head"] = (int(top), int(low))
         return int(top), int(low)
 
     def newest(self, conn: Connection) -> int:

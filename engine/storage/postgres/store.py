@@ -360,6 +360,7 @@ class PgStore:
         with self._plain_errors(), self.pool.connection() as raw:
             raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._local.conn = conn = PgConnection(raw)
+            conn.snapshot = {}  # one snapshot: its reads may be remembered until it ends (feed.py)
             try:
                 yield conn
             finally:

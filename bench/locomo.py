@@ -313,5 +313,29 @@ def misses_markdown(misses: list[dict]) -> str:
     return "\n".join(out)
 
 
+def question_candidates(eng, conv: dict, by_dia: dict, depth: int) -> list[dict]:
+    """Each scored LoCoMo question (categories 1-4) with its evidence ids and both retrievers'
+    top `depth` candidates: what the offline fusion variants (locomo_loo, locomo_plain) replay."""
+    from engine.retrieval.filters import Filters
+
+    qs = []
+    for q in conv["qa"]:
+        if q.get("category") not in (1, 2, 3, 4):
+            continue
+        text = q["question"]
+        kw = eng.retrieval.keyword_ranks(eng.retrieval.keyword_plan(text), Filters(), depth)
+        vec = eng.vectors.knn(eng.retrieval.embed_query(text), depth, Filters())
+        qs.append(
+            {
+                "q": text,
+                "cat": q["category"],
+                "ev": [by_dia[e] for e in q["evidence"] if e in by_dia],
+                "kw": [[m, round(s, 6)] for m, (_, s) in kw.items()],
+                "vec": [[m, round(s, 6)] for m, s in vec],
+            }
+        )
+    return qs
+
+
 if __name__ == "__main__":
     main()

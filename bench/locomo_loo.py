@@ -24,11 +24,10 @@ from pathlib import Path
 
 import numpy as np
 from common import CachedEmbedder, locomo_path, machine, out_dir, write_section
-from locomo import heldout, turn_content, turns
+from locomo import heldout, question_candidates, turn_content, turns
 
 from engine import FixedClock, open_engine
 from engine.config import SearchSettings
-from engine.retrieval.filters import Filters
 from engine.retrieval.query import named_one, named_time
 
 DEPTH = 200  # candidates dumped per retriever; fusion variants read up to this many
@@ -69,23 +68,7 @@ def dump(data: list[dict], tag: str, style: str = "speaker") -> list[dict]:
             }
             for it, m in zip(items, ids, strict=True)
         ]
-        qs = []
-        for q in conv["qa"]:
-            if q.get("category") not in (1, 2, 3, 4):
-                continue
-            text = q["question"]
-            p = eng.retrieval.keyword_plan(text)
-            kw = eng.retrieval.keyword_ranks(p, Filters(), DEPTH)
-            vec = eng.vectors.knn(eng.retrieval.embed_query(text), DEPTH, Filters())
-            qs.append(
-                {
-                    "q": text,
-                    "cat": q["category"],
-                    "ev": [by_dia[e] for e in q["evidence"] if e in by_dia],
-                    "kw": [[m, round(s, 6)] for m, (_, s) in kw.items()],
-                    "vec": [[m, round(s, 6)] for m, s in vec],
-                }
-            )
+        qs = question_candidates(eng, conv, by_dia, DEPTH)
         emb.save()
         eng.close()
         convs.append({"conv": i, "mems": mems, "qs": qs})

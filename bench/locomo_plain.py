@@ -36,11 +36,10 @@ from pathlib import Path
 
 import numpy as np
 from common import CachedEmbedder, locomo_path, machine, out_dir, write_section
-from locomo import turn_content, turns
+from locomo import question_candidates, turn_content, turns
 
 from engine import FixedClock, open_engine
 from engine.config import SearchSettings, Settings
-from engine.retrieval.filters import Filters
 from engine.types import load_json
 
 DEPTH = 200
@@ -127,23 +126,7 @@ def dump(data: list[dict], ingest: str, emb: CachedEmbedder) -> list[dict]:
                     "timed": sd.timed,
                 }
             )
-        qs = []
-        for q in conv["qa"]:
-            if q.get("category") not in (1, 2, 3, 4):
-                continue
-            text = q["question"]
-            p = eng.retrieval.keyword_plan(text)
-            kw = eng.retrieval.keyword_ranks(p, Filters(), DEPTH)
-            vec = eng.vectors.knn(eng.retrieval.embed_query(text), DEPTH, Filters())
-            qs.append(
-                {
-                    "q": text,
-                    "cat": q["category"],
-                    "ev": [by_dia[e] for e in q["evidence"] if e in by_dia],
-                    "kw": [[m, round(s, 6)] for m, (_, s) in kw.items()],
-                    "vec": [[m, round(s, 6)] for m, s in vec],
-                }
-            )
+        qs = question_candidates(eng, conv, by_dia, DEPTH)
         emb.save()
         eng.close()
         convs.append({"conv": i, "mems": mems, "qs": qs})

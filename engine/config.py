@@ -232,6 +232,17 @@ class ServeSettings:
     max_consoles: int = 8
 
 
+@dataclass(frozen=True)
+class EmbedBatchSettings:
+    """Concurrent embed calls in one process share a forward pass of the model (README "Many agents
+    on one model", engine/embedding/batcher.py): a lone call waits at most `window_ms`; a batch
+    holds at most `max_batch` texts. `enabled = false`: every call runs the model on its own."""
+
+    enabled: bool = True
+    window_ms: float = 2.0
+    max_batch: int = 32
+
+
 # The same file's section for the console's own settings (its key remaps): the console reads it.
 CONSOLE_SECTION = "keymap"
 
@@ -250,6 +261,7 @@ class Settings:
     actor_mixed_scripts: bool = False
     recalls: RecallsSettings = field(default_factory=RecallsSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
+    embed_batch: EmbedBatchSettings = field(default_factory=EmbedBatchSettings)
 
 
 def _apply(obj, data: dict, where: str = ""):
@@ -356,6 +368,8 @@ _RANGES: dict[str, tuple[str, float, float]] = {
     "postgres.pool_size": ("int", 1, 1000),
     "postgres.audit_partitions": ("int", 1, 1024),
     "serve.max_consoles": ("int", 1, 10_000),
+    "embed_batch.window_ms": ("float", 0, 1000),
+    "embed_batch.max_batch": ("int", 1, 4096),
 }
 _CHOICES = {"search.fusion": ("convex", "rrf")}
 
@@ -416,6 +430,10 @@ def validate(s: Settings) -> Settings:
         )
     if s.model_path is not None and not isinstance(s.model_path, str):
         raise ConfigError(f"model_path must be a string (got {_got(s.model_path)})")
+    if not isinstance(s.embed_batch.enabled, bool):
+        raise ConfigError(f"embed_batch.enabled must be true or false (got {_got(s.embed_batch.enabled)})")
+    for name in ("window_ms", "max_batch"):
+        _check_number(f"embed_batch.{name}", getattr(s.embed_batch, name), *_RANGES[f"embed_batch.{name}"])
     return s
 
 

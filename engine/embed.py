@@ -16,6 +16,7 @@ import numpy as np
 from engine.errors import EmbedderUnavailable, cut
 
 if TYPE_CHECKING:
+    from engine.config import EmbedBatchSettings
     from engine.embedding.tag import ModelTag
 
 # No hub access at run time, ever: the model ships inside a package.
@@ -150,8 +151,10 @@ class EmbedderHandle:
         spec: Embedder | str | None,
         model_path: str | None = None,
         tag: Callable[[], ModelTag] | None = None,
+        batch: EmbedBatchSettings | None = None,
     ) -> None:
         self._spec = spec
+        self._batch = batch  # concurrent calls share forward passes (engine/embedding/batcher.py)
         self._model_path = model_path
         self._tag = tag
         self._embedder: Embedder | None = None
@@ -265,7 +268,13 @@ class EmbedderHandle:
             raise EmbedderUnavailable(f"the store's vectors were made by {cut(tag.model if tag else '')}, "
                                       "a model this memconsole does not know")  # fmt: skip
         how = self._spec if self._spec in ("numpy", "minilm") else "default"
-        return load(spec, self._model_path, how)  # type: ignore[arg-type]
+        emb = load(spec, self._model_path, how)  # type: ignore[arg-type]
+        b = self._batch
+        if b is None or not b.enabled or spec.loader == "hash":
+            return emb
+        from engine.embedding.batcher import batching
+
+        return batching(emb, b.window_ms / 1000.0, b.max_batch)
 
     def wait(self, timeout: float | None = None) -> bool:
         self.start()

@@ -96,7 +96,10 @@ class MemoryEngine:
             settings=settings,
             default_identity=os_identity(),
             embedder=EmbedderHandle(
-                embedder, settings.model_path, tag=lambda: self.ctx.vectors.tag(fresh=True)
+                embedder,
+                settings.model_path,
+                tag=lambda: self.ctx.vectors.tag(fresh=True),
+                batch=settings.embed_batch,  # issue #24: one model's passes shared (embatch)
             ),
             vectors=VectorIndex(store, settings.search.bits_from, settings.search.bits_rescore),
             path=store.path if db is None else db,

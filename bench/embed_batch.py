@@ -12,6 +12,7 @@ store of `--memories` memories, recording access (as agents do: a write per reca
     python bench/embed_batch.py                              # SQLite, N = 1 4 16, off/on, 15 s
     python bench/embed_batch.py --backends sqlite postgres --seconds 20 --json out.json
     python bench/embed_batch.py --modes off on w0 w5         # w<ms>: on, with that window
+    python bench/embed_batch.py --model-only --seconds 5     # the model alone, N threads, no server
 """
 
 from __future__ import annotations
@@ -74,6 +75,37 @@ WORDS = [
 TICK = os.sysconf("SC_CLK_TCK")
 
 
+# The server runs as `python -c SERVE stats_file memconsole-args...`: the real CLI, plus a thread that
+# writes the process's batcher counts (engine/embedding/batcher.py) to a file 5 times a second.
+SERVE = """
+import json, sys, threading, time
+from console.cli import main
+def dump(path):
+    from engine.embedding import batcher
+    while True:
+        time.sleep(0.2)
+        with batcher._SHARED_LOCK:
+            tot = {}
+            for per in list(batcher._SHARED.values()):
+                for b in per.values():
+                    for k, v in b.stats.as_dict().items():
+                        tot[k] = max(tot.get(k, 0), v) if k == "largest" else tot.get(k, 0) + v
+        with open(path + ".tmp", "w") as f:
+            json.dump(tot, f)
+        import os; os.replace(path + ".tmp", path)
+threading.Thread(target=dump, args=(sys.argv[1],), daemon=True).start()
+sys.argv = ["memconsole"] + sys.argv[2:]
+sys.exit(main())
+"""
+
+
+def batch_stats(path: Path) -> dict[str, int]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def token_of(name: str) -> str:
     return f"embatch-token-{name}-0123456789abcdef"
 
@@ -115,9 +147,11 @@ class Server:
         env = {**os.environ, "MEMCONSOLE_EMBEDDER": "numpy", "MEMCONSOLE_CONFIG": str(cfg),
                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # fmt: skip
         self.log = folder / "mcp.stderr"
+        self.stats = folder / "batch-stats.json"
+        self.stats.unlink(missing_ok=True)
         self.proc = subprocess.Popen(
-            [str(EXE), "--db", url, "--actor", "bench", "mcp", "--http", f"127.0.0.1:{self.port}",
-             "--token-file", str(tokens)],
+            [sys.executable, "-c", SERVE, str(self.stats), "--db", url, "--actor", "bench", "mcp",
+             "--http", f"127.0.0.1:{self.port}", "--token-file", str(tokens)],
             env=env, stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"),  # noqa: SIM115 - the child's
         )  # fmt: skip
         deadline = time.monotonic() + 120
@@ -147,7 +181,7 @@ class Server:
                 self.proc.wait()
 
 
-def agents_run(url: str, names: list[str], seconds: float, pid: int, out: Any) -> None:
+def agents_run(url: str, names: list[str], seconds: float, pid: int, stats: Path, out: Any) -> None:
     """(A child.) N sessions; all warm (the model answers: mode hybrid), then recall for `seconds`."""
     import anyio
     import httpx2
@@ -175,6 +209,7 @@ def agents_run(url: str, names: list[str], seconds: float, pid: int, out: Any) -
                 ready[0] += 1
                 if ready[0] == len(names):
                     window["cpu0"], window["t0"] = cpu_seconds(pid), time.monotonic()
+                    window["stats0"] = batch_stats(stats)
                     end[0] = time.monotonic() + seconds
                     warm.set()
                 await warm.wait()
@@ -193,6 +228,7 @@ def agents_run(url: str, names: list[str], seconds: float, pid: int, out: Any) -
                         errors.append(f"{type(exc).__name__}: {exc}"[:200])
                 if "cpu1" not in window:  # the first agent done: the window closes
                     window["cpu1"], window["t1"] = cpu_seconds(pid), time.monotonic()
+                    window["stats1"] = batch_stats(stats)
 
         async with anyio.create_task_group() as tg:
             for n in names:
@@ -213,7 +249,7 @@ def measure(url: str, folder: Path, mode: str, n: int, seconds: float) -> dict[s
     server = Server(url, folder, names, config)
     try:
         q: Any = mp.Queue()
-        p = mp.Process(target=agents_run, args=(server.url, names, seconds, server.proc.pid, q))
+        p = mp.Process(target=agents_run, args=(server.url, names, seconds, server.proc.pid, server.stats, q))
         p.start()
         res = q.get(timeout=seconds + 600)
         p.join()
@@ -222,6 +258,9 @@ def measure(url: str, folder: Path, mode: str, n: int, seconds: float) -> dict[s
     lat = sorted(res["lat"])
     span = res["t1"] - res["t0"]
     done = len(lat)
+    s0, s1 = res.get("stats0") or {}, res.get("stats1") or {}
+    calls = s1.get("calls", 0) - s0.get("calls", 0)
+    batches = s1.get("batches", 0) - s0.get("batches", 0)
     return {
         "mode": mode,
         "agents": n,
@@ -230,8 +269,59 @@ def measure(url: str, folder: Path, mode: str, n: int, seconds: float) -> dict[s
         "p50_ms": round(1000 * statistics.median(lat), 1) if lat else None,
         "p95_ms": round(1000 * lat[int(0.95 * (len(lat) - 1))], 1) if lat else None,
         "server_cpu_ms": round(1000 * (res["cpu1"] - res["cpu0"]) / max(1, done), 1),
+        "calls_per_batch": round(calls / batches, 2) if batches else None,
+        "largest_batch": s1.get("largest"),
         "errors": len(res["errors"]),
         "first_error": res["errors"][0] if res["errors"] else "",
+    }
+
+
+def model_only(threads: int, seconds: float, window_ms: float | None) -> dict[str, Any]:
+    """The model alone: `threads` threads each embedding one query at a time for `seconds`, through
+    the batcher (window_ms) or straight to the model (None). The ceiling the batcher can give."""
+    import threading
+
+    from engine.embed_numpy import shared_numpy_minilm
+    from engine.embedding.batcher import BatchingEmbedder
+
+    model = shared_numpy_minilm()
+    emb: Any = model if window_ms is None else BatchingEmbedder(model, window_ms / 1000.0, 32)
+    emb.embed(["warm up"])
+    lat: list[float] = []
+    lock = threading.Lock()
+    gate = threading.Barrier(threads + 1)
+    end = [0.0]
+
+    def one(i: int) -> None:
+        rng = random.Random(i)
+        gate.wait()
+        mine = []
+        while time.monotonic() < end[0]:
+            q = " ".join(rng.choice(WORDS) for _ in range(3))
+            t = time.monotonic()
+            emb.embed([q])
+            mine.append(time.monotonic() - t)
+        with lock:
+            lat.extend(mine)
+
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    end[0] = time.monotonic() + seconds
+    c0, t0 = time.process_time(), time.monotonic()
+    gate.wait()
+    for t in ts:
+        t.join()
+    span, cpu = time.monotonic() - t0, time.process_time() - c0
+    lat.sort()
+    stats = getattr(emb, "stats", None)
+    return {
+        "threads": threads,
+        "mode": "off" if window_ms is None else f"w{window_ms:g}",
+        "embeds_s": round(len(lat) / span, 1),
+        "p95_ms": round(1000 * lat[int(0.95 * (len(lat) - 1))], 1),
+        "cpu_ms": round(1000 * cpu / len(lat), 1),
+        "calls_per_batch": round(stats.calls / stats.batches, 2) if stats and stats.batches else None,
     }
 
 
@@ -244,7 +334,14 @@ def main() -> int:
     ap.add_argument("--memories", type=int, default=400)
     ap.add_argument("--dir", default=str(ROOT / ".bench" / "embed_batch"), help="scratch folder")
     ap.add_argument("--json", help="also write the rows here")
+    ap.add_argument("--model-only", action="store_true", help="only the model in threads, no server")
     a = ap.parse_args()
+    if a.model_only:
+        for n in a.agents:
+            for mode in a.modes:
+                w = None if mode == "off" else (2.0 if mode == "on" else float(mode[1:]))
+                print(json.dumps(model_only(n, a.seconds, w)), flush=True)
+        return 0
     scratch = Path(a.dir)
     scratch.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
@@ -275,11 +372,12 @@ def main() -> int:
     finally:
         if pg is not None:
             pg.cleanup()
-    head = ("backend", "N", "mode", "recalls/s", "p50 ms", "p95 ms", "srv CPU ms", "err")
-    print("\n{:8} {:>3} {:5} {:>9} {:>8} {:>8} {:>10} {}".format(*head))
+    head = ("backend", "N", "mode", "recalls/s", "p50 ms", "p95 ms", "srv CPU ms", "calls/batch", "err")
+    print("\n{:8} {:>3} {:5} {:>9} {:>8} {:>8} {:>10} {:>11} {}".format(*head))
     for r in rows:
         print(f"{r['backend']:8} {r['agents']:>3} {r['mode']:5} {r['recalls_s']:>9} {r['p50_ms']:>8} "
-              f"{r['p95_ms']:>8} {r['server_cpu_ms']:>10} {r['errors']}")  # fmt: skip
+              f"{r['p95_ms']:>8} {r['server_cpu_ms']:>10} {r['calls_per_batch']!s:>11} "
+              f"{r['errors']}")  # fmt: skip
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=2))
     return 0

@@ -97,16 +97,16 @@ def test_concurrent_calls_share_passes_and_get_their_own_vectors(numpy_minilm):
 
 
 def test_a_lone_call_waits_at_most_the_window():
-    b = BatchingEmbedder(Counting(), window=0.05, max_batch=32)
+    b = BatchingEmbedder(Counting(), window=0.3, max_batch=32)
     t = time.monotonic()
     v = b.embed(["alone"])
     took = time.monotonic() - t
-    assert 0.04 <= took < 1.0, took
+    assert 0.3 <= took < 3.0, took
     assert np.array_equal(v, HashEmbedder(64).embed(["alone"]))
     zero = BatchingEmbedder(Counting(), window=0.0, max_batch=32)
     t = time.monotonic()
     zero.embed(["alone"])
-    assert time.monotonic() - t < 0.04
+    assert time.monotonic() - t < 0.2  # no window: no wait (a loaded machine's scheduling aside)
 
 
 def test_a_full_batch_runs_before_the_window_and_bulk_calls_go_straight_through():

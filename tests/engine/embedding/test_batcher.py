@@ -124,11 +124,12 @@ def test_a_full_batch_runs_before_the_window_and_bulk_calls_go_straight_through(
 
 
 def test_calls_arriving_during_a_pass_form_the_next_batch_without_a_window():
-    inner = Counting(delay=0.3)
+    inner = Counting(delay=1.0)
     b = BatchingEmbedder(inner, window=0.0, max_batch=32)
     first = threading.Thread(target=b.embed, args=(["first"],))
     first.start()
-    time.sleep(0.1)  # the first pass is running: these queue behind it
+    while not inner.calls:  # the first pass is running: these queue behind it
+        time.sleep(0.005)
     got = run_together(6, lambda i: b.embed([f"q{i}", f"r{i}"]))
     first.join()
     assert inner.calls == [1, 12], inner.calls

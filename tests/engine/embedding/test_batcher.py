@@ -80,7 +80,7 @@ def numpy_minilm():
 
 @pytest.mark.model
 def test_concurrent_calls_share_passes_and_get_their_own_vectors(numpy_minilm):
-    b = BatchingEmbedder(numpy_minilm, window=0.02, max_batch=32)
+    b = BatchingEmbedder(numpy_minilm, window=0.2, max_batch=32)  # wide: a loaded machine
     texts = [f"{t} #{i}" if i % 2 else t for i, t in enumerate(TEXTS * 2)]
     alone = [numpy_minilm.embed([t]) for t in texts]
     pair = numpy_minilm.embed(texts[:2])  # a call of two texts keeps its rows in order

@@ -172,9 +172,9 @@ class MemoriesService:
                     results.append(AddResult(dup, True))
                     continue
                 created = float(n["created_at"]) if n["created_at"] is not None else now
-                mid = conn.memories.insert(n, created=created, now=now)
-                if vec is not None:
-                    vectors.put(conn, mid, vec, conn.memories.row(mid))
+                mid = conn.memories.insert(n, created=created, now=now, embedded=vec is not None)
+                if vec is not None:  # filter fields as inserted: no read of the row back (#24)
+                    vectors.put(conn, mid, vec, n, marked=True)
                     fresh[i] = (mid, n["agent"])
                 audit.append(
                     conn, at=now, actor=ctx.actor, action="add", target_kind="memory", target_id=mid,

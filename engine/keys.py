@@ -112,8 +112,19 @@ def master_key() -> bytes:
         return key
 
 
+_derived: dict[tuple[bytes, str], bytes] = {}
+
+
 def derived_key(purpose: str) -> bytes:
-    return hmac.new(master_key(), b"memconsole:" + purpose.encode(), hashlib.sha256).digest()
+    # Keyed on the master key itself: a replaced key (tests, forget_cached) derives anew.
+    master = master_key()
+    got = _derived.get((master, purpose))
+    if got is None:
+        got = hmac.new(master, b"memconsole:" + purpose.encode(), hashlib.sha256).digest()
+        if len(_derived) > 64:
+            _derived.clear()
+        _derived[(master, purpose)] = got
+    return got
 
 
 def keyed_hash(purpose: str, data: str | bytes) -> str:

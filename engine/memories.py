@@ -12,44 +12,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine import memory_access as access
 from engine import memory_merged as merged
 from engine.audit import log as audit
 from engine.errors import Forgotten, InvalidInput, MergedAway, NotFound, cut
 from engine.forget import tombstones
 from engine.lifecycle.decay import strength_at
+from engine.memory_access import query_fingerprint  # noqa: F401 - re-exported: callers import it from here
 from engine.memory_bulk import MemoryOutcome
 from engine.memory_bulk import apply as apply_bulk
 from engine.memory_input import as_memory_id, check_text, normalize_item
+from engine.memory_rows import row_to_memory
+from engine.memory_vectors import MemoryVectors, twin_in_batch
 from engine.storage.gateways.memories import NewMemory
-from engine.types import TIERS, AddResult, Memory, load_json
+from engine.types import TIERS, AddResult, Memory
 
 if TYPE_CHECKING:
     from engine.context import Context
     from engine.storage.port import Connection
-
-
-def row_to_memory(r: Any) -> Memory:
-    return Memory(
-        id=r["id"],
-        content=r["content"],
-        kind=r["kind"],
-        category=r["category"],
-        tier=r["tier"],
-        agent=r["agent"],
-        user=r["user"],
-        importance=r["importance"],
-        strength=r["strength"],
-        access_count=r["access_count"],
-        created_at=r["created_at"],
-        last_accessed_at=r["last_accessed_at"],
-        last_reinforced_at=r["last_reinforced_at"],
-        pinned=bool(r["pinned"]),
-        session_id=r["session_id"],
-        message_id=r["message_id"],
-        metadata=load_json(r["metadata"]),
-        absorbed_into=r["absorbed_into"],
-        embedded=bool(r["embedded"]),
-    )
 
 
 class MemoriesService:
@@ -59,6 +39,7 @@ class MemoriesService:
     def __init__(self, ctx: Context, closing: threading.Event | None = None) -> None:
         self.ctx = ctx
         self.closing = closing  # set when the engine closes: a running backfill stops
+        self.vector_upkeep = MemoryVectors(ctx, closing)
 
     # -- adding ----------------------------------------------------------------------------------
     def add(
@@ -162,7 +143,7 @@ class MemoriesService:
                 vec = vecs[i] if vecs is not None else None
                 dup = None
                 if dedup:
-                    dup = _twin(pairs, fresh, i, n["agent"], thr)
+                    dup = twin_in_batch(pairs, fresh, i, n["agent"], thr)
                     if dup is None:
                         dup = self._find_duplicate(conn, n, vec, thr, near[i] if near else None)
                 if dup is not None:
@@ -172,9 +153,9 @@ class MemoriesService:
                     results.append(AddResult(dup, True))
                     continue
                 created = float(n["created_at"]) if n["created_at"] is not None else now
-                mid = conn.memories.insert(n, created=created, now=now)
-                if vec is not None:
-                    vectors.put(conn, mid, vec, conn.memories.row(mid))
+                mid = conn.memories.insert(n, created=created, now=now, embedded=vec is not None)
+                if vec is not None:  # filter fields as inserted: no read of the row back (#24)
+                    vectors.put(conn, mid, vec, n, marked=True)
                     fresh[i] = (mid, n["agent"])
                 audit.append(
                     conn, at=now, actor=ctx.actor, action="add", target_kind="memory", target_id=mid,
@@ -240,43 +221,8 @@ class MemoriesService:
     def record_access(
         self, conn: Connection, ids: Iterable[int], now: float, *, query: str, agent: str | None, reason: str
     ) -> None:
-        """Inside the caller's write: a recall's access to its hits, as `reinforce_in` reinforces
-        each (the same strengths, counts and times) but in one statement over rows locked in id
-        order, and audited by one row for the recall: the query's keyed fingerprint (never its
-        text), the agent, the ids and their strengths before and after."""
-        boost = self.ctx.settings.decay.reinforce_boost
-        asked = list(dict.fromkeys(int(i) for i in ids))
-        rows = {int(r["id"]): r for r in conn.memories.rows_locked(asked)}
-        lands: dict[int, int] = {}  # asked id -> the id reinforced (a merge's survivor)
-        for a in asked:
-            r = rows.get(a)
-            if r is not None and r["absorbed_into"] is not None:
-                r = merged.survivor_row(conn, r)  # rare: a merge absorbed it since the search
-            if r is not None:
-                lands[a] = int(r["id"])
-        missing = [m for m in set(lands.values()) if m not in rows]
-        rows.update({int(r["id"]): r for r in conn.memories.rows_locked(missing)})
-        targets = list(dict.fromkeys(m for m in lands.values() if m in rows))
-        if not targets:
-            return
-        changes = []
-        for mid in targets:
-            before = self.current_strength(rows[mid], now)
-            changes.append((mid, before, min(1.0, before + boost)))
-        conn.memories.reinforce_many([(m, after) for m, _, after in changes], now, count_access=True)
-        summary: dict[str, Any] = {
-            "query": query_fingerprint(query),
-            "agent": agent,
-            "ids": [m for m, _, _ in changes],
-            "strength": [[round(b, 3), round(a, 3)] for _, b, a in changes],
-        }
-        moved = {str(a): m for a, m in lands.items() if a != m}
-        if moved:
-            summary["asked_for"] = moved  # merged into these
-        audit.append(
-            conn, at=now, actor=self.ctx.actor, action="access", target_kind="recall",
-            target_id=summary["query"], reason=reason, summary=summary,
-        )  # fmt: skip
+        """Inside the caller's write: a recall's access to its hits (engine/memory_access.py)."""
+        access.record_access(self, conn, ids, now, query=query, agent=agent, reason=reason)
 
     def current_strength(self, r: Any, now: float | None = None) -> float:
         """Closed form (engine/decay.py) of a memory row; core and pinned hold their anchor."""
@@ -424,64 +370,14 @@ class MemoriesService:
         self.embed_one(mem.id)
         return self.get(mem.id)
 
-    # -- vectors ---------------------------------------------------------------------------------------
+    # -- vectors (engine/memory_vectors.py) ------------------------------------------------------------
     def embed_one(self, memory_id: int) -> None:
         """Store the vector of the memory's current text (no model: mark it pending)."""
-        store = self.ctx.store
-        emb = self.ctx.embedder.get()
-        if emb is None:
-            store.write(lambda c: c.memories.set_embedded(memory_id, False))
-            return
-        r = store.query(lambda c: c.memories.row(memory_id))
-        vec = emb.embed([r["content"]])[0]
-        store.write(lambda c: self.ctx.vectors.put(c, memory_id, vec, r))
+        self.vector_upkeep.embed_one(memory_id)
 
     def pending_vectors(self) -> int:
-        return self.ctx.store.query(lambda c: c.memory_queries.pending_count())
+        return self.vector_upkeep.pending()
 
     def backfill_vectors(self, batch: int = 256, progress: Callable[[int], object] | None = None) -> int:
         """Embed memories written while no model was loaded. Returns how many were filled."""
-        store = self.ctx.store
-        emb = self.ctx.embedder.get()
-        if emb is None:
-            return 0
-        done = 0
-        while self.closing is None or not self.closing.is_set():
-            rows = store.query(lambda c: c.memory_queries.pending(batch))
-            if not rows:
-                return done
-            vecs = emb.embed([r["content"] for r in rows])
-
-            def write(conn: Connection, rows: list[Any] = rows, vecs: np.ndarray = vecs) -> None:
-                for r, v in zip(rows, vecs, strict=True):
-                    cur = conn.memory_queries.content_of(r["id"])
-                    if cur is not None and cur == r["content"]:  # skip rows edited meanwhile
-                        self.ctx.vectors.put(conn, r["id"], v, r)
-
-            store.write(write)
-            done += len(rows)
-            if progress:
-                progress(len(rows))
-        return done
-
-
-def _twin(
-    pairs: np.ndarray | None, fresh: dict[int, tuple[int, str | None]], i: int, agent: str, thr: float
-) -> int | None:
-    """The id of the first memory inserted earlier in this batch by the same agent whose cosine
-    with item i reaches thr (`pairs`: the batch's cosine matrix), else None."""
-    if pairs is None or not fresh:
-        return None
-    for j in np.flatnonzero(pairs[i, :i] >= thr):
-        hit = fresh.get(int(j))
-        if hit is not None and hit[1] == agent:
-            return hit[0]
-    return None
-
-
-def query_fingerprint(query: str) -> str:
-    """A recall's query as the audit keeps it: a keyed hash of its words (equal for the same
-    words, case and spacing aside), never the text, which a forget may have to remove."""
-    from engine.keys import keyed_hash
-
-    return keyed_hash("recall-query", " ".join(query.casefold().split()))[:16]
+        return self.vector_upkeep.backfill(batch, progress)

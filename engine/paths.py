@@ -8,6 +8,7 @@ import re
 import stat
 from collections.abc import Set as AbstractSet
 from contextlib import suppress
+from functools import lru_cache
 from pathlib import Path
 
 from platformdirs import user_config_dir, user_data_dir
@@ -27,6 +28,13 @@ def state_dir() -> Path:
     env = os.environ.get("MEMCONSOLE_STATE")
     if env:
         return Path(env)
+    return _config_dir(os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME"))
+
+
+@lru_cache(maxsize=8)
+def _config_dir(xdg: str | None, home: str | None) -> Path:
+    """platformdirs' answer for these environment values (asked ~20 times per agent call: the
+    key and the audit anchors, issue #24); keyed on what it reads, so a changed env is seen."""
     return Path(user_config_dir("memconsole", appauthor=False))
 
 

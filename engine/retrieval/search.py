@@ -297,19 +297,42 @@ class Retrieval:
         probe = fusion.Named("?" if words else None, month, year, day, when_q)
         meta: dict[int, fusion.Said] = {}
         cands = list(fused)
-        for r in self.ctx.store.query(lambda c: c.memory_queries.weighting(cands, metadata=True)):
-            read[int(r["id"])] = r
-            text = r["metadata"] or ""
-            low = text.lower()
-            head = r["head"] or ""
-            sure = timed or '"speaker"' in low or any(w in low for w in words)
-            md = load_json(text) if sure and text not in ("", "{}") else {}
-            meta[int(r["id"])] = fusion.said(md, head, r["created_at"], probe, r["role"])
-        speakers = {m.speaker for m in meta.values() if m.speaker}
-        n = fusion.Named(named_one(query, speakers), month, year, day, when_q)
-        fctx.named = n
-        if not n:
-            return {}
+        rows = self.ctx.store.query(lambda c: c.memory_queries.weighting(cands, metadata=True))
+        if not (timed or when_q):
+            # Only a speaker can be named (most recalls): each candidate's speaker alone, its
+            # Said made only if the query names one of them — what fusion.said gives for this
+            # probe, without ~128 Said objects per recall (issue #24).
+            said_by: dict[int, str | None] = {}
+            for r in rows:
+                mid = int(r["id"])
+                read[mid] = r
+                if not words:
+                    said_by[mid] = None
+                    continue
+                text = r["metadata"] or ""
+                low = text.lower()
+                sure = '"speaker"' in low or any(w in low for w in words)
+                md = load_json(text) if sure and text not in ("", "{}") else {}
+                said_by[mid] = fusion.speaker_of(md, r["head"] or "", r["role"])
+            n = fusion.Named(named_one(query, {v for v in said_by.values() if v}), month, year, day, when_q)
+            fctx.named = n
+            if not n:
+                return {}
+            meta = {m: fusion.Said(sp) for m, sp in said_by.items()}
+        else:
+            for r in rows:
+                read[int(r["id"])] = r
+                text = r["metadata"] or ""
+                low = text.lower()
+                head = r["head"] or ""
+                sure = timed or '"speaker"' in low or any(w in low for w in words)
+                md = load_json(text) if sure and text not in ("", "{}") else {}
+                meta[int(r["id"])] = fusion.said(md, head, r["created_at"], probe, r["role"])
+            speakers = {m.speaker for m in meta.values() if m.speaker}
+            n = fusion.Named(named_one(query, speakers), month, year, day, when_q)
+            fctx.named = n
+            if not n:
+                return {}
         out = {m: fusion.boost(n, said, s) for m, said in meta.items()}
         return {m: f for m, f in out.items() if f != 1.0}
 

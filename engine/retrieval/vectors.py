@@ -45,6 +45,8 @@ class VectorIndex:
         self.loader = Loader("vector-matrix-load", self._load, lambda: self.matrix is not None)
         self._tag: tuple[float, ModelTag] | None = None
         self.tag_ttl = 1.0  # seconds a read of the store's model tag is trusted (another process may switch)
+        self.synced_at = 0.0  # time.monotonic() of the matrix's last catch-up (prepare_batch skips one)
+        self.sync_every = 1.0  # seconds: a small write catches the matrix up first only past this
 
     # -- which model the vectors are (engine/embedding/tag.py) ------------------------------------------
     def tag(self, fresh: bool = False) -> ModelTag:
@@ -104,6 +106,7 @@ class VectorIndex:
             return False
         with self.store.reading() as conn:
             m.sync(conn)
+        self.synced_at = time.monotonic()
         return True
 
     def _live_matrix(self) -> VectorMatrix | None:
@@ -117,10 +120,12 @@ class VectorIndex:
         return self._live_matrix()
 
     # -- writes (inside the caller's transaction) ---------------------------------------------
-    def put(self, conn: Connection, memory_id: int, vec: np.ndarray, row: Any) -> None:
-        """Store the memory's vector (filter fields from its `row`) and mark it embedded. A vector
-        of another width than the store's model (this process had not yet seen a reembed's switch)
-        is not stored: the memory stays unembedded and the backfill embeds it with the new model."""
+    def put(self, conn: Connection, memory_id: int, vec: np.ndarray, row: Any, marked: bool = False) -> None:
+        """Store the memory's vector (filter fields from its `row`: a row or the NewMemory it was
+        inserted from) and mark it embedded (`marked`: the insert already did, issue #24: one
+        statement less per remember). A vector of another width than the store's model (this
+        process had not yet seen a reembed's switch) is not stored: the memory stays unembedded
+        and the backfill embeds it with the new model."""
         if len(vec) != self.tag().dim:
             conn.memories.set_embedded(memory_id, False)
             return
@@ -128,7 +133,8 @@ class VectorIndex:
             conn, memory_id, blob(vec), row["tier"], row["kind"], row["category"], row["agent"] or "",
             row["user"] or "",
         )  # fmt: skip
-        conn.memories.set_embedded(memory_id, True)
+        if not marked:
+            conn.memories.set_embedded(memory_id, True)
 
     # -- reads ---------------------------------------------------------------------------------
     def knn(
@@ -184,7 +190,12 @@ class VectorIndex:
         in-memory matrix (one product per batch) rather than one KNN scan per item."""
         if self.matrix is None and n_items >= batched_from:
             self.keep_in_memory()
-        elif self.matrix is not None:
+        elif self.matrix is not None and (
+            n_items >= batched_from or time.monotonic() - self.synced_at > self.sync_every
+        ):
+            # A small write need not catch up first (issue #24: a read snapshot, ~5 statements on
+            # a server): best_matches reads what changed since the last sync inside the write. Past
+            # `sync_every` it does, so a process that only writes never carries a growing backlog.
             self._sync(self.matrix)
 
     def best_matches(

@@ -74,9 +74,12 @@ class MemoryRows(Gateway):
         anchor: float | None = None,
         access_count: int = 0,
         last_accessed: float | None = None,
+        embedded: bool = False,
     ) -> int:
         """A new memory at full strength, anchored at `anchor` (default `created`). Returns its
-        id. An import carries the source's use: `access_count`, `last_accessed` (and the anchor)."""
+        id. An import carries the source's use: `access_count`, `last_accessed` (and the anchor).
+        `embedded`: its vector is stored in the same transaction (no second UPDATE, issue #24)."""
+        extra = {"embedded": 1} if embedded else {}
         return self._insert(
             {
                 "content": n["content"], "kind": n["kind"], "category": n["category"],
@@ -87,6 +90,7 @@ class MemoryRows(Gateway):
                 "last_reinforced_at": created if anchor is None else anchor,
                 "pinned": n["pinned"], "session_id": n["session_id"],
                 "message_id": n["message_id"], "metadata": n["metadata_json"], "updated_at": now,
+                **extra,
             }
         )  # fmt: skip
 

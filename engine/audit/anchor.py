@@ -24,6 +24,7 @@ import time
 from contextlib import suppress
 from dataclasses import dataclass
 
+from engine.audit import anchor_heads
 from engine.audit.anchor_files import (
     AnchorError,
     KeyedElsewhere,
@@ -227,12 +228,21 @@ def advance(conn: Connection, dbid: str, head, hs: Hasher) -> dict:
             pl = _check_place(conn, dbid)
             # re-read the head under the lock: whoever holds it last has seen every commit before
             head = conn.audit_queries.head() or head
+            # every partition's head too (anchor_heads.py): the rows at the anchored positions
+            # and the newest of each, in one read under the same lock
+            q, held = conn.audit_queries, anchor_heads.anchored(old)
+            head_rows, at_rows = q.partition_heads(anchor_heads.positions(held))
+            heads = anchor_heads.moved(hs, held, head_rows, q.position)
             if old is not None:
                 _check_old(conn, hs, old, head)
+                cut = anchor_heads.problems(hs, held, at_rows, q.position)
+                if cut:
+                    raise AnchorError(f"{cut[0]}; the anchor stays")
                 if (
                     old["last_id"] == head["id"]
                     and old["last_hash"] == head["hash"]
                     and old.get("version") == VERSION
+                    and heads == (old.get(anchor_heads.HEADS) or {})
                 ):
                     _record_place(pl, dbid)
                     return old
@@ -257,6 +267,8 @@ def advance(conn: Connection, dbid: str, head, hs: Hasher) -> dict:
                 "keyed_from": since,
                 "anchored_at": time.time(),
             }
+            if heads:  # partitioned (PostgreSQL); one chain's head is `last_id` itself
+                rec[anchor_heads.HEADS] = heads
             rec = seal(rec)
             write_json(dfd, name, rec)
             _record_place(pl, dbid)

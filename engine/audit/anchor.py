@@ -24,6 +24,7 @@ import time
 from contextlib import suppress
 from dataclasses import dataclass
 
+from engine.audit import anchor_heads
 from engine.audit.anchor_files import (
     AnchorError,
     KeyedElsewhere,
@@ -192,14 +193,15 @@ def _record_place(pl: Place | None, dbid: str) -> None:
             write_json(dfd, place_name(pl.place), seal(rec))
 
 
-def _check_old(conn: Connection, hs: Hasher, old: dict, head) -> None:
+def _check_old(conn: Connection, hs: Hasher, old: dict, head, known: list | tuple = ()) -> None:
     a_id = old["last_id"]
     if a_id > head["id"]:
         raise AnchorError(
             f"the audit log ends at row {head['id']} but is anchored at row {a_id}: it was truncated;"
             " the anchor stays"
         )
-    row = conn.audit_queries.row(a_id)
+    # the anchored row is among the partitions' rows just read when it was a partition's head
+    row = next((r for r in known if r["id"] == a_id), None) or conn.audit_queries.row(a_id)
     if not follows(hs, old, row):
         raise AnchorError(
             f"audit row {a_id} is not the row anchored there: the log was truncated or replaced;"
@@ -225,14 +227,24 @@ def advance(conn: Connection, dbid: str, head, hs: Hasher) -> dict:
             name = f"{dbid}.json"
             old = _anchor(dfd, name)
             pl = _check_place(conn, dbid)
-            # re-read the head under the lock: whoever holds it last has seen every commit before
-            head = conn.audit_queries.head() or head
+            # every partition's head too (anchor_heads.py): the rows at the anchored positions
+            # and the newest of each, in one read under the same lock
+            q, held = conn.audit_queries, anchor_heads.anchored(old)
+            head_rows, at_rows = q.partition_heads(anchor_heads.positions(held))
+            heads = anchor_heads.moved(hs, held, head_rows, q.position)
+            # the log's head, re-read under the lock: whoever holds it last has seen every commit
+            # before (partitioned: the newest partition head; within one, ids follow positions)
+            head = max(head_rows, key=lambda r: r["id"]) if head_rows else (q.head() or head)
             if old is not None:
-                _check_old(conn, hs, old, head)
+                _check_old(conn, hs, old, head, at_rows)
+                cut = anchor_heads.problems(hs, held, at_rows, q.position)
+                if cut:
+                    raise AnchorError(f"{cut[0]}; the anchor stays")
                 if (
                     old["last_id"] == head["id"]
                     and old["last_hash"] == head["hash"]
                     and old.get("version") == VERSION
+                    and heads == (old.get(anchor_heads.HEADS) or {})
                 ):
                     _record_place(pl, dbid)
                     return old
@@ -257,6 +269,8 @@ def advance(conn: Connection, dbid: str, head, hs: Hasher) -> dict:
                 "keyed_from": since,
                 "anchored_at": time.time(),
             }
+            if heads:  # partitioned (PostgreSQL); one chain's head is `last_id` itself
+                rec[anchor_heads.HEADS] = heads
             rec = seal(rec)
             write_json(dfd, name, rec)
             _record_place(pl, dbid)

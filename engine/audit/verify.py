@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.audit import anchor_heads
 from engine.audit.anchor import (
     AnchorError,
     KeyedElsewhere,
@@ -277,6 +278,11 @@ def _anchor(conn: Connection, hs: Hasher, chk: ChainCheck, w: _Walk, v: _View) -
             f"anchor: {v.file} records row {a_id} (hash {rec['last_hash'][:16]}..., "
             f"{rec.get('rows')} rows); the log now ends at row {w.last_id} ({w.n} rows)"
         )
+    cut = _partitions_cut(conn, hs, rec)
+    chk.problems += cut
+    if cut and state in ("ok", "behind", "rewritten"):  # the log's head holds; a partition's does not
+        state = "truncated" if "cut back:" in cut[0] else "replaced"
+        detail = f"{cut[0]} ({when})"
     if v.changed_from is None:
         chk.anchor, chk.anchor_detail = state, detail
     elif state in ("truncated", "replaced"):  # the identity line leads; then what befell the chain
@@ -287,6 +293,16 @@ def _anchor(conn: Connection, hs: Hasher, chk: ChainCheck, w: _Walk, v: _View) -
             f"the audit_keyed_from row {'is missing' if what is None else f'says {what}'} but the anchor "
             f"records the chain as keyed from row {rec.get('keyed_from')}: it was changed or deleted"
         )
+
+
+def _partitions_cut(conn: Connection, hs: Hasher, rec: dict) -> list[str]:
+    """Each partition still reaches the head the anchor recorded for it (anchor_heads.py)."""
+    held = anchor_heads.anchored(rec)
+    if not held:
+        return []
+    q = conn.audit_queries
+    _, at_rows = q.partition_heads(anchor_heads.positions(held))
+    return anchor_heads.problems(hs, held, at_rows, q.position)
 
 
 def verify_chain(conn: Connection, *, limit_problems: int = 20) -> ChainCheck:

@@ -58,6 +58,13 @@ class AuditQueries(Gateway):
         """Every `audit-heads` row (every column), by id."""
         raise NotImplementedError
 
+    def partition_heads(self, at: Sequence[tuple[int, int]] = ()) -> tuple[list[Any], list[Any]]:
+        """In one read: every chain's newest committed row, and the rows at the (partition,
+        position) pairs `at` (every column): what the head anchor records of each partition and
+        checks it still holds (engine/audit/anchor_heads.py). One chain (SQLite): ([], []), the
+        anchored head covers it."""
+        return [], []
+
     def head(self) -> Any | None:
         """The newest row's id, hash, at, actor, action, target_kind and target_id (what an
         anchor records; one indexed read), None when the log is empty."""

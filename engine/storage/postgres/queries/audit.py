@@ -12,6 +12,15 @@ from engine.storage.queries.audit import AuditFilter, AuditQueries, like_literal
 
 _HEAD = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit ORDER BY id DESC LIMIT 1"
 
+_PARTITION_HEADS = (
+    "WITH RECURSIVE p(part) AS (SELECT min(part) FROM audit UNION ALL"
+    " SELECT (SELECT min(part) FROM audit WHERE part > p.part) FROM p WHERE p.part IS NOT NULL)"
+    " SELECT true AS is_head, a.* FROM p CROSS JOIN LATERAL"
+    " (SELECT * FROM audit WHERE audit.part = p.part ORDER BY seq DESC LIMIT 1) a"
+    " UNION ALL SELECT false, a.* FROM unnest(%s::bigint[], %s::bigint[]) AS k(part, s)"
+    " JOIN audit a ON a.part = k.part AND a.seq = k.s"
+)
+
 
 class PgAuditQueries(AuditQueries):
     position = audit.POSITION
@@ -38,6 +47,12 @@ class PgAuditQueries(AuditQueries):
             (self.partitions(),),
         ).fetchall()
         return [(int(r[0]), int(r[1]), str(r[2])) for r in rows]
+
+    def partition_heads(self, at: Sequence[tuple[int, int]] = ()) -> tuple[list[Any], list[Any]]:
+        # One statement (it runs after every audited write): a loose index scan for the partitions,
+        # each one's newest row, and the rows at the anchored positions, told apart by `is_head`.
+        rows = self.conn.execute(_PARTITION_HEADS, ([p for p, _ in at], [s for _, s in at])).fetchall()
+        return [r for r in rows if r["is_head"]], [r for r in rows if not r["is_head"]]
 
     def heads_records(self) -> list[Any]:
         return self.conn.execute("SELECT * FROM audit WHERE action = 'audit-heads' ORDER BY id").fetchall()

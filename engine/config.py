@@ -7,38 +7,31 @@ by MEMCONSOLE_CONFIG) with sections matching the dataclasses below, e.g.
     half_life_days = { episodic = 7, semantic = 30, procedural = 90 }
     [search]
     vector_weight = 0.8
+
+The decay, lifecycle, curator and forget sections are in engine/config_lifecycle.py; reading the
+file (read_config, load_settings) is engine/config_file.py. Every name is imported from here.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import tomllib
-from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field, fields
 
+from engine.config_file import ConfigError, _got, load_settings, read_config
+from engine.config_lifecycle import CuratorSettings, DecaySettings, ForgetSettings, LifecycleSettings
 from engine.errors import cut
 
-
-@dataclass(frozen=True)
-class DecaySettings:
-    # Half-lives in days: episodic fades fastest, procedural slowest.
-    half_life_days: dict = field(
-        default_factory=lambda: {"episodic": 7.0, "semantic": 30.0, "procedural": 90.0}
-    )
-    archive_threshold: float = 0.3
-    reinforce_boost: float = 0.2  # strength added by a reinforcement (capped at 1)
-    rule_grace_days: float = 7.0  # a rule unreinforced this long starts to lose score
-    rule_daily_loss: float = 0.5
-    rule_reinforce_boost: float = 1.0  # score a rule gains when reinforced (capped at 10)
-    rule_violation_boost: float = 0.5  # a broken rule proved relevant: it gains this and its clock resets
-    snapshot_step: float = 0.05  # a pass rewrites a stored strength only when it fell this much
-
-    def rate(self, kind: str) -> float:
-        """Per-second decay rate λ for a kind: strength(t) = s0 · exp(-λ · t)."""
-        hl = float(self.half_life_days.get(kind, self.half_life_days.get("semantic", 30.0)))
-        return math.log(2) / (hl * 86400.0)
+# Imported from here by the rest of the engine, the shell and the tests (engine.config is the one
+# settings module; config_file reads the file, config_lifecycle holds four of the sections).
+__all__ = [
+    "ConfigError",
+    "CuratorSettings",
+    "DecaySettings",
+    "ForgetSettings",
+    "LifecycleSettings",
+    "load_settings",
+    "read_config",
+]
 
 
 @dataclass(frozen=True)
@@ -136,49 +129,6 @@ class SearchSettings:
 
 
 @dataclass(frozen=True)
-class CuratorSettings:
-    merge_threshold: float = 0.90  # cosine at or above which two memories/rules are near-duplicates
-    rule_prefix_chars: int = 40  # rules sharing this many leading characters are near-duplicates
-    max_cluster: int = 25  # members per merge proposal (larger clusters are split)
-    stale_days: float = 14.0  # no activity this long: reported as stale
-    archive_days: float = 30.0  # no activity this long: proposed for archiving
-    promote_categories: tuple = ("learning", "discovery")
-    promote_min_reinforcements: int = 3  # access/reinforcement count that earns a rule
-    promote_rule_score: float = 5.0
-    retire_days: float = 60.0  # a dormant rule unreinforced this long is proposed for retirement
-    merged_rule_bonus: float = 0.5  # a merged rule keeps the higher score plus this
-    auto_apply: tuple = ()  # kinds applied without approval (explicit policy; off by default)
-
-
-@dataclass(frozen=True)
-class LifecycleSettings:
-    flow_flag_below: float = 0.6  # a flow under this effectiveness is flagged...
-    flow_flag_min_runs: int = 5  # ...once it has at least this many runs
-    flow_trend_window: int = 10  # recent runs compared with the window before them
-    boot_max_rules: int = 20  # critical/active rules in a boot context
-    boot_max_items: int = 15  # decisions, tasks, rejections each
-    chars_per_token: float = 4.0  # token estimate for boot context
-    state_similarity: float = 0.5  # word overlap at which a gate-post state entry consolidates
-
-
-@dataclass(frozen=True)
-class ForgetSettings:
-    # On a PostgreSQL server, scan the data directory and the WAL when this host can read them.
-    # false: that level says "not checked" (by this setting); the tables are still rewritten.
-    host_files: bool = True
-    # Read replicas (streaming standbys, `postgresql://` URLs) verification also checks: each is
-    # waited for until it replayed past the forget (at most replica_wait seconds), then scanned
-    # logically (engine/forget/replicas.py). Empty: replicas are named as out of reach.
-    replicas: tuple = ()
-    replica_wait: float = 10.0
-    # Days a new forget case has before it is overdue (issue #25: shown as days left).
-    deadline_days: float = 30.0
-    # Operators who must sign off a case: 2 = a second operator, not the requester, approves the
-    # previewed scope before it can execute (issue #27's two-person rule). 1 = no approval step.
-    approvals: int = 1
-
-
-@dataclass(frozen=True)
 class McpSettings:
     """The agents' HTTP door (`memconsole mcp --http`): who may reach it and how much one caller
     may take (README "The MCP server"). Sizes in characters or bytes, times in seconds."""
@@ -262,40 +212,6 @@ class Settings:
     recalls: RecallsSettings = field(default_factory=RecallsSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
     embed_batch: EmbedBatchSettings = field(default_factory=EmbedBatchSettings)
-
-
-def _apply(obj, data: dict, where: str = ""):
-    known = {f.name: f for f in fields(obj)}
-    changes = {}
-    for k, v in data.items():
-        key = f"{where}{k}"
-        if k not in known:
-            raise ConfigError(f"unknown setting {key}")
-        cur = getattr(obj, k)
-        if hasattr(cur, "__dataclass_fields__"):
-            if not isinstance(v, dict):
-                raise ConfigError(f"{key} must be a table ([{key}]), not {_got(v)}")
-            changes[k] = _apply(cur, v, key + ".")
-        elif isinstance(cur, dict):
-            if not isinstance(v, dict):
-                raise ConfigError(f"{key} must be a table of values (got {_got(v)})")
-            changes[k] = {**cur, **v}
-        elif isinstance(cur, tuple):
-            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-                raise ConfigError(f"{key} must be a list of names (got {_got(v)})")
-            changes[k] = tuple(v)
-        else:
-            changes[k] = v
-    return replace(obj, **changes)
-
-
-class ConfigError(ValueError):
-    """A value in the config file is wrong; the message names the key."""
-
-
-def _got(v) -> str:
-    r = repr(v)
-    return r if len(r) <= 40 else r[:37] + "..."
 
 
 _BIG = 10**9
@@ -435,43 +351,3 @@ def validate(s: Settings) -> Settings:
     for name in ("window_ms", "max_batch"):
         _check_number(f"embed_batch.{name}", getattr(s.embed_batch, name), *_RANGES[f"embed_batch.{name}"])
     return s
-
-
-def read_config(path: str | os.PathLike | None = None) -> tuple[Path, dict[str, Any] | None]:
-    """(the config file, its TOML tables — None when there is no file): `path`, else
-    `$MEMCONSOLE_CONFIG`, else the user config dir's. One reader for the engine's settings and the
-    console's; a bad file is one clear InvalidInput naming it."""
-    from engine.errors import InvalidInput
-
-    if path is None:
-        env = os.environ.get("MEMCONSOLE_CONFIG")
-        if env:
-            path = env
-        else:
-            from engine.paths import config_file
-
-            path = config_file()
-    p = Path(path)
-    if not p.exists():
-        return p, None
-    try:
-        return p, tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"{p}: not valid TOML ({exc})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"{p}: cannot read the configuration ({exc})") from exc
-
-
-def load_settings(path: str | os.PathLike | None = None) -> Settings:
-    """Defaults, overlaid with the TOML file if there is one, every value checked. A bad file is
-    one clear InvalidInput naming the file and the key."""
-    from engine.errors import InvalidInput
-
-    p, data = read_config(path)
-    if data is None:
-        return Settings()
-    data.pop(CONSOLE_SECTION, None)
-    try:
-        return validate(_apply(Settings(), data))
-    except (ConfigError, TypeError) as exc:
-        raise InvalidInput(f"{p}: {exc}") from exc

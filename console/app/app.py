@@ -2,7 +2,8 @@
 
 The App only composes panes and global behaviour; each pane lives in screens/<name>.py, or in
 screens/<name>/pane.py beside the helpers only it uses, and is found through PANE_SPECS (imported
-when first shown, so the first frame does not wait for it).
+when first shown, so the first frame does not wait for it). The key guard (run_action: roles,
+ask-first, read-only) is key_guard.py.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ from console.shared.served import ServedOperator, served_operator
 from console.shared.text_safety import visible
 
 from .commands import ConsoleCommands
-from .guard import ENGINE_ROLE, ask_first, has_marks, role_needed
+from .key_guard import KeyGuardedApp
 from .settings import ConsoleSettings, load_console_settings
-from .widgets.confirm import ConfirmModal
 from .widgets.header import StatusHeader, read_only_mark
 from .widgets.help import HelpScreen
 from .widgets.notice_log import NoticeLog, NoticeLogScreen
@@ -78,7 +78,7 @@ class TakesForgetRequests(Protocol):
     def prefill(self, **scope: Any) -> None: ...
 
 
-class MemConsole(App):
+class MemConsole(KeyGuardedApp):
     TITLE = "memconsole"
     CSS_PATH = [HERE / "app.tcss", *sorted(SCREENS.rglob("*.tcss"))]
     COMMANDS = App.COMMANDS | {ConsoleCommands}
@@ -213,69 +213,6 @@ class MemConsole(App):
         """`ctrl+n`: the log of every notification shown (toasts vanish; this keeps them)."""
         if not isinstance(self.screen, NoticeLogScreen):
             self.push_screen(NoticeLogScreen(self.notices.newest_first()))
-
-    # -- no stray key acts (console/app/guard.py) -------------------------------------------------------
-    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
-        """Every key's action passes here: a pane key that needs a role the served operator lacks
-        is refused in one line (and audited); one that would write at once asks first."""
-        target, name, params = self._parse_action(
-            action, self if default_namespace is None else default_namespace, namespaces
-        )
-        pane_id = getattr(target, "PANE_ID", "")
-        if pane_id and target.check_action(name, params):
-            need = role_needed(pane_id, name)
-            ask = ask_first(pane_id, name, params)
-            if (need or ask is not None) and self.engine.read_only:  # a replica: refused at the key
-                self._say_refused(self.engine.read_only_reason or "read-only")
-                return True
-            if need and not self._may(need):
-                self._refuse(pane_id, name, need)
-                return True
-            if ask is not None and not (ask.skip_when_marked and has_marks(target)):
-
-                def answered(ok: bool | None) -> None:
-                    if ok:
-                        self.call_later(self._dispatch_action, target, name, params)
-
-                self.push_screen(ConfirmModal(ask.title, ask.body, confirm_label=ask.confirm_label), answered)
-                return True
-        return await super().run_action(action, default_namespace, namespaces)
-
-    def _may(self, need: str) -> bool:
-        """The served operator's role grants `need`; else the engine's own roles for its caller
-        (the engine refuses anyway: this stops the key before any dialog opens)."""
-        if self.served is not None:
-            return self.served.may(need)
-        try:
-            held = {r.value for r in self.engine.operators.roles()}
-        except Exception:  # noqa: BLE001 - unknown here: the engine's own check decides
-            return True
-        return "admin" in held or ENGINE_ROLE.get(need, need) in held
-
-    def _refuse(self, pane_id: str, action: str, need: str) -> None:
-        who = (
-            f"{self.served.name} is {self.served.role}"
-            if self.served is not None
-            else f"{self.engine.identity.verified} is {self._role_word()}"
-        )
-        self._say_refused(f"Refused: {action.replace('_', ' ')} needs the {need} role; {who}.")
-        self._audit_refusal(f"{pane_id}.{action}", need)
-
-    def _role_word(self) -> str:
-        try:
-            return self.engine.operators.whoami().role
-        except Exception:  # noqa: BLE001
-            return "not allowed"
-
-    def _say_refused(self, line: str) -> None:
-        self.errors.append(line)
-        self.notify(line, severity="warning", timeout=8)
-
-    @work(thread=True, exit_on_error=False, group="app.refused")
-    def _audit_refusal(self, action: str, need: str) -> None:
-        self.engine.audit.refused(
-            action, target_kind="console key", target_id=action, reason=f"needs the {need} role (console key)"
-        )
 
     def current_pane(self) -> Pane | None:
         try:

@@ -3,41 +3,35 @@ and the approval queue an operator works through (approve, optionally editing th
 with a reason; undo an applied proposal exactly). Nothing changes a memory or a rule until a
 proposal is approved, unless the settings name a kind in `curator.auto_apply` (off by default).
 
-Queue states: pending -> approved | rejected; approved -> applied -> undone.
+Queue states: pending -> approved | rejected; approved -> applied -> undone. A run is in running.py,
+approving and undoing one proposal in deciding.py; this class is their one entry point.
 """
 
 from __future__ import annotations
 
 import builtins
-import json
-import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.context import Context
 from engine.curator import apply as curator_apply
 from engine.curator import bulk as curator_bulk
-from engine.curator import report as curator_report
+from engine.curator import deciding as curator_deciding
+from engine.curator import running as curator_running
 from engine.curator import state as curator_state
-from engine.curator.enqueue import dedup, insert_proposal
 from engine.curator.impact import MAX_QUERIES, ImpactQuery, ImpactRow, impact, member_queries
 from engine.curator.plan import ApplyPlan, UndoPlan, build_plan, undo_plan
 from engine.curator.queue import ProposalQueue
 from engine.curator.risky import risk_of
-from engine.curator.scan import scan
 from engine.curator.types import (
-    PROPOSAL_KINDS,
     CuratorRun,
     Proposal,
     ProposalDetail,
     ProposalRow,
 )
-from engine.errors import InvalidInput, NotFound
+from engine.errors import InvalidInput
 from engine.memories import MemoriesService
 from engine.memory_input import check_text
-from engine.recalls.checks import mark_due
 from engine.storage.port import Connection
-from engine.types import load_json
 
 if TYPE_CHECKING:
     from engine.retrieval.search import Retrieval
@@ -59,104 +53,7 @@ class Curator:
         `use_model`: compare rules by meaning (True waits for the model; None uses it if loaded).
         `progress(stage, done, total)` is called as it goes. A dry run is the same write rolled back
         (the store's dry run): nothing stays, no report is written, nothing is auto-applied."""
-        store, clock = self.ctx.store, self.ctx.clock
-        started = clock.now()
-        t0 = time.perf_counter()
-        prev = store.query(lambda c: c.curator_queries.latest_run(finished=True))
-        embedder = self.ctx.embedder
-        emb = embedder.require() if use_model else (embedder.get() if use_model is None else None)
-        with store.reading() as conn:
-            res = scan(
-                conn,
-                self.ctx.settings,
-                started,
-                since=None if prev is None else prev["started_at"],
-                watermark=None if prev is None else prev["watermark"],
-                embedder=emb,
-                reads=store.curator,
-                vectors=self.ctx.vectors.backend,
-                progress=progress,
-            )
-            t = time.perf_counter()
-            fresh, updates, skipped = dedup(conn, self.ctx.vectors.backend, res.candidates)
-            # Read in the scan's snapshot: a change before the write is caught at approval too.
-            h, mark = curator_state.hasher(), curator_state.audit_mark(conn)
-            todo = [*fresh, *(c for _, c in updates)]
-            for kind in ("memory", "rule"):  # batched: thousands of archive proposals
-                mine = [c for c in todo if c.target_kind == kind]
-                states = curator_state.member_state(conn, kind, [m for c in mine for m in c.members], h)
-                for c in mine:
-                    c.evidence["member_state"] = {str(m): states[str(m)] for m in c.members}
-                    c.evidence["audit_mark"] = mark
-            res.timings["dedup"] = round(time.perf_counter() - t, 4)
-        counts = dict(res.counts)
-        counts["proposed"] = {k: sum(1 for c in fresh if c.kind == k) for k in PROPOSAL_KINDS}
-        counts["updated"] = len(updates)
-        counts["skipped"] = skipped
-        finished = clock.now()
-        res.timings["total"] = round(time.perf_counter() - t0, 4)
-        folder = None if dry_run else curator_report.report_dir_for(self.ctx.path, started)
-
-        def write(conn: Connection) -> tuple[int, builtins.list[int]]:
-            doc = {**counts, "timings": res.timings}
-            run_id = conn.curator_runs.insert(started, finished, json.dumps(doc), str(folder), res.watermark)
-            ids = [insert_proposal(conn, self.ctx.actor, c, run_id, started) for c in fresh]
-            for pid, c in updates:
-                conn.proposals.regrow(
-                    pid,
-                    json.dumps(c.members),
-                    c.survivor_text,
-                    json.dumps(c.evidence),
-                    c.fingerprint,
-                    run_id,
-                )
-                curator_apply.record(
-                    conn,
-                    self.ctx.actor,
-                    pid,
-                    "proposal-updated",
-                    started,
-                    "new near-duplicates",
-                    {"members": c.members},
-                )
-            curator_apply.record(
-                conn,
-                self.ctx.actor,
-                run_id,
-                "curate-run",
-                started,
-                "",
-                {
-                    "proposed": counts["proposed"],
-                    "updated": len(updates),
-                    "skipped": skipped,
-                    "compared": counts.get("compared"),
-                },
-                target_kind="curator_run",
-            )
-            return run_id, ids
-
-        if dry_run:
-            store.dry_run(write)
-            props = [
-                Proposal(0, c.kind, c.target_kind, "pending", c.members, c.survivor_text, c.evidence, started)
-                for c in fresh
-            ]
-            return CuratorRun(None, True, started, finished, counts, res.timings, props)
-        run_id, ids = store.write(write)
-        run = CuratorRun(
-            run_id, False, started, finished, counts, res.timings, self.queue.proposals(ids), str(folder)
-        )
-        for pid in [p.id for p in run.proposals if p.kind in tuple(self.ctx.settings.curator.auto_apply)]:
-            try:
-                self.approve(pid, reason="auto-apply policy")
-                run.auto_applied.append(pid)
-            except InvalidInput:
-                pass
-        if run.auto_applied:
-            run.proposals = self.queue.proposals(ids)
-        curator_report.write_report(Path(str(folder)), run, self.queue.member_texts(run.proposals))
-        return run
+        return curator_running.run(self, dry_run, progress, use_model)
 
     # -- reading the queue (ProposalQueue) --------------------------------------------------------------
     def list(
@@ -268,91 +165,11 @@ class Curator:
     ) -> Proposal:
         """Approve (optionally editing the survivor / rule text) and, by default, apply at once.
         `plan`: the plan the operator confirmed (`plan()`); the apply refuses if it differs."""
-        r = self.queue.row(proposal_id)
-        if r["status"] != "pending":
-            raise InvalidInput(
-                f"proposal {r['id']} is {r['status']}; only a pending proposal can be approved"
-            )
-        if text is not None:
-            if r["kind"] not in ("merge", "promote"):
-                raise InvalidInput(f"a {r['kind']} proposal has no text to edit")
-            text = check_text(text, "text")
-        now = self.ctx.clock.now()
-        vector = self._vector_for(r, text) if apply else None
-
-        def write(conn: Connection) -> None:
-            members = curator_state.parse_members(r["members"])  # held until commit (#24)
-            table = "memories" if r["target_kind"] == "memory" else "rules"
-            conn.curator_queries.lock_for_apply(r["id"], table, members)
-            cur = conn.curator_queries.proposal_status(r["id"])
-            if cur != "pending":
-                raise InvalidInput(f"proposal {r['id']} is {cur}; only a pending proposal can be approved")
-            conn.proposals.approved(r["id"], now, self.ctx.actor, reason, text)
-            curator_apply.record(
-                conn,
-                self.ctx.actor,
-                r["id"],
-                "proposal-approved",
-                now,
-                reason,
-                {
-                    "kind": r["kind"],
-                    "members": curator_state.parse_members(r["members"]),
-                    "edited": text is not None,
-                },
-            )
-            if apply:
-                self._apply_in(conn, r["id"], now, reason, vector, text, plan)
-
-        self.ctx.store.write(write)
-        return self.queue.proposals([r["id"]])[0]
+        return curator_deciding.approve(self, proposal_id, text, reason, apply, plan)
 
     def _vector_for(self, r, text: str | None):
         """An edited merge text needs its own vector; compute it before the transaction."""
-        if r["kind"] != "merge" or r["target_kind"] != "memory":
-            return None
-        ev = load_json(r["evidence"])
-        base = text if text is not None else r["survivor_text"]
-        sid = ev.get("survivor_id")
-        surv = self.ctx.store.query(lambda c: c.curator_queries.member("memory", sid))
-        if surv is not None and base == surv["content"]:
-            return None  # apply copies the survivor's vector
-        emb = self.ctx.embedder.get()
-        return emb.embed([base])[0] if emb is not None else None
-
-    def _apply_in(
-        self,
-        conn: Connection,
-        pid: int,
-        now: float,
-        reason: str,
-        vector,
-        text: str | None = None,
-        plan: ApplyPlan | None = None,
-    ) -> None:
-        row = conn.curator_queries.proposal(pid)
-        if row is None:
-            raise NotFound(f"no proposal with id {pid}")
-        ap = curator_apply.Applier(self.ctx, self.memories, conn, row, now, reason)
-        result, snapshot = ap.apply(text, vector, plan)
-        conn.proposals.applied(pid, now, result, json.dumps(snapshot, ensure_ascii=False))
-        mark_due(
-            conn, [*curator_state.parse_members(row["members"]), *([result] if result else [])]
-        )  # checks
-        curator_apply.record(
-            conn,
-            self.ctx.actor,
-            pid,
-            "proposal-applied",
-            now,
-            reason,
-            {
-                "kind": row["kind"],
-                "target_kind": row["target_kind"],
-                "members": curator_state.parse_members(row["members"]),
-                "result_id": result,
-            },
-        )
+        return curator_deciding.vector_for(self, r, text)
 
     def reject(self, proposal_id: int, reason: str) -> Proposal:
         r = self.queue.row(proposal_id)
@@ -449,45 +266,7 @@ class Curator:
     def undo(self, proposal_id: int, reason: str = "", plan: UndoPlan | None = None) -> Proposal:
         """Restore exactly the state before the apply (refused if a touched row changed since).
         `plan`: the undo plan the operator confirmed (`undo_plan()`); refused if it differs."""
-        r = self.queue.row(proposal_id)
-        if r["status"] != "applied":
-            raise InvalidInput(f"proposal {r['id']} is {r['status']}; only an applied proposal can be undone")
-        now = self.ctx.clock.now()
-
-        def write(conn: Connection) -> None:
-            row = conn.curator_queries.proposal(r["id"])
-            if row is None:
-                raise NotFound(f"no proposal with id {r['id']}")
-            if row["status"] != "applied":
-                raise InvalidInput(
-                    f"proposal {r['id']} is {row['status']}; only an applied proposal can be undone"
-                )
-            done = curator_apply.undo(conn, row, plan)
-            mark_due(
-                conn,
-                [
-                    *curator_state.parse_members(row["members"]),
-                    *([row["result_id"]] if row["result_id"] else []),
-                ],
-            )  # checks
-            conn.proposals.undone(r["id"], now)
-            curator_apply.record(
-                conn,
-                self.ctx.actor,
-                r["id"],
-                "proposal-undone",
-                now,
-                reason,
-                {
-                    "kind": row["kind"],
-                    "members": curator_state.parse_members(row["members"]),
-                    "result_id": row["result_id"],
-                    **done,
-                },
-            )
-
-        self.ctx.store.write(write)
-        return self.queue.proposals([r["id"]])[0]
+        return curator_deciding.undo(self, proposal_id, reason, plan)
 
 
 def row_matches(r: ProposalRow, text: str | None, since: float | None, until: float | None) -> bool:

@@ -14,6 +14,7 @@ and reports are scanned in a child process. SQLite-only steps live in the store'
 keyed hashes, never the text; the
 texts verification needs are sealed outside the database until it passes (forget/seal.py), so a case
 interrupted anywhere is finished by running `execute` (or `verify`) again from any process.
+Verifying is in forget/verifying.py.
 """
 
 from __future__ import annotations
@@ -24,20 +25,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import tempfiles
 from engine.audit import log as audit
 from engine.audit import redact as audit_redact
 from engine.clock import DAY, parse_time
 from engine.curator.report import report_files
 from engine.errors import InvalidInput, NotFound, cut
-from engine.forget import case_actions, prints
+from engine.forget import case_actions
+from engine.forget import verifying as forget_verifying
 from engine.forget.cases import as_int, listed_items, query_digest, row_to_request, scope_value
 from engine.forget.delete import delete_case
-from engine.forget.levels import file_levels, server_levels, summary
-from engine.forget.locate import locate
 from engine.forget.match import Matcher, check_mode
-from engine.forget.scan import scan_files
-from engine.forget.seal import discard, main_count, new_token, unseal
+from engine.forget.seal import discard, new_token, unseal
 from engine.forget.select import close_over, resolve
 from engine.forget.tombstones import is_forgotten
 from engine.forget.types import (
@@ -46,13 +44,10 @@ from engine.forget.types import (
     ForgetPreview,
     ForgetRequest,
     ForgetResult,
-    Level,
     Verification,
 )
 from engine.forget.verify import (
-    MIN_PIECE,
     redact_reports,
-    targets,
 )
 from engine.forget.workflow import (
     OPEN_STATES,
@@ -62,14 +57,10 @@ from engine.forget.workflow import (
     match_mode,
     stamp,
 )
-from engine.paths import home_of
 
 if TYPE_CHECKING:
     from engine.context import Context
     from engine.storage.port import Connection, Storage
-
-CHECKPOINT_TRIES = 10  # x 0.2 s: how long a forget waits for other readers to let go
-CHECKPOINT_PAUSE = 0.2
 
 
 class Forget:
@@ -309,118 +300,7 @@ class Forget:
         database's files while its connection lives). The texts come from the case's sealed copy,
         so any process of this installation can re-verify; without one (already verified, or
         sealed under another key) the result says `checked_texts == 0` and is not recorded."""
-        req = self.get(request_id)
-        if req.status not in ("executed", "verified"):
-            raise InvalidInput(f"forget request {req.id} is {req.status}; execute it first")
-        eraser = self.store.eraser
-        token = req.selected.get("seal")
-        held = unseal(self.path, token)
-        located: builtins.list[dict] = []
-        if held is None and req.selected.get("prints"):
-            return self._recheck(req)
-        texts, strict = held if held else (None, [])
-        # The curator's reports, and any temporary copy a migrate or export left (engine/tempfiles.py).
-        reports = report_files(self.path) + tempfiles.leftovers(home_of(self.path))
-        server = eraser.server
-        if server is not None:
-            levels, files, searched, truncated = server_levels(
-                server, self.store.reading, texts or [], main_count(self.path, token), strict, reports,
-                int(req.counts.get("compressed", 0)), CHECKPOINT_TRIES, CHECKPOINT_PAUSE,
-                host=self.ctx.settings.forget.host_files, replicas=self._replicas(server))  # fmt: skip
-            residue = sum(lv.residue for lv in levels if lv.checked)
-            skipped = 0
-        else:
-            truncated = eraser.truncate_log(CHECKPOINT_TRIES, CHECKPOINT_PAUSE)
-            with self.store.reading() as conn, eraser.tolerant(conn):
-                tg = targets(lambda: eraser.live_texts(conn, MIN_PIECE), texts or [], strict)
-            paths = eraser.files() + reports
-            found = (scan_files(paths, tg.wins, tg.short, tg.terms, pieces=tg.pieces) if tg.count
-                     else {str(p): 0 for p in paths})  # fmt: skip
-            files = {_shown(self.path, p): found.get(str(p), 0) for p in paths}
-            residue = sum(files.values())
-            if residue:  # where it lies: file, page, table, and a live record sharing the piece
-                with self.store.reading() as conn, eraser.tolerant(conn):
-                    located = locate(conn, paths, tg, {str(p): _shown(self.path, p) for p in paths})
-            searched, skipped = tg.count, tg.skipped
-            levels = file_levels(residue, files, tg.unchecked)
-        ver = Verification(req.id, residue, files, len(texts or []) + len(strict), searched, skipped,
-                           truncated, levels)  # fmt: skip
-        if texts is None or self.store.readonly:
-            return ver  # nothing to compare with, or a replica: report, but do not overwrite the stored proof
-        now = self.ctx.clock.now()
-        actor = self.ctx.actor
-
-        # On a server the case records what "verified" covers, level by level (a file database's
-        # one level is its files, all of them scanned: its records stay as they were).
-        # Both backends record every level's line and what it checked (issue #25: a fresh forget's
-        # JSON says "verified" or why not, level by level).
-        lines = summary(levels)
-        counts = {**req.counts, "levels": lines, "level_notes": {lv.name: lv.note for lv in levels}}
-        counts.pop("residue_at", None)
-        if located:
-            counts["residue_at"] = located
-        marks = None
-        if residue == 0 and truncated:  # proven gone: the seal goes, keyed fingerprints stay
-            with self.store.reading() as conn, eraser.tolerant(conn):
-                marks = prints.take(texts, strict, "\n".join(eraser.live_texts(conn, MIN_PIECE)))
-
-        def write(conn: Connection) -> None:
-            status = "verified" if residue == 0 and truncated else "executed"
-            if marks is not None:
-                conn.forget_requests.set_selected(req.id, {**req.selected, "prints": marks})
-            conn.forget_requests.verified(req.id, residue, status,
-                                     now if status == "verified" else None, counts)  # fmt: skip
-            audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
-                         target_id=req.id, summary={"residue": residue, "files": files,
-                                                    "substrings": ver.checked_substrings,
-                                                    "wal_truncated": truncated,
-                                                    **({"levels": lines} if lines else {})})  # fmt: skip
-
-        self.store.write(write)
-        if residue == 0 and truncated:
-            discard(self.path, token)
-        if server is None:  # a file database: the verify's own write grew the WAL again
-            eraser.truncate_log(1, CHECKPOINT_PAUSE)
-        return ver
-
-    def _recheck(self, req: ForgetRequest) -> Verification:
-        """A verified case whose sealed text is gone: its keyed fingerprints (forget/prints.py) slid
-        over every live row. Text that came back is reported and the case's residue recorded."""
-        eraser = self.store.eraser
-        marks = req.selected["prints"]
-        with self.store.reading() as conn, eraser.tolerant(conn):
-            hits = prints.recurrences(marks, eraser.live_texts(conn, 1))
-        searched = sum(len(v) for v in marks.values())
-        levels = [
-            Level("recurrence", True, hits, {"live rows": hits} if hits else {},
-                  f"{searched} keyed fingerprints of the forgotten text slid over every live row"),
-            Level("files", False, 0, {}, "not checked: the sealed text is gone, so no byte scan of files"),
-        ]  # fmt: skip
-        now, actor = self.ctx.clock.now(), self.ctx.actor
-
-        def write(conn: Connection) -> None:
-            conn.forget_requests.set_residue(req.id, hits)
-            audit.append(conn, at=now, actor=actor, action="forget-verify", target_kind="forget_request",
-                         target_id=req.id,
-                         summary={"recurrence": hits, "fingerprints": searched})  # fmt: skip
-
-        if not self.store.readonly:  # on a replica: reported, recorded by the primary only
-            self.store.write(write)
-        return Verification(req.id, hits, {}, 0, searched, 0, True, levels)
-
-    def _replicas(self, server: Any) -> Any:
-        """The configured read replicas' levels (engine/forget/replicas.py), or None."""
-        from engine.forget.replicas import replica_levels
-
-        cfg = self.ctx.settings.forget
-        if not cfg.replicas or self.store.readonly:
-            return None
-        return lambda wholes: replica_levels(server, cfg.replicas, wholes, cfg.replica_wait)
-
-
-def _shown(db_path: Path, f: Path) -> str:
-    home = home_of(db_path)
-    return f.name if f.parent == home else str(f.relative_to(home))
+        return forget_verifying.verify(self, request_id)
 
 
 def _test_pause(stage: str) -> None:

@@ -6,7 +6,8 @@ over a forecast table of everything that crosses within the horizon. Editing a h
 what-if beside the real curve; `]` / `[` step a preview clock into the future. Only `D` writes: it
 shows the engine's dry run of a decay pass at the real clock (what would be archived, which rules
 change band), asks, then runs the pass (audited by the engine). Every other number comes from the
-engine's read-only forecast calls, and the charts redraw whenever the database changes."""
+engine's read-only forecast calls, and the charts redraw whenever the database changes. The
+writes (marked rows, the decay pass) are in actions.py."""
 
 from __future__ import annotations
 
@@ -23,19 +24,19 @@ from console.app.widgets.safe import SafeStatic as Static  # data, never raw con
 from console.app.widgets.table import DataGrid
 from engine.clock import DAY, iso
 from engine.errors import NotFound
-from engine.lifecycle.types import DecayPassResult
 from engine.types import KINDS
 from screens.base import Pane, PaneCommand
-from screens.lifecycle_marks import Marks, outcomes_text
+from screens.lifecycle_marks import Marks
 
+from .actions import DecayActions
 from .charts import draw_distribution, draw_forecast, draw_memories, draw_rules
-from .view import DecayView, decay_preview_text, decay_summary, forecast_rows, parse_chosen
+from .view import DecayView, forecast_rows, parse_chosen
 
 STEP_DAYS = 7
 AUTO_MEMORIES, AUTO_RULES = 3, 2
 
 
-class DecayPane(Pane):
+class DecayPane(DecayActions):
     PANE_ID = "decay"
     TITLE = "Decay"
     FILTER_SELECTOR = "#decay-chosen"
@@ -253,90 +254,6 @@ class DecayPane(Pane):
             except NotFound:
                 view.missing.append(key)
         self.deliver(self._show, view)
-
-    # -- marking and acting on the marked rows ----------------------------------------------------------
-    def action_mark(self) -> None:
-        grid = self.table("#decay-forecast")
-        key = grid.selected_key
-        if not key:
-            return
-        self.marks.toggle(key)
-        grid.update_cell(key, self._id_column, self.marks.cell(key, key))
-        grid.border_title = self.marks.title(self.TABLE_TITLE)
-        grid.action_cursor_down()
-
-    def _targets(self) -> tuple[list[int], list[int]]:
-        keys = self.marks.targets(self.table("#decay-forecast").selected_key)
-        return [int(k[1:]) for k in keys if k[0] == "m"], [int(k[1:]) for k in keys if k[0] == "r"]
-
-    def action_archive_marked(self) -> None:
-        mems, rules = self._targets()
-        if not mems:
-            self.say("Archive now acts on memories: mark some (space) or select one.", severity="warning")
-            return
-        skipped = f"\n{len(rules)} marked rules are left alone (rules retire, they are not archived)."
-        self.confirm(
-            f"Archive {len(mems)} memories now?",
-            f"{len(mems)} memories move to the archived tier now, ahead of decay: "
-            + ", ".join(f"m{i}" for i in mems[:20])
-            + ("…" if len(mems) > 20 else "")
-            + (skipped if rules else "")
-            + "\nAudited; memory restore ID brings one back.",
-            lambda: self.bulk("archive", mems, []),
-            confirm_label=f"Archive {len(mems)}",
-        )
-
-    def action_pin_marked(self) -> None:
-        mems, rules = self._targets()
-        if not (mems or rules):
-            return
-        self.confirm(
-            f"Pin {len(mems) + len(rules)} rows?",
-            f"Pin {len(mems)} memories and {len(rules)} rules: "
-            + ", ".join(([f"m{i}" for i in mems] + [f"r{i}" for i in rules])[:20])
-            + "\nPinned memories never decay or archive; pinned rules keep their score and status.",
-            lambda: self.bulk("pin", mems, rules),
-            confirm_label="Pin",
-        )
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="decay.edit")
-    def bulk(self, what: str, mems: list[int], rules: list[int]) -> None:
-        eng, why = self.engine, f"from the console: {what} from the decay forecast"
-        # The memories in one engine call (one transaction, per-id outcomes); rules one by one.
-        outcomes = (eng.memories.archive_many if what == "archive" else eng.memories.pin_many)(
-            mems, reason=why
-        )
-        for i in rules:
-            eng.rules.pin(i, reason=why)
-        self.deliver(self.marks.clear)
-        self.wrote()
-        done = "archived" if what == "archive" else "pinned"
-        note = outcomes_text(outcomes, done) if mems else ""
-        self.deliver(self.say, note + (f" {len(rules)} rules pinned." if rules else ""))
-
-    # -- run a pass now (the one write here) ------------------------------------------------------------
-    def action_run_decay(self) -> None:
-        """Preview the pass at the real clock (the engine's dry run), then ask, then run it."""
-        self.say("Counting what a decay pass would change…")
-        self._preview_pass()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="decay.run")
-    def _preview_pass(self) -> None:
-        self.deliver(self._ask_run, self.engine.decay.run(dry_run=True))
-
-    def _ask_run(self, r: DecayPassResult) -> None:
-        self.confirm(
-            "Run a decay pass now?",
-            decay_preview_text(r),
-            self._run_pass,
-            confirm_label="Run decay",
-        )
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="decay.run")
-    def _run_pass(self) -> None:
-        r = self.engine.decay.run()
-        self.wrote()
-        self.deliver(self.say, "Decay pass done: " + decay_summary(r))
 
     # -- drawing ----------------------------------------------------------------------------------------
     def _draw_clock(self, now: float) -> None:

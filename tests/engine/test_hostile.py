@@ -1,75 +1,18 @@
 """Hostile input: arbitrary Unicode (lone surrogates included), NUL, huge strings, FTS5 syntax and
 SQL-looking text through the public API. Nothing may escape but engine.errors types; what is
-accepted is stored exactly; the CLI answers with one line, never a traceback."""
+accepted is stored exactly; the CLI answers with one line, never a traceback (test_hostile_cli).
+The hostile text itself is tests/engine/hostile_text.py."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import EngineError, HashEmbedder, InvalidInput, SearchResult, open_engine
-
-# Modest by default so `make test` stays fast; MEMCONSOLE_HYPOTHESIS_EXAMPLES=2000 digs deeper.
-HOSTILE = settings(
-    deadline=None,
-    max_examples=int(os.environ.get("MEMCONSOLE_HYPOTHESIS_EXAMPLES", 60)),
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-
-NASTY = [
-    '"',
-    '""',
-    "*",
-    "a*",
-    "NEAR(a b, 2)",
-    "a AND OR NOT b",
-    "content:x",
-    "^start",
-    "{a b}: c",
-    "'; DROP TABLE memories; --",
-    '" OR 1=1 --',
-    "1; SELECT * FROM audit",
-    "\\",
-    "%",
-    "_",
-    "%_%",
-    "memories_fts MATCH 'x'",
-    "(((",
-    ")",
-    'a"b',
-    "-x",
-    "+",
-    "x:y:z",
-    "記憶は",
-    "日本",
-    "키",
-    "🧠💥",
-    "\u202eevil",
-    "e\u0301",
-    "\u200b",
-    "\ufeff",
-    "NULL",
-    "\x00",
-    "\ud800",
-    "a\udfffb",
-    "rank:1",
-    "bm25(memories_fts)",
-    "SELECT sqlite_version()",
-    "x' OR 'a'='a",
-    "\t\n\r",
-]
-ANY_CHAR = st.characters(exclude_categories=[])  # every code point: surrogates, NUL, ...
-hostile_text = st.one_of(
-    st.text(ANY_CHAR, max_size=60),
-    st.sampled_from(NASTY),
-    st.lists(st.one_of(st.sampled_from(NASTY), st.text(ANY_CHAR, max_size=8)), max_size=6).map(" ".join),
-)
+from tests.engine.hostile_text import ANY_CHAR, HOSTILE, NASTY, hostile_text
 
 
 def _bad_unicode(s: str) -> bool:
@@ -312,67 +255,6 @@ def test_sql_looking_text_is_data(eng):
     assert eng.health.doctor().ok
 
 
-# -- the CLI -----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def cli_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cli") / "c.db"
-    with open_engine(path, embedder=HashEmbedder()) as e:
-        e.sessions.add("s1")
-        e.sessions.add_message("s1", "user", "the deploy runs on fridays")
-        e.add_memory("the deploy runs on fridays")
-    return str(path)
-
-
-@pytest.fixture
-def hash_model(monkeypatch):
-    """CLI verbs load 'the model'; here it is HashEmbedder, so no test waits for MiniLM."""
-    import engine.embed
-
-    monkeypatch.setattr(engine.embed, "MiniLMEmbedder", lambda *a, **k: HashEmbedder())
-
-
-@HOSTILE
-@given(q=hostile_text, verb=st.sampled_from(["search", "messages", "add", "explain"]))
-def test_cli_prints_one_line_or_a_result(cli_db, hash_model, capsys, q, verb):
-    from console.cli import main
-
-    capsys.readouterr()
-    args = {
-        "search": ["search", q, "--json"],
-        "messages": ["messages", q, "--json"],
-        "add": ["add", q, "--json", "--no-dedup"],
-        "explain": ["explain", q, "1", "--json"],
-    }[verb]
-    code = main(["--db", cli_db, *args])
-    out, err = capsys.readouterr()
-    if code == 0:
-        json.loads(out)
-        assert err == ""
-    else:
-        assert code == 2, (code, err)
-        assert err.count("\n") == 1 and err.startswith("memconsole: "), err
-        assert "Traceback" not in err
-
-
-def _run(*args: str | bytes, db: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "console.cli", "--db", db, *args], capture_output=True, timeout=120
-    )
-
-
-def test_cli_undecodable_argv_and_a_foreign_file(cli_db, tmp_path):
-    # Bytes that are not UTF-8 arrive as lone surrogates (surrogateescape): refused in one line.
-    p = _run("add", b"\xff\xfe broken", db=cli_db)
-    err = p.stderr.decode()
-    assert p.returncode == 2 and err.count("\n") == 1 and "surrogate" in err, err
-    junk = tmp_path / "notes.txt"
-    junk.write_text("this is not a database\n" * 100)
-    p = _run("sessions", db=str(junk))
-    err = p.stderr.decode()
-    assert p.returncode == 2 and err.count("\n") == 1 and "not a usable SQLite database" in err, err
-    assert junk.read_text() == "this is not a database\n" * 100
-
-
 @pytest.mark.parametrize(
     "bad",
     [
@@ -437,18 +319,3 @@ def test_database_is_sound_after_all_that(heng):
     """Last in this file: whatever the engine accepted above left a consistent database."""
     report = heng.health.doctor()
     assert report.ok, [(c.name, c.detail) for c in report.problems]
-
-
-@pytest.mark.parametrize("where", ["dir", "under-a-file", "unwritable"])
-def test_cli_bad_database_paths_are_one_line(tmp_path, capsys, where):
-    from console.cli import main
-
-    (tmp_path / "afile").write_text("x")
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
-    db = {"dir": tmp_path, "under-a-file": tmp_path / "afile" / "m.db", "unwritable": locked / "m.db"}[where]
-    if where == "unwritable" and os.access(locked, os.W_OK):
-        pytest.skip("running as a user who can write anywhere (root)")
-    code = main(["--db", str(db), "sessions"])
-    err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and err.startswith("memconsole: "), err

@@ -1,5 +1,6 @@
 """Keyword parity: the same 200 memories and 20 queries on SQLite (FTS5) and PostgreSQL (the
-engine's lexemes + BM25 in SQL) give the same keyword top 10, and the same BM25 scores."""
+engine's lexemes + BM25 in SQL) give the same keyword top 10, and the same BM25 scores. Phrases:
+test_pg_phrase_parity; the cached corpus figures and a LoCoMo slice: test_pg_keyword_parity_at_scale."""
 
 from __future__ import annotations
 
@@ -234,59 +235,6 @@ def test_message_search_equals_sqlite(pg_url, tmp_path):
     assert got[0] == got[1]
 
 
-PHRASE_TEXTS = [
-    "we met at ten o'clock by the river",
-    "the clock said ten, o what a morning",
-    "o'clock o'clock: twice o'clock",
-    "send the e-mail before the e mail server restarts",
-    "an email about e-mail e-mail e-mail",
-    "version v1.2 shipped; v1 2 was skipped",
-    "rock'n'roll and rock n roll are the same",
-    "clock o clock, o-clock",
-    "nothing to see here",
-] * 3
-
-
-PHRASE_QUERIES = [
-    '"o\'clock"',
-    '"e-mail"',
-    '"v1.2"',
-    "\"rock'n'roll\"",
-    '"o\'clock" OR "river"',
-    '"e mail" OR "email"',
-]
-
-
-@pytest.fixture
-def phrase_engines(pg_url, tmp_path):
-    lite = open_engine(tmp_path / "p.db", embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
-    pg = open_engine(pg_url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
-    for e in (lite, pg):
-        e.add_memories([{"content": t} for t in PHRASE_TEXTS], dedup=False)
-    yield lite, pg
-    lite.close()
-    pg.close()
-
-
-def test_a_quoted_term_of_several_tokens_is_a_phrase_as_in_fts5(phrase_engines):
-    lite, pg = phrase_engines
-    for match in PHRASE_QUERIES:
-        with lite.store.reading() as a, pg.store.reading() as b:
-            want = lite.store.keyword.top(a, "words", match, 50)
-            got = pg.store.keyword.top(b, "words", match, 50)
-            assert want, match
-            assert got == want, match  # the same documents, the same bm25 to the bit
-            assert pg.store.keyword.doc_freq(b, match) == lite.store.keyword.doc_freq(a, match)
-            for mid in (1, 2, 3, 7, 8):
-                assert pg.store.keyword.has(b, "words", match, mid) == lite.store.keyword.has(
-                    a, "words", match, mid
-                )
-    # the engine's own query path reaches it: "o'clock" stays one quoted word, two tokens
-    assert [h.id for h in pg.search("o'clock", mode="keyword", record_access=False).hits] == [
-        h.id for h in lite.search("o'clock", mode="keyword", record_access=False).hits
-    ]
-
-
 CJK_TEXTS = [
     "東京タワーに行った。東京タワーは高い。",
     "東京で寿司を食べた tokyo trip",
@@ -338,86 +286,6 @@ def test_cjk_and_substring_search_rank_as_fts5_trigram(pg_url, tmp_path):
     finally:
         lite.close()
         pg.close()
-
-
-def test_corpus_figures_are_cached_on_big_sources_and_reread_when_ids_move(pg_url, monkeypatch):
-    from engine.storage.postgres import keyword_stats
-
-    pg = open_engine(pg_url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now")
-    try:
-        pg.add_memories([{"content": f"deploy note {i}"} for i in range(30)], dedup=False)
-        stats = pg.store.keyword.stats
-        with pg.store.reading() as c:
-            small = stats.get(c, "memories")
-            assert stats.get(c, "memories") is not small  # below EXACT_BELOW: read every time
-        monkeypatch.setattr(keyword_stats, "EXACT_BELOW", 10)
-        with pg.store.reading() as c:
-            first = stats.get(c, "memories")
-            assert stats.get(c, "memories") is first  # cached
-        pg.add_memories([{"content": "deploy again"}], dedup=False)  # 1 new id of 30: under 10%
-        with pg.store.reading() as c:
-            assert stats.get(c, "memories") is first
-        pg.add_memories([{"content": f"deploy more {i}"} for i in range(5)], dedup=False)
-        with pg.store.reading() as c:
-            again = stats.get(c, "memories")
-            assert again is not first and again.n == 36
-        monkeypatch.setattr(keyword_stats, "STATS_TTL_S", -1.0)
-        with pg.store.reading() as c:
-            assert stats.get(c, "memories") is not again  # past the time limit: re-read
-    finally:
-        pg.close()
-
-
-def _locomo() -> list[dict]:
-    import json
-    import os
-    from pathlib import Path
-
-    env = os.environ.get("MEMCONSOLE_LOCOMO")
-    path = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo"
-    if path.is_dir():
-        path = path / "locomo_dev.json"
-    if not path.is_file():
-        pytest.skip(f"LoCoMo data not found at {path} (set MEMCONSOLE_LOCOMO)")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def test_locomo_slice_keyword_top10_and_hybrid_recall_match_sqlite(pg_url, tmp_path):
-    """A fast slice of bench/pg_parity.py (which runs all five conversations with MiniLM): one
-    conversation, its first 60 questions, the hash embedder on both sides."""
-    conv = _locomo()[1]
-    items, n = [], 1
-    while f"session_{n}" in conv["conversation"]:
-        for t in conv["conversation"][f"session_{n}"]:
-            items.append(
-                {"content": f"{t['speaker']}: {t['text']}", "session_id": f"s{n}", "dia": t["dia_id"]}
-            )
-        n += 1
-    questions = [q for q in conv["qa"] if q.get("category") in (1, 2, 3, 4)][:60]
-    sides = []
-    for e in (
-        open_engine(tmp_path / "l.db", embedder=HashEmbedder(), clock=FixedClock(T0), load="now"),
-        open_engine(pg_url, embedder=HashEmbedder(), clock=FixedClock(T0), load="now"),
-    ):
-        ids = e.add_memories(
-            [{"content": i["content"], "session_id": i["session_id"]} for i in items], dedup=False
-        )
-        pos = {mid: k for k, mid in enumerate(ids)}
-        by_dia = {i["dia"]: k for k, i in enumerate(items)}
-        kw, found = [], 0
-        for q in questions:
-            kw.append(
-                [pos[h.id] for h in e.search(q["question"], k=10, mode="keyword", record_access=False).hits]
-            )
-            hy = [pos[h.id] for h in e.search(q["question"], k=10, mode="hybrid", record_access=False).hits]
-            found += any(by_dia.get(x) in hy for x in q.get("evidence", []))
-        sides.append((kw, found / len(questions)))
-        e.close()
-    (kw_lite, r10_lite), (kw_pg, r10_pg) = sides
-    same = sum(a == b for a, b in zip(kw_lite, kw_pg, strict=True)) / len(questions)
-    print(f"keyword top 10 identical {same:.1%}; hybrid R@10 {r10_lite:.3f} vs {r10_pg:.3f}")
-    assert same >= 0.99
-    assert abs(r10_lite - r10_pg) <= 0.01
 
 
 def test_a_window_reads_newer_ids_only_with_the_whole_index_idf(engines):

@@ -1,81 +1,37 @@
 """Issue 12 (trust), the forget part: a console's forget never drops its SQLite locks; forget
 reaches every place text lives; tombstones hold keyed hashes only; an interrupted case resumes
-from any process; report files are never written through links; malformed rows never stop it;
-each case records the audit head."""
+from any process. Links: test_forget_links; malformed rows and the audit head:
+test_forget_malformed_and_audit_head."""
 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import stat
 import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
-from engine import EngineError, HashEmbedder, open_engine
+from engine import HashEmbedder, open_engine
 from engine.forget import tombstones
 from engine.storage.sqlite.store import connect
 from tests.direct_sql import direct
 from tests.engine.curator_helpers import add_rule
+from tests.engine.forget.forget_places import (
+    CANARY,
+    SECRET,
+    child,
+    every_text,
+    file_bytes,
+    run_child,
+)
 
 pytestmark = pytest.mark.backends
 
-ROOT = Path(__file__).resolve().parents[3]
-CANARY = "Canary-Zebra-7f3a9c-Quokka"
-SECRET = f"The locker combination {CANARY} opens the east door"
-TWIN = f"The locker combination {CANARY} opens the east door!"
-
-
-def child(code: str, db: Path, env: dict | None = None, **kw) -> subprocess.Popen:
-    """Another process working on the same database through the engine."""
-    pre = (
-        "import sys, time, json\nfrom engine import open_engine, HashEmbedder, FixedClock\n"
-        f"DB = {str(db)!r}\n"
-    )
-    return subprocess.Popen(
-        [sys.executable, "-c", pre + textwrap.dedent(code)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        **kw,
-    )
-
-
-def run_child(code: str, db: Path, env: dict | None = None) -> str:
-    p = child(code, db, env)
-    out, err = p.communicate(timeout=120)
-    assert p.returncode == 0, err.decode()
-    return out.decode()
-
-
-def every_text(db: Path) -> str:
-    """Every value of every table (virtual tables' shadow tables included), from a fresh connection."""
-    c = connect(db)
-    try:
-        out = []
-        names = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        for n in names:
-            try:
-                for row in c.execute(f'SELECT * FROM "{n}"'):
-                    out += [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in row]
-            except Exception:  # noqa: BLE001 - a vec0 table read through its shadows
-                continue
-        return "\n".join(out)
-    finally:
-        c.close()
-
-
-def file_bytes(db: Path) -> bytes:
-    files = [Path(f"{db}{s}") for s in ("", "-wal", "-shm")]
-    files += [p for p in (db.parent / "curator").rglob("*") if p.is_file()]
-    return b"".join(p.read_bytes() for p in files if p.exists())
+# every_text and file_bytes are imported from here by test_forget_verification.
+__all__ = ["every_text", "file_bytes"]
 
 
 # -- 1. the console's forget keeps its locks ------------------------------------------------------------
@@ -335,185 +291,3 @@ def test_cli_verify_rescans_a_case(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["status"] == "verified"
     assert main(["--db", db, "forget-request", str(rid), "--verify"]) == 0
     assert "re-checked by keyed fingerprints over every live row: recurrence 0" in capsys.readouterr().out
-
-
-# -- 5. never through links, never outside the database's folder ----------------------------------------
-def _seed_curator(eng):
-    eng.add_memory(SECRET, dedup=False)
-    eng.add_memory(TWIN, dedup=False)
-
-
-@pytest.mark.sqlite_only(
-    "the SQLite file's bytes and the report folders beside it (a server's live under the state dir)"
-)
-def test_a_symlinked_curator_folder_is_refused_by_the_curator_and_forget(eng, db_path, tmp_path):
-    outside = tmp_path.parent / (tmp_path.name + "-outside")
-    outside.mkdir()
-    (db_path.parent / "curator").symlink_to(outside, target_is_directory=True)
-    _seed_curator(eng)
-    with pytest.raises(EngineError, match="symbolic link") as ei:
-        eng.curator.run()
-    assert "\n" not in str(ei.value)
-    assert list(outside.iterdir()) == []
-    n = direct(eng.store).one("SELECT count(*) FROM memories")[0]
-    with pytest.raises(EngineError, match="symbolic link"):
-        eng.forget.run("query", CANARY, "x")
-    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == n  # nothing lost
-
-
-@pytest.mark.parametrize("kind", ["symlink-inside", "symlink-outside", "hardlink"])
-def test_a_linked_report_file_is_refused_and_its_target_untouched(eng, db_path, tmp_path, kind):
-    _seed_curator(eng)
-    run = eng.curator.run()
-    folder = Path(run.report_dir)
-    target = (
-        folder / "run.json" if kind == "symlink-inside" else tmp_path.parent / f"{tmp_path.name}-{kind}.txt"
-    )
-    if kind != "symlink-inside":
-        target.write_text(f"outside file quoting {SECRET}")
-    before = target.read_bytes()
-    link = folder / "extra.md"
-    if kind == "hardlink":
-        os.link(target, link)
-    else:
-        link.symlink_to(target)
-    with pytest.raises(EngineError, match="link") as ei:
-        eng.forget.run("query", CANARY, "x")
-    assert "\n" not in str(ei.value)
-    assert target.read_bytes() == before
-    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == 2
-
-
-@pytest.mark.sqlite_only(
-    "the SQLite file's bytes and the report folders beside it (a server's live under the state dir)"
-)
-def test_report_folders_are_created_private_and_checked(eng, db_path):
-    root = db_path.parent / "curator"
-    root.mkdir(mode=0o755)
-    os.chmod(root, 0o755)
-    _seed_curator(eng)
-    folder = Path(eng.curator.run().report_dir)
-    assert stat.S_IMODE(root.stat().st_mode) == 0o700  # checked and tightened, not assumed
-    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-    assert {stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()} == {0o600}
-
-
-# -- 6. malformed rows never stop a forget --------------------------------------------------------------
-@pytest.mark.sqlite_only("plants a blob in a text column (SQLite's dynamic typing); PostgreSQL refuses it")
-def test_malformed_rows_never_make_forget_fail(eng, db_path):
-    m = eng.add_memory(SECRET, agent="scout", dedup=False)
-    sid = eng.sessions.add(agent="scout", title=f"about {CANARY}")
-    eng.sessions.add_message(sid, "user", f"hi {CANARY}")
-
-    def poison(conn):
-        c = direct(conn)
-        c.execute(
-            "UPDATE memories SET metadata = '{not json', importance = ? WHERE id = ?", (float("inf"), m)
-        )
-        c.execute("UPDATE sessions SET metadata = '[1, 2' WHERE id = ?", (sid,))
-        c.execute("UPDATE messages SET metadata = 'null' WHERE session_id = ?", (sid,))
-        c.execute(
-            "INSERT INTO rules(text, agent, metadata, score) VALUES (?, 'scout', '{\"promoted_from\": ', ?)",
-            (f"rule {CANARY}", float("-inf")),
-        )
-        c.execute("INSERT INTO rules(text, metadata) VALUES ('other rule', 'garbage')")
-        c.execute(
-            "INSERT INTO proposals(kind, target_kind, members, evidence, fingerprint, created_at)"
-            " VALUES ('merge', 'memory', 'not a list', '{bad', 'fp', 0)"
-        )
-        c.execute(
-            "INSERT INTO proposals(kind, target_kind, members, evidence, fingerprint, created_at)"
-            " VALUES ('merge', 'memory', '{\"a\": 1}', 'null', 'fp2', 0)"
-        )
-        c.execute("INSERT INTO flows(name, steps, triggers, metadata) VALUES ('f', '[oops', 'x', '{')")
-        c.execute("INSERT INTO audit(at, actor, action, summary) VALUES (0, 'x', 'y', ?)", ("{" + CANARY,))
-        # invalid UTF-8 (another tool wrote bytes as TEXT): the driver cannot even decode it
-        c.execute(
-            "INSERT INTO memories(content, agent) VALUES (CAST(X'6d7920ff20636f6465' AS TEXT), 'scout')"
-        )
-        c.execute(
-            "INSERT INTO sessions(id, metadata) VALUES ('bytes', CAST(? || X'ff' AS TEXT))",
-            (json.dumps({"note": CANARY}),),
-        )
-
-    eng.store.write(poison)
-    res = eng.forget.run("agent", "scout", "malformed")
-    assert res.status in ("verified", "executed") and res.counts["memories"] == 2
-    res = eng.forget.run("query", CANARY, "malformed too")
-    assert res.residue == 0
-
-
-# -- 7. each case records the audit head ---------------------------------------------------------------
-def test_each_executed_case_records_the_audit_head(eng):
-    from engine.audit import log as audit
-
-    eng.add_memory(SECRET, dedup=False)
-    res = eng.forget.run("query", CANARY, "head")
-    head = eng.forget.get(res.request_id).counts["audit_head"]
-    row = direct(eng.store).one("SELECT id, hash, action FROM audit WHERE id = ?", (head[0],))
-    assert row["action"] == "forget" and row["hash"] == head[1]
-    # a later forget that redacts earlier rows re-chains them: the earlier case follows
-    eng.add_memory("Another secret: Wombat-99x-Sierra lives here", dedup=False)
-    eng.forget.run("query", "Wombat-99x-Sierra", "second")
-    head2 = eng.forget.get(res.request_id).counts["audit_head"]
-    with eng.store.reading() as c:
-        assert direct(c).execute("SELECT hash FROM audit WHERE id = ?", (head2[0],)).fetchone()[0] == head2[1]
-        assert audit.head(c)[0] > head2[0]
-
-
-def test_a_cut_audit_tail_shows_from_the_forget_cases(eng):
-    from engine.forget.heads import check_case_heads
-
-    eng.add_memory(SECRET, dedup=False)
-    res = eng.forget.run("query", CANARY, "head")
-    with eng.store.reading() as c:
-        assert check_case_heads(c) == []
-    head = eng.forget.get(res.request_id).counts["audit_head"]
-    eng.store.write(lambda c: direct(c).execute("DELETE FROM audit WHERE id >= ?", (head[0],)))
-    with eng.store.reading() as c:
-        problems = check_case_heads(c)
-    assert len(problems) == 1 and f"forget case {res.request_id}" in problems[0] and "gone" in problems[0]
-
-
-@pytest.mark.sqlite_only(
-    "the SQLite file's bytes and the report folders beside it (a server's live under the state dir)"
-)
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the folder to another user")
-def test_a_curator_folder_owned_by_another_user_is_refused(eng, db_path):
-    root = db_path.parent / "curator"
-    root.mkdir(mode=0o700)
-    os.chown(root, 12345, 12345)
-    _seed_curator(eng)
-    with pytest.raises(EngineError, match="another user"):
-        eng.curator.run()
-
-
-def test_a_database_reached_through_a_symlink_is_still_verified(tmp_path):
-    real = tmp_path / "data"
-    real.mkdir()
-    open_engine(real / "memory.db", embedder=HashEmbedder()).close()
-    link = tmp_path / "memory.db"
-    link.symlink_to(real / "memory.db")
-    e = open_engine(link, embedder=HashEmbedder())
-    try:
-        e.add_memory(SECRET, dedup=False)
-        res = e.forget.run("query", CANARY, "through a link")
-        assert res.status == "verified" and set(res.verification.files) >= {"memory.db", "memory.db-wal"}
-    finally:
-        e.close()
-
-
-@pytest.mark.sqlite_only(
-    "the SQLite file's bytes and the report folders beside it (a server's live under the state dir)"
-)
-def test_a_symlinked_seal_folder_is_refused_and_nothing_is_forgotten(eng, db_path, tmp_path):
-    outside = tmp_path.parent / (tmp_path.name + "-seal-outside")
-    outside.mkdir()
-    (db_path.parent / "forget").symlink_to(outside, target_is_directory=True)
-    eng.add_memory(SECRET, dedup=False)
-    with pytest.raises(EngineError, match="symbolic link") as ei:
-        eng.forget.run("query", CANARY, "x")
-    assert "\n" not in str(ei.value) and list(outside.iterdir()) == []
-    assert direct(eng.store).one("SELECT count(*) FROM memories")[0] == 1  # rolled back whole
-    case = eng.forget.list()[0]
-    assert case.status == "previewed"

@@ -2,11 +2,11 @@
 matches (matched words highlighted, a count per kind), drop records from it and preview again,
 execute it after typing FORGET (or withdraw it with a reason), see the verification level by level;
 the cases with their deadlines (days left, OVERDUE); a second operator's approval where the
-two-person rule is on; the audit log with filters."""
+two-person rule is on; the audit log with filters (audit_log.py). Withdraw, approve and accept
+residue: case_actions.py."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,27 +18,19 @@ from textual.message import Message
 from textual.widgets import Input, Select
 
 from console.app.widgets.filter_input import FilterHint, FilterInput
-from console.app.widgets.fmt import one_line, when
+from console.app.widgets.fmt import one_line
 from console.app.widgets.safe import SafeStatic as Static  # data, never raw controls or markup
 from console.app.widgets.table import DataGrid
-from engine.filter_language import Filter, parse_filter
 from engine.forget.match import MATCH_MODES
 from engine.forget.types import FORGET_SCOPES, ForgetPreview, ForgetRequest, ForgetResult
+from screens.base import Pane, PaneCommand
+from screens.forget_detail import cases_title, counts_text, detail, due_cell, marked_text
 
-from .base import Pane, PaneCommand
-from .forget_detail import cases_title, counts_text, detail, due_cell, marked_text
-
-CELL_MAX = 2000  # a cell holds the whole line; the flexible column cuts it to the width
-
-
-def parse_audit_filter(text: str) -> dict:
-    """'actor:dana action:forg* target:memory:12 since:2026-01-01 canary' -> eng.audit.log kwargs
-    (the one filter language, engine/filter_language): a bare word searches reasons and summaries
-    (`text`), `action:forg*` is a prefix; a bad token is a FilterError naming it."""
-    return parse_filter(text, "audit").kwargs()
+from .audit_log import CELL_MAX, ForgetAuditLog
+from .case_actions import ForgetCaseActions
 
 
-class ForgetAuditPane(Pane):
+class ForgetAuditPane(ForgetCaseActions, ForgetAuditLog):
     PANE_ID = "forget"
     TITLE = "Forget & Audit"
     FILTER_SELECTOR = "#audit-filter"
@@ -172,41 +164,6 @@ class ForgetAuditPane(Pane):
         box.border_title = f"case #{c.id}"
         if self.preview is not None and self.preview.request.id != c.id:
             self._close_preview()  # another case: its detail, not the old preview
-
-    @on(FilterInput.Parsed, "#audit-filter")
-    def _audit_filter(self, event: FilterInput.Parsed) -> None:
-        self.load_audit(event.filter)  # a bad token: the hint names it, the rows stay as they were
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.audit")
-    def load_audit(self, f: Filter) -> None:
-        self.deliver(self._show_audit, self.engine.audit.log(**f.kwargs(), limit=500))
-
-    def _show_audit(self, entries) -> None:
-        self.query_one("#audit-filter", FilterInput).set_known(
-            actor={e.actor for e in entries}, action={e.action for e in entries}
-        )
-        t = self.table("#audit")
-        t.set_rows(
-            (
-                e.id,
-                [
-                    e.id,
-                    when(e.at),
-                    e.actor,
-                    e.action,
-                    f"{e.target_kind}:{e.target_id}",
-                    one_line(e.reason or "", 40),
-                    one_line(
-                        e.summary
-                        if isinstance(e.summary, str)
-                        else json.dumps(e.summary, ensure_ascii=False),
-                        CELL_MAX,
-                    ),
-                ],
-            )
-            for e in entries
-        )
-        t.border_title = f"audit log ({len(entries)}{'+' if len(entries) >= 500 else ''})"
 
     # -- a new request -> preview -----------------------------------------------------------------------
     def prefill(self, **scope) -> None:
@@ -352,76 +309,7 @@ class ForgetAuditPane(Pane):
         self.marked.clear()
         self.post_message(self.ForgetPreviewed(pv))
 
-    # -- withdraw, approve, accept residue --------------------------------------------------------------
-    def action_withdraw(self) -> None:
-        c = self._selected_case()
-        if c is None:
-            return
-        if c.status not in ("open", "previewed"):
-            self.say(f"Case #{c.id} is {c.status}; only an open case can be withdrawn.", severity="warning")
-            return
-        self.prompt(
-            f"Withdraw case #{c.id} (nothing is removed; its query text is kept only as a hash). Reason:",
-            lambda reason: self.withdraw(c.id, reason),
-            validate=lambda v: None if v.strip() else "a withdrawal needs a reason",
-        )
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
-    def withdraw(self, rid: int, reason: str) -> None:
-        r = self.engine.forget.withdraw(rid, reason)
-        self.deliver(self._case_changed, r, f"Case #{r.id} withdrawn: {one_line(reason, 60)}")
-        self.wrote()
-
-    def action_approve(self) -> None:
-        c = self._selected_case()
-        if c is None:
-            return
-        self.confirm(
-            f"Approve case #{c.id}?",
-            f"You approve the previewed scope of case #{c.id} ({counts_text(c.counts)}), requested by "
-            f"{c.requested_by}. A new preview or a dropped record needs a new approval.",
-            lambda: self.approve(c.id),
-            confirm_label="Approve",
-        )
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
-    def approve(self, rid: int) -> None:
-        r = self.engine.forget.approve(rid)
-        self.deliver(self._case_changed, r, f"Case #{r.id} approved by {self.engine.actor}.")
-        self.wrote()
-
-    def action_accept_residue(self) -> None:
-        c = self._selected_case()
-        if c is None:
-            return
-        if c.status != "executed":
-            self.say(f"Case #{c.id} is {c.status}; only an executed case with residue can have it accepted.")
-            return
-        self.prompt(
-            f"Accept the residue ({c.residue}) of case #{c.id}: it stays 'executed', not 'verified'. Reason:",
-            lambda reason: self.accept_residue(c.id, reason),
-            validate=lambda v: None if v.strip() else "accepting residue needs a reason",
-        )
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="forget.execute")
-    def accept_residue(self, rid: int, reason: str) -> None:
-        r = self.engine.forget.accept_residue(rid, reason)
-        self.deliver(self._case_changed, r, f"Case #{r.id}: residue accepted.")
-        self.wrote()
-
-    def _case_changed(self, r: ForgetRequest, message: str) -> None:
-        if self.preview is not None and self.preview.request.id == r.id and r.status == "withdrawn":
-            self._close_preview()
-        self.say(message)
-        self.load_cases()
-
     # -- execute + verify --------------------------------------------------------------------------------
-    def _selected_case(self) -> ForgetRequest | None:
-        c = self.cases.get(self.table("#cases").selected_key or "")
-        if c is None:
-            self.notify("Select a forget case first.", severity="warning", timeout=2)
-        return c
-
     def action_execute(self) -> None:
         c = self._selected_case()
         if c is None:

@@ -31,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -82,6 +82,12 @@ COMMIT_SQL = (
     " END IF; END $$;"
     " COMMIT"
 )
+# A write's start: sent in one pipeline with its first statement (PgConnection.later).
+BEGIN_WRITE = (
+    "BEGIN",
+    f"SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)}",
+    f"SET LOCAL {schema.DEFERRED_FEED} = 'on'",
+)
 # The change sequence's newest number (listen.py): the live views' backstop read.
 COUNTER_SQL = "SELECT last_value FROM mc_change_seq"
 _RETRY = (
@@ -92,6 +98,13 @@ _RETRY = (
 
 
 ITERATIVE_SCAN = (0, 8)  # the pgvector version with hnsw.iterative_scan
+
+
+def _end(conn: PgConnection, raw: psycopg.Connection[Any]) -> None:
+    """Roll back a snapshot or a dry run; nothing to send when its BEGIN never went."""
+    conn.drop_later()
+    if raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        raw.execute("ROLLBACK")
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -358,14 +371,14 @@ class PgStore:
             yield conn
             return
         with self._plain_errors(), self.pool.connection() as raw:
-            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._local.conn = conn = PgConnection(raw)
+            conn.later("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")  # sent with the first read
             conn.snapshot = {}  # one snapshot: its reads may be remembered until it ends (feed.py)
             try:
                 yield conn
             finally:
                 self._local.conn = None
-                raw.execute("ROLLBACK")
+                _end(conn, raw)
 
     @contextmanager
     def _plain_errors(self) -> Iterator[None]:
@@ -417,19 +430,19 @@ class PgStore:
             with self._plain_errors(), self.pool.connection() as raw:
                 conn = PgConnection(raw)
                 try:
-                    # One round trip (no parameters: the simple protocol takes several statements).
-                    raw.execute(
-                        f"BEGIN; SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)};"
-                        f" SET LOCAL {schema.DEFERRED_FEED} = 'on'"
-                    )
+                    # Sent in one pipeline with the write's first statement (no round trip of its own).
+                    for stmt in BEGIN_WRITE:
+                        conn.later(stmt)
+                    conn.text_queued = False  # a new transaction has queued no text (text_queue.py)
                     self._local.conn, self._local.writing = conn, True
                     result = fn(conn)
                     self._sync(conn)
                     if not commit:
-                        raw.execute("ROLLBACK")
+                        _end(conn, raw)
                         return result
                     # One round trip ends it (the tail every write pays, with the audit chain's
                     # lock held): the change number and NOTIFY, the feed's move, COMMIT.
+                    conn.flush()
                     at = raw.execute(COMMIT_SQL).fetchone()
                     if at:  # this process's own commit: known without waiting
                         self.listener.saw_commit(int(at[0]))
@@ -469,8 +482,12 @@ class PgStore:
             self._sync(current)
 
     def _sync(self, conn: Connection) -> None:
-        """Tokenize the rows this write touched into the keyword index (inside the write)."""
-        tokenize_pending(raw_of(conn))
+        """Tokenize the rows this write touched into the keyword index (inside the write); none
+        when no statement of it could have queued text (text_queue.py: a recall's write)."""
+        pg = cast(PgConnection, conn)
+        if pg.text_queued:
+            tokenize_pending(raw_of(conn))
+            pg.text_queued = False
 
     # -- the change counter ---------------------------------------------------------------------------
     def data_version(self) -> int:

@@ -125,7 +125,8 @@ def read_place(conn: Connection, got=_ASK) -> Place | None:
     name = place_name(got[0])
     with folder(create=False, sub="places") as dfd:
         rec = None if dfd is None else read_json(dfd, name, anchors_dir() / "places" / name)
-    return Place(*got, None if rec is None else check_seal(rec, anchors_dir() / "places" / name))
+    place, instance = got
+    return Place(place, instance, None if rec is None else check_seal(rec, anchors_dir() / "places" / name))
 
 
 def forget_place(conn: Connection) -> None:
@@ -209,6 +210,7 @@ def _keyed_from(view: AnchorView) -> int | None:
 
 def _check_old(conn: Connection, hs: Hasher, old: dict, view: AnchorView) -> None:
     a_id, head = old["last_id"], view.head
+    assert head is not None  # advance() passes the head it anchors
     if a_id > head["id"]:
         raise AnchorError(
             f"the audit log ends at row {head['id']} but is anchored at row {a_id}: it was truncated;"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from engine import HashEmbedder, open_engine
 from engine.storage.postgres.connection import PgConnection
 from engine.storage.postgres.feed import VectorChangeLog
@@ -187,3 +189,37 @@ def test_what_may_queue_text_is_read_conservatively():
     ]
     assert [q for q in queues if not may_queue_text(q)] == []
     assert [q for q in quiet if may_queue_text(q)] == []
+
+
+@pytest.mark.parametrize("copy_above", [0, 5000], ids=["copy", "arrays"])
+def test_the_keyword_upkeep_replaces_terms_in_three_round_trips(pg_db, monkeypatch, copy_above):
+    from engine.storage.lexemes import counted
+    from engine.storage.postgres import keyword_upkeep
+
+    monkeypatch.setattr(keyword_upkeep, "COPY_ABOVE", copy_above)
+    with open_engine(pg_db, embedder=HashEmbedder()) as eng:
+        mid = eng.add_memory("the old words of a note note", dedup=False)
+        sent = Sent(monkeypatch)
+        eng.store.write(
+            lambda c: c.execute(
+                "UPDATE memories SET content = %s WHERE id = %s", ["fresh fresh text here", mid]
+            )
+        )
+        upkeep = [s for s in sent.statements if "fts_" in s]
+        assert len(upkeep) == (1 if copy_above == 0 else 3), upkeep  # COPYs are not cursor.execute
+        terms = dict(
+            eng.store.conn.execute(
+                "SELECT term, tf FROM fts_terms WHERE src = 'memories' AND doc_id = %s", [mid]
+            ).fetchall()
+        )
+        tf, length = counted("fresh fresh text here")
+        assert terms == dict(tf)
+        assert (
+            eng.store.conn.execute(
+                "SELECT len FROM fts_docs WHERE src = 'memories' AND doc_id = %s", [mid]
+            ).fetchone()[0]
+            == length
+        )
+        hits = eng.search("fresh", k=3, mode="keyword", record_access=False).hits
+        assert [h.id for h in hits] == [mid]
+        assert eng.search("old words", k=3, mode="keyword", record_access=False).hits == []

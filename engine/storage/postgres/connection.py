@@ -74,6 +74,11 @@ class PgConnection(Gateways):
         self.flush()
         return self._raw
 
+    @property
+    def backend_pid(self) -> int:
+        """The server process of this connection (known without a round trip or a flush)."""
+        return int(self._raw.info.backend_pid)
+
     def later(self, sql: str, params: Sequence[Any] | None = None) -> None:
         """Send `sql` with the next statement; its answer is never read (errors surface there)."""
         if not self.text_queued and may_queue_text(sql):

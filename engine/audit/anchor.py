@@ -22,7 +22,7 @@ import os
 import re
 import time
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.audit import anchor_heads
 from engine.audit.anchor_files import (
@@ -36,8 +36,9 @@ from engine.audit.anchor_files import (
     seal,
     write_json,
 )
-from engine.audit.hashing import Hasher, hasher, is_keyed, keyed_from
+from engine.audit.hashing import Hasher, hasher, is_keyed
 from engine.storage.port import Connection
+from engine.storage.queries.audit_anchor import AnchorView
 
 __all__ = [
     "AnchorError",
@@ -60,13 +61,18 @@ VERSION = 2  # 2: sealed, with keyed_from, place and instance
 _SAFE_ID = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
 
 
-def database_id(conn: Connection) -> str:
-    """The database's own id (the `meta` row), else a hash of its absolute path. Never used as a
-    file name unless it is plainly safe: the row is data anyone with write access can change."""
-    try:
-        value = conn.audit_queries.meta_value("database_id")
-    except Exception:  # noqa: BLE001 - an older file without a meta table
-        value = None
+_ASK = object()
+
+
+def database_id(conn: Connection, value=_ASK) -> str:
+    """The database's own id (the `meta` row; `value`: that row as already read), else a hash of
+    its absolute path. Never used as a file name unless it is plainly safe: the row is data anyone
+    with write access can change."""
+    if value is _ASK:
+        try:
+            value = conn.audit_queries.meta_value("database_id")
+        except Exception:  # noqa: BLE001 - an older file without a meta table
+            value = None
     if isinstance(value, str) and _SAFE_ID.match(value):
         return value
     if isinstance(value, str) and value:
@@ -112,14 +118,16 @@ class Place:
         return None
 
 
-def read_place(conn: Connection) -> Place | None:
-    got = conn.audit_queries.database_place()
+def read_place(conn: Connection, got=_ASK) -> Place | None:
+    if got is _ASK:  # else: (place, instance) as already read with the head (AnchorView)
+        got = conn.audit_queries.database_place()
     if got is None:
         return None
     name = place_name(got[0])
     with folder(create=False, sub="places") as dfd:
         rec = None if dfd is None else read_json(dfd, name, anchors_dir() / "places" / name)
-    return Place(*got, None if rec is None else check_seal(rec, anchors_dir() / "places" / name))
+    place, instance = got
+    return Place(place, instance, None if rec is None else check_seal(rec, anchors_dir() / "places" / name))
 
 
 def forget_place(conn: Connection) -> None:
@@ -173,8 +181,8 @@ def follows(hs: Hasher, anchor: dict, row) -> bool:
     )
 
 
-def _check_place(conn: Connection, dbid: str) -> Place | None:
-    pl = read_place(conn)
+def _check_place(conn: Connection, dbid: str, got=_ASK) -> Place | None:
+    pl = read_place(conn, got)
     old = pl.changed_from(dbid) if pl else None
     if pl is not None and old is not None:
         raise AnchorError(
@@ -193,31 +201,45 @@ def _record_place(pl: Place | None, dbid: str) -> None:
             write_json(dfd, place_name(pl.place), seal(rec))
 
 
-def _check_old(conn: Connection, hs: Hasher, old: dict, head, known: list | tuple = ()) -> None:
-    a_id = old["last_id"]
+def _keyed_from(view: AnchorView) -> int | None:
+    """hashing.keyed_from over the row as the view read it (a damaged row: None; the anchor holds)."""
+    try:
+        return int(view.keyed_from) if view.keyed_from is not None else None
+    except (ValueError, TypeError):
+        return None
+
+
+def _check_old(conn: Connection, hs: Hasher, old: dict, view: AnchorView, known: list | tuple = ()) -> None:
+    a_id, head = old["last_id"], view.head
+    assert head is not None  # advance() passes the head it anchors
     if a_id > head["id"]:
         raise AnchorError(
             f"the audit log ends at row {head['id']} but is anchored at row {a_id}: it was truncated;"
             " the anchor stays"
         )
-    # the anchored row is among the partitions' rows just read when it was a partition's head
-    row = next((r for r in known if r["id"] == a_id), None) or conn.audit_queries.row(a_id)
-    if not follows(hs, old, row):
+    # the same stored hash is the anchored row; else (a redaction re-linked it, or an edit) the
+    # whole row decides, as before — taken from the partitions' rows just read when it is one
+    if view.after_id != a_id or view.after_hash != old["last_hash"]:
+        row = next((r for r in known if r["id"] == a_id), None) or conn.audit_queries.row(a_id)
+        if not follows(hs, old, row):
+            raise AnchorError(
+                f"audit row {a_id} is not the row anchored there: the log was truncated or replaced;"
+                " the anchor stays"
+            )
+    if old.get("version", 1) >= 2 and _keyed_from(view) != old.get("keyed_from"):
         raise AnchorError(
-            f"audit row {a_id} is not the row anchored there: the log was truncated or replaced;"
-            " the anchor stays"
-        )
-    if old.get("version", 1) >= 2 and keyed_from(conn) != old.get("keyed_from"):
-        raise AnchorError(
-            f"the audit_keyed_from row says {keyed_from(conn)} but the chain is anchored as keyed from "
+            f"the audit_keyed_from row says {_keyed_from(view)} but the chain is anchored as keyed from "
             f"row {old.get('keyed_from')}: it was changed or deleted; the anchor stays"
         )
 
 
-def advance(conn: Connection, dbid: str, head, hs: Hasher) -> dict:
+def advance(conn: Connection, dbid: str, head, hs: Hasher, view: AnchorView | None = None) -> dict:
     """Move the anchor to `head` if it extends the anchored chain; return the anchor as it stands.
     Raises AnchorError (the anchor stays as evidence) when the log no longer reaches it, its
-    keyed-from row changed, or this place was anchored under another database id."""
+    keyed-from row changed, or this place was anchored under another database id. `view`: what
+    was read with `head` (AnchorView); asked anew under the lock unless it was read from the row
+    anchored now (this process anchored last: nothing moved the anchor since, so its head is
+    not behind it)."""
     with folder(create=True) as dfd:
         if dfd is None:  # created just now, so only a race removing it gets here
             raise AnchorError(f"{anchors_dir()}: the audit anchor folder disappeared")
@@ -226,17 +248,21 @@ def advance(conn: Connection, dbid: str, head, hs: Hasher) -> dict:
             fcntl.flock(lock, fcntl.LOCK_EX)
             name = f"{dbid}.json"
             old = _anchor(dfd, name)
-            pl = _check_place(conn, dbid)
+            a_id = None if old is None else old["last_id"]
+            if view is None or view.head is None or old is None or view.after_id != a_id:
+                # re-read under the lock: whoever holds it last has seen every commit before
+                view = conn.audit_queries.anchor_view(a_id)
+            pl = _check_place(conn, dbid, view.place)  # identity and place: compared every write
             # every partition's head too (anchor_heads.py): the rows at the anchored positions
             # and the newest of each, in one read under the same lock
             q, held = conn.audit_queries, anchor_heads.anchored(old)
             head_rows, at_rows = q.partition_heads(anchor_heads.positions(held))
             heads = anchor_heads.moved(hs, held, head_rows, q.position)
-            # the log's head, re-read under the lock: whoever holds it last has seen every commit
-            # before (partitioned: the newest partition head; within one, ids follow positions)
-            head = max(head_rows, key=lambda r: r["id"]) if head_rows else (q.head() or head)
+            # the log's head: the newest of what was read (partitioned: the newest partition
+            # head, read under the lock; within one partition, ids follow positions)
+            head = max([r for r in (view.head, *head_rows, head) if r is not None], key=lambda r: r["id"])
             if old is not None:
-                _check_old(conn, hs, old, head, at_rows)
+                _check_old(conn, hs, old, replace(view, head=head), at_rows)
                 cut = anchor_heads.problems(hs, held, at_rows, q.position)
                 if cut:
                     raise AnchorError(f"{cut[0]}; the anchor stays")
@@ -248,14 +274,16 @@ def advance(conn: Connection, dbid: str, head, hs: Hasher) -> dict:
                 ):
                     _record_place(pl, dbid)
                     return old
-                rows = int(old.get("rows", 0)) + conn.audit_queries.count(
-                    after=old["last_id"], through=head["id"]
-                )
+                if view.count is None or view.head is not head:
+                    after = conn.audit_queries.count(after=old["last_id"], through=head["id"])
+                else:
+                    after = view.count
+                rows = int(old.get("rows", 0)) + after
                 # a version-1 anchor takes the keyed-from row as it stands now, once
-                since = old.get("keyed_from") if old.get("version", 1) >= 2 else keyed_from(conn)
+                since = old.get("keyed_from") if old.get("version", 1) >= 2 else _keyed_from(view)
             else:  # bounded by the head read: another process may be committing right now
                 rows = conn.audit_queries.count(through=head["id"])
-                since = keyed_from(conn)
+                since = _keyed_from(view)
             rec = {
                 "version": VERSION,
                 "database_id": dbid,
@@ -285,11 +313,14 @@ def anchor_hook():
     seen: dict = {}
 
     def audit_anchor(conn: Connection) -> None:
-        head = conn.audit_queries.head()
+        # one read (one statement on PostgreSQL): the head, the id and place to check, and the
+        # row this process anchored last with the rows after it
+        view = conn.audit_queries.anchor_view(seen["head"][0] if "head" in seen else None)
+        head = view.head
         if head is None or seen.get("head") == (head["id"], head["hash"]):
             return
-        dbid = database_id(conn)
-        rec = advance(conn, dbid, head, hasher())
+        dbid = database_id(conn, view.database_id)
+        rec = advance(conn, dbid, head, hasher(), view)
         seen["head"] = (rec["last_id"], rec["last_hash"])
 
     return audit_anchor

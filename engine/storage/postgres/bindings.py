@@ -131,9 +131,10 @@ class Gateways:
 
     @cached_property
     def audit_queries(self) -> PgAuditQueries:
-        from engine.storage.postgres.queries.audit import PgAuditQueries
+        # with the anchor's after-write reads in one statement (queries/audit_anchor.py)
+        from engine.storage.postgres.queries.audit_anchor import PgAnchorAuditQueries
 
-        return PgAuditQueries(self)
+        return PgAnchorAuditQueries(self)
 
     @cached_property
     def forget_queries(self) -> PgForgetQueries:

@@ -13,6 +13,7 @@ from psycopg_pool import ConnectionPool
 
 from engine.errors import EngineError, InvalidInput
 from engine.storage.postgres.bindings import Gateways
+from engine.storage.postgres.text_queue import may_queue_text
 
 if TYPE_CHECKING:
     from engine.storage.port import Connection
@@ -46,19 +47,72 @@ class NotYet:
 
 
 class PgConnection(Gateways):
-    """Wraps one psycopg connection for the duration of a read or write; carries the gateways."""
+    """Wraps one psycopg connection for the duration of a read or write; carries the gateways.
+
+    Statements whose answer nobody reads (a transaction's BEGIN, an access update) can wait with
+    `later`: they go in one pipeline with the next statement (one round trip for all; psycopg's
+    pipeline mode, which PgBouncer's transaction pooling passes through: every message of it is in
+    the one transaction). Anything that reaches the driver connection (`raw`) sends them first, so
+    the server always runs statements in the order they were asked for."""
 
     # Inside `store.reading()` (one REPEATABLE READ, READ ONLY snapshot): answers that cannot change
     # before it ends, kept so a recall asks once (feed.py's head). None elsewhere: every read asks.
     snapshot: dict[str, Any] | None = None
 
     def __init__(self, raw: psycopg.Connection[Any]) -> None:
-        self.raw = raw
+        self._raw = raw
+        self._later: list[tuple[str, Sequence[Any] | None]] = []
+        # May `fts_pending` hold rows of this transaction? (text_queue.py; the store skips the
+        # keyword upkeep's DELETE when not.) True unless the store says the transaction is new.
+        self.text_queued = True
+
+    @property
+    def raw(self) -> psycopg.Connection[Any]:
+        """The driver's connection, after what waits has been sent (COPY, cursors, psycopg.sql;
+        and what this adapter cannot see into, so it may have queued text)."""
+        self.text_queued = True
+        self.flush()
+        return self._raw
+
+    @property
+    def backend_pid(self) -> int:
+        """The server process of this connection (known without a round trip or a flush)."""
+        return int(self._raw.info.backend_pid)
+
+    def later(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        """Send `sql` with the next statement; its answer is never read (errors surface there)."""
+        if not self.text_queued and may_queue_text(sql):
+            self.text_queued = True
+        self._later.append((sql, params))
+
+    def drop_later(self) -> bool:
+        """Forget what waits (a snapshot nobody read from); whether anything did."""
+        had, self._later = bool(self._later), []
+        return had
+
+    def flush(self) -> None:
+        if self._later:
+            later, self._later = self._later, []
+            with self._raw.pipeline():
+                for q, p in later:
+                    self._raw.execute(q, p)
+
+    def _run(self, sql: str, params: Any) -> Any:
+        if not self._later:
+            return self._raw.execute(sql, params)
+        later, self._later = self._later, []
+        with self._raw.pipeline():  # one round trip: what waited, then this
+            for q, p in later:
+                self._raw.execute(q, p)
+            cur = self._raw.execute(sql, params)
+        return cur
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
         """PostgreSQL's own SQL. Driver errors become one-line ones (never a traceback)."""
+        if not self.text_queued and may_queue_text(sql):
+            self.text_queued = True
         try:
-            return self.raw.execute(sql, params or None)
+            return self._run(sql, params or None)
         except (UnicodeEncodeError, OverflowError) as exc:
             raise InvalidInput(f"a value cannot be stored ({exc})") from None
         except psycopg.errors.NumericValueOutOfRange as exc:
@@ -72,7 +126,10 @@ class PgConnection(Gateways):
 
     def executemany(self, sql: str, params: Iterable[Sequence[Any] | Mapping[str, Any]]) -> Any:
         """`execute` for each parameter set."""
-        cur = self.raw.cursor()
+        if not self.text_queued and may_queue_text(sql):
+            self.text_queued = True
+        self.flush()
+        cur = self._raw.cursor()
         try:
             cur.executemany(sql, list(params))
         except (UnicodeEncodeError, OverflowError) as exc:
@@ -81,7 +138,7 @@ class PgConnection(Gateways):
 
     @property
     def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        return bool(self._later) or self._raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
 
 
 def raw_of(conn: Connection) -> psycopg.Connection[Any]:

@@ -17,8 +17,12 @@
 - No session state outlives a transaction (SET LOCAL only, advisory locks are transaction-level):
   a pooler in transaction mode (PgBouncer pool_mode=transaction) can sit in front; only the
   listener (listen.py) needs a session connection of its own.
-- Opening refuses a database that is not memconsole's, or from a newer generation, before writing,
-  and a server without pgvector.
+- Statements whose answer nobody reads wait and go in one psycopg pipeline with the next one (a
+  snapshot's or a write's BEGIN, a recall's access update: connection.py); a write whose
+  statements queued no text skips the keyword upkeep (text_queue.py). Pipelines stay inside one
+  transaction, so a transaction-mode pooler passes them through.
+- Opening (opening.py) refuses a database that is not memconsole's, or from a newer generation,
+  before writing, and a server without pgvector.
 """
 
 from __future__ import annotations
@@ -26,19 +30,17 @@ from __future__ import annotations
 import random
 import threading
 import time
-import uuid
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
 from engine.config import load_settings
-from engine.errors import DiskFull, EngineError, ReadOnly, StoreBusy
+from engine.errors import DiskFull, EngineError, StoreBusy
 from engine.storage import readonly as read_only
 from engine.storage.port import Connection, Reconciled
 from engine.storage.postgres import audit, schema, trigram_index
@@ -52,6 +54,14 @@ from engine.storage.postgres.health import PgHealth
 from engine.storage.postgres.keyword import PgKeywordIndex
 from engine.storage.postgres.keyword_upkeep import tokenize_pending
 from engine.storage.postgres.listen import ChangeListener
+from engine.storage.postgres.opening import (
+    ITERATIVE_SCAN,
+    identity,
+    install_vector,
+    reconcile_schema,
+    shown,
+    version_of,
+)
 from engine.storage.postgres.rows import row_factory
 from engine.storage.postgres.standby import ReplayPoller, read_only_kind
 from engine.storage.postgres.vector import PgVectorStore
@@ -62,8 +72,6 @@ WRITE_RETRIES = 60  # the same patience as the SQLite store
 WRITE_TIMEOUT_S = 30.0
 JITTER_MS = (20, 150)
 LOCK_TIMEOUT_MS = 2000  # one try's wait for a row or transaction lock, under the jittered retries
-# Reconciling the schema (DDL) is the one whole-database step: it takes this lock alone.
-LOCK_KEY = int.from_bytes(b"MemC", "big")
 # The change feed's order (see the module's docstring): held from the move to the commit, only by
 # writes that changed a memory's vector, filters or text.
 FEED_LOCK = int.from_bytes(b"MCfd", "big")
@@ -82,6 +90,17 @@ COMMIT_SQL = (
     " END IF; END $$;"
     " COMMIT"
 )
+
+
+def begin_write() -> tuple[str, ...]:
+    """A write's start: sent in one pipeline with its first statement (PgConnection.later)."""
+    return (
+        "BEGIN",
+        f"SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)}",
+        f"SET LOCAL {schema.DEFERRED_FEED} = 'on'",
+    )
+
+
 # The change sequence's newest number (listen.py): the live views' backstop read.
 COUNTER_SQL = "SELECT last_value FROM mc_change_seq"
 _RETRY = (
@@ -91,24 +110,11 @@ _RETRY = (
 )
 
 
-ITERATIVE_SCAN = (0, 8)  # the pgvector version with hnsw.iterative_scan
-
-
-def _version(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
-
-
-def shown(url: str) -> str:
-    """The URL without its password, for messages."""
-    head, sep, tail = url.partition("@")
-    if not sep or ":" not in head.split("//", 1)[-1]:
-        return url
-    scheme, _, cred = head.partition("//")
-    return f"{scheme}//{cred.split(':', 1)[0]}:***@{tail}"
-
-
-def _schema_hash() -> str:
-    return schema.schema_hash()
+def _end(conn: PgConnection, raw: psycopg.Connection[Any]) -> None:
+    """Roll back a snapshot or a dry run; nothing to send when its BEGIN never went."""
+    conn.drop_later()
+    if raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        raw.execute("ROLLBACK")
 
 
 class PgStore:
@@ -189,134 +195,27 @@ class PgStore:
                     f"{shown(self.url)}: the server has no pgvector (the 'vector' extension); "
                     "install it, or use a SQLite file"
                 )
-            self._identity(conn)
+            identity(self.url, conn)
             found = read_only_kind(conn)
             if found is not None:  # the server's word beats the caller's: a standby says so
                 self.readonly, self.read_only_kind = True, found
             if not self.readonly:
-                self._install_vector(conn)
+                install_vector(self.url, conn)
             row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
-            self._iterative = row is not None and _version(row[0]) >= ITERATIVE_SCAN
+            self._iterative = row is not None and version_of(row[0]) >= ITERATIVE_SCAN
         except psycopg.Error as exc:
             raise EngineError(f"{shown(self.url)}: {str(exc).strip()}") from None
         finally:
             conn.close()
 
-    def _install_vector(self, conn: psycopg.Connection[Any]) -> None:
-        if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
-            return
-        try:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        except psycopg.errors.InsufficientPrivilege:
-            who: Any = conn.execute("SELECT current_user, current_database()").fetchone()
-            raise EngineError(
-                f"{shown(self.url)}: pgvector is on the server but not installed in database {who[1]}, and"
-                f" role {who[0]} may not install it: ask an administrator to run CREATE EXTENSION vector"
-                " there"
-            ) from None
-
-    def _identity(self, conn: psycopg.Connection[Any]) -> int:
-        """The database's generation (0: empty); refuses a foreign or newer database."""
-        tables = {
-            r[0]
-            for r in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
-            ).fetchall()
-        }
-        if not tables:
-            return 0
-        meta: dict[str, str] = {}
-        if "meta" in tables:
-            with suppress(psycopg.Error):
-                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-        if meta.get("app") != schema.OURS:
-            raise EngineError(
-                f"{shown(self.url)}: this database is not a memconsole database "
-                f"(it has {len(tables)} other tables); refusing to write to it"
-            )
-        gen = int(meta.get("generation") or 0)
-        if gen > schema.GENERATION:
-            raise EngineError(
-                f"this database was written by a newer memconsole (schema generation {gen}; "
-                f"this one knows {schema.GENERATION}): upgrade memconsole"
-            )
-        return gen
-
     def reconcile(self) -> Reconciled:
         """Create what is missing, add missing columns, record the generation (one transaction,
         under the writers' lock). Never drops data. Then the pg_trgm indexes, where they can be."""
-        out = self._reconcile()
+        out = reconcile_schema(self.url, self.pool, self.readonly, self.read_only_kind)
         if not self.readonly:
             with self.pool.connection() as raw:
                 trigram_index.ensure(raw)
         return out
-
-    def _reconcile(self) -> Reconciled:
-        out = Reconciled()
-        with self.pool.connection() as raw:
-            out.from_generation = self._identity(raw)
-            if out.from_generation == schema.GENERATION and self._meta(raw, "pg_schema") == _schema_hash():
-                return out
-            if self.readonly:  # a standby cannot reconcile: its primary must, once
-                raise ReadOnly(
-                    f"{shown(self.url)}: {read_only.reason(self.read_only_kind or read_only.OPENED)};"
-                    " this database's schema needs reconciling: open it once on the primary"
-                    " (read-write) with this memconsole"
-                )
-            raw.execute("BEGIN")
-            try:
-                raw.execute("SELECT pg_advisory_xact_lock(%s)", [LOCK_KEY])
-                self._identity(raw)  # another process may have changed it meanwhile
-                have = self._columns(raw)
-                for t in schema.PG_TABLES:
-                    if t.name not in have:
-                        raw.execute(schema.pg_table(t))
-                        out.created.append(t.name)
-                        continue
-                    for col, decl in t.columns:
-                        if col not in have[t.name]:
-                            raw.execute(f"ALTER TABLE {t.name} ADD COLUMN {schema.pg_add_column(col, decl)}")
-                            out.added_columns.append(f"{t.name}.{col}")
-                for stmt in schema.reconcile_statements():
-                    raw.execute(stmt)
-                out.created += [n for n in ("fts_terms", "fts_docs", "memory_vectors") if n not in have]
-                for key, value in (
-                    ("app", schema.OURS),
-                    ("generation", str(schema.GENERATION)),
-                    ("pg_schema", _schema_hash()),
-                ):
-                    raw.execute(
-                        "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE"
-                        " SET value = excluded.value",
-                        [key, value],
-                    )
-                raw.execute(
-                    "INSERT INTO meta(key, value) VALUES ('database_id', %s) ON CONFLICT (key) DO NOTHING",
-                    [uuid.uuid4().hex],
-                )
-                raw.execute("COMMIT")
-            except BaseException:
-                raw.execute("ROLLBACK")
-                raise
-        return out
-
-    @staticmethod
-    def _meta(raw: psycopg.Connection[Any], key: str) -> str | None:
-        try:
-            row = raw.execute("SELECT value FROM meta WHERE key = %s", [key]).fetchone()
-        except psycopg.Error:
-            return None
-        return None if row is None else row[0]
-
-    @staticmethod
-    def _columns(raw: psycopg.Connection[Any]) -> dict[str, set[str]]:
-        have: dict[str, set[str]] = defaultdict(set)
-        for r in raw.execute(
-            "SELECT table_name, column_name FROM information_schema.columns"
-            " WHERE table_schema = current_schema()"
-        ).fetchall():
-            have[r[0]].add(r[1])
-        return have
 
     # -- reads ----------------------------------------------------------------------------------------
     @property
@@ -358,14 +257,14 @@ class PgStore:
             yield conn
             return
         with self._plain_errors(), self.pool.connection() as raw:
-            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._local.conn = conn = PgConnection(raw)
+            conn.later("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")  # sent with the first read
             conn.snapshot = {}  # one snapshot: its reads may be remembered until it ends (feed.py)
             try:
                 yield conn
             finally:
                 self._local.conn = None
-                raw.execute("ROLLBACK")
+                _end(conn, raw)
 
     @contextmanager
     def _plain_errors(self) -> Iterator[None]:
@@ -417,19 +316,19 @@ class PgStore:
             with self._plain_errors(), self.pool.connection() as raw:
                 conn = PgConnection(raw)
                 try:
-                    # One round trip (no parameters: the simple protocol takes several statements).
-                    raw.execute(
-                        f"BEGIN; SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)};"
-                        f" SET LOCAL {schema.DEFERRED_FEED} = 'on'"
-                    )
+                    # Sent in one pipeline with the write's first statement (no round trip of its own).
+                    for stmt in begin_write():
+                        conn.later(stmt)
+                    conn.text_queued = False  # a new transaction has queued no text (text_queue.py)
                     self._local.conn, self._local.writing = conn, True
                     result = fn(conn)
                     self._sync(conn)
                     if not commit:
-                        raw.execute("ROLLBACK")
+                        _end(conn, raw)
                         return result
                     # One round trip ends it (the tail every write pays, with the audit chain's
                     # lock held): the change number and NOTIFY, the feed's move, COMMIT.
+                    conn.flush()
                     at = raw.execute(COMMIT_SQL).fetchone()
                     if at:  # this process's own commit: known without waiting
                         self.listener.saw_commit(int(at[0]))
@@ -469,8 +368,12 @@ class PgStore:
             self._sync(current)
 
     def _sync(self, conn: Connection) -> None:
-        """Tokenize the rows this write touched into the keyword index (inside the write)."""
-        tokenize_pending(raw_of(conn))
+        """Tokenize the rows this write touched into the keyword index (inside the write); none
+        when no statement of it could have queued text (text_queue.py: a recall's write)."""
+        pg = cast(PgConnection, conn)
+        if pg.text_queued:
+            tokenize_pending(raw_of(conn))
+            pg.text_queued = False
 
     # -- the change counter ---------------------------------------------------------------------------
     def data_version(self) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.storage.gateways.base import Gateway
+from engine.storage.queries.audit_anchor import AnchorView, composed
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,10 @@ class AuditQueries(Gateway):
         """The main database's file name as the backend opened it ("" when there is none: an
         in-memory database, a server database)."""
         raise NotImplementedError
+
+    def anchor_view(self, after_id: int | None) -> AnchorView:
+        """What the anchor reads after each write, in one answer (audit_anchor.py)."""
+        return composed(self, after_id)
 
     def database_place(self) -> tuple[str, str] | None:
         """(place, instance): where the database lives and which database is there now (a file's

@@ -5,10 +5,11 @@ row (../audit.py lock_partition)."""
 from __future__ import annotations
 
 import zlib
+from typing import cast
 
 from engine.storage.gateways.audit import AuditRows
 from engine.storage.postgres import audit
-from engine.storage.postgres.connection import raw_of
+from engine.storage.postgres.connection import PgConnection
 
 
 class PgAuditRows(AuditRows):
@@ -26,7 +27,7 @@ class PgAuditRows(AuditRows):
         start = (
             zlib.crc32(prefer.encode("utf-8", "surrogatepass"))
             if prefer
-            else raw_of(self.conn).info.backend_pid
+            else cast(PgConnection, self.conn).backend_pid  # no flush: the BEGIN still rides along
         )
         self._held = audit.lock_partition(self.conn, self.partitions, start, part)
         return self._held

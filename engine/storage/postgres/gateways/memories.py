@@ -47,7 +47,10 @@ class PgMemoryRows(MemoryRows):
     def reinforce_many(self, rows: Sequence[tuple[int, float]], now: float, *, count_access: bool) -> None:
         if not rows:
             return
-        self.conn.execute(
+        # Nobody reads its answer: it goes in one round trip with the write's next statement
+        # (PgConnection.later: a recall's audit row), or with the commit.
+        send = getattr(self.conn, "later", None) or self.conn.execute
+        send(
             "UPDATE memories m SET anchor_strength = r.s, strength = r.s, last_reinforced_at = %s,"
             " access_count = m.access_count + %s, last_accessed_at = %s, archive_at = NULL,"
             " updated_at = %s FROM unnest(%s::bigint[], %s::float8[]) AS r(id, s) WHERE m.id = r.id",

@@ -249,6 +249,12 @@ IDEAS: dict[str, dict] = {
         "session_context": (0.25, 0.35, 0.45, 0.55),
         "ctx2": (0.5, 1.0, 1.5, 2.0),
     },
+    "R4 reach 2, boosts re-chosen": {
+        "ctx2": (1.0,),
+        "speaker": (0.25, 0.5, 1.0),
+        "date": (1.0, 2.0, 3.0),
+        "time": (0.5, 1.0, 2.0),
+    },
     "R2 before the boosts + turns two away": {
         "ctx_raw": (True,),
         "session_context": (0.25, 0.35, 0.45, 0.55, 0.65),
@@ -261,9 +267,34 @@ def fmt(a) -> str:
     return " | ".join(f"{x:.3f}" for x in a)
 
 
+STEPS = {  # one step down / up from the defaults, for the neighbourhood table
+    "keyword_share": (0.5, 0.7),
+    "session_context": (0.25, 0.45),
+    "ctx2": (0.5, 1.5),
+    "speaker": (0.25, 1.0),
+    "date": (1.0, 3.0),
+    "time": (0.5, 2.0),
+}
+
+
+def flat(convs: list[dict], at: V) -> list[str]:
+    """Whole-dev R@1 / R@10 (mean over conversations) at `at` and one step either side of it."""
+
+    def cell(v: V) -> str:
+        r = np.array([recall(c, v) for c in convs]).mean(axis=0)
+        return f"{r[0]:.3f} / {r[2]:.3f}"
+
+    out = [f"at {cell(at)}", "| setting | one step down | chosen | one step up |", "|---|---|---|---|"]
+    for k, (lo, hi) in STEPS.items():
+        down, up = cell(replace(at, **{k: lo})), cell(replace(at, **{k: hi}))
+        out.append(f"| {k} | {lo}: {down} | {getattr(at, k)} | {hi}: {up} |")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=None, help="idea names containing these words")
+    ap.add_argument("--flat", action="store_true", help="the neighbourhood of the defaults (reach 2)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     convs = load(INGESTS[0])

@@ -50,6 +50,8 @@ class V:
     vec_smooth: float = 0.0  # vector side: cos + g x mean cos of the adjacent turns (all turns)
     vec_low_rank: int = 0  # cosine scale's low end: the cosine at this rank (0: the pool's last)
     kw_minmax: bool = False
+    k1: float = 0.0  # >0: BM25 recomputed offline with this k1 and `b` (FTS5's are 1.2 / 0.75)
+    b: float = 0.75
     rrf_mix: float = 0.0  # + w x 60 / (60 + rank) of each retriever
     extra: tuple = field(default_factory=tuple)
 
@@ -111,6 +113,67 @@ def load(ingest: str = "plain") -> list[dict]:
     return convs
 
 
+def add_bm25(convs: list[dict], data: list[dict]) -> float:
+    """Per conversation, each turn's term counts as FTS5 tokenizes them (the engine's tokenizer:
+    porter over unicode61), and each question's terms as the engine's keyword plan has them, so
+    BM25 can be recomputed with any k1 / b. Returns the share of questions whose top 10 at FTS5's
+    k1 = 1.2, b = 0.75 equals the engine's (the check that this mirrors it)."""
+    import sqlite3
+
+    from engine.retrieval.query import plan
+
+    tok = "porter unicode61 remove_diacritics 2"
+    same = []
+    for c, conv in zip(convs, data, strict=True):
+        db = sqlite3.connect(":memory:")
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(content, tokenize='{tok}')")
+        db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        texts = [turn_content(t, "speaker") for _, _, t in turns(conv)]
+        db.executemany("INSERT INTO t(rowid, content) VALUES (?, ?)", list(enumerate(texts, 1)))
+        vocab: dict[str, int] = {}
+        rows = db.execute("SELECT term, doc FROM v").fetchall()
+        for term, _ in rows:
+            vocab.setdefault(term, len(vocab))
+        tf = np.zeros((c["n"], len(vocab)))
+        for term, doc in rows:
+            tf[doc - 1, vocab[term]] += 1
+        c["_tf"], c["_dl"] = tf, tf.sum(axis=1)
+        c["_df"] = (tf > 0).sum(axis=0)
+        for q in c["qs"]:
+            qdb = sqlite3.connect(":memory:")
+            qdb.execute(f"CREATE VIRTUAL TABLE t USING fts5(content, tokenize='{tok}')")
+            qdb.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+            idx = []
+            for w in plan(q["q"]).terms:  # each OR'd term, stemmed as FTS5 stems it
+                qdb.execute("DELETE FROM t")
+                qdb.execute("INSERT INTO t(content) VALUES (?)", (w,))
+                idx += [vocab[x] for (x,) in qdb.execute("SELECT term FROM v") if x in vocab]
+            q["_qt"] = idx
+            mine, _ = bm25(c, q, 1.2, 0.75)
+            top = [int(i) + 1 for i in np.argsort(-mine, kind="stable")[:10] if mine[i] > 0]
+            same.append(set(top) == {m for m, _ in q["kw"][:10]})
+    return float(np.mean(same))
+
+
+def bm25(c: dict, q: dict, k1: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """(score per turn, rank per turn; 10**6 when unmatched): FTS5's BM25 with this k1 / b."""
+    key = ("_bm25", k1, b)
+    if key not in q:
+        n, tf, dl = c["n"], c["_tf"], c["_dl"]
+        score = np.zeros(n)
+        norm = k1 * (1 - b + b * dl / dl.mean())
+        for t in q["_qt"]:
+            df = c["_df"][t]
+            idf = max(np.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+            score += idf * tf[:, t] * (k1 + 1) / (tf[:, t] + norm)
+        rank = np.full(n, 10**6)
+        hit = np.flatnonzero(score > 0)
+        order = hit[np.argsort(-score[hit], kind="stable")][:200]
+        rank[order] = np.arange(1, len(order) + 1)
+        q[key] = (np.where(rank <= 200, score, 0.0), rank)
+    return q[key]
+
+
 def _pad(x: np.ndarray) -> np.ndarray:
     return np.append(x, 0.0)
 
@@ -129,8 +192,9 @@ def scores(c: dict, q: dict, v: V) -> np.ndarray:
     top = cos[vpool].max()
     lo = cos[vpool].min() if not v.vec_low_rank else np.sort(cos)[::-1][min(n, v.vec_low_rank) - 1]
     vv = np.where(vpool, np.clip((cos - lo) / max(top - lo, 1e-9), 0, 1), 0.0)
-    kpool = q["_kwr"] <= v.kw_cands
-    kw = np.where(kpool, q["_kw"], 0.0)
+    kws, kwr = (q["_kw"], q["_kwr"]) if not v.k1 else bm25(c, q, v.k1, v.b)
+    kpool = kwr <= v.kw_cands
+    kw = np.where(kpool, kws, 0.0)
     kv = np.zeros(n)
     if kpool.any():
         if v.kw_minmax:
@@ -255,6 +319,11 @@ IDEAS: dict[str, dict] = {
         "date": (1.0, 2.0, 3.0),
         "time": (0.5, 1.0, 2.0),
     },
+    "R5 BM25 k1 x b (reach 2)": {
+        "ctx2": (1.0,),
+        "k1": (0.6, 0.9, 1.2, 1.5, 2.0),
+        "b": (0.25, 0.5, 0.75, 1.0),
+    },
     "R2 before the boosts + turns two away": {
         "ctx_raw": (True,),
         "session_context": (0.25, 0.35, 0.45, 0.55, 0.65),
@@ -299,9 +368,15 @@ def main() -> None:
     t0 = time.perf_counter()
     convs = load(INGESTS[0])
     agree = np.mean([q["_vec_agree"] for c in convs for q in c["qs"]])
+    if args.only and any("BM25" in w for w in args.only):
+        data = json.loads(locomo_path().read_text(encoding="utf-8"))
+        print(f"offline BM25 top 10 = the engine's: {add_bm25(convs, data):.3f}", flush=True)
     print(f"loaded in {time.perf_counter() - t0:.0f} s; exact cosine top 20 = dump's top 20: {agree:.3f}")
     base = np.array([recall(c, V()) for c in convs])
     print(f"defaults, per conversation R@10: {fmt(base[:, 2])}; mean {fmt(base.mean(axis=0))}")
+    if args.flat:
+        for line in flat(convs, V(ctx2=1.0)):
+            print(line, flush=True)
     out = [
         "| idea | LOO R@1 | R@5 | R@10 | R@20 | worst fold R@10 | chosen on all five |",
         "|---|---|---|---|---|---|---|",

@@ -343,10 +343,11 @@ class Retrieval:
         ring = {int(mid): (before, after) for mid, before, after in rows}
         outer: dict[int, tuple[Any, Any]] = {}
         if s.session_reach > 1:  # the turns one further out: the neighbours' own neighbours
-            nbs = list({int(nb) for pair in ring.values() for nb in pair if nb is not None})
+            outer = ring  # a neighbour that is a candidate too: already read
+            nbs = list({int(nb) for pair in ring.values() for nb in pair if nb is not None} - ring.keys())
             if nbs:
                 got = self.ctx.store.query(lambda c: c.memory_queries.session_neighbours(nbs, filters))
-                outer = {int(mid): (before, after) for mid, before, after in got}
+                outer = {**ring, **{int(mid): (before, after) for mid, before, after in got}}
         out: dict[int, float] = {}
         for mid, (before, after) in ring.items():
             reach = [before, after]

@@ -47,9 +47,8 @@ def main() -> None:
                     lat[reach].append(time.perf_counter() - t0)
     for reach, xs in lat.items():
         a = np.array(xs) * 1000
-        print(
-            f"session_reach {reach}: p50 {np.percentile(a, 50):.2f} ms, p95 {np.percentile(a, 95):.2f} ms, n={len(a)}"
-        )
+        p50, p95 = np.percentile(a, 50), np.percentile(a, 95)
+        print(f"session_reach {reach}: p50 {p50:.2f} ms, p95 {p95:.2f} ms, n={len(a)}")
     for e in engines.values():
         e.close()
 

@@ -352,19 +352,35 @@ class Retrieval:
         self, fused: dict[int, float], filters: Filters, only: Collection[int] | None = None
     ) -> dict[int, float]:
         """{memory_id: share of its session neighbours' fused scores}. The memories written just
-        before and after a well-scored memory in the same session (passing the same filters) get
-        SearchSettings.session_context x its score: in a conversation the answer is often the
-        turn next to the one that shares the question's words. `only`: score just these ids."""
-        beta = self.ctx.settings.search.session_context
+        before and after a well-scored memory in the same session (passing the same filters), and
+        with search.session_reach = 2 the next ones out (in a dialogue, the same speaker's turns
+        either side), get SearchSettings.session_context x its score: in a conversation the answer
+        is often a turn or two from the one that shares the question's words. `only`: score just
+        these ids."""
+        s = self.ctx.settings.search
+        beta = s.session_context
         cands = [m for m, v in fused.items() if v > 0]
         if not cands:
             return {}
-        out: dict[int, float] = {}
         rows = self.ctx.store.query(lambda c: c.memory_queries.session_neighbours(cands, filters))
-        for mid, before, after in rows:
-            for nb in (before, after):
+        ring = {int(mid): (before, after) for mid, before, after in rows}
+        outer: dict[int, tuple[Any, Any]] = {}
+        if s.session_reach > 1:  # the turns one further out: the neighbours' own neighbours
+            outer = ring  # a neighbour that is a candidate too: already read
+            nbs = list({int(nb) for pair in ring.values() for nb in pair if nb is not None} - ring.keys())
+            if nbs:
+                got = self.ctx.store.query(lambda c: c.memory_queries.session_neighbours(nbs, filters))
+                outer = {**ring, **{int(mid): (before, after) for mid, before, after in got}}
+        out: dict[int, float] = {}
+        for mid, (before, after) in ring.items():
+            reach = [before, after]
+            if before is not None and int(before) in outer:
+                reach.append(outer[int(before)][0])
+            if after is not None and int(after) in outer:
+                reach.append(outer[int(after)][1])
+            for nb in reach:
                 if nb is not None and (only is None or nb in only):
-                    out[int(nb)] = out.get(int(nb), 0.0) + beta * fused[int(mid)]
+                    out[int(nb)] = out.get(int(nb), 0.0) + beta * fused[mid]
         return out
 
     # -- where else the query matches ----------------------------------------------------------------

@@ -2,11 +2,14 @@
 without moving a rank. The hybrid top 10 of a dozen recalls on a seeded store — speakers, dates,
 sessions, agents, tiers; through the store's SQL and through the in-memory matrices — equals what
 main recorded before the work (golden/hybrid_top10.json, written by ranking_golden.py from main at
-d1a7049): the same memories in the same order, the same scores and breakdown parts."""
+d1a7049): the same memories in the same order, the same scores and breakdown parts. Main ranked
+with session context one turn each way; `search.session_reach = 1` keeps that here (the two-turn
+reach, a ranking change of its own, is tested in test_session_reach.py)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -17,13 +20,17 @@ from tests.engine.retrieval.ranking_golden import GOLDEN, T0, both_paths, no_aut
 pytestmark = pytest.mark.backends
 
 
+def one_turn_reach(settings):
+    return replace(settings, search=replace(settings.search, session_reach=1))
+
+
 def test_hybrid_top10_is_what_main_ranked(db_path, backend):
     eng = open_engine(
         db_path,
         embedder=HashEmbedder(),
         clock=FixedClock(T0),
         actor="tester",
-        settings=no_auto_matrices(load_settings()),
+        settings=one_turn_reach(no_auto_matrices(load_settings())),
     )
     try:
         seed(eng)

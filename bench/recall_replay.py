@@ -7,17 +7,21 @@ is the logged search run again plus the diff's reads. Two states, measured apart
   process): the store's own exact KNN and FTS5 reads, no matrix.
 
     python bench/recall_replay.py [--n 100000] [--replays 200] [--cold 5] [--write]
+    python bench/recall_replay.py --cli 9 [--tree CHECKOUT]   # cold `memconsole recall replay` CPU
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from build_direct import T0, build_direct
-from common import machine, out_dir, pct, write_section
+from common import ROOT, machine, out_dir, pct, write_section
 
 from engine import FixedClock, HashEmbedder, open_engine
 
@@ -74,6 +78,35 @@ def cold(path: Path, ids: list[int], times: int) -> list[float]:
     return took
 
 
+def cli(path: Path, rid: int, times: int, tree: Path) -> tuple[list[float], list[float]]:
+    """`memconsole recall replay ID --json` as the operator runs it: a new process each time,
+    the code of `tree` (compare two checkouts), the default embedder (numpy MiniLM, as the CLI
+    opens it). Returns (process CPU s: user + sys, wall s): CPU moves far less with the machine's
+    load than wall time does."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
+    cpu, wall = [], []
+    for _ in range(times + 1):  # the first run writes bytecode: not counted
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        args = [
+            sys.executable,
+            "-m",
+            "console.cli",
+            "--db",
+            str(path),
+            "recall",
+            "replay",
+            str(rid),
+            "--json",
+        ]
+        subprocess.run(args, env=env, capture_output=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return cpu[1:], wall[1:]
+
+
 def load() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
@@ -85,7 +118,24 @@ def main() -> None:
     ap.add_argument("--replays", type=int, default=200)
     ap.add_argument("--cold", type=int, default=5)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--cli", type=int, default=0, help="also time N cold `memconsole recall replay` runs")
+    ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose CLI --cli runs")
     args = ap.parse_args()
+    if args.cli:  # the CLI alone, on a small store (its cost is the process's, not the store's)
+        small = out_dir("recall_replay") / "cli.db"
+        if not small.exists():
+            with open_engine(small, clock=FixedClock(T0), actor="bench", load="now") as eng:
+                eng.add_memories([{"content": f"the kettle in room {i} needs descaling"} for i in range(300)])
+                eng.search("kettle room 3", k=10, door="mcp", for_agent="coder")
+        with opened(small) as eng:
+            rid = eng.recalls.list(limit=1)[0].id
+        cpu, wall = cli(small, rid, args.cli, args.tree)
+        print(
+            f"cold CLI replay ({args.tree}): CPU p50 {pct(cpu, 50) * 1000:.0f} ms"
+            f" (min {min(cpu) * 1000:.0f}),"
+            f" wall p50 {pct(wall, 50):.2f} s, n={len(cpu)}; {load()}"
+        )
+        return
     path = args.db or out_dir("latency") / f"mem{args.n}.db"
     if not path.exists():
         build_direct(path, args.n)

@@ -41,7 +41,59 @@ VERB_MODULES = [
 ]
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+# Verbs whose module is known, so a call naming one imports that module only (a cold
+# `memconsole recall replay` pays for none of the other verbs' imports, #26); any other name, a
+# listing or --help imports every module in VERB_MODULES, as before.
+VERB_OF = {"recall": "console.cli.recalls", "recalls": "console.cli.recalls"}
+
+
+class _Verbs(click.Group):
+    """The root group: verb modules registered on first need. Reading `commands` directly (a
+    test, a help generator) registers every module first, so it always sees every verb."""
+
+    loaded: set[str]
+    _busy = False  # inside load: `commands` is the dict being filled
+
+    @property  # type: ignore[override]
+    def commands(self) -> dict[str, click.Command]:
+        if not self._busy and not set(VERB_MODULES) <= self.loaded:
+            self.load(VERB_MODULES)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: dict[str, click.Command]) -> None:
+        self._commands = value
+
+    def load(self, modules: list[str]) -> None:
+        self._busy = True
+        try:
+            for name in modules:
+                if name not in self.loaded:
+                    self.loaded.add(name)
+                    importlib.import_module(name).register(self)
+            _fill_help(self)
+            boot = self._commands.get("boot")
+            if boot is not None and "boot-warned" not in self.loaded:
+                self.loaded.add("boot-warned")
+                _warn_agent_without_memories(boot)
+        finally:
+            self._busy = False
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self._commands:
+            self.load([VERB_OF[cmd_name]] if cmd_name in VERB_OF else VERB_MODULES)
+        if cmd_name not in self._commands:
+            self.load(VERB_MODULES)
+        return self._commands.get(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self.load(VERB_MODULES)
+        return sorted(self._commands)
+
+
+@click.group(
+    cls=_Verbs, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.option(
     "--db",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -90,8 +142,7 @@ def _raw(stream):
     return getattr(stream, "_raw", stream) if isinstance(stream, SafeStream) else stream
 
 
-for _name in VERB_MODULES:
-    importlib.import_module(_name).register(cli)
+cli.loaded = set()  # verb modules are registered by _Verbs.load, on first need
 
 # A description for verbs registered without one (a verb's own docstring always wins).
 HELP_FALLBACK = {
@@ -135,11 +186,6 @@ def _warn_agent_without_memories(cmd: click.Command) -> None:
         return inner(*args, **kwargs)
 
     cmd.callback = run
-
-
-_fill_help(cli)
-if "boot" in cli.commands:
-    _warn_agent_without_memories(cli.commands["boot"])
 
 
 def main(argv: list[str] | None = None) -> int:

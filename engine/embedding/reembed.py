@@ -13,6 +13,7 @@ embedder loads the new model; search is keyword-only, saying so, until it is rea
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 from collections.abc import Callable
@@ -115,6 +116,7 @@ class Reembed:
             if job is None:
                 raise InvalidInput("no reembed is in progress")
             c.vector_staging.clear()
+            self.ctx.vectors.backend.drop_prepared(c)
             model_tag.put_pending(c, None)
             audit.append(c, at=now, actor=actor, action="reembed-cancel", target_kind="embedding",
                          target_id=job.model)  # fmt: skip
@@ -169,7 +171,12 @@ class Reembed:
             staged += store.write(stage)
             if progress:
                 progress(staged, max(total, staged))
+        # Built ahead, outside the switch (PostgreSQL: the new table and its HNSW index): the
+        # switch's write then only catches up and swaps, so writers wait for no index build.
+        self.ctx.vectors.backend.prepare_switch(store.write, spec.dim)
         switched = store.write(lambda c: self._switch(c, spec, emb))
+        with contextlib.suppress(EngineError):  # a check only: the switch is done either way
+            self.ctx.vectors.backend.after_switch(store.write)
         self.ctx.vectors.tag(fresh=True)
         self.ctx.vectors.matrix = None  # the old model's vectors: reloaded on demand
         self.ctx.embedder.follow(self.ctx.vectors.tag())
@@ -230,8 +237,8 @@ class Reembed:
                 ]
             )
         old = model_tag.read(c)
+        c.memories.mark_all_embedded()  # rows of memories first, then the vector table: writers' order
         n = self.ctx.vectors.backend.switch(c, spec.dim)
-        c.memories.mark_all_embedded()
         c.vector_staging.clear()
         model_tag.put(c, spec.id, spec.dim)
         model_tag.put_pending(c, None)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from engine import tempfiles
 from engine.errors import ImportFailed, InvalidInput, cut
-from engine.importers import migrate_bulk
+from engine.importers import migrate_bulk, migrate_model
 from engine.paths import home_of, server_url
 
 
@@ -120,6 +120,8 @@ def migrate(source: str, target: str, *, force: bool = False, actor: str | None 
                 f"the target {out.target} already holds {held} records; migrate fills an empty "
                 "database (--force adds to it)"
             )
+        if held:  # a target of its own model keeps it: a source of another is refused
+            migrate_model.refuse_mismatch(migrate_model.tag_of(a), migrate_model.tag_of(b), out.target)
         if not held and not _same_database(a, b):
             copied = migrate_bulk.copy_all(a, b, f"{out.source}'s export")
             out.records, out.vectors = copied.records, copied.vectors

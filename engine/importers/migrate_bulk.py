@@ -27,6 +27,7 @@ from engine.errors import ImportFailed, InvalidInput, cut
 from engine.importers import validate
 from engine.importers.common import ImportSummary
 from engine.importers.jsonl_io import TYPE_OF, audit_restore, only, tables
+from engine.importers.migrate_model import adopt, tag_of
 from engine.storage.dump import TableDump, VectorRow
 
 if TYPE_CHECKING:
@@ -47,10 +48,10 @@ class Copied:
 def copy_all(source: Any, target: Any, label: str) -> Copied:
     """Copy every record of the `source` engine into the empty `target` engine in one write.
     `label` names the source in errors ("postgresql://u:***@h/db's export")."""
-    store = target.ctx.store
+    store, tag = target.ctx.store, tag_of(source)
     with source.ctx.store.reading() as rconn:
         return store.write(
-            lambda conn: _Restore(source.ctx.store.dump, rconn, store.dump, conn, label).run(target.ctx)
+            lambda conn: _Restore(source.ctx.store.dump, rconn, store.dump, conn, label).run(target.ctx, tag)
         )
 
 
@@ -68,7 +69,7 @@ class _Restore:
     def fail(self, no: int | None, message: str) -> ImportFailed:
         return ImportFailed(f"{self.label}, record {no}: {message}" if no else f"{self.label}: {message}")
 
-    def run(self, ctx: Any) -> Copied:
+    def run(self, ctx: Any, tag: Any) -> Copied:
         conn, dump = self.conn, self.dump
         live = {t: cols for t, cols, _ in tables(dump, conn)}
         for t in live:  # checked empty before: another writer may have been quicker since
@@ -76,6 +77,8 @@ class _Restore:
                 raise ImportFailed(
                     f"the target received {TYPE_OF.get(t, t)} records meanwhile; nothing was copied"
                 )
+        # The source's model and width, vectors kept as they are (migrate_model.py).
+        self.dim = adopt(conn, ctx.vectors.backend, tag)
         declared = dict(dump.declared())
         self.vlog = dump.has_table(conn, "vector_changes")
         dump.defer_foreign_keys(conn)  # rows come parents first anyway
@@ -123,7 +126,7 @@ class _Restore:
             try:
                 if vec is not None:
                     self.out.vectors += 1
-                    vec = validate.vector(base64.b64encode(bytes(vec)).decode("ascii"), self.dump.embed_dim)
+                    vec = validate.vector(base64.b64encode(bytes(vec)).decode("ascii"), self.dim)
                 validate.check_row(table, row, declared)
             except InvalidInput as exc:
                 raise self.fail(self.no, str(exc)) from None

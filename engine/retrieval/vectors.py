@@ -47,6 +47,7 @@ class VectorIndex:
         self.tag_ttl = 1.0  # seconds a read of the store's model tag is trusted (another process may switch)
         self.synced_at = 0.0  # time.monotonic() of the matrix's last catch-up (prepare_batch skips one)
         self.sync_every = 1.0  # seconds: a small write catches the matrix up first only past this
+        self.matrix_model = ""  # the model whose vectors the matrix holds (read with them)
 
     # -- which model the vectors are (engine/embedding/tag.py) ------------------------------------------
     def tag(self, fresh: bool = False) -> ModelTag:
@@ -87,6 +88,7 @@ class VectorIndex:
             return
         m = VectorMatrix(self.backend, self.store.feed, dim=self.tag(fresh=True).dim, bulk=self.store.curator)
         with self.backend.reader(self.store.path) as conn:
+            self.matrix_model = self.backend.model_of(conn)  # the model of what it loads
             m.sync(conn)
         self._sync(m)  # whatever was written while it loaded
         self.matrix = m
@@ -105,7 +107,12 @@ class VectorIndex:
         if self.store.in_write:
             return False
         with self.store.reading() as conn:
-            m.sync(conn)
+            # A reembed's switch logs every memory: whenever there were changes, the tag in the same
+            # snapshot says whether the vectors are still the model the matrix holds.
+            if m.sync(conn) and self.backend.model_of(conn) != self.matrix_model:
+                if self.matrix is m:
+                    self.matrix = None  # another model's vectors (same width): the SQL path, checked
+                return False
         self.synced_at = time.monotonic()
         return True
 
@@ -126,14 +133,16 @@ class VectorIndex:
         statement less per remember). A vector of another width than the store's model (this
         process had not yet seen a reembed's switch) is not stored: the memory stays unembedded
         and the backfill embeds it with the new model."""
-        if len(vec) != self.tag().dim:
-            conn.memories.set_embedded(memory_id, False)
-            return
-        self.backend.put(
+        t = self.tag()
+        stored = len(vec) == t.dim and self.backend.put(
             conn, memory_id, blob(vec), row["tier"], row["kind"], row["category"], row["agent"] or "",
-            row["user"] or "",
+            row["user"] or "", model=t.model,
         )  # fmt: skip
-        if not marked:
+        # Not stored: another width, or the tag moved on inside this write (a switch of the same
+        # width this process had not seen): the backfill embeds it with the store's model.
+        if not stored:
+            conn.memories.set_embedded(memory_id, False)
+        elif not marked:
             conn.memories.set_embedded(memory_id, True)
 
     # -- reads ---------------------------------------------------------------------------------
@@ -149,12 +158,17 @@ class VectorIndex:
     def knn_sql(
         self, q: np.ndarray, k: int, filters: Filters, conn: Connection | None = None
     ) -> list[tuple[int, float]]:
-        """The vector store's exact KNN (the plain approach, and the path without a matrix)."""
+        """The vector store's exact KNN (the plain approach, and the path without a matrix). Rows
+        only while the store's tag (read in the vectors' snapshot) is the model this process
+        embeds with: a switch of the same width never mixes two models' vectors in one answer."""
+        want = self.tag().model
         if conn is not None:
-            rows = self.backend.knn(conn, blob(q), int(k), filters)
+            rows = self.backend.knn(conn, blob(q), int(k), filters, model=want)
         else:
             with self.store.reading() as c:
-                rows = self.backend.knn(c, blob(q), int(k), filters)
+                rows = self.backend.knn(c, blob(q), int(k), filters, model=want)
+        if not rows:
+            self.tag(fresh=True)  # none: maybe a switch; the next search's follow_model sees it
         return ordered([(mid, 1.0 - d) for mid, d in rows])
 
     def similarities(self, q: np.ndarray, ids: list[int]) -> dict[int, float]:

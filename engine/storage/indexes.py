@@ -10,7 +10,7 @@ distances (similarity = 1 - distance).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,15 +163,25 @@ class VectorStore(Protocol):
         category: str,
         agent: str,
         user: str,
-    ) -> None:
-        """Store (or replace) the memory's vector and its filter fields."""
+        model: str | None = None,
+    ) -> bool:
+        """Store (or replace) the memory's vector and its filter fields. With `model`: only if the
+        store's model tag names it, read inside the caller's write (a process that has not yet seen
+        a reembed's switch stores no vector of the old model); returns whether it was stored."""
         ...
 
     def delete(self, conn: Connection, memory_ids: Sequence[int]) -> None: ...
 
-    def knn(self, conn: Connection, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
+    def model_of(self, conn: Connection) -> str:
+        """The store's model tag as `conn` sees it (any connection of the store, a reader's too)."""
+        ...
+
+    def knn(
+        self, conn: Connection, query: bytes, k: int, filters: MemoryFilter, model: str | None = None
+    ) -> list[tuple[int, float]]:
         """Exact top-k (memory id, cosine distance) among vectors passing `filters` (applied to
-        the filter fields stored beside each vector)."""
+        the filter fields stored beside each vector). With `model`: no rows unless the store's
+        model tag, read in the same snapshot as the vectors, names it (the query's model)."""
         ...
 
     def distances(self, conn: Connection, query: bytes, ids: Sequence[int]) -> list[tuple[int, float]]:
@@ -196,6 +206,19 @@ class VectorStore(Protocol):
     def reader(self, path: Path) -> AbstractContextManager[Any]:
         """A private read-only connection holding one snapshot (a long load must not hold the
         engine's own connection)."""
+        ...
+
+    def prepare_switch(self, write: Callable[[Callable[[Connection], object]], object], dim: int) -> None:
+        """Before a reembed's switch, in writes of its own (`write` is the store's): whatever can
+        be built ahead (PostgreSQL: the new table and its HNSW index), so the switch is short."""
+        ...
+
+    def after_switch(self, write: Callable[[Callable[[Connection], object]], object]) -> None:
+        """After the switch committed: checks that need no writer to wait."""
+        ...
+
+    def drop_prepared(self, conn: Connection) -> None:
+        """A reembed given up: what prepare_switch built goes."""
         ...
 
     def switch(self, conn: Connection, dim: int) -> int:

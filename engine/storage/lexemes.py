@@ -16,12 +16,10 @@ import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
-
-import snowballstemmer
+from typing import Any
 
 from engine.storage.lexeme_separators import SEPARATORS
 
-_STEMMER = snowballstemmer.stemmer("porter")
 PORTER_MIN, PORTER_MAX = 3, 64  # bytes, as FTS5's porter tokenizer counts them
 
 
@@ -31,19 +29,28 @@ def _fold(token: str) -> str:
     return unicodedata.normalize("NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn"))
 
 
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    """Imported on first use: the package loads every language's stemmer (39 modules), which a
+    one-shot CLI call that never stems here (SQLite's FTS5 stems itself) need not pay."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("porter")
+
+
 @lru_cache(maxsize=65536)
 def stem(token: str) -> str:
     size = len(token.encode("utf-8"))
     if size < PORTER_MIN or size > PORTER_MAX:
         return token
     undoubled = _undouble(token)
-    out = str(_STEMMER.stemWord(undoubled if undoubled is not None else token))
+    out = str(_stemmer().stemWord(undoubled if undoubled is not None else token))
     # Porter's own C version (which FTS5 follows) has step 2's "logi" -> "log" and "bli" -> "ble"
     # (then steps 3-5 go on: Snowball's run on the "ble" word does them); Snowball's has neither.
     if out.endswith("logi") and len(out) > 4 and _measure(out[:-4]) > 0:
         out = out[:-1]
     elif out.endswith("bli") and _measure(out[:-3]) > 0:
-        out = str(_STEMMER.stemWord(out[:-1] + "e"))
+        out = str(_stemmer().stemWord(out[:-1] + "e"))
     return out
 
 

@@ -5,13 +5,14 @@ takes `k = ?`, not LIMIT."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.embedding.registry import DEFAULT_MODEL
 from engine.storage.indexes import MemoryFilter
 from engine.storage.sqlite.filters import where as render
 
@@ -26,6 +27,12 @@ SLOT = np.dtype([("n", "<i4"), ("s", "S12")])
 PREFIX = 12
 
 
+def _tag(conn: Connection) -> str:
+    """The store's model tag (engine/embedding/tag.py), an untagged store's being the default's."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'vector_model'").fetchone()
+    return str(row[0]) if row and row[0] else DEFAULT_MODEL.id
+
+
 class SqliteVectorStore:
     def put(
         self,
@@ -37,7 +44,12 @@ class SqliteVectorStore:
         category: str,
         agent: str,
         user: str,
-    ) -> None:
+        model: str | None = None,
+    ) -> bool:
+        # With `model`, stored only while the store's tag names it (one writer at a time: the tag
+        # read in this write is the one it commits against).
+        if model is not None and _tag(conn) != model:
+            return False
         # vec0 has no upsert: replace by delete + insert.
         conn.execute("DELETE FROM memories_vec WHERE memory_id = ?", (memory_id,))
         conn.execute(
@@ -45,6 +57,10 @@ class SqliteVectorStore:
             " VALUES (?,?,?,?,?,?,?)",
             (memory_id, embedding, tier, kind, category, agent, user),
         )
+        return True
+
+    def model_of(self, conn: Connection) -> str:
+        return _tag(conn)
 
     def delete(self, conn: Connection, memory_ids: Sequence[int]) -> None:
         # Point deletes: vec0 scans every chunk for `memory_id IN (...)` (see entries()).
@@ -179,7 +195,11 @@ class SqliteVectorStore:
                 conn.execute(f"UPDATE {table} SET data = ? WHERE rowid = ?", (data.tobytes(), chunk))
         return long_rows
 
-    def knn(self, conn: Connection, query: bytes, k: int, filters: MemoryFilter) -> list[tuple[int, float]]:
+    def knn(
+        self, conn: Connection, query: bytes, k: int, filters: MemoryFilter, model: str | None = None
+    ) -> list[tuple[int, float]]:
+        if model is not None and _tag(conn) != model:  # the caller's snapshot: the vectors read next
+            return []
         where, params = render(filters)
         rows = conn.execute(
             "SELECT memory_id, distance FROM memories_vec WHERE embedding MATCH ? AND k = ? AND "
@@ -241,6 +261,16 @@ class SqliteVectorStore:
             conn.execute("COMMIT")
         finally:
             conn.close()
+
+    # One writer at a time and no index to build on vec0: the switch does it all in its write.
+    def prepare_switch(self, write: Callable[[Callable[[Connection], object]], object], dim: int) -> None:
+        return None
+
+    def after_switch(self, write: Callable[[Callable[[Connection], object]], object]) -> None:
+        return None
+
+    def drop_prepared(self, conn: Connection) -> None:
+        return None
 
     def switch(self, conn: Connection, dim: int) -> int:
         # vec0 cannot change a column's width: the table is made anew (the triggers on memories

@@ -33,10 +33,11 @@ ALSO = {
     ("postgres", "memories"): {
         "decay.py": "the decay pass's set-based strength/tier updates (the DecayAccess part)",
         "health.py": "doctor --repair marks memories whose vector is missing for re-embedding",
+        "vector.py": "a reembed's switch marks memories without a staged vector for re-embedding",
     },
     ("sqlite", "meta"): {"upgrade.py": "the schema upgrade records its generation"},
     ("postgres", "meta"): {"store.py": "reconcile records the schema's hash and generation"},
-    ("postgres", "audit"): {"schema.py": "the trigger that numbers the chain (audit.seq)"},
+    ("postgres", "audit"): {"schema_triggers.py": "the trigger that numbers the chain (audit.seq)"},
 }
 WRITE = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+(\"?\w+\"?)")
 DOMAIN = {t.name for t in TABLES} - {"vector_changes"}  # the change log: the adapters' own

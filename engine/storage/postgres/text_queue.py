@@ -25,8 +25,8 @@ def may_queue_text(sql: Any) -> bool:
     verb, table = m.group(1).upper(), (m.group(2) or "").lower()
     if verb in ("SELECT", "DELETE", "SET", "SAVEPOINT", "RELEASE", "BEGIN", "COMMIT"):
         return False  # reads and locks; a delete's trigger unindexes at once (queues nothing)
-    if verb == "INSERT":
-        return table in _TEXT_COLS
+    if verb == "INSERT":  # a source's trigger queues; a rebuild (doctor) queues into fts_pending itself
+        return table in _TEXT_COLS or table == "fts_pending"
     if verb == "UPDATE":
         cols = _TEXT_COLS.get(table)
         return cols is not None and any(c in sql for c in cols)

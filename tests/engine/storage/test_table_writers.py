@@ -36,7 +36,7 @@ ALSO = {
         "vector.py": "a reembed's switch marks memories without a staged vector for re-embedding",
     },
     ("sqlite", "meta"): {"upgrade.py": "the schema upgrade records its generation"},
-    ("postgres", "meta"): {"store.py": "reconcile records the schema's hash and generation"},
+    ("postgres", "meta"): {"opening.py": "reconcile records the schema's hash and generation"},
     ("postgres", "audit"): {"schema_triggers.py": "the trigger that numbers the chain (audit.seq)"},
 }
 WRITE = re.compile(r"\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+(\"?\w+\"?)")

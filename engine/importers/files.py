@@ -15,7 +15,8 @@ MAX_FILE_BYTES = 64 * 1024 * 1024  # a memory file or skill larger than this is 
 MAX_DEPTH = 12  # skills/<category>/<skill>/... is 3 deep; .archive adds 1
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, in words (for one-line refusals)."""
     for test, name in (
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
@@ -51,7 +52,7 @@ def _open_checked(path: Path, avoid: FileIds) -> int:
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
-            raise ImportFailed(f"{path}: {_kind(st.st_mode)}, not a regular file; not read")
+            raise ImportFailed(f"{path}: {kind_of(st.st_mode)}, not a regular file; not read")
         if (st.st_dev, st.st_ino) in avoid:
             raise ImportFailed(f"{path}: this memory database's own file; not read")
         return os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
@@ -68,7 +69,7 @@ def read_regular(path: Path, *, limit: int | None = None, avoid: FileIds = froze
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ImportFailed(f"{path}: {_kind(st.st_mode)}, not a regular file; not read")
+            raise ImportFailed(f"{path}: {kind_of(st.st_mode)}, not a regular file; not read")
         if st.st_size > limit:
             raise ImportFailed(f"{path}: {st.st_size:,} bytes; files over {limit:,} are not read")
         data = f.read(st.st_size + 1)  # read(n) allocates n: ask for what stat promised
@@ -115,7 +116,7 @@ def regular_file(root: Path, path: Path, warn) -> bool:
         warn(f"{path}: cannot read ({exc.strerror}); skipped")
         return False
     if not stat.S_ISREG(st.st_mode):
-        warn(f"{path}: {_kind(st.st_mode)}, not a regular file; skipped")
+        warn(f"{path}: {kind_of(st.st_mode)}, not a regular file; skipped")
         return False
     return True
 

@@ -16,7 +16,7 @@ from engine import tempfiles
 from engine.embedding import tag as model_tag
 from engine.errors import EngineError, ImportFailed, InvalidInput
 from engine.importers.common import ExportSummary, Progress, tick
-from engine.importers.files import database_files
+from engine.importers.files import database_files, kind_of
 from engine.importers.jsonl_format import FORMAT, TYPE_OF, VERSION, dumps, enc, only, tables
 from engine.importers.jsonl_guard import database_id
 from engine.paths import home_of, private_dir
@@ -140,7 +140,7 @@ def check_target(path: Path, overwrite: bool, *, database: Path | None = None) -
     if stat.S_ISLNK(st.st_mode):
         raise InvalidInput(f"{path} is a symlink; export writes only to a regular file (give the real path)")
     if not stat.S_ISREG(st.st_mode):
-        raise InvalidInput(f"{path} is {_kind_of(st.st_mode)}; export replaces only a regular file")
+        raise InvalidInput(f"{path} is {kind_of(st.st_mode)}; export replaces only a regular file")
     if not overwrite:
         raise InvalidInput(f"{path} exists; use --force to overwrite it")
 
@@ -153,16 +153,3 @@ def _is_database_file(path: Path, database: Path) -> bool:
     except (OSError, RuntimeError):
         return False
     return where in {db.with_name(db.name + suffix) for suffix in ("", "-wal", "-shm")}
-
-
-def _kind_of(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISDIR, "a folder"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"

@@ -88,6 +88,8 @@ def agent(url: str, name: str, ready: Any, go: Any, seconds: float, out: Any) ->
     try:
         eng = _open(url, name)
         eng.search("warm up", k=5, record_access=False)
+        if os.environ.get("FLEET_WARM"):
+            _warm(eng)
     except Exception as exc:  # noqa: BLE001 - reported
         res["errors"].append(f"open: {type(exc).__name__}: {exc}"[:300])
         ready.put(name)
@@ -95,6 +97,8 @@ def agent(url: str, name: str, ready: Any, go: Any, seconds: float, out: Any) ->
         return
     ready.put(name)
     go.wait()
+    prof = _profiler(name)
+    cpu0 = time.process_time()
     end = time.monotonic() + seconds
     i = 0
     while time.monotonic() < end:
@@ -113,8 +117,35 @@ def agent(url: str, name: str, ready: Any, go: Any, seconds: float, out: Any) ->
             res["recalls"].append(time.monotonic() - t)
         except Exception as exc:  # noqa: BLE001
             res["errors"].append(f"recall: {type(exc).__name__}: {exc}"[:300])
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(f"{os.environ['FLEET_PROFILE']}.{name}")
+    res["cpu_s"] = time.process_time() - cpu0  # this agent's CPU in the measured loop
     eng.close()
     out.put(res)
+
+
+def _warm(eng: Any) -> None:
+    """FLEET_WARM=1: search until any in-memory matrices this engine loads on its own are loaded
+    (a long-lived agent's steady state; without it a short run measures the loads too)."""
+    for _ in range(5):
+        eng.search("warm up deploy", k=5, record_access=False)
+    end = time.monotonic() + 120
+    r = eng.retrieval
+    while time.monotonic() < end and (r.keyword.loader.loading or eng.vectors.loader.loading):
+        time.sleep(0.05)
+
+
+def _profiler(name: str) -> Any:
+    """FLEET_PROFILE=/tmp/p: agent-00 writes a cProfile of its loop to /tmp/p.agent-00 (the
+    others run unprofiled, so the fleet's load is as it would be)."""
+    if not os.environ.get("FLEET_PROFILE") or name != "agent-00":
+        return None
+    import cProfile
+
+    prof = cProfile.Profile()
+    prof.enable()
+    return prof
 
 
 def reader(url: str, ready: Any, go: Any, stop: Any, out: Any) -> None:
@@ -153,6 +184,38 @@ def _pg_connections(url: str, stop: threading.Event, peak: list[int], waits: lis
             ).fetchone()
             waits.append((int(w[0]), int(w[1])))
             stop.wait(0.25)
+
+
+PG_DIR: list[Path] = []  # the bench server's data directory (main sets it)
+
+
+def _server_cpu(stop: threading.Event, out: list[float]) -> None:
+    """Every 0.2 s until `stop`: the CPU seconds the bench's PostgreSQL server used since this
+    started — its postmaster and every process it forked (backends, WAL writer, ...), not other
+    servers on the machine. Per process, so a backend that exits keeps what it used."""
+    try:
+        pm = int((PG_DIR[0] / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    hz, first, last, sweep = os.sysconf("SC_CLK_TCK"), {}, {}, 0
+    while True:
+        sweep += 1
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            fields = st[st.rindex(")") + 2 :].split()
+            if int(pid) == pm or int(fields[1]) == pm:
+                used = int(fields[11]) + int(fields[12])
+                first.setdefault(pid, used if sweep == 1 else 0)  # born later: all of it
+                last[pid] = used
+        out[:] = [sum(last[p] - first[p] for p in last) / hz]
+        if stop.wait(0.2):
+            return
 
 
 def freshness(committed: list[tuple[int, float]], seen: list[tuple[float, int]]) -> list[float]:
@@ -202,9 +265,13 @@ def run_one(
         sampler = threading.Thread(target=_pg_connections, args=(url, sampler_stop, peak, waits), daemon=True)
         sampler.start()
     t0 = time.monotonic()
+    server_cpu: list[float] = []
+    if backend == "postgres" and PG_DIR:
+        threading.Thread(target=_server_cpu, args=(sampler_stop, server_cpu), daemon=True).start()
     go.set()
     results = [out.get(timeout=seconds + 600) for _ in range(n)]
     wall = time.monotonic() - t0
+    server_s = server_cpu[0] if server_cpu else 0.0
     stop.set()
     console = out.get(timeout=60)
     sampler_stop.set()
@@ -228,6 +295,14 @@ def run_one(
         "recall_p95_ms": round(1000 * pct(recalls, 95), 1),
         "fresh_p50_ms": round(1000 * pct(fresh, 50), 1),
         "fresh_p95_ms": round(1000 * pct(fresh, 95), 1),
+        # CPU per remember+recall pair: the agents' own (the MCP door: the agents' client side
+        # only) and the PostgreSQL server's processes (all of them: the whole machine's server)
+        "agent_cpu_ms_per_pair": round(
+            1000 * sum(r.get("cpu_s", 0.0) for r in results) / max(1, len(recalls)), 1
+        ),
+        "server_cpu_ms_per_pair": round(1000 * server_s / max(1, len(recalls)), 1)
+        if backend == "postgres"
+        else None,
         "errors": len(errors),
         "error_samples": errors[:3],
         "connections": peak[0] if backend == "postgres" else None,
@@ -290,6 +365,7 @@ def main() -> int:
     scratch = Path(a.dir).absolute()
     scratch.mkdir(parents=True, exist_ok=True)
     server = pg_server(scratch / "pg", a.pg_sync) if "postgres" in a.backends else None
+    PG_DIR.append(scratch / "pg")
     rows = []
     print(f"load before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores", flush=True)
     for n in a.agents:

@@ -236,8 +236,18 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
 
 
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) one process used so far (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_one(
-    url: str, n: int, seconds: float, backend: str, door: str = "engine", mcp_url: str = ""
+    url: str, n: int, seconds: float, backend: str, door: str = "engine", mcp_url: str = "", mcp_pid: int = 0
 ) -> dict[str, Any]:
     ctx = mp.get_context("fork")
     ready, out = ctx.Queue(), ctx.Queue()
@@ -268,9 +278,11 @@ def run_one(
     server_cpu: list[float] = []
     if backend == "postgres" and PG_DIR:
         threading.Thread(target=_server_cpu, args=(sampler_stop, server_cpu), daemon=True).start()
+    door0 = _cpu_of(mcp_pid) if mcp_pid else 0.0
     go.set()
     results = [out.get(timeout=seconds + 600) for _ in range(n)]
     wall = time.monotonic() - t0
+    door_s = _cpu_of(mcp_pid) - door0 if mcp_pid else 0.0
     server_s = server_cpu[0] if server_cpu else 0.0
     stop.set()
     console = out.get(timeout=60)
@@ -296,13 +308,15 @@ def run_one(
         "fresh_p50_ms": round(1000 * pct(fresh, 50), 1),
         "fresh_p95_ms": round(1000 * pct(fresh, 95), 1),
         # CPU per remember+recall pair: the agents' own (the MCP door: the agents' client side
-        # only) and the PostgreSQL server's processes (all of them: the whole machine's server)
+        # only) and the bench PostgreSQL server's (its postmaster and every process it forked)
         "agent_cpu_ms_per_pair": round(
             1000 * sum(r.get("cpu_s", 0.0) for r in results) / max(1, len(recalls)), 1
         ),
         "server_cpu_ms_per_pair": round(1000 * server_s / max(1, len(recalls)), 1)
         if backend == "postgres"
         else None,
+        # the MCP door: its one server process (HTTP, the SDK and the engine's Python)
+        "door_cpu_ms_per_pair": round(1000 * door_s / max(1, len(recalls)), 1) if mcp_pid else None,
         "errors": len(errors),
         "error_samples": errors[:3],
         "connections": peak[0] if backend == "postgres" else None,
@@ -385,7 +399,10 @@ def main() -> int:
 
                     door_server = McpServer(url, scratch, [f"agent-{i:02d}" for i in range(n)], a.mcp_config)
                 try:
-                    row = run_one(url, n, a.seconds, backend, door, door_server.url if door_server else "")
+                    row = run_one(
+                        url, n, a.seconds, backend, door, door_server.url if door_server else "",
+                        door_server.proc.pid if door_server else 0,
+                    )
                 finally:
                     if door_server is not None:
                         door_server.stop()

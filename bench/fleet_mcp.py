@@ -102,6 +102,7 @@ def mcp_agent(
             ready.put(name)
             said[0] = True
             await anyio.to_thread.run_sync(go.wait)
+            cpu0 = time.process_time()
             end = time.monotonic() + seconds
             i = 0
             while time.monotonic() < end:
@@ -126,6 +127,7 @@ def mcp_agent(
                         res["recalls"].append(time.monotonic() - t)
                 except Exception as exc:  # noqa: BLE001
                     res["errors"].append(f"recall: {type(exc).__name__}: {exc}"[:300])
+            res["cpu_s"] = time.process_time() - cpu0  # the client side of this agent's loop
 
     try:
         anyio.run(run)

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.storage.postgres.vector_wire import array_of, sent
+
 if TYPE_CHECKING:
     from engine.storage.port import Connection
 
@@ -15,9 +17,11 @@ class PgCuratorReads:
     """The curator's scan: every stored vector as one float32 matrix, in id order."""
 
     def all_vectors(self, conn: Connection) -> tuple[np.ndarray, np.ndarray] | None:
-        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        rows = conn.execute(
+            f"SELECT memory_id, {sent('embedding')} FROM memory_vectors ORDER BY memory_id"
+        ).fetchall()
         if not rows:
             return None
         ids = np.fromiter((int(r[0]) for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.vstack([np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows])
+        mat = np.vstack([array_of(r[1]) for r in rows])
         return ids, mat

@@ -10,12 +10,12 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import psycopg
 
 from engine.storage.health import IndexCoverage, Offenders, VectorGaps, json_columns
 from engine.storage.lexemes import counted
 from engine.storage.postgres import schema, trigram_index
+from engine.storage.postgres.vector_wire import blob_of, sent
 
 if TYPE_CHECKING:
     from engine.storage.port import Connection
@@ -273,20 +273,16 @@ class PgHealth:
         return out
 
     def vector_batches(self, conn: Connection) -> Iterator[list[tuple[Any, bytes | None]]]:
-        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        rows = conn.execute(
+            f"SELECT memory_id, {sent('embedding')} FROM memory_vectors ORDER BY memory_id"
+        ).fetchall()
         for i in range(0, len(rows), 4096):
-            yield [(r[0], _blob(r[1])) for r in rows[i : i + 4096]]
+            yield [(r[0], blob_of(r[1])) for r in rows[i : i + 4096]]
 
     def vectors_one_by_one(self, conn: Connection) -> Iterator[tuple[Any, bytes | None, str | None]]:
         for batch in self.vector_batches(conn):
             for mid, blob in batch:
                 yield mid, blob, None
-
-
-def _blob(value: Any) -> bytes | None:
-    if value is None:
-        return None
-    return np.asarray(value.to_numpy(), dtype=np.float32).tobytes()
 
 
 def _reference(name: str) -> bool:

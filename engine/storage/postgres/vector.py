@@ -27,14 +27,11 @@ from engine.storage.indexes import MemoryFilter
 from engine.storage.port import Connection
 from engine.storage.postgres.connection import PgConnection, raw_of
 from engine.storage.postgres.filters import where as render
+from engine.storage.postgres.vector_wire import blob_of, sent
 
 
 def _vec(blob: bytes) -> Vector:
     return Vector(np.frombuffer(blob, dtype=np.float32))
-
-
-def _blob(value: Any) -> bytes:
-    return np.asarray(value.to_numpy() if isinstance(value, Vector) else value, dtype=np.float32).tobytes()
 
 
 SIZE_TTL_S = 10.0  # how long the table's size estimate is trusted
@@ -188,26 +185,28 @@ class PgVectorStore:
 
     def embedding(self, conn: Connection, memory_id: int) -> bytes | None:
         row = conn.execute(
-            "SELECT embedding FROM memory_vectors WHERE memory_id = %s", [memory_id]
+            f"SELECT {sent('embedding')} FROM memory_vectors WHERE memory_id = %s", [memory_id]
         ).fetchone()
-        return None if row is None else _blob(row[0])
+        return None if row is None else blob_of(row[0])
 
     def entries(self, conn: Connection, ids: Sequence[int]) -> list[Any]:
         if not ids:
             return []
         rows = conn.execute(
-            'SELECT memory_id, embedding, tier, kind, category, agent, "user" FROM memory_vectors'
+            f'SELECT memory_id, {sent("embedding")}, tier, kind, category, agent, "user" FROM memory_vectors'
             " WHERE memory_id = ANY(%s)",
             [list(ids)],
         ).fetchall()
         # In the order of `ids`, as the SQLite store answers (heap order moves with updates).
         at = {int(r[0]): r for r in rows}
-        return [(r[0], _blob(r[1]), *r[2:]) for i in dict.fromkeys(int(x) for x in ids) if (r := at.get(i))]
+        return [(r[0], blob_of(r[1]), *r[2:]) for i in dict.fromkeys(int(x) for x in ids) if (r := at.get(i))]
 
     def scan(self, conn: Connection, batch: int = 4096) -> Iterator[list[Any]]:
-        rows = conn.execute("SELECT memory_id, embedding FROM memory_vectors ORDER BY memory_id").fetchall()
+        rows = conn.execute(
+            f"SELECT memory_id, {sent('embedding')} FROM memory_vectors ORDER BY memory_id"
+        ).fetchall()
         for i in range(0, len(rows), batch):
-            yield [(r[0], _blob(r[1])) for r in rows[i : i + batch]]
+            yield [(r[0], blob_of(r[1])) for r in rows[i : i + batch]]
 
     def reader(self, path: Path) -> AbstractContextManager[PgConnection]:
         return self._reader()

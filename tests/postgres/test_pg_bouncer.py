@@ -129,6 +129,43 @@ def test_the_store_knows_a_pooler_and_keeps_no_session_state_through_it(pg_bounc
         direct.close()
 
 
+def test_an_unrecognised_pooler_says_in_one_line_to_turn_prepared_statements_off(
+    pg_bouncer, pg_db, monkeypatch, tmp_path
+):
+    """A pooler the store does not recognise (here: recognition switched off) loses psycopg's
+    prepared statements between transactions: one line naming the setting, never a traceback or
+    "not supported"; with `[postgres] prepared_statements = false` the same calls pass."""
+    from engine.errors import EngineError
+    from engine.storage.postgres import store
+
+    monkeypatch.setattr(store, "behind_pooler", lambda conn: False)
+    url = pg_bouncer.url(pg_db)
+
+    def busy(a, b) -> None:
+        for i in range(30):  # two engines' connections, one LIFO server connection: _pg3_0 meets
+            for e in (a, b):
+                e.add_memory(f"note {i} token u{i}", dedup=True)
+                e.search(f"u{i}", mode="keyword", record_access=False)
+
+    a, b = _open(url, "a"), _open(url, "b")
+    try:
+        with pytest.raises(EngineError) as got:
+            busy(a, b)
+        assert "prepared_statements = false" in str(got.value) and "\n" not in str(got.value)
+    finally:
+        a.close()
+        b.close()
+    config = tmp_path / "config.toml"
+    config.write_text("[postgres]\nprepared_statements = false\n")
+    monkeypatch.setenv("MEMCONSOLE_CONFIG", str(config))
+    a, b = _open(url, "a"), _open(url, "b")
+    try:
+        busy(a, b)
+    finally:
+        a.close()
+        b.close()
+
+
 def _spawn(url: str, wid: int, n: int, threads: int, out: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     with open(out, "wb") as fh:
@@ -206,6 +243,9 @@ def test_dedup_and_a_forget_with_its_verification_through_the_bouncer(pg_bouncer
         assert b.memories.get(keep).content.startswith("deploys")
         check = b.audit.verify()
         assert check.ok, check.message
+        paths = b.store.query(b.store.health.paths)  # doctor's lines on the paths this server takes
+        doctor = {name: (sound, line) for name, sound, line in paths}
+        assert doctor["connection-pooler"][0] and "live views poll" in doctor["connection-pooler"][1]
     finally:
         a.close()
         b.close()

@@ -45,7 +45,7 @@ from engine.errors import DiskFull, EngineError, StoreBusy
 from engine.storage import readonly as read_only
 from engine.storage.port import Connection, Reconciled
 from engine.storage.postgres import audit, schema, trigram_index
-from engine.storage.postgres.connection import DirectConnection, PgConnection, raw_of
+from engine.storage.postgres.connection import POOLER_PREPARED, DirectConnection, PgConnection, raw_of
 from engine.storage.postgres.curator import PgCuratorReads
 from engine.storage.postgres.decay import PgDecayAccess
 from engine.storage.postgres.dump import PgDump
@@ -283,6 +283,8 @@ class PgStore:
             raise read_only.refused(
                 shown(self.url), read_only.STANDBY if self._in_recovery() else read_only.SESSION
             ) from None
+        except (psycopg.errors.DuplicatePreparedStatement, psycopg.errors.InvalidSqlStatementName):
+            raise EngineError(POOLER_PREPARED) from None  # an unrecognised pooler (pooler.py)
         except psycopg.errors.DiskFull:  # the server's disk: its write rolled back
             raise DiskFull(f"{shown(self.url)}: disk full on the server; nothing was written") from None
         except psycopg.OperationalError as exc:

@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --progress-bar on -e '.[test]'
 	@echo "==> [5/5] chromium for the browser console's test"
 	@$(MAKE) --no-print-directory browser
-	@echo "==> [5/5] and pgbouncer for the pooled PostgreSQL tests (issue #24)"
+	@echo "==> and pgbouncer for the pooled PostgreSQL tests (issue #24; part of step 5)"
 	@$(MAKE) --no-print-directory pgbouncer
 	touch $(STAMP)
 	@echo "==> installed: make run opens the console on the demo database"

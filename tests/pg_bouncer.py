@@ -1,7 +1,8 @@
 """A real PgBouncer in transaction pooling mode in front of the session's test server
 (tests/pg_server.py), for tests/postgres/test_pg_bouncer.py (issue #24). Debian's `pgbouncer`
 (`make install` installs it as root, beside chromium); the tests that ask for `pg_bouncer` skip,
-with the reason, only when there is no `pgbouncer` binary.
+with the reason, only when there is no `pgbouncer` binary. `bench/fleet.py --via-bouncer` starts one
+the same way in front of its own server.
 
 - Runs as the unprivileged OS user the PostgreSQL test server runs as (`pgserver` when the suite
   runs as root: PgBouncer refuses to run as root), on 127.0.0.1 and a free port, and reaches the
@@ -77,8 +78,11 @@ def _free_port() -> int:
 class PgBouncer:
     """A running PgBouncer: `url(server_url, user=...)` is the same database through it."""
 
-    def __init__(self, server: PgServer, path: str, folder: Path, run_as: dict[str, Any]) -> None:
-        self.server = server
+    def __init__(
+        self, primary: str, path: str, folder: Path, run_as: dict[str, Any], pool_size: int = POOL_SIZE
+    ) -> None:
+        self.primary = primary  # any database's URL on the server (its unix socket and port)
+        self.pool_size = pool_size
         self.path = path
         self.version = version(path)
         self.folder = folder
@@ -87,7 +91,7 @@ class PgBouncer:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        primary = self.server.uri("postgres")
+        primary = self.primary
         (self.folder / "userlist.txt").write_text('"postgres" ""\n')
         (self.folder / "pgbouncer.ini").write_text(
             CONFIG.format(
@@ -95,7 +99,7 @@ class PgBouncer:
                 port=urlsplit(primary).port or 5432,
                 listen=self.port,
                 folder=self.folder,
-                pool=POOL_SIZE,
+                pool=self.pool_size,
             )
         )
         if self.run_as:
@@ -170,7 +174,7 @@ def pg_bouncer(pg_server: PgServer) -> Iterator[PgBouncer]:
         )
     folder = Path(tempfile.mkdtemp(prefix="mc-bouncer-"))
     run_as = _run_as(pg_server.server)
-    bouncer = PgBouncer(pg_server, path, folder, run_as)
+    bouncer = PgBouncer(pg_server.uri("postgres"), path, folder, run_as)
     try:
         bouncer.start()
     except RuntimeError as exc:

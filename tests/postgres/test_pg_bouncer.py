@@ -129,6 +129,20 @@ def test_the_store_knows_a_pooler_and_keeps_no_session_state_through_it(pg_bounc
         direct.close()
 
 
+def test_behind_a_pooler_opening_takes_no_session_lock(pg_bouncer, pg_db, monkeypatch):
+    """The pg_trgm index build holds a session advisory lock across statements (trigram_index.py):
+    through a transaction-mode pooler its unlock could run on another server connection and the
+    lock stay held by a connection other clients get. Behind a pooler opening leaves it alone."""
+    from engine.storage.postgres import trigram_index
+
+    builds: list[object] = []
+    monkeypatch.setattr(trigram_index, "ensure", builds.append)
+    _open(pg_bouncer.url(pg_db)).close()
+    assert builds == []
+    _open(pg_db).close()  # the server itself: built (or found built) as before
+    assert len(builds) == 1
+
+
 def test_an_unrecognised_pooler_says_in_one_line_to_turn_prepared_statements_off(
     pg_bouncer, pg_db, monkeypatch, tmp_path
 ):

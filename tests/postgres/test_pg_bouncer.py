@@ -110,7 +110,7 @@ def test_the_store_knows_a_pooler_and_keeps_no_session_state_through_it(pg_bounc
     direct = _open(pg_db)
     via = _open(pg_bouncer.url(pg_db))
     try:
-        assert not direct.store.pooled and isinstance(direct.store.listener, ChangeListener)
+        assert not direct.store.pooled and type(direct.store.listener) is ChangeListener
         assert via.store.pooled and isinstance(via.store.listener, PolledCounter)
         for i in range(12):  # well past psycopg's prepare threshold, over three server connections
             via.add_memory(f"pooled note {i} token p{i}", dedup=True)
@@ -126,6 +126,26 @@ def test_the_store_knows_a_pooler_and_keeps_no_session_state_through_it(pg_bounc
         assert via.data_version() > own
     finally:
         via.close()
+        direct.close()
+
+
+def test_a_listen_through_the_bouncer_would_never_hear_a_commit(pg_bouncer, pg_db):
+    """Why the store polls behind a pooler: the old listener on a bouncer URL says it is connected
+    (its LISTEN ran, on some server connection), and three commits later it has heard none."""
+    from engine.storage.postgres.store import CHANNEL, COUNTER_SQL
+
+    direct = _open(pg_db)
+    listener = ChangeListener(pg_bouncer.url(pg_db), CHANNEL, lambda: 0, COUNTER_SQL)
+    try:
+        listener.current()
+        assert listener.connected.wait(5)
+        before = listener.current()
+        for i in range(3):
+            direct.add_memory(f"unheard {i}", dedup=False)
+        time.sleep(0.5)
+        assert listener.connected.is_set() and listener.current() == before
+    finally:
+        listener.close()
         direct.close()
 
 

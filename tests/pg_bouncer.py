@@ -89,22 +89,37 @@ class PgBouncer:
         self.run_as = run_as
         self.port = _free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.aliases: dict[str, str] = {}  # alias -> its [databases] line's settings
 
-    def start(self) -> None:
+    def _write_config(self) -> None:
         primary = self.primary
+        server = f"host={_socket_of(primary)} port={urlsplit(primary).port or 5432}"
         (self.folder / "userlist.txt").write_text('"postgres" ""\n')
-        (self.folder / "pgbouncer.ini").write_text(
-            CONFIG.format(
-                socket=_socket_of(primary),
-                port=urlsplit(primary).port or 5432,
-                listen=self.port,
-                folder=self.folder,
-                pool=self.pool_size,
-            )
+        text = CONFIG.format(
+            socket=_socket_of(primary),
+            port=urlsplit(primary).port or 5432,
+            listen=self.port,
+            folder=self.folder,
+            pool=self.pool_size,
         )
+        extra = "".join(f"{name} = {server} {how}\n" for name, how in self.aliases.items())
+        (self.folder / "pgbouncer.ini").write_text(text.replace("[databases]\n", "[databases]\n" + extra, 1))
         if self.run_as:
             for f in (self.folder, *self.folder.iterdir()):
                 os.chown(f, self.run_as["user"], self.run_as["group"])
+
+    def alias(self, server_url: str, mode: str, user: str = "postgres") -> str:
+        """A URL through the bouncer to `server_url`'s database in another `pool_mode` (statement,
+        session), under a name of its own (the config gains a [databases] line; RELOAD)."""
+        name = urlsplit(server_url).path.lstrip("/")
+        alias = f"{name}_{mode}"
+        self.aliases[alias] = f"dbname={name} pool_mode={mode}"
+        self._write_config()
+        self.admin("RELOAD")
+        return urlunsplit(("postgresql", f"{user}@127.0.0.1:{self.port}", f"/{alias}", "", ""))
+
+    def start(self) -> None:
+        self._write_config()
         self.proc = subprocess.Popen(
             [self.path, "-q", str(self.folder / "pgbouncer.ini")],
             stdout=subprocess.DEVNULL,

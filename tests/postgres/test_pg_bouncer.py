@@ -200,6 +200,29 @@ def test_an_unrecognised_pooler_says_in_one_line_to_turn_prepared_statements_off
         b.close()
 
 
+def test_statement_pooling_is_refused_in_one_line_and_session_pooling_works(
+    pg_bouncer, pg_db, monkeypatch, capsys
+):
+    """The other two pool modes: statement mode refuses the transactions every write and snapshot
+    is (opening says so at once, instead of a pool that never fills); session mode works."""
+    from console.cli import main
+
+    monkeypatch.setenv("MEMCONSOLE_EMBEDDER", "none")
+    capsys.readouterr()
+    t = time.monotonic()
+    assert main(["--db", pg_bouncer.alias(pg_db, "statement"), "search", "fleet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "pool_mode = transaction or session" in err and len(err.splitlines()) == 1, err
+    assert time.monotonic() - t < 5
+    session = _open(pg_bouncer.alias(pg_db, "session"))
+    try:
+        mid = session.add_memory("a session-pooled fleet note", dedup=True)
+        assert [h.id for h in session.search("fleet", mode="keyword", record_access=False).hits] == [mid]
+        assert session.audit.verify().ok
+    finally:
+        session.close()
+
+
 def _spawn(url: str, wid: int, n: int, threads: int, out: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     with open(out, "wb") as fh:

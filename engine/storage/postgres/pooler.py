@@ -17,6 +17,7 @@ sees it (issue #24; tests/postgres/test_pg_bouncer.py runs the engine through a 
     (`PolledCounter`: the change sequence, read at most every MIN_POLL_S);
   - no session advisory lock (the pg_trgm index build's): its build is left to a direct
     connection (doctor says the indexes are missing; the trigram search scans meanwhile).
+- A pooler in statement mode refuses every transaction: opening says so in one line.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 import psycopg
 
+from engine.errors import EngineError
 from engine.storage.postgres.listen import ChangeListener
 
 MIN_POLL_S = 0.05  # however often views ask, the sequence is read at most this often
@@ -36,6 +38,20 @@ def behind_pooler(conn: psycopg.Connection[Any]) -> bool:
     """Whether `conn` reaches the server through a pooler (see the module's docstring)."""
     row = conn.execute("SELECT pg_backend_pid()").fetchone()
     return row is not None and int(row[0]) != int(conn.info.backend_pid)
+
+
+def check_transactions(shown_url: str, conn: psycopg.Connection[Any]) -> None:
+    """Refuse, in one line, a pooler in statement mode: every engine write and snapshot is a
+    transaction, which it refuses (and then drops the connection: call this last)."""
+    try:
+        with conn.transaction():
+            conn.execute("SELECT 1")
+    except psycopg.errors.ProtocolViolation as exc:
+        first = (str(exc).strip().splitlines() or ["transactions refused"])[0]
+        raise EngineError(
+            f"{shown_url}: the connection pooler refuses transactions ({first}); memconsole needs"
+            " pool_mode = transaction or session"
+        ) from None
 
 
 class PolledCounter(ChangeListener):

@@ -63,7 +63,7 @@ from engine.storage.postgres.opening import (
     shown,
     version_of,
 )
-from engine.storage.postgres.pooler import PolledCounter, behind_pooler
+from engine.storage.postgres.pooler import PolledCounter, behind_pooler, check_transactions
 from engine.storage.postgres.rows import row_factory
 from engine.storage.postgres.standby import ReplayPoller, read_only_kind
 from engine.storage.postgres.vector import PgVectorStore
@@ -212,6 +212,8 @@ class PgStore:
                 install_vector(self.url, conn)
             row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
             self._iterative = row is not None and version_of(row[0]) >= ITERATIVE_SCAN
+            if self.pooled:  # last: a statement-mode pooler drops the connection as it refuses
+                check_transactions(shown(self.url), conn)
         except psycopg.Error as exc:
             raise EngineError(f"{shown(self.url)}: {str(exc).strip()}") from None
         finally:

@@ -110,7 +110,7 @@ def _schema(conn: Connection) -> str:
 
 POOLED = (
     "a connection pooler sits in front (PgBouncer): no prepared statements; live views poll the"
-    " change sequence (for LISTEN connect to the server or a pool_mode = session pool); pg_trgm"
+    " change sequence (for LISTEN, connect consoles to the server itself); pg_trgm"
     " indexes are built only over a direct connection"
 )
 

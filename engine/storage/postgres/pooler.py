@@ -6,7 +6,8 @@ sees it (issue #24; tests/postgres/test_pg_bouncer.py runs the engine through a 
   cancel key it answers for), so `pg_backend_pid()` (the server process that ran the query) is not
   the one the connection was told. Directly connected, they are always equal.
 - In transaction mode each transaction may run on another server connection, so the store then
-  keeps nothing that lives in a server session:
+  keeps nothing that lives in a server session (whatever the mode: a client cannot tell
+  transaction from session pooling):
   - no server-side prepared statements (psycopg prepares a statement after a few runs; the next
     transaction's server connection has none, or another client's of the same name: "prepared
     statement _pg3_0 already exists"). PgBouncer >= 1.21 can track them; without it, or in

@@ -7,7 +7,7 @@ DEMO_DB ?= demo.db
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run test check bench bench-1m stress demo pg-demo pg-demo-stop clean browser
+.PHONY: install run test check bench bench-1m stress demo pg-demo pg-demo-stop clean browser pgbouncer
 
 # A venv left broken (an interrupted first install: no pip; a python that no longer runs) is not
 # trusted: its stamp goes, and the install below removes it and starts again instead of failing.
@@ -36,6 +36,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --progress-bar on -e '.[test]'
 	@echo "==> [5/5] chromium for the browser console's test"
 	@$(MAKE) --no-print-directory browser
+	@echo "==> and pgbouncer for the pooled PostgreSQL tests (issue #24; part of step 5)"
+	@$(MAKE) --no-print-directory pgbouncer
 	touch $(STAMP)
 	@echo "==> installed: make run opens the console on the demo database"
 
@@ -46,6 +48,16 @@ browser:
 			apt-get update && apt-get install -y chromium; \
 		else \
 			echo "    no chromium and no root apt-get: tests/serve's browser test will skip"; \
+		fi; }
+
+# tests/postgres/test_pg_bouncer.py runs the engine through Debian's PgBouncer (transaction
+# pooling); it skips, saying so, only where there is none.
+pgbouncer:
+	@command -v pgbouncer >/dev/null 2>&1 || test -x /usr/sbin/pgbouncer && echo "    pgbouncer: $$(command -v pgbouncer || echo /usr/sbin/pgbouncer)" || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update && apt-get install -y pgbouncer; \
+		else \
+			echo "    no pgbouncer and no root apt-get: tests/postgres/test_pg_bouncer.py will skip"; \
 		fi; }
 
 $(DEMO_DB): | $(STAMP)

@@ -187,6 +187,8 @@ def _pg_connections(url: str, stop: threading.Event, peak: list[int], waits: lis
 
 
 PG_DIR: list[Path] = []  # the bench server's data directory (main sets it)
+# --via-bouncer: the bouncer's URL -> the server's own (conns counts the sessions there)
+DIRECT: dict[str, str] = {}
 
 
 def _server_cpu(stop: threading.Event, out: list[float]) -> None:
@@ -272,7 +274,9 @@ def run_one(
     sampler_stop = threading.Event()
     sampler = None
     if backend == "postgres":
-        sampler = threading.Thread(target=_pg_connections, args=(url, sampler_stop, peak, waits), daemon=True)
+        sampler = threading.Thread(
+            target=_pg_connections, args=(DIRECT.get(url, url), sampler_stop, peak, waits), daemon=True
+        )
         sampler.start()
     t0 = time.monotonic()
     server_cpu: list[float] = []
@@ -361,6 +365,22 @@ def pg_server(folder: Path, sync: bool) -> Any:
     return server
 
 
+def start_bouncer(server: Any, scratch: Path, pool: int) -> Any:
+    """A PgBouncer in transaction mode in front of `server` (--via-bouncer, issue #24)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.pg_bouncer import PgBouncer, binary
+    from tests.pg_replica import _run_as
+
+    path = binary()
+    if path is None:
+        raise SystemExit("--via-bouncer: no pgbouncer binary (make install as root installs it)")
+    folder = Path(tempfile.mkdtemp(dir=scratch, prefix="bouncer-"))
+    bouncer = PgBouncer(str(server.get_uri("postgres")), path, folder, _run_as(server), pool_size=pool)
+    bouncer.start()
+    print(f"via {bouncer.version}, pool_mode = transaction, default_pool_size = {pool}", flush=True)
+    return bouncer
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agents", type=int, nargs="+", default=[1, 4, 16])
@@ -373,6 +393,12 @@ def main() -> int:
     ap.add_argument("--pg-sync", action="store_true", help="keep synchronous_commit on")
     ap.add_argument("--dir", default=str(ROOT / ".bench" / "fleet"), help="scratch folder (server, files)")
     ap.add_argument("--json", help="also write the rows here")
+    # issue #24: agents and the console reach PostgreSQL through a PgBouncer (transaction pooling,
+    # tests/pg_bouncer.py) holding at most --bouncer-pool server connections; "conns" counts those.
+    ap.add_argument(
+        "--via-bouncer", action="store_true", help="PostgreSQL through PgBouncer (transaction mode)"
+    )
+    ap.add_argument("--bouncer-pool", type=int, default=20, help="PgBouncer's default_pool_size")
     a = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -380,6 +406,7 @@ def main() -> int:
     scratch.mkdir(parents=True, exist_ok=True)
     server = pg_server(scratch / "pg", a.pg_sync) if "postgres" in a.backends else None
     PG_DIR.append(scratch / "pg")
+    bouncer = start_bouncer(server, scratch, a.bouncer_pool) if a.via_bouncer and server else None
     rows = []
     print(f"load before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores", flush=True)
     for n in a.agents:
@@ -393,16 +420,19 @@ def main() -> int:
                     tmp = Path(tempfile.mkdtemp(dir=scratch))
                     url = str(tmp / "fleet.db")
                 in_child(seed, url)
+                via = bouncer.url(url) if bouncer and backend == "postgres" else url  # agents' URL
+                DIRECT[via] = url  # the connection sampler asks the server itself
                 door_server = None
                 if door == "mcp":
                     from fleet_mcp import McpServer
 
-                    door_server = McpServer(url, scratch, [f"agent-{i:02d}" for i in range(n)], a.mcp_config)
+                    door_server = McpServer(via, scratch, [f"agent-{i:02d}" for i in range(n)], a.mcp_config)
                 try:
                     row = run_one(
-                        url, n, a.seconds, backend, door, door_server.url if door_server else "",
+                        via, n, a.seconds, backend, door, door_server.url if door_server else "",
                         door_server.proc.pid if door_server else 0,
                     )
+                    row["via"] = "pgbouncer" if via != url else "direct"
                 finally:
                     if door_server is not None:
                         door_server.stop()
@@ -433,6 +463,8 @@ def main() -> int:
         )
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
+    if bouncer is not None:
+        bouncer.stop()
     return 0
 
 

@@ -29,6 +29,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ["MEMCONSOLE_STATE"] = _worker_state
 
 from engine import FixedClock, HashEmbedder, open_engine  # noqa: E402
+from tests.pg_bouncer import pg_bouncer  # noqa: E402, F401 - PgBouncer, transaction pooling (#24)
 from tests.pg_replica import pg_replica, replica_db  # noqa: E402, F401 - a streaming standby (#24)
 from tests.pg_server import pg_db, pg_server, pg_url  # noqa: E402, F401 - fixtures for every test dir
 

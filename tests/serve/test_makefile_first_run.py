@@ -44,6 +44,7 @@ def scratch(tmp_path):
     bin_dir.mkdir()
     _exe(bin_dir / "python-standin", FAKE_PY)
     _exe(bin_dir / "chromium", "#!/bin/sh\nexit 0\n")  # the browser step finds one and moves on
+    _exe(bin_dir / "pgbouncer", "#!/bin/sh\nexit 0\n")  # so does the pgbouncer step (never apt-get here)
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
     return tmp_path, env, bin_dir / "python-standin"
 

@@ -19,6 +19,13 @@ if TYPE_CHECKING:
     from engine.storage.port import Connection
 
 
+# A pooler in transaction mode that pooler.py could not recognise lost a prepared statement.
+POOLER_PREPARED = (
+    "a prepared statement was lost between transactions (a connection pooler in transaction mode?):"
+    " set [postgres] prepared_statements = false, or connect to the server itself"
+)
+
+
 def unsupported(what: str) -> EngineError:
     return EngineError(f"not supported on PostgreSQL yet: {what}")
 
@@ -119,6 +126,8 @@ class PgConnection(Gateways):
             raise InvalidInput(f"a number is out of range ({exc})") from None
         except psycopg.errors.UndefinedFunction as exc:
             raise unsupported(f"a SQL function ({str(exc).splitlines()[0]})") from None
+        except (psycopg.errors.DuplicatePreparedStatement, psycopg.errors.InvalidSqlStatementName):
+            raise EngineError(POOLER_PREPARED) from None
         except (psycopg.ProgrammingError, psycopg.DataError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             text = sql if isinstance(sql, str) else repr(sql)  # psycopg.sql.Composed in DDL

@@ -108,6 +108,13 @@ def _schema(conn: Connection) -> str:
     return str(conn.execute("SELECT current_schema()").fetchone()[0])
 
 
+POOLED = (
+    "a connection pooler sits in front (PgBouncer): no prepared statements; live views poll the"
+    " change sequence (for LISTEN, connect consoles to the server itself); pg_trgm"
+    " indexes are built only over a direct connection"
+)
+
+
 class PgHealth:
     errors: tuple[type[BaseException], ...] = (psycopg.errors.DataCorrupted, psycopg.errors.IndexCorrupted)
     integrity_name = "server"  # doctor's name for integrity()'s findings, one per problem
@@ -129,7 +136,10 @@ class PgHealth:
         """(check, sound, one line) for what this server can serve more than one way: which path
         trigram (CJK, substring) search takes to its candidates, and why."""
         trigram = trigram_index.state(conn)
-        return [("trigram-search", trigram.sound, trigram.detail)]
+        found = [("trigram-search", trigram.sound, trigram.detail)]
+        if self._store.pooled:  # pooler.py: what the store does differently through it
+            found.append(("connection-pooler", True, POOLED))
+        return found
 
     def keyword_indexes(self) -> list[tuple[str, str]]:
         return [(name, schema.KEYWORD_SOURCES[src][0]) for name, src in INDEXES.items()]

@@ -16,9 +16,9 @@ Notifications sent while the connection is down are lost, so reading the sequenc
 backstop: while the listener is not connected, `current()` reads it, and the thread reconnects
 (pausing up to RECONNECT_MAX_S between tries) and reads it again when it is back.
 
-LISTEN needs a session connection: behind a pooler in transaction mode (PgBouncer), the listener
-must reach a session-mode pool or the server itself; without notifications the backstop read
-still sees every commit, at one query per poll.
+LISTEN needs a session connection: behind a pooler (PgBouncer) it would land on a server
+connection other clients share and hear nothing, while saying it listens (tests/postgres/
+test_pg_bouncer.py), so there the store polls the sequence instead (pooler.PolledCounter).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@
   read inside this thread's write sees that write.
 - No session state outlives a transaction (SET LOCAL only, advisory locks are transaction-level):
   a pooler in transaction mode (PgBouncer pool_mode=transaction) can sit in front; only the
-  listener (listen.py) needs a session connection of its own.
+  listener (listen.py) needs a session connection of its own. A pooler is recognised at opening
+  (pooler.py): then no prepared statements and no LISTEN (live views poll the change sequence).
 - Statements whose answer nobody reads wait and go in one psycopg pipeline with the next one (a
   snapshot's or a write's BEGIN, a recall's access update: connection.py); a write whose
   statements queued no text skips the keyword upkeep (text_queue.py). Pipelines stay inside one
@@ -44,7 +45,7 @@ from engine.errors import DiskFull, EngineError, StoreBusy
 from engine.storage import readonly as read_only
 from engine.storage.port import Connection, Reconciled
 from engine.storage.postgres import audit, schema, trigram_index
-from engine.storage.postgres.connection import DirectConnection, PgConnection, raw_of
+from engine.storage.postgres.connection import POOLER_PREPARED, DirectConnection, PgConnection, raw_of
 from engine.storage.postgres.curator import PgCuratorReads
 from engine.storage.postgres.decay import PgDecayAccess
 from engine.storage.postgres.dump import PgDump
@@ -62,6 +63,7 @@ from engine.storage.postgres.opening import (
     shown,
     version_of,
 )
+from engine.storage.postgres.pooler import PolledCounter, behind_pooler, check_transactions
 from engine.storage.postgres.rows import row_factory
 from engine.storage.postgres.standby import ReplayPoller, read_only_kind
 from engine.storage.postgres.vector import PgVectorStore
@@ -128,6 +130,7 @@ class PgStore:
         # (a standby, or a server that makes this role's transactions read-only).
         self.read_only_kind: str | None = read_only.OPENED if readonly else None
         self._iterative = False  # pgvector >= 0.8 (set by _check_server)
+        self.pooled = False  # a pooler (PgBouncer) in front: no session state at all (pooler.py)
         self.after_commit: list[Callable[[PgConnection], None]] = []
         self.hook_errors: list[str] = []
         self._local = threading.local()
@@ -135,7 +138,9 @@ class PgStore:
         settings = load_settings()
         audit.PARTITIONS = settings.postgres.audit_partitions  # the audit chains appends spread over
         # No server-side prepared statements where a transaction-mode pooler cannot keep them.
-        prepare: dict[str, Any] = {} if settings.postgres.prepared_statements else {"prepare_threshold": None}
+        # Nor behind a pooler, whatever the setting says (pooler.py).
+        prepared = settings.postgres.prepared_statements and not self.pooled
+        prepare: dict[str, Any] = {} if prepared else {"prepare_threshold": None}
         self.pool = ConnectionPool(
             url,
             min_size=1,
@@ -164,9 +169,12 @@ class PgStore:
         self.dump = PgDump()
         self.curator = PgCuratorReads()
         # A standby refuses LISTEN and sends no NOTIFY: its live views poll its replay position.
+        # Behind a pooler LISTEN would land on a shared server connection: they poll the sequence.
         self.listener: ChangeListener | ReplayPoller = (
             ReplayPoller(self.pool)
             if self.standby
+            else PolledCounter(self._read_counter, COUNTER_SQL)
+            if self.pooled
             else ChangeListener(url, CHANNEL, self._read_counter, COUNTER_SQL)  # started by data_version()
         )
 
@@ -196,6 +204,7 @@ class PgStore:
                     "install it, or use a SQLite file"
                 )
             identity(self.url, conn)
+            self.pooled = behind_pooler(conn)
             found = read_only_kind(conn)
             if found is not None:  # the server's word beats the caller's: a standby says so
                 self.readonly, self.read_only_kind = True, found
@@ -203,6 +212,8 @@ class PgStore:
                 install_vector(self.url, conn)
             row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
             self._iterative = row is not None and version_of(row[0]) >= ITERATIVE_SCAN
+            if self.pooled:  # last: a statement-mode pooler drops the connection as it refuses
+                check_transactions(shown(self.url), conn)
         except psycopg.Error as exc:
             raise EngineError(f"{shown(self.url)}: {str(exc).strip()}") from None
         finally:
@@ -212,7 +223,7 @@ class PgStore:
         """Create what is missing, add missing columns, record the generation (one transaction,
         under the writers' lock). Never drops data. Then the pg_trgm indexes, where they can be."""
         out = reconcile_schema(self.url, self.pool, self.readonly, self.read_only_kind)
-        if not self.readonly:
+        if not self.readonly and not self.pooled:  # its build holds a session lock (pooler.py)
             with self.pool.connection() as raw:
                 trigram_index.ensure(raw)
         return out
@@ -274,6 +285,8 @@ class PgStore:
             raise read_only.refused(
                 shown(self.url), read_only.STANDBY if self._in_recovery() else read_only.SESSION
             ) from None
+        except (psycopg.errors.DuplicatePreparedStatement, psycopg.errors.InvalidSqlStatementName):
+            raise EngineError(POOLER_PREPARED) from None  # an unrecognised pooler (pooler.py)
         except psycopg.errors.DiskFull:  # the server's disk: its write rolled back
             raise DiskFull(f"{shown(self.url)}: disk full on the server; nothing was written") from None
         except psycopg.OperationalError as exc:

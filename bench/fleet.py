@@ -429,7 +429,12 @@ def main() -> int:
                     door_server = McpServer(via, scratch, [f"agent-{i:02d}" for i in range(n)], a.mcp_config)
                 try:
                     row = run_one(
-                        via, n, a.seconds, backend, door, door_server.url if door_server else "",
+                        via,
+                        n,
+                        a.seconds,
+                        backend,
+                        door,
+                        door_server.url if door_server else "",
                         door_server.proc.pid if door_server else 0,
                     )
                     row["via"] = "pgbouncer" if via != url else "direct"

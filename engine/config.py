@@ -170,8 +170,8 @@ class PostgresSettings:
     runs tool calls concurrently) plus one for LISTEN once a live view asks."""
 
     pool_size: int = 8
-    # false: no server-side prepared statements (a pooler in transaction mode that does not
-    # support them: PgBouncer before 1.21, or max_prepared_statements = 0).
+    # false: no server-side prepared statements. Only for a pooler the store cannot recognise
+    # (engine/storage/postgres/pooler.py: a recognised one, e.g. PgBouncer, gets none anyway).
     prepared_statements: bool = True
     # The audit log is this many hash chains, each with its own head lock (issue #24): concurrent
     # audited writes take different ones instead of queueing on one head. 1: one chain.

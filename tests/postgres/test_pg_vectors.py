@@ -141,3 +141,32 @@ def test_the_matrix_follows_another_engines_writes_through_the_feed(pg_db):
     finally:
         console.close()
         agent.close()
+
+
+def test_vectors_read_in_binary_form_are_the_stored_float32_bit_for_bit(filled):
+    """The store reads vectors as `vector_send` (engine/storage/postgres/vector_wire.py): every
+    read path — one vector, entries, the scan, the curator's matrix — gives the very float32 the
+    text form gives, and a damaged value is refused in one line."""
+    from pgvector import Vector
+
+    from engine.errors import EngineError
+    from engine.storage.postgres.vector_wire import array_of
+
+    e = _open(filled[0])
+    try:
+        vs = e.store.vector_store
+        with e.store.reading() as c:
+            as_text = {
+                int(r[0]): np.asarray(Vector.from_text(r[1]).to_numpy(), dtype=np.float32).tobytes()
+                for r in c.execute("SELECT memory_id, embedding::text FROM memory_vectors").fetchall()
+            }
+            some = sorted(as_text)[:7]
+            assert vs.embedding(c, some[0]) == as_text[some[0]]
+            assert {int(r[0]): r[1] for r in vs.entries(c, some)} == {m: as_text[m] for m in some}
+            assert dict((int(m), b) for batch in vs.scan(c) for m, b in batch) == as_text
+            ids, mat = e.store.curator.all_vectors(c)
+        assert {int(m): row.tobytes() for m, row in zip(ids, mat, strict=True)} == as_text
+        with pytest.raises(EngineError, match="damaged"):
+            array_of(b"\x01\x80\x00\x00" + b"\x00" * 8)  # says 384 dimensions, holds 2
+    finally:
+        e.close()

@@ -93,3 +93,46 @@ def test_a_head_read_one_behind_is_caught_by_the_insert_and_never_forks_the_chai
         assert e.store.hook_errors == []
     finally:
         e.close()
+
+
+def test_a_second_append_in_one_write_relocks_and_reads_its_partition_in_one_statement(pg_db, monkeypatch):
+    e = _open(pg_db)
+    try:
+        e.add_memory("deploys need a change ticket")
+        seen = _statements(monkeypatch)
+
+        def two(c):
+            return [
+                audit.append(c, at=e.clock.now(), actor="tester", action="probe", summary=k) for k in (1, 2)
+            ]
+
+        first, second = e.store.write(two)
+        relock = [s for s in seen if "FOR UPDATE" in s and "audit_heads" in s]
+        assert len(relock) == 2, relock  # the pick, then the held partition again: each with its head
+        assert sum(s == LAST_ALONE for s in seen) == 0
+        rows = e.store.conn.execute(
+            "SELECT id, part, prev_hash, hash FROM audit WHERE id = ANY(%s) ORDER BY id", [[first, second]]
+        ).fetchall()
+        assert rows[0][1] == rows[1][1] and rows[1][2] == rows[0][3]  # one partition, linked
+        assert e.audit.verify().ok and e.store.hook_errors == []
+    finally:
+        e.close()
+
+
+def test_an_append_after_a_dry_run_inside_the_write_links_to_the_row_that_stayed(pg_db):
+    e = _open(pg_db)
+    try:
+        e.add_memory("deploys need a change ticket")
+
+        def write(c):
+            a = audit.append(c, at=e.clock.now(), actor="tester", action="probe", summary="kept")
+            e.store.dry_run(lambda d: audit.append(d, at=e.clock.now(), actor="tester", action="probe"))
+            return a, audit.append(c, at=e.clock.now(), actor="tester", action="probe", summary="after")
+
+        a, b = e.store.write(write)
+        got = dict(e.store.conn.execute("SELECT id, prev_hash FROM audit WHERE id = %s", [b]).fetchall())
+        kept = e.store.conn.execute("SELECT hash FROM audit WHERE id = %s", [a]).fetchone()[0]
+        assert got[b] == kept  # not the dry run's rolled-back row
+        assert e.audit.verify().ok and e.store.hook_errors == []
+    finally:
+        e.close()

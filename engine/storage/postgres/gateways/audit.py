@@ -45,10 +45,12 @@ class PgAuditRows(AuditRows):
     def lock_chain_last(self, *, prefer: str = "") -> tuple[int, Any | None, bool]:
         if self._held is None:  # the usual append: one statement (../audit.py _PICK_LAST)
             got = audit.lock_free_partition_last(self.conn, self.partitions, self._start(prefer))
-            if got is not None:
-                self._held = got[0]
-                return got[0], got[1], False
-        return super().lock_chain_last(prefer=prefer)
+        else:  # another append in this transaction: its partition again, one statement
+            got = audit.lock_held_partition_last(self.conn, self._held)
+        if got is None:
+            return super().lock_chain_last(prefer=prefer)
+        self._held = got[0]
+        return got[0], got[1], False
 
     def insert(
         self,

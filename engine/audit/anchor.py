@@ -276,13 +276,15 @@ def advance(
     view: AnchorView | None = None,
     asked: float | None = None,
     view_at: float | None = None,
+    expect_id: bool = False,
 ) -> dict:
     """Move the anchor to `head` if it extends the anchored chain; return the anchor as it stands.
     Raises AnchorError (the anchor stays as evidence) when the log no longer reaches it, its
     keyed-from row changed, or this place was anchored under another database id. `view`: what
     was read with `head` (AnchorView); asked anew under the lock unless it was read from the row
     anchored now (this process anchored last: nothing moved the anchor since, so its head is
-    not behind it)."""
+    not behind it). `expect_id`: `dbid` is as this process read it before (no view now): the
+    read under the lock checks it still is (_OtherId when not)."""
     with folder(create=True) as dfd:
         if dfd is None:  # created just now, so only a race removing it gets here
             raise AnchorError(f"{anchors_dir()}: the audit anchor folder disappeared")
@@ -297,18 +299,27 @@ def advance(
                 return old
             read_at, fresh = time.monotonic(), False
             a_id = None if old is None else old["last_id"]
-            if view is None or view.head is None or old is None or view.after_id != a_id:
-                # re-read under the lock: whoever holds it last has seen every commit before
-                view, fresh = conn.audit_queries.anchor_view(a_id), True
-            pl = _check_place(conn, dbid, view.place)  # identity and place: compared every write
             # every partition's head too (anchor_heads.py): the rows at the anchored positions
             # and the newest of each, in one read under the same lock
             q, held = conn.audit_queries, anchor_heads.anchored(old)
-            head_rows, at_rows = q.partition_heads(anchor_heads.positions(held))
+            at = anchor_heads.positions(held)
+            if view is None or view.head is None or old is None or view.after_id != a_id:
+                # re-read under the lock: whoever holds it last has seen every commit before
+                # (the view and the heads in one read: one statement on PostgreSQL)
+                view, head_rows, at_rows = q.anchor_read(a_id, at)
+                fresh = True
+                if expect_id and database_id(conn, view.database_id) != dbid:
+                    raise _OtherId(view)  # the id row changed since this process last read it
+            else:
+                head_rows, at_rows = q.partition_heads(at)
+            pl = _check_place(conn, dbid, view.place)  # identity and place: compared every write
             heads = anchor_heads.moved(hs, held, head_rows, q.position)
             # the log's head: the newest of what was read (partitioned: the newest partition
             # head, read under the lock; within one partition, ids follow positions)
-            head = max([r for r in (view.head, *head_rows, head) if r is not None], key=lambda r: r["id"])
+            found = [r for r in (view.head, *head_rows, head) if r is not None]
+            if not found:  # nothing to anchor (the rows written were rolled back to a savepoint)
+                return old or {}
+            head = max(found, key=lambda r: r["id"])
             if old is not None:
                 _check_old(conn, hs, old, replace(view, head=head), at_rows)
                 cut = anchor_heads.problems(hs, held, at_rows, q.position)
@@ -360,12 +371,34 @@ def advance(
             os.close(lock)
 
 
+class _OtherId(Exception):
+    """The database id read under the lock is not the one the lock was taken for."""
+
+    def __init__(self, view: AnchorView) -> None:
+        super().__init__("the database id changed")
+        self.view = view
+
+
 def anchor_hook():
     """A `Store.after_commit` hook: after each committed write, if the audit head moved, move the
-    anchor. One indexed read per write when nothing was appended."""
+    anchor. One indexed read per write when nothing was appended; where the store tells whether
+    the write appended (PostgreSQL), none after a write that did not, and after one that did only
+    the read under the anchor's lock (none when another process's move already covered it)."""
     seen: dict = {}
 
     def audit_anchor(conn: Connection) -> None:
+        wrote = conn.audit.wrote
+        if wrote is False:  # no audit row: this write did not move the head
+            return
+        if wrote and "dbid" in seen:  # it moved the head: no read before the lock
+            try:
+                rec = advance(conn, seen["dbid"], None, hasher(), expect_id=True)
+            except _OtherId as moved:  # decided under the id it says now (its place checks it)
+                seen["dbid"] = database_id(conn, moved.view.database_id)
+                rec = advance(conn, seen["dbid"], moved.view.head, hasher(), moved.view)
+            if rec:
+                seen["head"] = (rec["last_id"], rec["last_hash"])
+            return
         # one read (one statement on PostgreSQL): the head, the id and place to check, and the
         # row this process anchored last with the rows after it
         view_at = time.monotonic()  # the view below sees every commit before this
@@ -373,7 +406,7 @@ def anchor_hook():
         head = view.head
         if head is None or seen.get("head") == (head["id"], head["hash"]):
             return
-        dbid = database_id(conn, view.database_id)
+        dbid = seen["dbid"] = database_id(conn, view.database_id)
         rec = advance(conn, dbid, head, hasher(), view, view_at=view_at)
         seen["head"] = (rec["last_id"], rec["last_hash"])
 

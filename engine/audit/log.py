@@ -25,6 +25,7 @@ from engine.audit.hashing import (
 )
 from engine.audit.partitions import HEADS_ACTION, heads_due, heads_summary
 from engine.audit.verify import ChainCheck, verify_chain, walk  # noqa: F401 - public names
+from engine.storage.gateways.audit import ChainMoved
 from engine.storage.port import Connection
 from engine.storage.queries.audit import AuditFilter
 
@@ -44,6 +45,7 @@ def _insert(
     reason: str,
     summary: str,
     part: int = 0,
+    check_prev: bool = False,
 ) -> tuple[int, str]:
     digest = hs.text_digest(reason, summary)
     h = hs.chained(prev, at, actor, action, target_kind, tid, digest)
@@ -59,6 +61,7 @@ def _insert(
         hash=h,
         digest=digest,
         part=part,
+        check_prev=check_prev,
     )
     _recent[h] = None
     if len(_recent) > 256:
@@ -83,8 +86,15 @@ def append(
         summary = json.dumps(summary, ensure_ascii=False, separators=(",", ":"), default=str)
     tid = "" if target_id is None else str(target_id)
     hs = hasher()
-    part, prev, first_digest = _keyed_prev(conn, hs, at, actor)
-    rid, h = _insert(conn, hs, prev, at, actor, action, target_kind, tid, reason or "", summary, part)
+    text = reason or ""
+    try:
+        part, prev, first_digest, current = _keyed_prev(conn, hs, at, actor)
+        rid, h = _insert(
+            conn, hs, prev, at, actor, action, target_kind, tid, text, summary, part, not current
+        )
+    except ChainMoved:  # a holder committed between the pick's snapshot and its lock: read anew
+        part, prev, first_digest, _ = _keyed_prev(conn, hs, at, actor, fresh=True)
+        rid, h = _insert(conn, hs, prev, at, actor, action, target_kind, tid, text, summary, part)
     if first_digest:
         _mark_digest(conn, rid)
     if heads_due(conn, rid):  # bind every partition's head (engine/audit/partitions.py)
@@ -92,24 +102,44 @@ def append(
     return rid
 
 
-def _keyed_prev(conn: Connection, hs: Hasher, at: float, actor: str) -> tuple[int, str, bool]:
-    """The partition to append to, the hash to link to, and whether the row about to be appended
+def _keyed_prev(
+    conn: Connection, hs: Hasher, at: float, actor: str, *, fresh: bool = False
+) -> tuple[int, str, bool, bool]:
+    """The partition to append to, the hash to link to, whether the row about to be appended
     is the chain's first DIGEST row after rows of an older format (where the digest format begins
-    is recorded then; a chain digest-chained from its first row records nothing)."""
-    part = conn.audit.lock_chain(prefer=actor)
-    # read once: the partition's lock is held, so its last row cannot move before the append
-    last = conn.audit_queries.last(part) if part != 0 else _UNREAD
-    if last is None:  # a new partition (partitions.py)
+    is recorded then; a chain digest-chained from its first row records nothing), and whether the
+    head linked to was surely current (else the append checks it: `insert(check_prev=True)`)."""
+    if fresh:
+        part = conn.audit.lock_chain(prefer=actor)  # held already: the same partition
+        last, current = conn.audit_queries.last(part), True
+    else:  # the lock and the head in one statement where the adapter can (PostgreSQL)
+        part, last, current = conn.audit.lock_chain_last(prefer=actor)
+    if not current and not _links_as_is(hs, last):
+        # anything but linking to a digest-chained row (a new partition, an older format) is
+        # decided on a current read: the partition's lock is held, so its last row cannot move
+        last, current = conn.audit_queries.last(part), True
+    if last is None and part != 0:  # a new partition (partitions.py)
         first = conn.audit_queries.last(0)
         if first is None or first["hash"] in _recent or hs.scheme(first) == DIGEST:
             if keyed_from(conn) is None:  # a new log: keyed from its first row
                 _mark_keyed(conn, 1)
-            return part, GENESIS, False
+            return part, GENESIS, False, current
         # a chain of an older format (unkeyed, or text in its hashes) in partition 0: extended
         # there up to its first digest-chained row (upgraded first when unkeyed)
         part, last = conn.audit.lock_chain(0), _UNREAD
     prev, first_digest = _keyed_prev_in(conn, hs, at, actor, part, last)
-    return part, prev, first_digest
+    return part, prev, first_digest, current
+
+
+def _links_as_is(hs: Hasher, last: Any) -> bool:
+    """Does an append link to `last` as it is (a digest-chained row, this process's or keyed)?
+    What `_keyed_prev_in` then does has no other read or write, so a head read one behind costs
+    only the append's own check."""
+    return (
+        last is not None
+        and col(last, "digest") is not None
+        and (last["hash"] in _recent or hs.scheme(last) == DIGEST)
+    )
 
 
 _UNREAD: Any = object()  # `last` not read yet

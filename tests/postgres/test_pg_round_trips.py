@@ -13,6 +13,7 @@ from engine.storage.postgres.feed import VectorChangeLog
 
 FEED_HEAD = "min(seq) FROM vector_changes"
 PART_LAST = "FROM audit WHERE part = %s ORDER BY seq DESC"
+PART_PICK = "FOR UPDATE SKIP LOCKED"  # with the partition's newest row, in one statement
 
 
 def counting(monkeypatch) -> Counter[str]:
@@ -20,8 +21,8 @@ def counting(monkeypatch) -> Counter[str]:
     real = PgConnection.execute
 
     def execute(self, sql, params=()):
-        for key in (FEED_HEAD, PART_LAST):
-            if isinstance(sql, str) and key in sql:
+        for key in (FEED_HEAD, PART_LAST, PART_PICK):
+            if isinstance(sql, str) and key in sql and not sql.startswith("INSERT"):
                 seen[key] += 1
         return real(self, sql, params)
 
@@ -47,7 +48,7 @@ def test_feed_head_is_asked_once_per_read_snapshot_and_anew_in_the_next(pg_db, m
         assert seen[FEED_HEAD] == 4
 
 
-def test_a_recall_asks_the_feed_once_and_an_append_reads_its_partition_once(pg_db, monkeypatch):
+def test_a_recall_asks_the_feed_once_and_an_append_locks_and_reads_its_partition_at_once(pg_db, monkeypatch):
     with open_engine(pg_db, embedder=HashEmbedder()) as eng:
         eng.add_memories(
             [{"content": f"deploy pipeline step {i} for the api"} for i in range(30)], dedup=False
@@ -60,10 +61,12 @@ def test_a_recall_asks_the_feed_once_and_an_append_reads_its_partition_once(pg_d
         hits = eng.search("deploy pipeline", k=5, door="mcp", for_agent="coder")
         assert [(h.id, h.score) for h in hits.hits] == before
         assert seen[FEED_HEAD] == 1  # vectors and keywords sync in one snapshot: was 3
-        assert seen[PART_LAST] == 1  # the access's audit row: was 2 on a partition other than 0
+        # the access's audit row: its partition locked and its newest row read in one statement
+        # (was 2, and 3 on a partition other than 0)
+        assert (seen[PART_PICK], seen[PART_LAST]) == (1, 0)
         seen.clear()
         eng.add_memory("a fresh note about the api", dedup=True)
-        assert seen[PART_LAST] == 1
+        assert (seen[PART_PICK], seen[PART_LAST]) == (1, 0)
 
 
 # -- round trips per call (bench/pg_trips.py counts the same way) ------------------------------------

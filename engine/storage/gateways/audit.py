@@ -6,13 +6,25 @@ stored exactly as given: the hashes are over it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine.storage.gateways.base import Gateway
+
+GENESIS_LINK = "0" * 64  # engine.audit.hashing.GENESIS (the port cannot import it): an empty chain's link
+
+
+class ChainMoved(Exception):
+    """An append checked against the chain's head (`insert(check_prev=True)`) found another row
+    there: nothing was appended; read the head again (the lock is held: that read is current)."""
 
 
 class AuditRows(Gateway):
     """Operations on `audit` rows, inside the caller's transaction."""
 
     partitions: int = 1  # how many chains appends spread over (PostgreSQL: postgres.audit_partitions)
+    # Did this transaction write audit rows? The anchor reads nothing after a write that did not
+    # (engine/audit/anchor.py). None: not tracked here (the anchor reads after every write).
+    wrote: bool | None = None
 
     def lock_chain(self, part: int | None = None, *, prefer: str = "") -> int:
         """Hold one chain's head for the rest of the writing transaction (the next append to that
@@ -23,6 +35,13 @@ class AuditRows(Gateway):
         so concurrent audited writes do not queue on one head; `part` given: that one (waiting).
         A transaction keeps the partition it took."""
         raise NotImplementedError
+
+    def lock_chain_last(self, *, prefer: str = "") -> tuple[int, Any | None, bool]:
+        """`lock_chain(prefer=...)` and that chain's newest row (None: empty), and whether the row
+        is surely current. PostgreSQL may answer both in one statement whose snapshot can predate
+        the previous holder's commit (False): an append linking to that row passes `check_prev`."""
+        part = self.lock_chain(prefer=prefer)
+        return part, self.conn.audit_queries.last(part), True
 
     def insert(
         self,
@@ -38,9 +57,12 @@ class AuditRows(Gateway):
         hash: str,
         digest: str | None = None,
         part: int = 0,
+        check_prev: bool = False,
     ) -> int:
         """Append one row as given to chain `part` (the one `lock_chain` returned; `digest`: its
-        text's keyed digest, engine/audit/hashing.py); its id."""
+        text's keyed digest, engine/audit/hashing.py); its id. `check_prev`: only if `prev_hash`
+        is still the chain's newest row's hash (GENESIS_LINK: empty), else ChainMoved (a single
+        writer's reads are always current: SQLite has nothing to check)."""
         raise NotImplementedError
 
     def redact(self, row_id: int, reason: str, summary: str, redaction: str) -> None:

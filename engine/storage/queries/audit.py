@@ -127,6 +127,13 @@ class AuditQueries(Gateway):
         """What the anchor reads after each write, in one answer (audit_anchor.py)."""
         return composed(self, after_id)
 
+    def anchor_read(
+        self, after_id: int | None, at: Sequence[tuple[int, int]] = ()
+    ) -> tuple[AnchorView, list[Any], list[Any]]:
+        """`anchor_view` and `partition_heads(at)` in one answer (one snapshot where the adapter
+        can: PostgreSQL, one statement): what the anchor reads under its lock."""
+        return (self.anchor_view(after_id), *self.partition_heads(at))
+
     def database_place(self) -> tuple[str, str] | None:
         """(place, instance): where the database lives and which database is there now (a file's
         path and device:inode; a server database's address and oid), None for an in-memory one.

@@ -12,6 +12,10 @@ from engine.storage.queries.audit import AuditFilter, AuditQueries, like_literal
 
 _HEAD = "SELECT id, hash, at, actor, action, target_kind, target_id FROM audit ORDER BY id DESC LIMIT 1"
 
+_PARTS = (
+    "WITH RECURSIVE p(part) AS (SELECT min(part) FROM audit UNION ALL"
+    " SELECT (SELECT min(part) FROM audit WHERE part > p.part) FROM p WHERE p.part IS NOT NULL)"
+)
 _PARTITION_HEADS = (
     "WITH RECURSIVE p(part) AS (SELECT min(part) FROM audit UNION ALL"
     " SELECT (SELECT min(part) FROM audit WHERE part > p.part) FROM p WHERE p.part IS NOT NULL)"
@@ -32,19 +36,15 @@ class PgAuditQueries(AuditQueries):
 
     def partitions(self) -> list[int]:
         # A loose index scan over audit_part_seq: one probe per partition, not a read of the log.
-        rows = self.conn.execute(
-            "WITH RECURSIVE p(part) AS (SELECT min(part) FROM audit UNION ALL"
-            " SELECT (SELECT min(part) FROM audit WHERE part > p.part) FROM p WHERE p.part IS NOT NULL)"
-            " SELECT part FROM p WHERE part IS NOT NULL"
-        ).fetchall()
+        rows = self.conn.execute(f"{_PARTS} SELECT part FROM p WHERE part IS NOT NULL").fetchall()
         return [int(r[0]) for r in rows]
 
     def heads(self) -> list[tuple[int, int, str]]:
+        # the partitions and each one's newest row in one statement (was two: a heads record's)
         rows = self.conn.execute(
-            "SELECT a.part, a.seq, a.hash FROM unnest(%s::int[]) AS h(part) CROSS JOIN LATERAL"
-            " (SELECT part, seq, hash FROM audit WHERE audit.part = h.part ORDER BY seq DESC LIMIT 1) a"
-            " ORDER BY a.part",
-            (self.partitions(),),
+            f"{_PARTS} SELECT a.part, a.seq, a.hash FROM p CROSS JOIN LATERAL"
+            " (SELECT part, seq, hash FROM audit WHERE audit.part = p.part ORDER BY seq DESC LIMIT 1) a"
+            " ORDER BY a.part"
         ).fetchall()
         return [(int(r[0]), int(r[1]), str(r[2])) for r in rows]
 

@@ -4,6 +4,7 @@ snapshot answers all of it, so the count runs exactly to the head it returns."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from engine.storage.postgres.audit import PLACE_SQL
@@ -29,18 +30,52 @@ ANCHOR_VIEW_SQL = (
 )
 
 
+# The view and every partition's head (queries/audit.py _PARTITION_HEADS) in one statement, so
+# one snapshot (issue #24: the anchor read the view, then the heads under its lock). The view's
+# columns are renamed v0.. (the rows' own are the audit row's); each row carries the view, then
+# `is_head` and an audit row (all NULL when the log is empty).
+_VIEW_COLS = ", ".join(f"v{i}" for i in range(15))
+ANCHOR_READ_SQL = (
+    "WITH RECURSIVE p(part) AS (SELECT min(part) FROM audit UNION ALL"
+    " SELECT (SELECT min(part) FROM audit WHERE part > p.part) FROM p WHERE p.part IS NOT NULL),"
+    f" v({_VIEW_COLS}) AS ({ANCHOR_VIEW_SQL}),"
+    " x AS (SELECT true AS is_head, a.* FROM p CROSS JOIN LATERAL"
+    " (SELECT * FROM audit WHERE audit.part = p.part ORDER BY seq DESC LIMIT 1) a"
+    " UNION ALL SELECT false, a.* FROM unnest(%(parts)s::bigint[], %(seqs)s::bigint[]) AS k(part, s)"
+    " JOIN audit a ON a.part = k.part AND a.seq = k.s)"
+    " SELECT v.*, x.* FROM v LEFT JOIN x ON true"
+)
+
+
 class PgAnchorAuditQueries(PgAuditQueries):
     """The audit read model with the anchor's reads in one round trip."""
 
     def anchor_view(self, after_id: int | None) -> AnchorView:
         r: Any = self.conn.execute(ANCHOR_VIEW_SQL, {"keyed": KEYED_FROM_KEY, "after": after_id}).fetchone()
-        head = None if r[0] is None else dict(zip(_HEAD_COLS, r[:7], strict=True))
-        return AnchorView(
-            head=head,
-            database_id=r[7],
-            keyed_from=r[8],
-            place=(f"postgresql://{r[9]}:{r[10]}/{r[11]}", str(r[12])),
-            after_id=after_id,
-            after_hash=r[13],
-            count=None if r[14] is None else int(r[14]),
-        )
+        return _view(r, after_id)
+
+    def anchor_read(
+        self, after_id: int | None, at: Sequence[tuple[int, int]] = ()
+    ) -> tuple[AnchorView, list[Any], list[Any]]:
+        args = {
+            "keyed": KEYED_FROM_KEY,
+            "after": after_id,
+            "parts": [p for p, _ in at],
+            "seqs": [s for _, s in at],
+        }
+        rows: list[Any] = self.conn.execute(ANCHOR_READ_SQL, args).fetchall()
+        heads = [r for r in rows if r["is_head"] is True]
+        return _view(rows[0], after_id), heads, [r for r in rows if r["is_head"] is False]
+
+
+def _view(r: Any, after_id: int | None) -> AnchorView:
+    head = None if r[0] is None else dict(zip(_HEAD_COLS, r[:7], strict=True))
+    return AnchorView(
+        head=head,
+        database_id=r[7],
+        keyed_from=r[8],
+        place=(f"postgresql://{r[9]}:{r[10]}/{r[11]}", str(r[12])),
+        after_id=after_id,
+        after_hash=r[13],
+        count=None if r[14] is None else int(r[14]),
+    )

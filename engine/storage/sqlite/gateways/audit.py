@@ -23,6 +23,7 @@ class SqliteAuditRows(AuditRows):
         hash: str,
         digest: str | None = None,
         part: int = 0,
+        check_prev: bool = False,  # the file's one writer read its head under its lock: current
     ) -> int:
         got = self.conn.execute(
             "INSERT INTO audit(at, actor, action, target_kind, target_id, reason, summary, prev_hash, hash,"

@@ -40,6 +40,9 @@ def _blob(value: Any) -> bytes:
 SIZE_TTL_S = 10.0  # how long the table's size estimate is trusted
 # The store's model tag (engine/embedding/tag.py), an untagged store's being the default model's.
 _TAG = f"coalesce((SELECT value FROM meta WHERE key = 'vector_model'), '{DEFAULT_MODEL.id}')"
+TAG = _TAG  # feed.py reads it with the log's head (one statement per recall's catch-up)
+MODEL_MEMO = "vector_model"  # the tag as a read snapshot's catch-up read it (feed.py)
+blob_of = _blob
 NEXT = "memory_vectors_next"  # a reembed's new vector table, built before its switch (prepare_switch)
 # The staged vectors with their memories' filter fields, as the vector table holds them.
 _STAGED = (
@@ -124,7 +127,14 @@ class PgVectorStore:
         return cur.rowcount != 0
 
     def model_of(self, conn: Connection) -> str:
-        return str(conn.execute(f"SELECT {_TAG}").fetchone()[0])
+        # Inside a read snapshot the feed's catch-up read it (same snapshot, so the same answer).
+        memo = getattr(conn, "snapshot", None)
+        if memo is not None and MODEL_MEMO in memo:
+            return str(memo[MODEL_MEMO])
+        tag = str(conn.execute(f"SELECT {_TAG}").fetchone()[0])
+        if memo is not None:
+            memo[MODEL_MEMO] = tag
+        return tag
 
     def delete(self, conn: Connection, memory_ids: Sequence[int]) -> None:
         if memory_ids:

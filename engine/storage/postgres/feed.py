@@ -17,12 +17,21 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+from pgvector import Vector
+
 from engine.storage.feed import TEXTS, VECTORS, CatchUp
-from engine.storage.postgres.vector import MODEL_MEMO, TAG, blob_of
+from engine.storage.postgres.vector import MODEL_MEMO, TAG
 
 if TYPE_CHECKING:
     from engine.storage.feed import Follower
     from engine.storage.port import Connection
+
+
+def blob_of(value: Any) -> bytes:
+    """A vector as the float32 bytes the matrices hold (pgvector hands a Vector or an array)."""
+    return np.asarray(value.to_numpy() if isinstance(value, Vector) else value, dtype=np.float32).tobytes()
+
 
 CATCH_UP_MAX = 1000  # log entries one catch-up reads with their vectors and contents
 TEXT_MAX_CHARS = 200_000  # contents read ahead only up to this (keyword_matrix.SYNC_MAX_CHARS)

@@ -42,7 +42,6 @@ SIZE_TTL_S = 10.0  # how long the table's size estimate is trusted
 _TAG = f"coalesce((SELECT value FROM meta WHERE key = 'vector_model'), '{DEFAULT_MODEL.id}')"
 TAG = _TAG  # feed.py reads it with the log's head (one statement per recall's catch-up)
 MODEL_MEMO = "vector_model"  # the tag as a read snapshot's catch-up read it (feed.py)
-blob_of = _blob
 NEXT = "memory_vectors_next"  # a reembed's new vector table, built before its switch (prepare_switch)
 # The staged vectors with their memories' filter fields, as the vector table holds them.
 _STAGED = (

@@ -138,3 +138,25 @@ def test_outside_a_read_snapshot_nothing_is_read_ahead(three, monkeypatch):
     top = eng.store.query(lambda c: feed.head(c))
     assert eng.store.query(lambda c: feed.caught_up(c, 0)) is None
     assert top[0] > 0 and sent.count("memory_vectors") == 0 and sent.count("FROM memories") == 0
+
+
+def test_the_hits_rows_come_from_the_candidates_rows_already_read(three, monkeypatch):
+    """The state weighting reads the candidates' whole rows in the recall's snapshot: the hits'
+    rows need no statement of their own (was `SELECT * FROM memories WHERE id = ANY` again)."""
+    pg_db, eng, other = three
+    others_write(other, 0)
+    want = answers(eng)
+    sent = Sent(monkeypatch)
+    hits = eng.search("deploy pipeline ticket", k=5, record_access=False).hits
+    assert len(hits) == 5 and all(h.content for h in hits)
+    assert sent.count("SELECT * FROM memories WHERE id = ANY") == 1, sent.statements  # the weighting's
+    # (named boosts' own read of a few candidates' metadata stays as it was)
+    assert not [
+        s for s in sent.statements if s.startswith("SELECT id, kind, tier, pinned") and "AS head" not in s
+    ]
+    monkeypatch.undo()
+    assert answers(eng) == want == fresh_answers(pg_db)
+    # outside a read snapshot nothing is held: each read asks
+    ids = [h.id for h in hits]
+    rows = eng.store.query(lambda c: (c.memory_queries.weighting(ids), c.memory_queries.rows(ids)))
+    assert sorted(int(r["id"]) for r in rows[1]) == sorted(ids)

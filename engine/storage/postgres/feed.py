@@ -14,12 +14,13 @@ makes them reload anyway).
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pgvector import Vector
 
+from engine.errors import EngineError
 from engine.storage.feed import TEXTS, VECTORS, CatchUp
 from engine.storage.postgres.vector import MODEL_MEMO, TAG
 
@@ -28,9 +29,15 @@ if TYPE_CHECKING:
     from engine.storage.port import Connection
 
 
-def blob_of(value: Any) -> bytes:
-    """A vector as the float32 bytes the matrices hold (pgvector hands a Vector or an array)."""
-    return np.asarray(value.to_numpy() if isinstance(value, Vector) else value, dtype=np.float32).tobytes()
+def blob_of(sent: bytes | memoryview) -> bytes:
+    """A vector read as `vector_send(embedding)` (pgvector's binary form: int16 dimension, int16 0,
+    then big-endian float4s) as the float32 bytes the matrices hold: the text form made the server
+    print every float and this process parse it back (issue #24)."""
+    b = memoryview(sent)
+    dim = int.from_bytes(b[:2], "big")
+    if len(b) != 4 + 4 * dim:
+        raise EngineError(f"a stored vector is damaged ({len(b)} bytes for {dim} dimensions)")
+    return np.frombuffer(b, dtype=">f4", offset=4).astype(np.float32).tobytes()
 
 
 CATCH_UP_MAX = 1000  # log entries one catch-up reads with their vectors and contents
@@ -55,9 +62,9 @@ SELECT {_HEAD}, {TAG}, (SELECT ok FROM few),
   (SELECT array_agg(text_changed ORDER BY seq) FROM c),
   v.ids, v.embeddings, v.tiers, v.kinds, v.categories, v.agents, v.users,
   (SELECT chars FROM tl), tt.ids, tt.contents
-FROM (SELECT array_agg(memory_id) AS ids, array_agg(embedding) AS embeddings, array_agg(tier) AS tiers,
-        array_agg(kind) AS kinds, array_agg(category) AS categories, array_agg(agent) AS agents,
-        array_agg("user") AS users
+FROM (SELECT array_agg(memory_id) AS ids, array_agg(vector_send(embedding)) AS embeddings,
+        array_agg(tier) AS tiers, array_agg(kind) AS kinds, array_agg(category) AS categories,
+        array_agg(agent) AS agents, array_agg("user") AS users
       FROM memory_vectors
       WHERE %(vectors)s AND (SELECT ok FROM few) AND memory_id IN (SELECT memory_id FROM c)) AS v,
      (SELECT array_agg(id) AS ids, array_agg(content) AS contents FROM t
@@ -71,9 +78,11 @@ class VectorChangeLog:
     def __init__(self) -> None:
         # This process's matrices (weakly: a dropped matrix stops being read for).
         self._followers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._lock = threading.Lock()  # a background load adds one while a recall lists them
 
     def follow(self, follower: Follower) -> None:
-        self._followers.add(follower)
+        with self._lock:
+            self._followers.add(follower)
 
     def head(self, conn: Connection) -> tuple[int, int]:
         """(newest, oldest) sequence number in the log; (0, 0) when it is empty. Asked once per
@@ -83,7 +92,8 @@ class VectorChangeLog:
         if memo is not None and "feed_head" in memo:
             return memo["feed_head"]
         if memo is not None:
-            behind = [f for f in list(self._followers) if f.seq >= 0]
+            with self._lock:
+                behind = [f for f in list(self._followers) if f.seq >= 0]
             if behind:
                 return self._catch_up(conn, memo, behind)
         # two subqueries: each answered from the index's end

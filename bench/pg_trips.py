@@ -144,6 +144,8 @@ def ops_of(eng: Any, other: Any = None) -> dict[str, Callable[[int], Any]]:
             by_another_agent(other, i),
             eng.search(QUERIES[i % len(QUERIES)], k=10, door="mcp", for_agent="coder"),
         )
+        # the other agent's write alone: recall_fleet's CPU minus this one is the recall's own
+        fleet["other_write"] = lambda i: by_another_agent(other, i)
     return {
         **fleet,
         "recall": lambda i: eng.search(QUERIES[i % len(QUERIES)], k=5, agent="agent-01" if i % 2 else None),

@@ -176,6 +176,11 @@ class ChangeFeed(Protocol):
         those whose words changed."""
         ...
 
+    def changed_vectors(self, conn: Connection, after: int) -> tuple[list[int], list[Any] | None]:
+        """`changed(conn, after)` and, where one statement can bring them, the vector store's
+        `entries` of those ids (None: the caller reads them)."""
+        ...
+
     def follow(self, follower: Follower) -> None:
         """Read ahead for this matrix (held weakly): a read snapshot's first `head()` may bring
         what every follower needs in the same read (PostgreSQL); a no-op where reads are cheap."""

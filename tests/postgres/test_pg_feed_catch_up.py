@@ -160,3 +160,19 @@ def test_the_hits_rows_come_from_the_candidates_rows_already_read(three, monkeyp
     ids = [h.id for h in hits]
     rows = eng.store.query(lambda c: (c.memory_queries.weighting(ids), c.memory_queries.rows(ids)))
     assert sorted(int(r["id"]) for r in rows[1]) == sorted(ids)
+
+
+def test_a_remember_checks_duplicates_against_another_agents_fresh_write_in_one_read(three, monkeypatch):
+    """Dedup inside the write: the memories logged since the matrix's last sync come with their
+    vectors in one statement (was the ids, then their vectors), and the other agent's just
+    committed near-duplicate is found."""
+    _, eng, other = three
+    eng.vectors.sync_every = 600.0  # the write itself reads what changed (no catch-up first)
+    eng.search("deploy pipeline", k=5, record_access=False)  # the matrix synced just now
+    theirs = other.add_memory("zebrafish husbandry notes for the lab", agent="lab", dedup=False)
+    sent = Sent(monkeypatch)
+    again = eng.add_memory("zebrafish husbandry notes for the lab", agent="lab", dedup=True)
+    assert again == theirs  # reinforced, not stored twice
+    assert sent.count("LEFT JOIN memory_vectors") == 1
+    assert sent.count(SEPARATE_READS["their vectors"]) == 0
+    assert not [s for s in sent.statements if s.startswith("SELECT DISTINCT memory_id FROM vector_changes")]

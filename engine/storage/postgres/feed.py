@@ -71,6 +71,13 @@ FROM (SELECT array_agg(memory_id) AS ids, array_agg(vector_send(embedding)) AS e
       WHERE (SELECT chars FROM tl) <= %(chars)s) AS tt
 """
 
+# The memories logged after %s with their vector store entries (NULLs: no vector any more).
+_CHANGED_VECTORS = (
+    'SELECT c.memory_id, vector_send(v.embedding), v.tier, v.kind, v.category, v.agent, v."user"'
+    " FROM (SELECT DISTINCT memory_id FROM vector_changes WHERE seq > %s) AS c"
+    " LEFT JOIN memory_vectors v ON v.memory_id = c.memory_id ORDER BY c.memory_id"
+)
+
 
 class VectorChangeLog:
     """Reads of the `vector_changes` log (sequence numbers only grow; old entries are pruned)."""
@@ -140,6 +147,13 @@ class VectorChangeLog:
             text_chars=int(r[14]),
         )
         return top, low
+
+    def changed_vectors(self, conn: Connection, after: int) -> tuple[list[int], list[Any] | None]:
+        """Inside a write (dedup against the matrix): the ids logged after `after` with their
+        vectors in one statement (was two: the ids, then their entries)."""
+        rows = conn.execute(_CHANGED_VECTORS, [after]).fetchall()
+        ids = [int(r[0]) for r in rows]
+        return ids, [(r[0], blob_of(r[1]), *r[2:]) for r in rows if r[1] is not None]
 
     def caught_up(self, conn: Connection, after: int) -> CatchUp | None:
         memo = getattr(conn, "snapshot", None)

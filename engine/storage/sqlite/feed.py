@@ -43,6 +43,9 @@ class VectorChangeLog:
             sql += " AND text_changed = 1"
         return [int(r[0]) for r in conn.execute(sql, params)]
 
+    def changed_vectors(self, conn: Connection, after: int) -> tuple[list[int], list[Any] | None]:
+        return self.changed(conn, after), None
+
     def follow(self, follower: Follower) -> None:
         """Nothing read ahead: a SQLite read is a call into the same process, not a round trip."""
 

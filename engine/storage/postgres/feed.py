@@ -51,24 +51,25 @@ _HEAD = (
 _CATCH_UP = f"""
 WITH c AS MATERIALIZED (
   SELECT seq, memory_id, text_changed FROM vector_changes WHERE seq > %(after)s
-  ORDER BY seq LIMIT %(cap)s + 1),
-few AS MATERIALIZED (SELECT count(*) <= %(cap)s AS ok FROM c),
-t AS MATERIALIZED (
-  SELECT id, content FROM memories
-  WHERE %(texts)s AND (SELECT ok FROM few) AND id IN (SELECT memory_id FROM c WHERE text_changed = 1)),
-tl AS MATERIALIZED (SELECT coalesce(sum(length(content)), 0) AS chars FROM t)
-SELECT {_HEAD}, {TAG}, (SELECT ok FROM few),
-  (SELECT array_agg(seq ORDER BY seq) FROM c), (SELECT array_agg(memory_id ORDER BY seq) FROM c),
-  (SELECT array_agg(text_changed ORDER BY seq) FROM c),
+  ORDER BY seq LIMIT %(cap)s + 1)
+SELECT {_HEAD}, {TAG}, e.n <= %(cap)s, e.seqs, e.ids, e.flags,
   v.ids, v.embeddings, v.tiers, v.kinds, v.categories, v.agents, v.users,
-  (SELECT chars FROM tl), tt.ids, tt.contents
-FROM (SELECT array_agg(memory_id) AS ids, array_agg(vector_send(embedding)) AS embeddings,
-        array_agg(tier) AS tiers, array_agg(kind) AS kinds, array_agg(category) AS categories,
-        array_agg(agent) AS agents, array_agg("user") AS users
-      FROM memory_vectors
-      WHERE %(vectors)s AND (SELECT ok FROM few) AND memory_id IN (SELECT memory_id FROM c)) AS v,
-     (SELECT array_agg(id) AS ids, array_agg(content) AS contents FROM t
-      WHERE (SELECT chars FROM tl) <= %(chars)s) AS tt
+  coalesce(t.chars, 0), t.ids, t.contents
+FROM (SELECT count(*) AS n, array_agg(seq ORDER BY seq) AS seqs, array_agg(memory_id ORDER BY seq) AS ids,
+        array_agg(text_changed ORDER BY seq) AS flags FROM c) AS e
+CROSS JOIN LATERAL (
+  SELECT array_agg(memory_id) AS ids, array_agg(vector_send(embedding)) AS embeddings,
+    array_agg(tier) AS tiers, array_agg(kind) AS kinds, array_agg(category) AS categories,
+    array_agg(agent) AS agents, array_agg("user") AS users
+  FROM memory_vectors
+  WHERE %(vectors)s AND e.n BETWEEN 1 AND %(cap)s AND memory_id IN (SELECT memory_id FROM c)) AS v
+CROSS JOIN LATERAL (
+  SELECT sum(length(content)) AS chars,
+    CASE WHEN sum(length(content)) <= %(chars)s THEN array_agg(id) END AS ids,
+    CASE WHEN sum(length(content)) <= %(chars)s THEN array_agg(content) END AS contents
+  FROM memories
+  WHERE %(texts)s AND e.n BETWEEN 1 AND %(cap)s
+    AND id IN (SELECT memory_id FROM c WHERE text_changed = 1)) AS t
 """
 
 # The memories logged after %s with their vector store entries (NULLs: no vector any more).

@@ -40,14 +40,15 @@ def _blob(value: Any) -> bytes:
 SIZE_TTL_S = 10.0  # how long the table's size estimate is trusted
 # The store's model tag (engine/embedding/tag.py), an untagged store's being the default model's.
 _TAG = f"coalesce((SELECT value FROM meta WHERE key = 'vector_model'), '{DEFAULT_MODEL.id}')"
-TAG = _TAG  # feed.py reads it with the log's head (one statement per recall's catch-up)
-MODEL_MEMO = "vector_model"  # the tag as a read snapshot's catch-up read it (feed.py)
 NEXT = "memory_vectors_next"  # a reembed's new vector table, built before its switch (prepare_switch)
 # The staged vectors with their memories' filter fields, as the vector table holds them.
 _STAGED = (
     "SELECT s.memory_id, s.embedding, m.tier, m.kind, m.category, coalesce(m.agent, '') AS agent,"
     ' coalesce(m."user", \'\') AS "user" FROM vector_staging s JOIN memories m ON m.id = s.memory_id'
 )
+
+TAG = _TAG  # feed.py reads it with the log's head (one statement per recall's catch-up)
+MODEL_MEMO = "vector_model"  # the tag as a read snapshot's catch-up read it (feed.py)
 
 
 class PgVectorStore:

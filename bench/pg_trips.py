@@ -8,7 +8,7 @@ embedder). Then CPU per call over --cpu-calls more calls, not counted: this proc
 shipped PostgreSQL has no pg_stat_statements). Anchors and the key go to a throwaway state dir,
 and an after-commit hook's error fails the run (a failing anchor reads less than a working one).
 
-    python bench/pg_trips.py [--n 2000] [--calls 20] [--cpu-calls 300] [--top 25]
+    python bench/pg_trips.py [--n 2000] [--calls 20] [--cpu-calls 300] [--top 25] [--fleet]
 """
 
 from __future__ import annotations
@@ -126,9 +126,28 @@ def server_cpu_ms(url: str) -> float:
     return total * TICK_MS
 
 
-def ops_of(eng: Any) -> dict[str, Callable[[int], Any]]:
+def by_another_agent(other: Any, i: int) -> None:
+    """Another agent's remember (its own engine and connections), in another thread: counting()
+    sees only this thread, so a fleet recall's statements are counted without the write's."""
+    t = threading.Thread(
+        target=other.add_memory, args=(f"fleet note {i}: deploy pipeline ticket",), kwargs={"dedup": False}
+    )
+    t.start()
+    t.join()
+
+
+def ops_of(eng: Any, other: Any = None) -> dict[str, Callable[[int], Any]]:
     corpus = SyntheticCorpus()
+    fleet: dict[str, Callable[[int], Any]] = {}
+    if other is not None:  # a recall in a fleet: the matrices catch up with another agent's write first
+        fleet["recall_fleet"] = lambda i: (
+            by_another_agent(other, i),
+            eng.search(QUERIES[i % len(QUERIES)], k=10, door="mcp", for_agent="coder"),
+        )
+        # the other agent's write alone: recall_fleet's CPU minus this one is the recall's own
+        fleet["other_write"] = lambda i: by_another_agent(other, i)
     return {
+        **fleet,
         "recall": lambda i: eng.search(QUERIES[i % len(QUERIES)], k=5, agent="agent-01" if i % 2 else None),
         "recall_mcp": lambda i: eng.search(QUERIES[i % len(QUERIES)], k=10, door="mcp", for_agent="coder"),
         "remember": lambda i: eng.add_memory(
@@ -137,10 +156,11 @@ def ops_of(eng: Any) -> dict[str, Callable[[int], Any]]:
     }
 
 
-def cpu(eng: Any, url: str, calls: int) -> dict[str, tuple[float, float, float]]:
-    """Per call: (wall ms, this process's CPU ms, the server backends' CPU ms), not counted."""
+def cpu(eng: Any, url: str, calls: int, other: Any = None) -> dict[str, tuple[float, float, float]]:
+    """Per call: (wall ms, this process's CPU ms, the server backends' CPU ms), not counted
+    (recall_fleet's include the other agent's write: both processes are this one)."""
     out: dict[str, tuple[float, float, float]] = {}
-    for name, op in ops_of(eng).items():
+    for name, op in ops_of(eng, other).items():
         base = 10**5 * (1 + len(out))  # fresh contents: a remember is never a duplicate
         op(base)
         s0, c0, w0 = server_cpu_ms(url), time.process_time(), time.perf_counter()
@@ -152,10 +172,10 @@ def cpu(eng: Any, url: str, calls: int) -> dict[str, tuple[float, float, float]]
     return out
 
 
-def measure(eng: Any, calls: int) -> dict[str, Any]:
+def measure(eng: Any, calls: int, other: Any = None) -> dict[str, Any]:
     """Per call: the median total, and the statements summed over all calls."""
     out: dict[str, Any] = {}
-    for name, op in ops_of(eng).items():
+    for name, op in ops_of(eng, other).items():
         op(0)  # warm: first-use reads (settings, catalogue) are not the steady state
         totals: list[int] = []
         trips: list[int] = []
@@ -181,6 +201,9 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--cpu-calls", type=int, default=300)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument(
+        "--fleet", action="store_true", help="also recall_fleet: a recall after another agent's remember"
+    )
     ap.add_argument("--where", default="", help="print the engine frames sending statements containing this")
     args = ap.parse_args()
     global WHERE
@@ -192,10 +215,18 @@ def main() -> int:
         url = fresh("pg_trips")
         eng = open_engine(url, embedder=HashEmbedder(), clock=FixedClock(T0), actor="bench")
         eng.add_memories(SyntheticCorpus().items(0, args.n), dedup=False)
-        res = measure(eng, args.calls)
-        used = cpu(eng, url, args.cpu_calls)
+        other = None
+        if args.fleet:
+            other = open_engine(url, embedder=HashEmbedder(), clock=FixedClock(T0), actor="bench-other")
+            eng.vectors.keep_in_memory()
+            eng.retrieval.keyword.keep_in_memory()
+        res = measure(eng, args.calls, other)
+        used = cpu(eng, url, args.cpu_calls, other)
         errors = list(eng.store.hook_errors)
         eng.close()
+        if other is not None:
+            errors += other.store.hook_errors
+            other.close()
     if errors:
         print(f"after-commit hooks failed {len(errors)} times; first: {errors[0]}")
         return 1

@@ -32,11 +32,12 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from engine.batches import chunked
+from engine.storage.feed import TEXTS
 from engine.storage.lexemes import counted, lexemes
 
 if TYPE_CHECKING:
@@ -69,6 +70,9 @@ class KeywordMatrix:
         self.feed = feed  # the change log followed by sync()
         self.lock = threading.RLock()
         self._reset()
+        feed.follow(self)  # the feed may read the changed contents with its head (one statement)
+
+    reads: Literal["vectors", "texts"] = TEXTS  # what the feed reads ahead for it (storage/feed.py)
 
     def _reset(self) -> None:
         self.seq = -1  # last change-log entry applied (-1: never loaded)
@@ -99,19 +103,23 @@ class KeywordMatrix:
             top, low = self.feed.head(conn)
             if self.seq == top:
                 return True
-            ids = None
+            ids, ahead = None, None
             if self.seq >= 0 and not (low > self.seq + 1 and top > 0):
-                ids = self.feed.changed(conn, self.seq, top, text=True)
+                got = self.feed.caught_up(conn, self.seq)
+                if got is not None:  # read with the head: the contents too, unless past their bound
+                    ids, ahead = got.changed(self.seq, text=True), got.texts
+                else:
+                    ids = self.feed.changed(conn, self.seq, top, text=True)
             if (
                 ids is None
                 or len(self.extra) + len(ids) > max(RELOAD_FROM, len(self.ids) // 4)
-                or self._too_much_text(conn, ids)
+                or self._too_much_text(conn, ids, ahead)
             ):
                 if not may_reload:
                     return False
                 self.load(conn)
                 return True
-            self._apply(conn, ids)
+            self._apply(conn, ids, ahead)
             self.seq = int(top)
             return True
 
@@ -141,10 +149,13 @@ class KeywordMatrix:
             self.total = float(self.dl.sum())
             self.seq = int(top)
 
-    def _too_much_text(self, conn: Connection, ids: list[int]) -> bool:
+    def _too_much_text(self, conn: Connection, ids: list[int], ahead: dict[int, str] | None = None) -> bool:
         """The changed memories' text is past what one sync may tokenize here, or would take the
-        overlay past its bound (their length is read, not their text)."""
+        overlay past its bound (their length is read, not their text, unless `ahead` has it:
+        the contents the feed read with its head)."""
         room = min(SYNC_MAX_CHARS, OVERLAY_MAX_CHARS - self.extra_chars)
+        if ahead is not None:
+            return sum(len(ahead[m]) for m in ids if m in ahead) > room
         chars = 0
         for part in chunked(ids):
             chars += conn.memory_queries.text_length(part)
@@ -152,11 +163,14 @@ class KeywordMatrix:
                 return True
         return False
 
-    def _apply(self, conn: Connection, ids: list[int]) -> None:
+    def _apply(self, conn: Connection, ids: list[int], ahead: dict[int, str] | None = None) -> None:
         held = [mid for mid in ids if self._slot(mid) is not None]  # in the arrays until now
         for mid in ids:  # out of the arrays and the overlay; back below if it still exists
             self._drop(mid)
-        for mid, content in conn.memory_queries.texts(ids):
+        texts = (
+            conn.memory_queries.texts(ids) if ahead is None else ((m, ahead[m]) for m in ids if m in ahead)
+        )
+        for mid, content in texts:
             tf, n = counted(content or "")
             self.extra[int(mid)] = (tf, n, len(content or ""))
             self.extra_chars += len(content or "")

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import threading
 from itertools import compress, repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from engine.batches import chunked
 from engine.retrieval.filters import Filters
+from engine.storage.feed import VECTORS
 from engine.storage.queries.memory import MATRIX_FIELDS
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ class VectorMatrix:
         self.bulk = bulk  # every vector at once, the fast way (None: the vector store's scan)
         self.lock = threading.RLock()
         self._reset()
+        feed.follow(self)  # the feed may read the changed vectors with its head (one statement)
+
+    reads: Literal["vectors", "texts"] = VECTORS  # what the feed reads ahead for it (storage/feed.py)
 
     def _reset(self) -> None:
         dim = self.dim
@@ -73,11 +77,13 @@ class VectorMatrix:
             if self.seq < 0 or (low > self.seq + 1 and top > 0):
                 self._load_all(conn)
                 return True
-            ids = self.feed.changed(conn, self.seq, top)
+            got = self.feed.caught_up(conn, self.seq)
+            ahead = got.vectors if got is not None else None
+            ids = got.changed(self.seq) if got is not None else self.feed.changed(conn, self.seq, top)
             if len(ids) > max(RELOAD_FROM, self.n // 4):  # e.g. after an archive burst
                 self._load_all(conn)
                 return True
-            self._apply(conn, ids)
+            self._apply(conn, ids, ahead)
             self.seq = int(top)
             self._masks = {}
             if self.dead > 1024 and self.dead > self.n // 4:
@@ -153,10 +159,15 @@ class VectorMatrix:
         self.n = n
         return True
 
-    def _apply(self, conn: Connection, ids: list[int]) -> None:
+    def _apply(self, conn: Connection, ids: list[int], ahead: dict[int, tuple] | None = None) -> None:
+        """Put the changed memories' vectors (`ahead`: read with the feed's head, else read
+        here); a memory without one any more leaves the matrix."""
         found: set[int] = set()
         for part in chunked(ids):  # a chunk's blobs at a time, not every changed vector at once
-            rows = self.vectors.entries(conn, part)
+            if ahead is not None:
+                rows = [ahead[m] for m in part if m in ahead]
+            else:
+                rows = self.vectors.entries(conn, part)
             self._grow(self.n + len(rows))
             for r in rows:
                 self._put(r)

@@ -229,11 +229,14 @@ class VectorIndex:
                 hit = self.knn_sql(v, 1, Filters(tiers=tiers, agent=a), conn=conn)
                 out.append(hit[0] if hit else (None, -1.0))
             return out
-        changed = self.store.feed.changed(conn, m.seq)
+        # (on a server one statement brings the changed ids with their vectors, issue #24)
+        changed, entries = self.store.feed.changed_vectors(conn, m.seq)
         best = m.best_matches(vecs, agents, tiers, skip=set(changed))
         if changed:
+            if entries is None:
+                entries = self.backend.entries(conn, changed)
             # (memory_id, embedding, tier, kind, category, agent, user)
-            rows = [r for r in self.backend.entries(conn, changed) if r[2] in tiers]
+            rows = [r for r in entries if r[2] in tiers]
             if rows:
                 mat = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
                 sims = np.asarray(vecs, dtype=np.float32) @ mat.T

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 from engine.storage.curator import CuratorReads
 from engine.storage.dump import TableDump
 from engine.storage.erasure import Eraser
+from engine.storage.feed import CatchUp, Follower
 from engine.storage.gateways.audit import AuditRows
 from engine.storage.gateways.curator_runs import CuratorRunRows
 from engine.storage.gateways.flow_runs import FlowRunRows
@@ -173,6 +174,21 @@ class ChangeFeed(Protocol):
     def changed(self, conn: Connection, after: int, upto: int | None = None, text: bool = False) -> list[int]:
         """The memory ids logged after `after` (up to `upto`, inclusive, if given); `text`: only
         those whose words changed."""
+        ...
+
+    def changed_vectors(self, conn: Connection, after: int) -> tuple[list[int], list[Any] | None]:
+        """`changed(conn, after)` and, where one statement can bring them, the vector store's
+        `entries` of those ids (None: the caller reads them)."""
+        ...
+
+    def follow(self, follower: Follower) -> None:
+        """Read ahead for this matrix (held weakly): a read snapshot's first `head()` may bring
+        what every follower needs in the same read (PostgreSQL); a no-op where reads are cheap."""
+        ...
+
+    def caught_up(self, conn: Connection, after: int) -> CatchUp | None:
+        """What this read snapshot's `head()` already read for a follower at `after` (None:
+        nothing; the follower asks with `changed()` and its own reads)."""
         ...
 
 

@@ -44,6 +44,9 @@ _STAGED = (
     ' coalesce(m."user", \'\') AS "user" FROM vector_staging s JOIN memories m ON m.id = s.memory_id'
 )
 
+TAG = _TAG  # feed.py reads it with the log's head (one statement per recall's catch-up)
+MODEL_MEMO = "vector_model"  # the tag as a read snapshot's catch-up read it (feed.py)
+
 
 class PgVectorStore:
     def __init__(
@@ -121,7 +124,14 @@ class PgVectorStore:
         return cur.rowcount != 0
 
     def model_of(self, conn: Connection) -> str:
-        return str(conn.execute(f"SELECT {_TAG}").fetchone()[0])
+        # Inside a read snapshot the feed's catch-up read it (same snapshot, so the same answer).
+        memo = getattr(conn, "snapshot", None)
+        if memo is not None and MODEL_MEMO in memo:
+            return str(memo[MODEL_MEMO])
+        tag = str(conn.execute(f"SELECT {_TAG}").fetchone()[0])
+        if memo is not None:
+            memo[MODEL_MEMO] = tag
+        return tag
 
     def delete(self, conn: Connection, memory_ids: Sequence[int]) -> None:
         if memory_ids:

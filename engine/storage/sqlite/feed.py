@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from engine.storage.feed import CatchUp, Follower
     from engine.storage.port import Connection
 
 
@@ -41,3 +42,12 @@ class VectorChangeLog:
         if text:
             sql += " AND text_changed = 1"
         return [int(r[0]) for r in conn.execute(sql, params)]
+
+    def changed_vectors(self, conn: Connection, after: int) -> tuple[list[int], list[Any] | None]:
+        return self.changed(conn, after), None
+
+    def follow(self, follower: Follower) -> None:
+        """Nothing read ahead: a SQLite read is a call into the same process, not a round trip."""
+
+    def caught_up(self, conn: Connection, after: int) -> CatchUp | None:
+        return None

@@ -162,13 +162,32 @@ class PgMemoryQueries(MemoryQueries):
     def weighting(self, ids: Sequence[int], *, metadata: bool = False) -> list[Any]:
         if not ids:
             return []
-        cols = f"{_WEIGHT}, metadata, left(content, {HEAD_CHARS}) AS head, {_ROLE}" if metadata else _WEIGHT
-        return self._all(f"SELECT {cols} FROM memories WHERE id = ANY(%s::bigint[])", [list(ids)])
+        if metadata:
+            cols = f"{_WEIGHT}, metadata, left(content, {HEAD_CHARS}) AS head, {_ROLE}"
+            return self._all(f"SELECT {cols} FROM memories WHERE id = ANY(%s::bigint[])", [list(ids)])
+        memo = self._held_rows()
+        if memo is None:
+            return self._all(f"SELECT {_WEIGHT} FROM memories WHERE id = ANY(%s::bigint[])", [list(ids)])
+        # In a read snapshot (a recall): whole rows, kept, so the hits' rows (`rows`, a few of these
+        # candidates) need no statement of their own (issue #24: one statement less per recall).
+        got = self._all("SELECT * FROM memories WHERE id = ANY(%s::bigint[])", [list(ids)])
+        memo.update((int(r["id"]), r) for r in got)
+        return got
 
     def rows(self, ids: Sequence[int]) -> list[Any]:
         if not ids:
             return []
-        return self._all("SELECT * FROM memories WHERE id = ANY(%s::bigint[])", [list(ids)])
+        memo, want = self._held_rows() or {}, list(dict.fromkeys(ids))
+        held = [memo[m] for m in want if m in memo]
+        ask = [m for m in want if m not in memo]
+        if ask:  # the snapshot's rows cannot change before it ends: only those not held are read
+            held += self._all("SELECT * FROM memories WHERE id = ANY(%s::bigint[])", [ask])
+        return held
+
+    def _held_rows(self) -> dict[int, Any] | None:
+        """Whole rows read in this read snapshot (None: not in one; every read asks)."""
+        memo = getattr(self.conn, "snapshot", None)
+        return None if memo is None else memo.setdefault("memory_rows", {})
 
     def boost_fields(self, memory_id: int) -> Any:
         return self.conn.execute(

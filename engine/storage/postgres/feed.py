@@ -18,26 +18,13 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from engine.errors import EngineError
 from engine.storage.feed import TEXTS, VECTORS, CatchUp
 from engine.storage.postgres.vector import MODEL_MEMO, TAG
+from engine.storage.postgres.vector_wire import blob_of
 
 if TYPE_CHECKING:
     from engine.storage.feed import Follower
     from engine.storage.port import Connection
-
-
-def blob_of(sent: bytes | memoryview) -> bytes:
-    """A vector read as `vector_send(embedding)` (pgvector's binary form: int16 dimension, int16 0,
-    then big-endian float4s) as the float32 bytes the matrices hold: the text form made the server
-    print every float and this process parse it back (issue #24)."""
-    b = memoryview(sent)
-    dim = int.from_bytes(b[:2], "big")
-    if len(b) != 4 + 4 * dim:
-        raise EngineError(f"a stored vector is damaged ({len(b)} bytes for {dim} dimensions)")
-    return np.frombuffer(b, dtype=">f4", offset=4).astype(np.float32).tobytes()
 
 
 CATCH_UP_MAX = 1000  # log entries one catch-up reads with their vectors and contents

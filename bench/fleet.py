@@ -147,6 +147,7 @@ def reader(url: str, ready: Any, go: Any, stop: Any, out: Any) -> None:
     out.put({"name": "console", "seen": seen})
 
 
+CPU_COLUMNS = ("agent_cpu_ms_per_pair", "server_cpu_ms_per_pair", "door_cpu_ms_per_pair")
 PG_DIR: list[Path] = []  # the bench server's data directory (main sets it)
 # --via-bouncer: the bouncer's URL -> the server's own (conns counts the sessions there)
 DIRECT: dict[str, str] = {}
@@ -363,14 +364,15 @@ def main() -> int:
         " | fresh p50/p95 ms | errors |",
         end="",
     )
-    print(" conns |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(" conns | CPU ms/pair agent / server / door |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['backend']} | {r['door']} | {r['agents']} | {r['writes_per_s']} | {r['recalls_per_s']}"
             f" | {r['write_p95_ms']} | {r['recall_p95_ms']} | {r['fresh_p50_ms']} / {r['fresh_p95_ms']}"
             f" | {r['errors']}"
-            f" | {r['connections'] if r['connections'] is not None else '-'} |"
+            f" | {r['connections'] if r['connections'] is not None else '-'}"
+            f" | {' / '.join(str(r[c]) if r[c] is not None else '-' for c in CPU_COLUMNS)} |"
         )
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))

@@ -36,6 +36,7 @@ from engine.audit.anchor_files import (
     seal,
     write_json,
 )
+from engine.audit.anchor_queue import COVERS, boot_id, covered
 from engine.audit.hashing import Hasher, hasher, is_keyed
 from engine.storage.port import Connection
 from engine.storage.queries.audit_anchor import AnchorView
@@ -233,41 +234,6 @@ def _check_old(conn: Connection, hs: Hasher, old: dict, view: AnchorView, known:
         )
 
 
-def _boot() -> str:
-    """This boot of this machine (Linux), so monotonic times in anchors compare only within it."""
-    global _BOOT
-    if _BOOT is None:
-        try:
-            with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
-                _BOOT = f.read(64).strip()
-        except OSError:
-            _BOOT = ""
-    return _BOOT
-
-
-_BOOT: str | None = None
-COVERS = "covers"  # [boot id, time.monotonic() before the reads under the lock that made it]
-
-
-def _covered(old: dict | None, asked: float) -> bool:
-    """Did the anchor's last move read the log after `asked` (when this process, its commit done,
-    asked for the lock)? Then that read saw this process's rows (each statement of the hook's
-    autocommit connection sees every commit before it) and the anchor already holds them: a
-    queue of writers needs one anchor move, not one each (the fleet's 16 agents spent ~60% of
-    their time waiting on this lock, issue #24)."""
-    c = (old or {}).get(COVERS)
-    boot = _boot()
-    return (
-        bool(boot)
-        and isinstance(c, list)
-        and len(c) == 2
-        and c[0] == boot
-        and isinstance(c[1], float)
-        and c[1] > asked
-        and (old or {}).get("version") == VERSION
-    )
-
-
 def advance(
     conn: Connection,
     dbid: str,
@@ -294,7 +260,7 @@ def advance(
             fcntl.flock(lock, fcntl.LOCK_EX)
             name = f"{dbid}.json"
             old = _anchor(dfd, name)
-            if _covered(old, asked):
+            if covered(old, asked, VERSION):
                 assert old is not None
                 return old
             read_at, fresh = time.monotonic(), False
@@ -361,8 +327,8 @@ def advance(
             # what the head covers: read under the lock (after read_at), or the view read after
             # view_at (monotonic, taken by the hook before it)
             seen_from = read_at if (fresh or head_rows) else view_at
-            if seen_from is not None and _boot():
-                rec[COVERS] = [_boot(), float(seen_from)]
+            if seen_from is not None and boot_id():
+                rec[COVERS] = [boot_id(), float(seen_from)]
             rec = seal(rec)
             write_json(dfd, name, rec)
             _record_place(pl, dbid)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
 from engine.audit.anchor import anchored_here
+from engine.audit.entries import AuditEntry, adders, list_entries  # noqa: F401 - public names
 from engine.audit.hashing import (
     DIGEST,
     DIGEST_FROM,
@@ -27,7 +27,6 @@ from engine.audit.partitions import HEADS_ACTION, heads_due, heads_summary
 from engine.audit.verify import ChainCheck, verify_chain, walk  # noqa: F401 - public names
 from engine.storage.gateways.audit import ChainMoved
 from engine.storage.port import Connection
-from engine.storage.queries.audit import AuditFilter
 
 # Hashes this process wrote under the key: an append after one of its own skips re-checking it.
 _recent: OrderedDict[str, None] = OrderedDict()
@@ -267,82 +266,6 @@ def preview(text: str, n: int = 60) -> str:
     """A short preview of content for an audit summary (forget redacts these: engine/forget/delete.py)."""
     t = " ".join(text.split())
     return t if len(t) <= n else t[: n - 1] + "…"
-
-
-# -- reading the trail -------------------------------------------------------------------------------
-
-
-@dataclass
-class AuditEntry:
-    id: int
-    at: float
-    actor: str
-    action: str
-    target_kind: str
-    target_id: str
-    reason: str
-    summary: object  # the before -> after summary (a dict when it was recorded as one)
-    hash: str
-
-
-def _entry(r) -> AuditEntry:
-    try:
-        summary = json.loads(r["summary"]) if r["summary"][:1] in ("{", "[") else r["summary"]
-    except ValueError:
-        summary = r["summary"]
-    return AuditEntry(
-        id=r["id"],
-        at=r["at"],
-        actor=r["actor"],
-        action=r["action"],
-        target_kind=r["target_kind"],
-        target_id=r["target_id"],
-        reason=r["reason"],
-        summary=summary,
-        hash=r["hash"],
-    )
-
-
-def list_entries(
-    conn: Connection,
-    *,
-    target: str | None = None,
-    actor: str | None = None,
-    action: str | None = None,
-    since: float | None = None,
-    until: float | None = None,
-    limit: int = 500,
-    newest_first: bool = True,
-    text: str | None = None,
-) -> list[AuditEntry]:
-    """Audit rows matching every given filter. `target` is an id ("12") or kind:id ("memory:12");
-    `action` ending in `*` is a prefix (`forg*`); `text`: every word appears (any case) in the
-    reason or the summary."""
-    kind = tid = None
-    if target:
-        kind, _, tid = str(target).rpartition(":")
-    prefix = action[:-1] if action and action.endswith("*") else None
-    f = AuditFilter(
-        target_kind=kind or None,
-        target_id=tid,
-        actor=actor or None,
-        action=action if action and prefix is None else None,
-        action_prefix=prefix,
-        words=tuple((text or "").split()),
-        since=since,
-        until=until,
-        limit=int(limit),
-        newest_first=newest_first,
-    )
-    return [_entry(r) for r in conn.audit_queries.entries(f)]
-
-
-def adders(conn: Connection, target_kind: str, ids: list[int]) -> dict[int, str]:
-    """Who added each of `ids` (its first `add` row's actor): who actually wrote it."""
-    if not ids:
-        return {}
-    rows = conn.audit_queries.adders(target_kind, [str(i) for i in ids])
-    return {int(t): str(a) for t, a in rows}  # oldest last: the first add wins
 
 
 def rewrite(conn: Connection, changes: dict[int, tuple[str, str]]) -> list[int]:

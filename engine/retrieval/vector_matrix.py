@@ -24,6 +24,8 @@ import numpy as np
 
 from engine.batches import chunked
 from engine.retrieval.filters import Filters
+from engine.retrieval.sign_bits import hamming, pack, packed
+from engine.retrieval.vector_order import ordered
 from engine.storage.feed import VECTORS
 from engine.storage.queries.memory import MATRIX_FIELDS
 
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 
 FIELDS = MATRIX_FIELDS
 RELOAD_FROM = 20_000  # changed ids past this (and past a quarter of the rows): reload, not apply
-PACK_BLOCK = 65_536  # rows per sign-bit packing step (bounds the temporary boolean array)
 SEP = "\x1f"  # joins a row's filter fields in one string while loading (ASCII unit separator)
 
 
@@ -115,7 +116,7 @@ class VectorMatrix:
             self.alive[j : j + n] = True
             for k, f in enumerate(FIELDS):
                 self.codes[f][j : j + n] = [self._code(f, meta[int(r[0])][k]) for r in rows]
-            self.bits[:, j : j + n] = _pack(self.mat[j : j + n])
+            self.bits[:, j : j + n] = pack(self.mat[j : j + n])
             for i, r in enumerate(rows):
                 self.row[int(r[0])] = j + i
             self.n = j + n
@@ -152,9 +153,7 @@ class VectorMatrix:
         for k, f in enumerate(FIELDS):
             of_combo = np.array([self._code(f, p[k]) for p in parts], dtype=np.int32)
             self.codes[f] = of_combo[row_combo]
-        self.bits = np.empty((self.dim // 64, n), dtype=np.uint64)
-        for j in range(0, n, PACK_BLOCK):
-            self.bits[:, j : j + PACK_BLOCK] = _pack(self.mat[j : j + PACK_BLOCK])
+        self.bits = packed(self.mat[:n])
         self.row = dict(zip(self.ids.tolist(), range(n), strict=True))
         self.n = n
         return True
@@ -211,7 +210,7 @@ class VectorMatrix:
             self.row[mid] = j
             self.ids[j] = mid
         self.mat[j] = np.frombuffer(r[1], dtype=np.float32)
-        self.bits[:, j] = _pack(self.mat[j : j + 1])[:, 0]
+        self.bits[:, j] = pack(self.mat[j : j + 1])[:, 0]
         self.alive[j] = True
         for k, f in enumerate(FIELDS):
             self.codes[f][j] = self._code(f, r[2 + k])
@@ -305,11 +304,7 @@ class VectorMatrix:
             return self._top(self._sims(q), m, k)
 
     def _hamming(self, q: np.ndarray) -> np.ndarray:
-        qb = _pack(q[None, :])[:, 0]
-        h = np.bitwise_count(self.bits[0, : self.n] ^ qb[0]).astype(np.uint16)
-        for i in range(1, len(qb)):
-            h += np.bitwise_count(self.bits[i, : self.n] ^ qb[i])
-        return h
+        return hamming(self.bits, self.n, q)
 
     def _sims(self, q: np.ndarray) -> np.ndarray:
         """Cosine to every row. einsum's single-threaded loop, not BLAS: a matrix-vector product is
@@ -395,14 +390,3 @@ class VectorMatrix:
             sims = np.einsum("ij,j->i", self.mat[: self.n], vec)[rows]
         b = int(sims.argmax())
         return int(self.ids[rows[b]]), float(sims[b])
-
-
-def ordered(pairs: list[tuple[int, float]]) -> list[tuple[int, float]]:
-    """Best first; ties (to 6 decimals, below which numpy and the store's vector index sum
-    differently) by id, so the matrix and the store list the same memories in the same order."""
-    return sorted(pairs, key=lambda p: (-round(p[1], 6), p[0]))
-
-
-def _pack(mat: np.ndarray) -> np.ndarray:
-    """Sign bits of each row as (dim/64, rows) uint64 words."""
-    return np.packbits(mat > 0, axis=1).view(np.uint64).T

@@ -23,7 +23,8 @@ from engine.paths import is_server
 from engine.retrieval.filters import Filters
 from engine.retrieval.keyword_matrix import give_back_memory
 from engine.retrieval.loading import Loader
-from engine.retrieval.vector_matrix import VectorMatrix, ordered
+from engine.retrieval.vector_matrix import VectorMatrix
+from engine.retrieval.vector_order import ordered
 
 if TYPE_CHECKING:
     from engine.embed import EmbedderHandle

@@ -75,12 +75,13 @@ def test_a_failed_write_leaves_the_index_as_it_was(pg_url):
 def test_a_held_row_lock_ends_in_store_busy_after_bounded_patience(pg_url, monkeypatch):
     from engine import StoreBusy
     from engine.storage.postgres import store as pg_store
+    from engine.storage.postgres import write_tx
 
     e = _open(pg_url)
     mid = e.add_memory("a memory someone else is editing")
     monkeypatch.setattr(pg_store, "WRITE_RETRIES", 3)
     monkeypatch.setattr(pg_store, "WRITE_TIMEOUT_S", 0.5)
-    monkeypatch.setattr(pg_store, "LOCK_TIMEOUT_MS", 100)
+    monkeypatch.setattr(write_tx, "LOCK_TIMEOUT_MS", 100)  # begin_write reads it
     with psycopg.connect(pg_url) as other:  # another machine's writer, mid-transaction on that row
         other.execute("SELECT 1 FROM memories WHERE id = %s FOR UPDATE", [mid])
         with pytest.raises(StoreBusy, match="stayed locked"):

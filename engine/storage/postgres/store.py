@@ -44,7 +44,7 @@ from engine.config import load_settings
 from engine.errors import DiskFull, EngineError, StoreBusy
 from engine.storage import readonly as read_only
 from engine.storage.port import Connection, Reconciled
-from engine.storage.postgres import audit, schema, trigram_index
+from engine.storage.postgres import audit, trigram_index
 from engine.storage.postgres.connection import POOLER_PREPARED, DirectConnection, PgConnection, raw_of
 from engine.storage.postgres.curator import PgCuratorReads
 from engine.storage.postgres.decay import PgDecayAccess
@@ -67,49 +67,18 @@ from engine.storage.postgres.pooler import PolledCounter, behind_pooler, check_t
 from engine.storage.postgres.rows import row_factory
 from engine.storage.postgres.standby import ReplayPoller, read_only_kind
 from engine.storage.postgres.vector import PgVectorStore
+from engine.storage.postgres.write_tx import (  # noqa: F401 - CHANNEL, COUNTER_SQL: public names here too
+    CHANNEL,
+    COMMIT_SQL,
+    COUNTER_SQL,
+    JITTER_MS,
+    RETRYABLE,
+    WRITE_RETRIES,
+    WRITE_TIMEOUT_S,
+    begin_write,
+)
 
 T = TypeVar("T")
-
-WRITE_RETRIES = 60  # the same patience as the SQLite store
-WRITE_TIMEOUT_S = 30.0
-JITTER_MS = (20, 150)
-LOCK_TIMEOUT_MS = 2000  # one try's wait for a row or transaction lock, under the jittered retries
-# The change feed's order (see the module's docstring): held from the move to the commit, only by
-# writes that changed a memory's vector, filters or text.
-FEED_LOCK = int.from_bytes(b"MCfd", "big")
-CHANNEL = "memconsole"
-# A write's end, in one round trip (the simple protocol: no parameters; every name is fixed here):
-# a transaction that wrote (has an xid) takes the change sequence's next number and NOTIFYs it;
-# its change-feed entries queued by the triggers move into the log under the feed's own lock, held
-# from here to the commit, so feed positions are in commit order; then COMMIT.
-COMMIT_SQL = (
-    f"SELECT n, pg_notify('{CHANNEL}', n::text) FROM (SELECT nextval('mc_change_seq') AS n"
-    " WHERE pg_current_xact_id_if_assigned() IS NOT NULL OFFSET 0) AS s;"
-    " DO $$ BEGIN IF EXISTS (SELECT 1 FROM vector_changes_pending) THEN"
-    f" PERFORM pg_advisory_xact_lock({FEED_LOCK});"
-    " WITH moved AS (DELETE FROM vector_changes_pending RETURNING memory_id, text_changed)"
-    " INSERT INTO vector_changes(memory_id, text_changed) SELECT memory_id, text_changed FROM moved;"
-    " END IF; END $$;"
-    " COMMIT"
-)
-
-
-def begin_write() -> tuple[str, ...]:
-    """A write's start: sent in one pipeline with its first statement (PgConnection.later)."""
-    return (
-        "BEGIN",
-        f"SET LOCAL lock_timeout = {int(LOCK_TIMEOUT_MS)}",
-        f"SET LOCAL {schema.DEFERRED_FEED} = 'on'",
-    )
-
-
-# The change sequence's newest number (listen.py): the live views' backstop read.
-COUNTER_SQL = "SELECT last_value FROM mc_change_seq"
-_RETRY = (
-    psycopg.errors.SerializationFailure,
-    psycopg.errors.DeadlockDetected,
-    psycopg.errors.LockNotAvailable,
-)
 
 
 def _end(conn: PgConnection, raw: psycopg.Connection[Any]) -> None:
@@ -345,7 +314,7 @@ class PgStore:
                     at = raw.execute(COMMIT_SQL).fetchone()
                     if at:  # this process's own commit: known without waiting
                         self.listener.saw_commit(int(at[0]))
-                except _RETRY as exc:
+                except RETRYABLE as exc:
                     raw.rollback()
                     last = exc
                     self._pause()

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import psycopg
 import pytest
 
 TEMPLATE = "mc_template"
@@ -179,3 +180,18 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
 def pg_db(pg_server: PgServer) -> str:
     """The URL of a database holding memconsole's schema and nothing else (emptied for each test)."""
     return pg_server.clean()
+
+
+def login_role(server: PgServer, prefix: str) -> Iterator[str]:
+    """A fresh LOGIN role (no rights of its own) for one test, dropped after it with every grant
+    it got in each test database (a fixture body: `yield from login_role(pg_server, "mc_x")`)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    server.admin.execute(f"CREATE ROLE {name} LOGIN")
+    yield name
+    for db in list(server._names.values()):  # its grants live in each test database
+        try:
+            with psycopg.connect(server.uri(db), autocommit=True) as c:
+                c.execute(f"DROP OWNED BY {name}")
+        except psycopg.Error:
+            pass
+    server.admin.execute(f"DROP ROLE IF EXISTS {name}")

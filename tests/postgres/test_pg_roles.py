@@ -4,7 +4,6 @@ tries to write around the engine."""
 
 from __future__ import annotations
 
-import uuid
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -15,6 +14,7 @@ from engine import open_engine
 from engine.embed import HashEmbedder
 from engine.errors import Refused
 from engine.identity import parse_actor
+from tests.pg_server import login_role
 
 
 def _as(url: str, user: str) -> str:
@@ -25,16 +25,7 @@ def _as(url: str, user: str) -> str:
 
 @pytest.fixture
 def login(pg_server):
-    name = f"mc_op_{uuid.uuid4().hex[:8]}"
-    pg_server.admin.execute(f"CREATE ROLE {name} LOGIN")
-    yield name
-    for db in list(pg_server._names.values()):  # its grants live in each test database
-        try:
-            with psycopg.connect(pg_server.uri(db), autocommit=True) as c:
-                c.execute(f"DROP OWNED BY {name}")
-        except psycopg.Error:
-            pass
-    pg_server.admin.execute(f"DROP ROLE IF EXISTS {name}")
+    yield from login_role(pg_server, "mc_op")
 
 
 def test_viewer_login_cannot_write_through_or_around_the_engine(pg_db, login, monkeypatch, capsys):

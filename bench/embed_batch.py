@@ -23,9 +23,7 @@ import multiprocessing as mp
 import os
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +32,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-EXE = Path(sys.executable).with_name("memconsole")
+from fleet_probes import cpu_of  # noqa: E402 - bench/ is on sys.path (the script's folder)
+
+from tests.mcp_http_server import McpHttpServer  # noqa: E402 - the root is on sys.path now
+
 WORDS = [
     "deploy",
     "key",
@@ -72,7 +73,6 @@ WORDS = [
     "vendor",
     "contract",
 ]
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 # The server runs as `python -c SERVE stats_file memconsole-args...`: the real CLI, plus a thread that
@@ -127,58 +127,26 @@ def seed(url: str, n: int) -> None:
         eng.close()
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (fields 14 and 15)
-
-
-class Server:
-    """`memconsole mcp --http` with the numpy MiniLM and `config` as its TOML."""
+class Server(McpHttpServer):
+    """`memconsole mcp --http` with the numpy MiniLM and `config` as its TOML, listening; its
+    batcher counts in `stats` (SERVE)."""
 
     def __init__(self, url: str, folder: Path, agents: list[str], config: str) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        tokens = folder / "tokens"
-        tokens.write_text("".join(f"{token_of(n)} {n}\n" for n in agents))
-        tokens.chmod(0o600)
-        cfg = folder / "mcp.toml"
-        cfg.write_text(config)
-        env = {**os.environ, "MEMCONSOLE_EMBEDDER": "numpy", "MEMCONSOLE_CONFIG": str(cfg),
-               "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # fmt: skip
-        self.log = folder / "mcp.stderr"
         self.stats = folder / "batch-stats.json"
         self.stats.unlink(missing_ok=True)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", SERVE, str(self.stats), "--db", url, "--actor", "bench", "mcp",
-             "--http", f"127.0.0.1:{self.port}", "--token-file", str(tokens)],
-            env=env, stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"),  # noqa: SIM115 - the child's
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise SystemExit(
-                        f"the MCP server did not listen: {self.log.read_text()[-500:]}"
-                    ) from None
-                time.sleep(0.1)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        serve = [sys.executable, "-c", SERVE, str(self.stats)]
+        super().__init__(
+            url,
+            folder,
+            "mcp",
+            agents,
+            token_of,
+            config=config,
+            embedder="numpy",
+            actor="bench",
+            command=serve,
+        )
+        self.wait_listening()
 
 
 def agents_run(url: str, names: list[str], seconds: float, pid: int, stats: Path, out: Any) -> None:
@@ -208,7 +176,7 @@ def agents_run(url: str, names: list[str], seconds: float, pid: int, stats: Path
                     await anyio.sleep(0.2)
                 ready[0] += 1
                 if ready[0] == len(names):
-                    window["cpu0"], window["t0"] = cpu_seconds(pid), time.monotonic()
+                    window["cpu0"], window["t0"] = cpu_of(pid), time.monotonic()
                     window["stats0"] = batch_stats(stats)
                     end[0] = time.monotonic() + seconds
                     warm.set()
@@ -227,7 +195,7 @@ def agents_run(url: str, names: list[str], seconds: float, pid: int, stats: Path
                     except Exception as exc:  # noqa: BLE001 - an error that reached a caller
                         errors.append(f"{type(exc).__name__}: {exc}"[:200])
                 if "cpu1" not in window:  # the first agent done: the window closes
-                    window["cpu1"], window["t1"] = cpu_seconds(pid), time.monotonic()
+                    window["cpu1"], window["t1"] = cpu_of(pid), time.monotonic()
                     window["stats1"] = batch_stats(stats)
 
         async with anyio.create_task_group() as tg:

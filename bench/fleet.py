@@ -331,9 +331,11 @@ def main() -> int:
                 DIRECT[via] = url  # the connection sampler asks the server itself
                 door_server = None
                 if door == "mcp":
-                    from fleet_mcp import McpServer
+                    from fleet_mcp import start_server
 
-                    door_server = McpServer(via, scratch, [f"agent-{i:02d}" for i in range(n)], a.mcp_config)
+                    door_server = start_server(
+                        via, scratch, [f"agent-{i:02d}" for i in range(n)], a.mcp_config
+                    )
                 try:
                     row = run_one(
                         via,

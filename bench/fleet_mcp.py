@@ -5,76 +5,26 @@
 
 from __future__ import annotations
 
-import os
 import random
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-EXE = Path(sys.executable).with_name("memconsole")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.mcp_http_server import McpHttpServer  # noqa: E402 - the repository root is on sys.path now
 
 
 def token_of(name: str) -> str:
     return f"fleet-token-{name}-0123456789abcdef"
 
 
-class McpServer:
-    """`memconsole mcp --http` on `url`, a token per agent; hash embedder (as the agents in
-    bench/fleet.py: the database's cost, not the model's). `config` is the server's TOML."""
-
-    def __init__(self, url: str, folder: Path, agents: list[str], config: str = "") -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        tokens = folder / "fleet-tokens"
-        tokens.write_text("".join(f"{token_of(n)} {n}\n" for n in agents))
-        tokens.chmod(0o600)
-        cfg = folder / "fleet-mcp.toml"
-        cfg.write_text(config)
-        env = {
-            **os.environ,
-            "MEMCONSOLE_EMBEDDER": "hash",
-            "MEMCONSOLE_CONFIG": str(cfg),
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-        }
-        self.log = folder / "fleet-mcp.stderr"
-        self.proc = subprocess.Popen(
-            [str(EXE), "--db", url, "--actor", "fleet-operator", "mcp", "--http", f"127.0.0.1:{self.port}",
-             "--token-file", str(tokens)],
-            env=env, stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"),  # noqa: SIM115 - the child's
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise SystemExit(
-                        f"the MCP server did not listen: {self.log.read_text()[-500:]}"
-                    ) from None
-                time.sleep(0.1)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def stderr(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+def start_server(url: str, folder: Path, agents: list[str], config: str = "") -> McpHttpServer:
+    """`memconsole mcp --http` on `url`, a token per agent, listening; hash embedder (as the agents
+    in bench/fleet.py: the database's cost, not the model's). `config` is the server's TOML."""
+    server = McpHttpServer(url, folder, "fleet-mcp", agents, token_of, config=config, actor="fleet-operator")
+    server.wait_listening()
+    return server
 
 
 def mcp_agent(

@@ -89,6 +89,8 @@ class AgentAcks:
     writes: dict[int, str] = field(default_factory=dict)  # memory id -> content sha1
     recalls: int = 0
     errors: list[str] = field(default_factory=list)
+    last: str = ""  # the last complete line
+    lines: int = 0
 
 
 def read_acks(path: Path) -> AgentAcks:
@@ -96,6 +98,8 @@ def read_acks(path: Path) -> AgentAcks:
     if not path.exists():
         return a
     for line in path.read_bytes().decode("utf-8", "replace").split("\n")[:-1]:  # complete lines only
+        a.lines += 1
+        a.last = line
         tag, _, rest = line.partition(" ")
         if tag == "READY":
             a.ready = True

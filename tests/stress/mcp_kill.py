@@ -15,12 +15,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import random
-import signal
-import socket
-import subprocess
-import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,73 +25,12 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.stress.fleet_kill import WORDS, sha
-
-EXE = Path(sys.executable).with_name("memconsole")
+from tests.mcp_http_server import McpHttpServer
+from tests.stress.fleet_kill import WORDS, AgentAcks, read_acks, sha
 
 
 def token_of(name: str) -> str:
     return f"kill-token-{name}-0123456789abcdef"
-
-
-class Server:
-    """One `memconsole mcp --http` process on `db` (hash embedder), a token per agent."""
-
-    def __init__(self, db: str, folder: Path, name: str, agents: list[str], config: str = "") -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        tokens = folder / f"{name}.tokens"
-        tokens.write_text("".join(f"{token_of(n)} {n}\n" for n in agents))
-        tokens.chmod(0o600)
-        cfg = folder / f"{name}.toml"
-        cfg.write_text(config)
-        env = {
-            **os.environ,
-            "MEMCONSOLE_EMBEDDER": "hash",
-            "MEMCONSOLE_CONFIG": str(cfg),
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-        }
-        env.pop("MEMCONSOLE_DB", None)
-        self.log = folder / f"{name}.stderr"
-        self.proc = subprocess.Popen(
-            [str(EXE), "--db", db, "--actor", f"op-{name}", "mcp", "--http", f"127.0.0.1:{self.port}",
-             "--token-file", str(tokens)],
-            env=env, stdout=subprocess.DEVNULL, stderr=open(self.log, "wb"),  # noqa: SIM115 - the child's
-        )  # fmt: skip
-
-    def wait_listening(self, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(f"the MCP server did not listen: {self.stderr()[-800:]}") from None
-                time.sleep(0.1)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def stderr(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 def agent(url: str, name: str, ack_path: str, ready: Any, go: Any, stop: Any, seconds: float) -> None:
@@ -148,39 +83,6 @@ def agent(url: str, name: str, ack_path: str, ready: Any, go: Any, stop: Any, se
     os.close(fd)
 
 
-@dataclass
-class Acks:
-    ready: bool = False
-    done: bool = False
-    writes: dict[int, str] = field(default_factory=dict)  # memory id -> content sha1
-    recalls: int = 0
-    errors: list[str] = field(default_factory=list)
-    last: str = ""  # the last complete line
-    lines: int = 0
-
-
-def read_acks(path: Path) -> Acks:
-    a = Acks()
-    if not path.exists():
-        return a
-    for line in path.read_bytes().decode("utf-8", "replace").split("\n")[:-1]:
-        a.lines += 1
-        a.last = line
-        tag, _, rest = line.partition(" ")
-        if tag == "READY":
-            a.ready = True
-        elif tag == "DONE":
-            a.done = True
-        elif tag == "M":
-            mid, digest = rest.split()
-            a.writes[int(mid)] = digest
-        elif tag == "R":
-            a.recalls += 1
-        elif tag == "E":
-            a.errors.append(rest)
-    return a
-
-
 def in_flight(path: Path) -> bool:
     """Is the agent's last step a call it sent and has not seen answered?"""
     return read_acks(path).last.startswith("S ")
@@ -199,7 +101,7 @@ def wait_in_flight(paths: list[Path], timeout: float = 20) -> Path | None:
 
 @dataclass
 class KillOutcome:
-    acks: dict[str, Acks]
+    acks: dict[str, AgentAcks]
     killed_agents: list[str]  # SIGKILLed mid-call
     orphans: list[str]  # the agents of the server SIGKILLed mid-call
     survivors: list[str]
@@ -227,7 +129,7 @@ def run(
     victims = [f"s{servers - 1}-victim-{i}" for i in range(kill_agents)]
     groups[-1] += victims
     every = [n for g in groups for n in g]
-    srv = [Server(db, folder, f"server{s}", every, config) for s in range(servers)]
+    srv = [McpHttpServer(db, folder, f"server{s}", every, token_of, config=config) for s in range(servers)]
     try:
         for s in srv:
             s.wait_listening()
